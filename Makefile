@@ -1,0 +1,53 @@
+# streaminfer — see README.md. `make deps` once (root), then `make`, `make test`, `make demo`.
+CC      ?= cc
+OPT     ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Werror -Iinclude
+STB_A   ?= $(firstword $(wildcard /usr/lib/*/libstb.a) /usr/lib/x86_64-linux-gnu/libstb.a)
+# libstb is linked statically: the GPU machine has no libstb.
+LIBS    = -lepoxy -lcjson -luring $(STB_A) -lm -lpthread
+TESTLIBS = -lcmocka
+
+B       = build
+LIB_SRC = $(wildcard core/*.c io/*.c pager/*.c glkernels/*.c runtime/*.c)
+LIB_OBJ = $(patsubst %.c,$(B)/%.o,$(LIB_SRC)) $(B)/glkernels/shaders_gen.o
+SHADERS = $(sort $(wildcard glkernels/shaders/*.comp))
+HDRS    = $(wildcard include/*.h core/*.h io/*.h pager/*.h glkernels/*.h runtime/*.h)
+TESTS   = $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c))
+CACHE  ?= $(CURDIR)/.cache
+
+.PHONY: all deps test test-unit test-models demo clean models
+all: $(B)/streaminfer $(B)/libstreaminfer.a
+
+deps:
+	./tools/deps.sh
+
+$(B)/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(B)/glkernels/shaders_gen.c: $(SHADERS) tools/embed_shaders.sh
+	@mkdir -p $(dir $@)
+	./tools/embed_shaders.sh $@ $(SHADERS)
+
+$(B)/glkernels/shaders_gen.o: $(B)/glkernels/shaders_gen.c
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(B)/libstreaminfer.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/streaminfer: $(B)/cli/main.o $(B)/libstreaminfer.a
+	$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+
+$(B)/tests/%: tests/%.c $(B)/libstreaminfer.a $(wildcard tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Icore -Iio -Iglkernels -Ipager $< $(B)/libstreaminfer.a $(LIBS) $(TESTLIBS) -o $@
+
+test: all $(TESTS)
+	./tests/run_all.sh $(B) $(CACHE)
+
+demo: all
+	./tools/demo.sh $(B) $(CACHE)
+
+clean:
+	rm -rf $(B)

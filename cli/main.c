@@ -1,0 +1,441 @@
+/* streaminfer — the command line. Uses only include/streaminfer.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include "streaminfer.h"
+
+static const char usage[] =
+    "usage: streaminfer [options] MODEL\n"
+    "\n"
+    "Runs a TensorFlow.js graph model (MODEL: a folder holding model.json, or a\n"
+    "graph-model .json file with its shards beside it) on the GPU through OpenGL ES\n"
+    "compute shaders, and prints its outputs and the GPU memory it used.\n"
+    "\n"
+    "options:\n"
+    "  --vram SIZE          GPU memory budget: 512M, 1G, 1.5G or plain bytes (default: no\n"
+    "                       limit). This build keeps all weights resident, so a budget\n"
+    "                       below what that needs is refused with the smallest that works.\n"
+    "  --input FILE         input for a one-input model: .npy, or .jpg/.png (resized to\n"
+    "                       the input's height x width, RGB; float inputs scaled to [0,1],\n"
+    "                       int inputs 0..255)\n"
+    "  --input NAME=FILE    input by name (repeat for several inputs)\n"
+    "  --seed N             seed of the random input used when --input is absent\n"
+    "                       (default 1; float inputs uniform in [0,1), int inputs 0..255)\n"
+    "  --output DIR         write one .npy per output, named after the output tensor\n"
+    "                       (characters outside [A-Za-z0-9._-] become _)\n"
+    "  --stats FILE.json    write memory and time figures and the output list as JSON\n"
+    "  --io mmap|uring      how weight shards are read (default mmap)\n"
+    "  --backend gpu|host   run kernels on the GPU (default) or with the host reference\n"
+    "  --runs N             run N times (figures are from the last run; default 1)\n"
+    "  -q, --quiet          print nothing on success\n"
+    "  -h, --help           this text\n"
+    "\n"
+    "Exit status 0 on success; otherwise one line on stderr says what went wrong.\n";
+
+#define MAX_INPUTS 64
+
+typedef struct {
+    const char *name; /* NULL: positional */
+    const char *file;
+} input_arg;
+
+static int die(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "streaminfer: ");
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, "\n");
+    return 1;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* mulberry32: the same inputs as tests/oracle/reference.js for the same seed. */
+static double next_rand(uint32_t *s)
+{
+    *s += 0x6D2B79F5u;
+    uint32_t t = *s;
+    t = (t ^ t >> 15) * (t | 1);
+    t ^= t + (t ^ t >> 7) * (t | 61);
+    return (double)(t ^ t >> 14) / 4294967296.0;
+}
+
+static void *random_input(si_dtype dt, int64_t n, uint32_t seed)
+{
+    void *d = malloc((size_t)(n ? n : 1) * si_dtype_size(dt));
+    if (!d)
+        return NULL;
+    uint32_t s = seed;
+    for (int64_t i = 0; i < n; i++) {
+        double r = next_rand(&s);
+        if (dt == SI_FLOAT32)
+            ((float *)d)[i] = (float)r;
+        else if (dt == SI_INT32)
+            ((int32_t *)d)[i] = (int32_t)(r * 256);
+        else
+            ((uint8_t *)d)[i] = r < 0.5;
+    }
+    return d;
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && !strcasecmp(s + a - b, suf);
+}
+
+static void sanitize(const char *in, char *out, size_t n)
+{
+    size_t i = 0;
+    for (; in[i] && i + 1 < n; i++) {
+        char c = in[i];
+        int ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                 c == '.' || c == '_' || c == '-';
+        out[i] = ok ? c : '_';
+    }
+    out[i] = 0;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void print_shape(FILE *f, int rank, const int64_t *shape)
+{
+    fputc('[', f);
+    for (int d = 0; d < rank; d++)
+        fprintf(f, d ? ",%lld" : "%lld", (long long)shape[d]);
+    fputc(']', f);
+}
+
+static const char *mib(uint64_t b, char *buf)
+{
+    snprintf(buf, 32, "%.2f MiB", b / 1048576.0);
+    return buf;
+}
+
+/* Loads the tensor for model input i from a file. */
+static int load_input(si_model *m, int i, const char *file, si_tensor_in *t, void **owned)
+{
+    const char *name;
+    si_dtype dt;
+    int rank;
+    int64_t shape[SI_MAX_RANK];
+    si_input_info(m, i, &name, &dt, &rank, shape);
+    si_error err = {0};
+    t->name = name;
+    if (ends_with(file, ".npy")) {
+        if (si_npy_read(file, &t->dtype, &t->rank, t->shape, owned, &err) != SI_OK)
+            return die("%s%s", err.message, "");
+        /* .npy files often come as float64/int64; io converts. Rank-3 images get a batch. */
+        if (t->rank == rank - 1 && rank > 0 && (shape[0] == 1 || shape[0] == -1)) {
+            memmove(t->shape + 1, t->shape, (size_t)t->rank * sizeof t->shape[0]);
+            t->shape[0] = 1;
+            t->rank++;
+        }
+    } else {
+        int h = 0, w = 0, lead = rank == 4 ? 1 : 0;
+        if (rank != 3 && rank != 4)
+            return die("input '%s' has rank %s; an image needs rank 3 or 4 (HWC or NHWC)", name,
+                       rank == 0 ? "0" : rank < 3 ? "< 3" : "> 4");
+        if (shape[lead + 2] != 3 && shape[lead + 2] != -1)
+            return die("input '%s' does not take 3 channels; give a .npy%s", name, "");
+        h = shape[lead] > 0 ? (int)shape[lead] : 0;
+        w = shape[lead + 1] > 0 ? (int)shape[lead + 1] : 0;
+        si_dtype want = dt == SI_INT32 ? SI_INT32 : SI_FLOAT32;
+        if (dt == SI_BOOL)
+            return die("input '%s' is bool; give a .npy%s", name, "");
+        if (si_image_read(file, &h, &w, want, owned, &err) != SI_OK)
+            return die("%s%s", err.message, "");
+        t->dtype = want;
+        t->rank = rank;
+        if (lead)
+            t->shape[0] = 1;
+        t->shape[lead] = h;
+        t->shape[lead + 1] = w;
+        t->shape[lead + 2] = 3;
+    }
+    t->data = *owned;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    si_options opt = {0};
+    input_arg ins[MAX_INPUTS];
+    int n_ins = 0, runs = 1, quiet = 0;
+    const char *model = NULL, *outdir = NULL, *stats_path = NULL;
+    uint32_t seed = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = 1;
+            continue;
+        }
+        if (a[0] != '-' || !strcmp(a, "-")) {
+            if (model)
+                return die("one MODEL only (got '%s' and '%s'); see --help", model, a);
+            model = a;
+            continue;
+        }
+        if (!v)
+            return die("option %s needs a value%s; see --help", a, "");
+        i++;
+        if (!strcmp(a, "--vram")) {
+            if (si_parse_size(v, &opt.vram_budget) || opt.vram_budget == 0)
+                return die("--vram: '%s' is not a size like 512M, 1G, 1.5G or a byte count%s", v, "");
+        } else if (!strcmp(a, "--input")) {
+            if (n_ins == MAX_INPUTS)
+                return die("too many --input options%s%s", "", "");
+            const char *eq = strchr(v, '=');
+            /* NAME=FILE unless the whole thing is an existing file */
+            struct stat sb;
+            if (eq && stat(v, &sb) != 0) {
+                char *name = strndup(v, (size_t)(eq - v));
+                ins[n_ins++] = (input_arg){name, eq + 1};
+            } else {
+                ins[n_ins++] = (input_arg){NULL, v};
+            }
+        } else if (!strcmp(a, "--seed")) {
+            char *end;
+            unsigned long s = strtoul(v, &end, 10);
+            if (*end || end == v)
+                return die("--seed: '%s' is not a number%s", v, "");
+            seed = (uint32_t)s;
+        } else if (!strcmp(a, "--output")) {
+            outdir = v;
+        } else if (!strcmp(a, "--stats")) {
+            stats_path = v;
+        } else if (!strcmp(a, "--io")) {
+            if (!strcmp(v, "mmap"))
+                opt.io_mode = SI_IO_MMAP;
+            else if (!strcmp(v, "uring"))
+                opt.io_mode = SI_IO_URING;
+            else
+                return die("--io: '%s' is not mmap or uring%s", v, "");
+        } else if (!strcmp(a, "--backend")) {
+            if (!strcmp(v, "gpu"))
+                opt.backend = SI_BACKEND_GPU;
+            else if (!strcmp(v, "host"))
+                opt.backend = SI_BACKEND_HOST;
+            else
+                return die("--backend: '%s' is not gpu or host%s", v, "");
+        } else if (!strcmp(a, "--runs")) {
+            runs = atoi(v);
+            if (runs < 1)
+                return die("--runs: '%s' is not a positive number%s", v, "");
+        } else {
+            return die("unknown option '%s'%s; see --help", a, "");
+        }
+    }
+    if (!model)
+        return die("no MODEL given%s%s; see --help", "", "");
+
+    double t0 = now_ms();
+    si_model *m = NULL;
+    si_error err = {0};
+    if (si_open(model, &opt, &m, &err) != SI_OK)
+        return die("%s%s", err.message, "");
+    int ni = si_input_count(m), rc = 1;
+    si_tensor_in tin[MAX_INPUTS];
+    void *owned[MAX_INPUTS] = {0};
+    if (ni > MAX_INPUTS) {
+        die("the model has too many inputs%s%s", "", "");
+        goto out;
+    }
+    if (n_ins > 0 && n_ins != ni) {
+        char a[16], b[16];
+        snprintf(a, sizeof a, "%d", ni);
+        snprintf(b, sizeof b, "%d", n_ins);
+        die("the model has %s inputs but %s --input given", a, b);
+        goto out;
+    }
+    for (int i = 0; i < ni; i++) {
+        memset(&tin[i], 0, sizeof tin[i]);
+        if (n_ins > 0) {
+            int which = -1;
+            for (int k = 0; k < n_ins; k++) {
+                const char *nm;
+                si_input_info(m, i, &nm, NULL, NULL, NULL);
+                if (ins[k].name ? !strcmp(ins[k].name, nm) : (ni == 1 || k == i))
+                    which = k;
+            }
+            if (which < 0) {
+                const char *nm;
+                si_input_info(m, i, &nm, NULL, NULL, NULL);
+                die("no --input for model input '%s'%s", nm, "");
+                goto out;
+            }
+            if (load_input(m, i, ins[which].file, &tin[i], &owned[i]))
+                goto out;
+        } else {
+            const char *nm;
+            si_dtype dt;
+            int rank;
+            int64_t shape[SI_MAX_RANK];
+            si_input_info(m, i, &nm, &dt, &rank, shape);
+            int64_t n = 1;
+            for (int d = 0; d < rank; d++) {
+                if (shape[d] < 0) {
+                    if (d != 0) {
+                        die("input '%s' has a free dimension other than the batch; give --input%s",
+                            nm, "");
+                        goto out;
+                    }
+                    shape[d] = 1;
+                }
+                n *= shape[d];
+            }
+            tin[i] = (si_tensor_in){.name = nm, .dtype = dt, .rank = rank};
+            memcpy(tin[i].shape, shape, sizeof shape);
+            owned[i] = random_input(dt, n, seed + 7919u * (uint32_t)i);
+            tin[i].data = owned[i];
+        }
+    }
+    for (int r = 0; r < runs; r++)
+        if (si_run(m, tin, ni, &err) != SI_OK) {
+            die("%s%s", err.message, "");
+            goto out;
+        }
+    double wall = now_ms() - t0;
+    si_stats st;
+    si_get_stats(m, &st);
+    int no = si_output_count(m);
+    char files[64][300];
+    if (outdir) {
+        mkdir(outdir, 0777);
+        struct stat sb;
+        if (stat(outdir, &sb) || !S_ISDIR(sb.st_mode)) {
+            die("--output: cannot create folder '%s'%s", outdir, "");
+            goto out;
+        }
+    }
+    for (int o = 0; o < no && o < 64; o++) {
+        char base[256];
+        sanitize(si_output_name(m, o), base, sizeof base);
+        snprintf(files[o], sizeof files[o], "%s.npy", base);
+        if (outdir) {
+            si_dtype dt;
+            int rank;
+            int64_t shape[SI_MAX_RANK];
+            const void *data;
+            si_output(m, o, &dt, &rank, shape, &data, NULL);
+            char *path = NULL;
+            if (asprintf(&path, "%s/%s", outdir, files[o]) < 0) {
+                die("out of memory%s%s", "", "");
+                goto out;
+            }
+            si_status ws = si_npy_write(path, dt, rank, shape, data, &err);
+            free(path);
+            if (ws != SI_OK) {
+                die("%s%s", err.message, "");
+                goto out;
+            }
+        }
+    }
+    if (!quiet) {
+        char b1[32], b2[32], b3[32], b4[32];
+        printf("model    %s\n", model);
+        for (int o = 0; o < no; o++) {
+            si_dtype dt;
+            int rank;
+            int64_t shape[SI_MAX_RANK];
+            const void *data;
+            si_output(m, o, &dt, &rank, shape, &data, NULL);
+            int64_t n = 1;
+            for (int d = 0; d < rank; d++)
+                n *= shape[d];
+            printf("output   %s %s ", si_output_name(m, o), si_dtype_name(dt));
+            print_shape(stdout, rank, shape);
+            printf(" first values:");
+            for (int64_t k = 0; k < n && k < 5; k++) {
+                if (dt == SI_FLOAT32)
+                    printf(" %.6g", ((const float *)data)[k]);
+                else if (dt == SI_INT32)
+                    printf(" %d", ((const int32_t *)data)[k]);
+                else
+                    printf(" %d", ((const uint8_t *)data)[k]);
+            }
+            printf("%s\n", n > 5 ? " ..." : "");
+        }
+        printf("memory   budget %s, peak GPU %s, lower bound %s, weights %s\n",
+               st.budget_bytes ? mib(st.budget_bytes, b1) : "none", mib(st.peak_vram_bytes, b2),
+               mib(st.lower_bound_bytes, b3), mib(st.weights_bytes, b4));
+        printf("traffic  uploaded %s, downloaded %s\n", mib(st.bytes_uploaded, b1),
+               mib(st.bytes_downloaded, b2));
+        printf("time     open %.1f ms, run %.1f ms (%llu GPU steps), wall %.1f ms\n", st.open_ms,
+               st.run_ms, (unsigned long long)st.gpu_steps, wall);
+    }
+    if (stats_path) {
+        FILE *f = fopen(stats_path, "w");
+        if (!f) {
+            die("--stats: cannot write '%s': %s", stats_path, strerror(errno));
+            goto out;
+        }
+        fprintf(f, "{\n  \"model\": ");
+        json_str(f, model);
+        fprintf(f, ",\n  \"budget_bytes\": %llu,\n  \"peak_vram_bytes\": %llu,\n"
+                   "  \"lower_bound_bytes\": %llu,\n  \"weights_bytes\": %llu,\n"
+                   "  \"bytes_uploaded\": %llu,\n  \"bytes_downloaded\": %llu,\n"
+                   "  \"bytes_spilled\": %llu,\n  \"bytes_reloaded\": %llu,\n"
+                   "  \"evictions\": %llu,\n  \"segments\": %llu,\n  \"gpu_steps\": %llu,\n"
+                   "  \"open_ms\": %.3f,\n  \"run_ms\": %.3f,\n  \"upload_ms\": %.3f,\n"
+                   "  \"compute_ms\": %.3f,\n  \"wall_ms\": %.3f,\n  \"outputs\": [",
+                (unsigned long long)st.budget_bytes, (unsigned long long)st.peak_vram_bytes,
+                (unsigned long long)st.lower_bound_bytes, (unsigned long long)st.weights_bytes,
+                (unsigned long long)st.bytes_uploaded, (unsigned long long)st.bytes_downloaded,
+                (unsigned long long)st.bytes_spilled, (unsigned long long)st.bytes_reloaded,
+                (unsigned long long)st.evictions, (unsigned long long)st.segments,
+                (unsigned long long)st.gpu_steps, st.open_ms, st.run_ms, st.upload_ms,
+                st.compute_ms, wall);
+        for (int o = 0; o < no && o < 64; o++) {
+            si_dtype dt;
+            int rank;
+            int64_t shape[SI_MAX_RANK];
+            si_output(m, o, &dt, &rank, shape, NULL, NULL);
+            fprintf(f, "%s\n    {\"name\": ", o ? "," : "");
+            json_str(f, si_output_name(m, o));
+            fprintf(f, ", \"file\": ");
+            json_str(f, files[o]);
+            fprintf(f, ", \"shape\": ");
+            print_shape(f, rank, shape);
+            fprintf(f, ", \"dtype\": \"%s\"}", si_dtype_name(dt));
+        }
+        fprintf(f, "\n  ]\n}\n");
+        if (fclose(f) != 0) {
+            die("--stats: cannot write '%s': %s", stats_path, strerror(errno));
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    for (int i = 0; i < ni && i < MAX_INPUTS; i++)
+        free(owned[i]);
+    for (int k = 0; k < n_ins; k++)
+        free((char *)ins[k].name);
+    si_close(m);
+    return rc;
+}

@@ -1,0 +1,318 @@
+/* core — shapes, host buffers, kernel steps (with their host reference
+ * implementations), the op table and the program. Knows nothing of GL. */
+#ifndef SI_CORE_H
+#define SI_CORE_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "streaminfer.h"
+#include "../io/io.h"
+
+si_status core_fail(si_error *err, si_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+typedef struct {
+    int rank;
+    int64_t d[SI_MAX_RANK];
+} core_shape;
+
+int64_t core_shape_count(const core_shape *s);
+int core_shape_eq(const core_shape *a, const core_shape *b);
+/* "[1,64,64,3]" into buf; returns buf. */
+const char *core_shape_str(const core_shape *s, char *buf, size_t n);
+
+/* A host tensor. Every dtype is 4 bytes an element here and on the GPU
+ * (bool as int32 0/1): one layout, so kernels never care. */
+typedef struct {
+    si_dtype dtype;
+    core_shape shape;
+    void *data; /* float* or int32_t* */
+} core_buf;
+
+#define CORE_ELEM 4
+
+void core_strides(const core_shape *s, int64_t *stride); /* C-order element strides */
+/* numpy broadcast of a and b into out; -1 if they do not broadcast. */
+int core_broadcast_shape(const core_shape *a, const core_shape *b, core_shape *out);
+
+/* ---- kernel steps ------------------------------------------------------
+ * A step is one kernel call on tensors of known shape. Its parameters are
+ * a fixed block of 32-bit slots (ints, or floats stored as bits) that the
+ * host reference reads as a C struct and the GLSL kernel reads as
+ * `uniform int P[CK_MAX_P]`: the same numbers drive both. */
+
+typedef enum {
+    CK_COPY,      /* strided region copy (slice, transpose, concat part, pack, unpack) */
+    CK_PAD,       /* constant / reflect / symmetric pad */
+    CK_UNARY,
+    CK_BINARY,    /* broadcast by strides */
+    CK_ADDN,
+    CK_CONV2D,    /* NHWC, filter HWIO, fused bias/activation */
+    CK_DWCONV2D,  /* filter HWCM */
+    CK_DECONV2D,  /* Conv2DBackpropInput, filter HW(out)(in) */
+    CK_MATMUL,    /* batched, fused bias/activation */
+    CK_POOL,
+    CK_REDUCE,    /* [outer, n, inner] → [outer, inner] */
+    CK_SOFTMAX,   /* over the last axis */
+    CK_ARGMAX,    /* [outer, n, inner] → int32 [outer, inner] */
+    CK_RESIZE,
+    CK_GATHER,    /* GatherV2: [outer, n, inner] with indices → [outer, k, inner] */
+    CK_GATHERND,
+    CK_DEQUANT,   /* stored (u8/u16/f16 packed in 32-bit words) → float32 */
+    CK__COUNT
+} ck_kind;
+
+#define CK_MAX_P 64
+#define CK_MAX_IN 8
+#define CK_MAX_OUT 1
+
+/* Activations fused into conv / matmul / binary epilogues. */
+typedef enum {
+    CK_ACT_NONE, CK_ACT_RELU, CK_ACT_RELU6, CK_ACT_PRELU, CK_ACT_LEAKYRELU,
+    CK_ACT_ELU, CK_ACT_SIGMOID, CK_ACT_TANH
+} ck_act;
+
+typedef enum {
+    CK_U_NEG, CK_U_ABS, CK_U_RELU, CK_U_RELU6, CK_U_LEAKYRELU, CK_U_ELU, CK_U_SELU,
+    CK_U_SIGMOID, CK_U_TANH, CK_U_EXP, CK_U_LOG, CK_U_SQRT, CK_U_RSQRT, CK_U_SQUARE,
+    CK_U_RECIPROCAL, CK_U_FLOOR, CK_U_CEIL, CK_U_ROUND, CK_U_SIN, CK_U_COS,
+    CK_U_SIGN, CK_U_SOFTPLUS, CK_U_LOGICAL_NOT, CK_U_CAST, CK_U_IDENTITY, CK_U_ERF,
+    CK_U_EXPM1, CK_U_LOG1P, CK_U_ATAN, CK_U_TAN, CK_U_ASIN, CK_U_ACOS, CK_U_SINH,
+    CK_U_COSH, CK_U_ISNAN, CK_U_HARDSWISH,
+    CK_U__COUNT
+} ck_unary_op;
+
+typedef enum {
+    CK_B_ADD, CK_B_SUB, CK_B_MUL, CK_B_DIV, CK_B_MAX, CK_B_MIN, CK_B_POW,
+    CK_B_SQDIFF, CK_B_FLOORDIV, CK_B_FLOORMOD, CK_B_PRELU, CK_B_ATAN2,
+    CK_B_EQUAL, CK_B_NOTEQUAL, CK_B_LESS, CK_B_LESSEQ, CK_B_GREATER, CK_B_GREATEREQ,
+    CK_B_AND, CK_B_OR, CK_B_DIVNONAN,
+    CK_B__COUNT
+} ck_binary_op;
+
+typedef enum { CK_R_SUM, CK_R_MEAN, CK_R_MAX, CK_R_MIN, CK_R_PROD, CK_R_ANY, CK_R_ALL } ck_reduce_op;
+
+/* Parameter blocks. Only int32_t and float members: each is one slot. */
+typedef struct {
+    int32_t rank;                 /* ≤ SI_MAX_RANK, dims of the copied region */
+    int32_t dim[SI_MAX_RANK];
+    int32_t in_stride[SI_MAX_RANK];
+    int32_t out_stride[SI_MAX_RANK];
+    int32_t in_offset, out_offset; /* elements */
+} ck_copy_p;
+
+typedef struct {
+    int32_t rank;
+    int32_t in_dim[SI_MAX_RANK];
+    int32_t out_dim[SI_MAX_RANK];
+    int32_t before[SI_MAX_RANK];
+    int32_t mode;                 /* 0 constant, 1 reflect, 2 symmetric */
+    float value;                  /* constant (int tensors: stored as float, exact ≤ 2^24) */
+} ck_pad_p;
+
+typedef struct {
+    int32_t op;                   /* ck_unary_op */
+    int32_t count;
+    int32_t in_dtype, out_dtype;  /* si_dtype; differ only for CK_U_CAST */
+    float alpha;                  /* leaky relu */
+} ck_unary_p;
+
+typedef struct {
+    int32_t op;                   /* ck_binary_op */
+    int32_t rank;
+    int32_t out_dim[SI_MAX_RANK];
+    int32_t a_stride[SI_MAX_RANK]; /* 0 along broadcast dims */
+    int32_t b_stride[SI_MAX_RANK];
+    int32_t in_dtype, out_dtype;
+    int32_t count;
+} ck_binary_p;
+
+typedef struct {
+    int32_t n;                    /* inputs, ≤ CK_MAX_IN */
+    int32_t count;
+    int32_t dtype;
+} ck_addn_p;
+
+/* CK_CONV2D, CK_DWCONV2D, CK_DECONV2D. Inputs: x, filter, [bias], [prelu alpha].
+ * For DECONV2D, in_* is the deconv input (dy) and out_* its output; pad_* are the
+ * forward conv's paddings. */
+typedef struct {
+    int32_t n, in_h, in_w, in_c;
+    int32_t out_h, out_w, out_c;
+    int32_t k_h, k_w;
+    int32_t stride_h, stride_w, dil_h, dil_w;
+    int32_t pad_top, pad_left;
+    int32_t ch_mult;              /* depthwise */
+    int32_t has_bias, act, has_alpha_tensor; /* act: ck_act */
+    float alpha;                  /* leaky relu */
+} ck_conv_p;
+
+/* out[b] = act(A[b] · B[b] + bias). A is [M,K] (or [K,M] if trans_a), B [K,N] (or [N,K]).
+ * Batch strides in elements, 0 broadcasts. Inputs: a, b, [bias], [prelu alpha]. */
+typedef struct {
+    int32_t batch, m, n, k;
+    int32_t trans_a, trans_b;
+    int32_t a_batch_stride, b_batch_stride;
+    int32_t has_bias, act, has_alpha_tensor;
+    float alpha;
+} ck_matmul_p;
+
+typedef struct {
+    int32_t is_max;               /* 1 max, 0 avg (average over valid elements only) */
+    int32_t n, in_h, in_w, c;
+    int32_t out_h, out_w;
+    int32_t k_h, k_w, stride_h, stride_w, pad_top, pad_left;
+} ck_pool_p;
+
+typedef struct {
+    int32_t op;                   /* ck_reduce_op */
+    int32_t outer, n, inner;
+    int32_t dtype;
+} ck_reduce_p;
+
+typedef struct {
+    int32_t outer, n;
+    int32_t log;                  /* LogSoftmax */
+} ck_softmax_p;
+
+typedef struct {
+    int32_t outer, n, inner;
+    int32_t is_min;
+    int32_t in_dtype;
+} ck_argmax_p;
+
+typedef struct {
+    int32_t bilinear;             /* 1 bilinear, 0 nearest */
+    int32_t n, in_h, in_w, c, out_h, out_w;
+    int32_t align_corners, half_pixel_centers;
+} ck_resize_p;
+
+/* out[o, j, i] = params[o, idx[j], i]; indices out of range give 0 (TF on CPU errors;
+ * tfjs gives garbage — lowering validates constant indices). */
+typedef struct {
+    int32_t outer, n, inner, k;
+} ck_gather_p;
+
+/* params viewed as [P0..P(d-1), slice]; indices [k, d]; out [k, slice]. */
+typedef struct {
+    int32_t k, d, slice;
+    int32_t pdim[SI_MAX_RANK];    /* first d dims of params */
+} ck_gathernd_p;
+
+typedef struct {
+    int32_t count;
+    int32_t quant;                /* io_quant: 1 uint8, 2 uint16, 3 float16 */
+    float min, scale;
+} ck_dequant_p;
+
+typedef struct {
+    ck_kind kind;
+    int n_in;
+    int in[CK_MAX_IN];            /* program tensor ids; -1 = absent */
+    int out;                      /* program tensor id */
+    union {
+        int32_t p[CK_MAX_P];
+        ck_copy_p copy; ck_pad_p pad; ck_unary_p unary; ck_binary_p binary;
+        ck_addn_p addn; ck_conv_p conv; ck_matmul_p matmul; ck_pool_p pool;
+        ck_reduce_p reduce; ck_softmax_p softmax; ck_argmax_p argmax;
+        ck_resize_p resize; ck_gather_p gather; ck_gathernd_p gathernd;
+        ck_dequant_p dequant;
+    } u;
+    int node;                     /* graph node it came from, for messages and traces */
+    /* CK_COPY into a tensor that earlier steps also write (concat, pack):
+     * the output keeps what it had. */
+    int accumulate;
+} ck_step;
+
+const char *ck_kind_name(ck_kind k);
+
+/* Host reference: runs one step. ins[i] may be NULL where step->in[i] == -1.
+ * out->data is allocated by the caller with count*4 bytes (and, for an
+ * accumulating copy, holds the earlier steps' writes). */
+si_status ck_host_run(const ck_step *s, const core_buf *const *ins, core_buf *out, si_error *err);
+
+/* Per-family host references (one file each); called by ck_host_run. */
+void ck_host_copy(const ck_step *s, const core_buf *const *ins, core_buf *out);
+void ck_host_pad(const ck_step *s, const core_buf *const *ins, core_buf *out);
+void ck_host_unary(const ck_step *s, const core_buf *const *ins, core_buf *out);
+void ck_host_binary(const ck_step *s, const core_buf *const *ins, core_buf *out);
+void ck_host_addn(const ck_step *s, const core_buf *const *ins, core_buf *out);
+void ck_host_conv2d(const ck_step *s, const core_buf *const *ins, core_buf *out);
+void ck_host_dwconv2d(const ck_step *s, const core_buf *const *ins, core_buf *out);
+void ck_host_deconv2d(const ck_step *s, const core_buf *const *ins, core_buf *out);
+void ck_host_matmul(const ck_step *s, const core_buf *const *ins, core_buf *out);
+void ck_host_pool(const ck_step *s, const core_buf *const *ins, core_buf *out);
+void ck_host_reduce(const ck_step *s, const core_buf *const *ins, core_buf *out);
+void ck_host_softmax(const ck_step *s, const core_buf *const *ins, core_buf *out);
+void ck_host_argmax(const ck_step *s, const core_buf *const *ins, core_buf *out);
+void ck_host_resize(const ck_step *s, const core_buf *const *ins, core_buf *out);
+void ck_host_gather(const ck_step *s, const core_buf *const *ins, core_buf *out);
+void ck_host_gathernd(const ck_step *s, const core_buf *const *ins, core_buf *out);
+void ck_host_dequant(const ck_step *s, const core_buf *const *ins, core_buf *out);
+
+/* Scalar semantics shared by host references (and mirrored in GLSL). */
+float ck_apply_act(int act, float x, float alpha);
+
+/* ---- the program -------------------------------------------------------- */
+
+typedef enum {
+    PT_ACT,     /* produced by a step */
+    PT_WEIGHT,  /* stored bytes of a model weight (maybe quantized), read from the shards */
+    PT_CONST,   /* folded on the host; data in core_tensor.host */
+    PT_INPUT    /* a model input, given at run time */
+} pt_kind;
+
+typedef struct {
+    char *name;         /* "node" or "node:1" */
+    si_dtype dtype;
+    core_shape shape;
+    uint64_t bytes;     /* GPU bytes (stored weights: their stored bytes rounded up to 4) */
+    pt_kind kind;
+    int weight;         /* io weight index for PT_WEIGHT, else -1 */
+    int input;          /* model input index for PT_INPUT, else -1 */
+    void *host;         /* PT_CONST data (4 bytes an element) */
+    int alias_of;       /* -1, or the tensor whose storage this one shares (reshape) */
+} core_tensor;
+
+typedef struct {
+    int n_tensors, cap_tensors;
+    core_tensor *tensors;
+    int n_steps, cap_steps;
+    ck_step *steps;
+    int n_outputs;
+    int *outputs;       /* tensor ids, model output order */
+    int n_inputs;
+    int *inputs;        /* tensor ids, model input order (-1 if unused) */
+} core_program;
+
+/* Storage root of a tensor (follows alias_of). */
+int core_storage(const core_program *p, int t);
+
+/* ---- the graph ---------------------------------------------------------- */
+
+typedef struct core_graph core_graph;
+
+typedef struct {
+    const char *name;   /* as the model names it, e.g. "input_1" */
+    si_dtype dtype;
+    core_shape shape;   /* -1 for dims given by the input */
+} core_io_info;
+
+si_status core_graph_build(const io_model *m, core_graph **out, si_error *err);
+void core_graph_free(core_graph *g);
+int core_graph_n_inputs(const core_graph *g);
+const core_io_info *core_graph_input(const core_graph *g, int i);
+int core_graph_n_outputs(const core_graph *g);
+const char *core_graph_output_name(const core_graph *g, int i);
+
+/* Loads a weight's host value (dequantized, 4 bytes an element). */
+typedef si_status (*core_weight_loader)(void *user, int weight, void *dst4, si_error *err);
+
+/* Binds input shapes, infers every shape, folds what does not depend on the
+ * input data, and lowers the rest to steps. */
+si_status core_program_build(const core_graph *g, const core_shape *input_shapes,
+                             core_weight_loader load, void *load_user,
+                             core_program **out, si_error *err);
+void core_program_free(core_program *p);
+
+#endif

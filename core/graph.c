@@ -1,0 +1,211 @@
+/* The graph: nodes of the io_model with their data edges resolved, and the
+ * model's inputs and outputs chosen exactly as TensorFlow.js chooses them. */
+#include <stdlib.h>
+#include <string.h>
+#include "graph.h"
+
+static uint64_t hash_str(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+    return h;
+}
+
+int core_graph_find(const core_graph *g, const char *name, size_t len)
+{
+    uint64_t h = hash_str(name, len);
+    for (size_t i = h & (g->hash_cap - 1);; i = (i + 1) & (g->hash_cap - 1)) {
+        int k = g->hash[i];
+        if (k < 0)
+            return -1;
+        const char *nm = g->m->nodes[k].name;
+        if (strlen(nm) == len && !memcmp(nm, name, len))
+            return k;
+    }
+}
+
+/* "node:2" → (node index, 2); "^node" is a control input (returns 1). */
+static si_status parse_ref(const core_graph *g, const char *ref, int *node, int *idx, int *ctrl,
+                           const char *user, si_error *err)
+{
+    *ctrl = ref[0] == '^';
+    if (*ctrl)
+        ref++;
+    size_t len = strlen(ref);
+    *idx = 0;
+    const char *colon = strrchr(ref, ':');
+    if (colon) {
+        char *end;
+        long v = strtol(colon + 1, &end, 10);
+        if (*end == 0 && end != colon + 1 && v >= 0 && v < 4096) {
+            *idx = (int)v;
+            len = (size_t)(colon - ref);
+        }
+    }
+    *node = core_graph_find(g, ref, len);
+    if (*node < 0)
+        return core_fail(err, SI_ERR_FORMAT, "%s: node '%s' has input '%s' that no node produces",
+                         g->m->json_path, user, ref);
+    return SI_OK;
+}
+
+static si_status input_info(const core_graph *g, int node, core_io_info *info, si_error *err)
+{
+    const io_node *n = &g->m->nodes[node];
+    info->name = n->name;
+    const io_attr *dt = io_node_attr(n, "dtype");
+    info->dtype = SI_FLOAT32;
+    if (dt && dt->kind == IO_ATTR_TYPE) {
+        if (dt->type == IO_DT_OTHER)
+            return core_fail(err, SI_ERR_UNSUPPORTED, "%s: input '%s' has dtype %s",
+                             g->m->json_path, n->name, dt->type_name ? dt->type_name : "?");
+        info->dtype = (si_dtype)dt->type;
+    }
+    const io_attr *sh = io_node_attr(n, "shape");
+    info->shape.rank = 0;
+    if (sh && sh->kind == IO_ATTR_SHAPE && !sh->shape.unknown_rank) {
+        info->shape.rank = sh->shape.rank;
+        for (int i = 0; i < sh->shape.rank; i++)
+            info->shape.d[i] = sh->shape.dim[i] < 0 ? -1 : sh->shape.dim[i];
+    } else if (sh && sh->kind == IO_ATTR_SHAPE) {
+        return core_fail(err, SI_ERR_UNSUPPORTED, "%s: input '%s' has unknown rank",
+                         g->m->json_path, n->name);
+    }
+    return SI_OK;
+}
+
+si_status core_graph_build(const io_model *m, core_graph **out, si_error *err)
+{
+    core_graph *g = calloc(1, sizeof *g);
+    if (!g)
+        return core_fail(err, SI_ERR_NOMEM, "out of memory");
+    g->m = m;
+    g->n_nodes = m->n_nodes;
+    size_t cap = 16;
+    while (cap < (size_t)m->n_nodes * 2)
+        cap <<= 1;
+    g->hash_cap = cap;
+    g->hash = malloc(cap * sizeof *g->hash);
+    g->edges = calloc((size_t)m->n_nodes + 1, sizeof *g->edges);
+    g->n_uses = calloc((size_t)m->n_nodes + 1, sizeof *g->n_uses);
+    g->n_outs = calloc((size_t)m->n_nodes + 1, sizeof *g->n_outs);
+    g->weight_of = malloc(((size_t)m->n_nodes + 1) * sizeof *g->weight_of);
+    si_status st = SI_OK;
+    if (!g->hash || !g->edges || !g->n_uses || !g->n_outs || !g->weight_of) {
+        st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < cap; i++)
+        g->hash[i] = -1;
+    for (int k = 0; k < m->n_nodes; k++) {
+        const char *nm = m->nodes[k].name;
+        size_t len = strlen(nm);
+        if (core_graph_find(g, nm, len) >= 0) {
+            st = core_fail(err, SI_ERR_FORMAT, "%s: two nodes are named '%s'", m->json_path, nm);
+            goto fail;
+        }
+        size_t i = hash_str(nm, len) & (cap - 1);
+        while (g->hash[i] >= 0)
+            i = (i + 1) & (cap - 1);
+        g->hash[i] = k;
+        g->weight_of[k] = -1;
+        g->n_outs[k] = 1;
+    }
+    for (int w = 0; w < m->n_weights; w++) {
+        int k = core_graph_find(g, m->weights[w].name, strlen(m->weights[w].name));
+        if (k >= 0)
+            g->weight_of[k] = w;
+    }
+    for (int k = 0; k < m->n_nodes; k++) {
+        const io_node *n = &m->nodes[k];
+        g->edges[k] = calloc((size_t)n->n_inputs + 1, sizeof **g->edges);
+        if (!g->edges[k]) {
+            st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+            goto fail;
+        }
+        for (int i = 0; i < n->n_inputs; i++) {
+            core_edge *e = &g->edges[k][i];
+            st = parse_ref(g, n->inputs[i], &e->node, &e->idx, &e->ctrl, n->name, err);
+            if (st != SI_OK)
+                goto fail;
+            g->n_uses[e->node]++;
+            if (!e->ctrl && e->idx + 1 > g->n_outs[e->node])
+                g->n_outs[e->node] = e->idx + 1;
+        }
+    }
+    /* Inputs: the signature's, else every Placeholder in file order. */
+    g->inputs = calloc((size_t)m->n_nodes + 1, sizeof *g->inputs);
+    g->input_info = calloc((size_t)m->n_nodes + 1, sizeof *g->input_info);
+    g->outputs = calloc((size_t)m->n_nodes + 1, sizeof *g->outputs);
+    if (!g->inputs || !g->input_info || !g->outputs) {
+        st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    if (m->n_sig_inputs > 0) {
+        for (int i = 0; i < m->n_sig_inputs; i++) {
+            int node, idx, ctrl;
+            if (parse_ref(g, m->sig_input_names[i], &node, &idx, &ctrl, "signature", err) != SI_OK)
+                continue; /* tfjs skips signature entries naming no node */
+            g->inputs[g->n_inputs++] = node;
+        }
+    } else {
+        for (int k = 0; k < m->n_nodes; k++)
+            if (!strncmp(m->nodes[k].op, "Placeholder", 11))
+                g->inputs[g->n_inputs++] = k;
+    }
+    for (int i = 0; i < g->n_inputs; i++) {
+        st = input_info(g, g->inputs[i], &g->input_info[i], err);
+        if (st != SI_OK)
+            goto fail;
+    }
+    /* Outputs: the signature's in its order, else nodes nothing consumes. */
+    if (m->n_sig_outputs > 0) {
+        for (int i = 0; i < m->n_sig_outputs; i++) {
+            int node, idx, ctrl;
+            if (parse_ref(g, m->sig_output_names[i], &node, &idx, &ctrl, "signature", err) != SI_OK)
+                continue;
+            g->outputs[g->n_outputs++] = (core_edge){node, idx, 0};
+        }
+    } else {
+        for (int k = 0; k < m->n_nodes; k++)
+            if (g->n_uses[k] == 0)
+                g->outputs[g->n_outputs++] = (core_edge){k, 0, 0};
+    }
+    if (g->n_outputs == 0) {
+        st = core_fail(err, SI_ERR_FORMAT, "%s: the model has no outputs", m->json_path);
+        goto fail;
+    }
+    *out = g;
+    return SI_OK;
+fail:
+    err->status = st;
+    core_graph_free(g);
+    return st;
+}
+
+void core_graph_free(core_graph *g)
+{
+    if (!g)
+        return;
+    if (g->edges)
+        for (int k = 0; k < g->n_nodes; k++)
+            free(g->edges[k]);
+    free(g->edges);
+    free(g->hash);
+    free(g->n_uses);
+    free(g->n_outs);
+    free(g->weight_of);
+    free(g->inputs);
+    free(g->input_info);
+    free(g->outputs);
+    free(g);
+}
+
+int core_graph_n_inputs(const core_graph *g) { return g->n_inputs; }
+const core_io_info *core_graph_input(const core_graph *g, int i) { return &g->input_info[i]; }
+int core_graph_n_outputs(const core_graph *g) { return g->n_outputs; }
+const char *core_graph_output_name(const core_graph *g, int i)
+{
+    return g->m->nodes[g->outputs[i].node].name;
+}

@@ -1,0 +1,718 @@
+/* From graph to program: binds input shapes, lowers every needed node in
+ * dependency order, folds on the host whatever does not depend on the inputs,
+ * and keeps the steps the outputs need. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "graph.h"
+
+typedef struct {
+    const core_graph *g;
+    core_program *p;
+    core_weight_loader load;
+    void *load_user;
+    /* per tensor (by id), grown with the program */
+    uint8_t *is_const;   /* value independent of the inputs (by storage root) */
+    core_buf *vals;      /* host views handed out by lc_value */
+    int cap;
+    /* per node */
+    int **node_out;      /* tensor id of each output, -1 unset */
+    /* per step */
+    uint8_t *step_const;
+    int step_cap;
+} builder;
+
+struct lower_ctx {
+    builder *b;
+    int node;
+    const io_node *n;
+    int n_in;
+    int *in;
+};
+
+/* ---- the program's tables ---- */
+
+static int grow_tensors(builder *b)
+{
+    core_program *p = b->p;
+    if (p->n_tensors < p->cap_tensors)
+        return 0;
+    int cap = p->cap_tensors ? p->cap_tensors * 2 : 256;
+    core_tensor *t = realloc(p->tensors, (size_t)cap * sizeof *t);
+    if (!t)
+        return -1;
+    p->tensors = t;
+    uint8_t *c = realloc(b->is_const, (size_t)cap);
+    if (!c)
+        return -1;
+    b->is_const = c;
+    core_buf *v = realloc(b->vals, (size_t)cap * sizeof *v);
+    if (!v)
+        return -1;
+    b->vals = v;
+    p->cap_tensors = cap;
+    return 0;
+}
+
+static int add_tensor(builder *b, const char *name, si_dtype dt, const core_shape *shape,
+                      pt_kind kind)
+{
+    if (grow_tensors(b))
+        return -1;
+    core_program *p = b->p;
+    int id = p->n_tensors++;
+    core_tensor *t = &p->tensors[id];
+    memset(t, 0, sizeof *t);
+    t->name = name ? strdup(name) : NULL;
+    t->dtype = dt;
+    t->shape = *shape;
+    t->bytes = (uint64_t)core_shape_count(shape) * CORE_ELEM;
+    t->kind = kind;
+    t->weight = -1;
+    t->input = -1;
+    t->alias_of = -1;
+    b->is_const[id] = kind == PT_WEIGHT || kind == PT_CONST;
+    memset(&b->vals[id], 0, sizeof b->vals[id]);
+    return id;
+}
+
+static int add_step(builder *b, const ck_step *s)
+{
+    core_program *p = b->p;
+    if (p->n_steps == p->cap_steps) {
+        int cap = p->cap_steps ? p->cap_steps * 2 : 256;
+        ck_step *ns = realloc(p->steps, (size_t)cap * sizeof *ns);
+        if (!ns)
+            return -1;
+        p->steps = ns;
+        uint8_t *sc = realloc(b->step_const, (size_t)cap);
+        if (!sc)
+            return -1;
+        b->step_const = sc;
+        p->cap_steps = cap;
+    }
+    int id = p->n_steps++;
+    p->steps[id] = *s;
+    int c = 1;
+    for (int i = 0; i < s->n_in; i++)
+        if (s->in[i] >= 0 && !b->is_const[core_storage(p, s->in[i])])
+            c = 0;
+    b->step_const[id] = (uint8_t)c;
+    int root = core_storage(p, s->out);
+    int first_writer = 1;
+    for (int k = 0; k < id; k++)
+        if (p->steps[k].out >= 0 && core_storage(p, p->steps[k].out) == root) {
+            first_writer = 0;
+            break;
+        }
+    b->is_const[root] = first_writer ? (uint8_t)c : (uint8_t)(b->is_const[root] && c);
+    return id;
+}
+
+/* ---- host evaluation of constant tensors ---- */
+
+static si_status eval_storage(builder *b, int root, si_error *err);
+
+static si_status host_input(builder *b, int t, core_buf *out, si_error *err)
+{
+    core_program *p = b->p;
+    int r = core_storage(p, t);
+    si_status st = eval_storage(b, r, err);
+    if (st != SI_OK)
+        return st;
+    out->dtype = p->tensors[t].dtype;
+    out->shape = p->tensors[t].shape;
+    out->data = p->tensors[r].host;
+    return SI_OK;
+}
+
+static si_status eval_storage(builder *b, int root, si_error *err)
+{
+    core_program *p = b->p;
+    core_tensor *t = &p->tensors[root];
+    if (t->host)
+        return SI_OK;
+    uint64_t n = (uint64_t)core_shape_count(&t->shape);
+    if (t->kind == PT_WEIGHT) {
+        t->host = calloc(n ? n : 1, CORE_ELEM);
+        if (!t->host)
+            return core_fail(err, SI_ERR_NOMEM, "out of memory");
+        return b->load(b->load_user, t->weight, t->host, err);
+    }
+    if (t->kind != PT_ACT || !b->is_const[root])
+        return core_fail(err, SI_ERR_ARG, "internal: tensor %s is not constant",
+                         t->name ? t->name : "?");
+    void *data = calloc(n ? n : 1, CORE_ELEM);
+    if (!data)
+        return core_fail(err, SI_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < p->n_steps; k++) {
+        const ck_step *s = &p->steps[k];
+        if (s->out < 0 || core_storage(p, s->out) != root)
+            continue;
+        core_buf out = {.dtype = t->dtype, .shape = t->shape, .data = data};
+        si_status st;
+        if (s->kind == CK_DEQUANT && p->tensors[s->in[0]].kind == PT_WEIGHT) {
+            /* The loader dequantizes exactly as tfjs does. */
+            st = b->load(b->load_user, p->tensors[s->in[0]].weight, data, err);
+        } else {
+            core_buf ins[CK_MAX_IN];
+            const core_buf *insp[CK_MAX_IN] = {0};
+            st = SI_OK;
+            for (int i = 0; i < s->n_in && st == SI_OK; i++) {
+                if (s->in[i] < 0)
+                    continue;
+                st = host_input(b, s->in[i], &ins[i], err);
+                insp[i] = &ins[i];
+            }
+            /* host_input may have grown nothing, but re-fetch t: tensors don't move here */
+            if (st == SI_OK)
+                st = ck_host_run(s, insp, &out, err);
+        }
+        if (st != SI_OK) {
+            free(data);
+            return st;
+        }
+    }
+    p->tensors[root].host = data;
+    return SI_OK;
+}
+
+/* ---- lower_ctx API ---- */
+
+const io_node *lc_node(const lower_ctx *c) { return c->n; }
+int lc_n_inputs(const lower_ctx *c) { return c->n_in; }
+int lc_in(const lower_ctx *c, int i) { return i >= 0 && i < c->n_in ? c->in[i] : -1; }
+const core_tensor *lc_tensor(const lower_ctx *c, int t) { return &c->b->p->tensors[t]; }
+core_program *lc_program(lower_ctx *c) { return c->b->p; }
+
+si_status lc_fail(const lower_ctx *c, si_error *err, si_status st, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return core_fail(err, st, "node '%s' (%s): %s", c->n->name, c->n->op, msg);
+}
+
+static const io_attr *attr(const lower_ctx *c, const char *name) { return io_node_attr(c->n, name); }
+
+int64_t lc_attr_int(const lower_ctx *c, const char *name, int64_t dflt)
+{
+    const io_attr *a = attr(c, name);
+    if (!a)
+        return dflt;
+    if (a->kind == IO_ATTR_I)
+        return a->i;
+    if (a->kind == IO_ATTR_TYPE)
+        return a->type;
+    if (a->kind == IO_ATTR_B)
+        return a->b;
+    return dflt;
+}
+
+double lc_attr_float(const lower_ctx *c, const char *name, double dflt)
+{
+    const io_attr *a = attr(c, name);
+    if (!a)
+        return dflt;
+    if (a->kind == IO_ATTR_F)
+        return a->f;
+    if (a->kind == IO_ATTR_I)
+        return (double)a->i;
+    return dflt;
+}
+
+int lc_attr_bool(const lower_ctx *c, const char *name, int dflt)
+{
+    const io_attr *a = attr(c, name);
+    return a && a->kind == IO_ATTR_B ? a->b : dflt;
+}
+
+const char *lc_attr_str(const lower_ctx *c, const char *name, const char *dflt)
+{
+    const io_attr *a = attr(c, name);
+    return a && a->kind == IO_ATTR_S && a->s ? a->s : dflt;
+}
+
+int lc_attr_ints(const lower_ctx *c, const char *name, int64_t *out, int max)
+{
+    const io_attr *a = attr(c, name);
+    if (!a || a->kind != IO_ATTR_LIST)
+        return -1;
+    if (a->list_kind == IO_ATTR_EMPTY)
+        return 0;
+    if (a->list_kind != IO_ATTR_I)
+        return -1;
+    int n = a->n < max ? a->n : max;
+    for (int i = 0; i < n; i++)
+        out[i] = a->li[i];
+    return a->n;
+}
+
+int lc_attr_strs(const lower_ctx *c, const char *name, const char **out, int max)
+{
+    const io_attr *a = attr(c, name);
+    if (!a || a->kind != IO_ATTR_LIST)
+        return -1;
+    if (a->list_kind == IO_ATTR_EMPTY)
+        return 0;
+    if (a->list_kind != IO_ATTR_S)
+        return -1;
+    int n = a->n < max ? a->n : max;
+    for (int i = 0; i < n; i++)
+        out[i] = a->ls[i];
+    return a->n;
+}
+
+const core_buf *lc_value(lower_ctx *c, int i, si_status *st, si_error *err)
+{
+    *st = SI_OK;
+    int t = lc_in(c, i);
+    if (t < 0)
+        return NULL;
+    builder *b = c->b;
+    if (!b->is_const[core_storage(b->p, t)])
+        return NULL;
+    core_buf v;
+    *st = host_input(b, t, &v, err);
+    if (*st != SI_OK)
+        return NULL;
+    b->vals[t] = v;
+    return &b->vals[t];
+}
+
+int lc_value_ints(lower_ctx *c, int i, int64_t *out, int max, si_error *err)
+{
+    si_status st;
+    const core_buf *v = lc_value(c, i, &st, err);
+    if (st != SI_OK)
+        return -2;
+    if (!v)
+        return -1;
+    int64_t n = core_shape_count(&v->shape);
+    for (int64_t k = 0; k < n && k < max; k++)
+        out[k] = v->dtype == SI_FLOAT32 ? (int64_t)((const float *)v->data)[k]
+                                        : (int64_t)((const int32_t *)v->data)[k];
+    return (int)n;
+}
+
+int lc_new_tensor(lower_ctx *c, si_dtype dt, const core_shape *shape)
+{
+    char name[512];
+    snprintf(name, sizeof name, "%s#%d", c->n->name, c->b->p->n_tensors);
+    return add_tensor(c->b, name, dt, shape, PT_ACT);
+}
+
+int lc_new_const(lower_ctx *c, si_dtype dt, const core_shape *shape, const void *data)
+{
+    int t = add_tensor(c->b, c->n->name, dt, shape, PT_CONST);
+    if (t < 0)
+        return -1;
+    core_tensor *ct = &c->b->p->tensors[t];
+    size_t bytes = (size_t)ct->bytes;
+    ct->host = malloc(bytes ? bytes : 1);
+    if (!ct->host)
+        return -1;
+    memcpy(ct->host, data, bytes);
+    return t;
+}
+
+int lc_new_alias(lower_ctx *c, int t, const core_shape *shape)
+{
+    core_program *p = c->b->p;
+    si_dtype dt = p->tensors[t].dtype;
+    int a = add_tensor(c->b, c->n->name, dt, shape, p->tensors[t].kind);
+    if (a < 0)
+        return -1;
+    p->tensors[a].alias_of = t;
+    p->tensors[a].bytes = p->tensors[t].bytes;
+    p->tensors[a].weight = p->tensors[t].weight;
+    p->tensors[a].input = p->tensors[t].input;
+    c->b->is_const[a] = c->b->is_const[core_storage(p, t)];
+    return a;
+}
+
+void lc_emit(lower_ctx *c, const ck_step *s)
+{
+    ck_step st = *s;
+    st.node = c->node;
+    if (add_step(c->b, &st) < 0)
+        c->b->p->n_steps = -1; /* reported after the lowering returns */
+}
+
+void lc_set_output(lower_ctx *c, int k, int t)
+{
+    if (k >= 0 && k < c->b->g->n_outs[c->node])
+        c->b->node_out[c->node][k] = t;
+}
+
+/* ---- building ---- */
+
+const core_op_def *core_find_op(const char *op)
+{
+    static const core_op_def *const tables[] = {core_ops_elementwise, core_ops_conv,
+                                                core_ops_pool_reduce, core_ops_shape};
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+        for (const core_op_def *d = tables[t]; d->op; d++)
+            if (!strcmp(d->op, op))
+                return d;
+    return NULL;
+}
+
+/* Depth-first post-order over data inputs from the outputs: only needed nodes. */
+static si_status order_nodes(const core_graph *g, int *order, int *n_order, si_error *err)
+{
+    uint8_t *state = calloc((size_t)g->n_nodes + 1, 1);
+    int *stack = malloc(((size_t)g->n_nodes + 1) * sizeof *stack);
+    int *pos = malloc(((size_t)g->n_nodes + 1) * sizeof *pos);
+    si_status st = SI_OK;
+    if (!state || !stack || !pos) {
+        st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    *n_order = 0;
+    for (int o = 0; o < g->n_outputs; o++) {
+        int sp = 0;
+        if (state[g->outputs[o].node])
+            continue;
+        stack[sp] = g->outputs[o].node;
+        pos[sp++] = 0;
+        state[g->outputs[o].node] = 1;
+        while (sp > 0) {
+            int k = stack[sp - 1];
+            const io_node *n = &g->m->nodes[k];
+            if (pos[sp - 1] < n->n_inputs) {
+                const core_edge *e = &g->edges[k][pos[sp - 1]++];
+                if (e->ctrl)
+                    continue;
+                if (state[e->node] == 1) {
+                    st = core_fail(err, SI_ERR_UNSUPPORTED,
+                                   "%s: node '%s' is part of a cycle (control flow loops are not "
+                                   "supported yet)", g->m->json_path, g->m->nodes[e->node].name);
+                    goto done;
+                }
+                if (state[e->node] == 0) {
+                    state[e->node] = 1;
+                    stack[sp] = e->node;
+                    pos[sp++] = 0;
+                }
+            } else {
+                state[k] = 2;
+                order[(*n_order)++] = k;
+                sp--;
+            }
+        }
+    }
+done:
+    free(state);
+    free(stack);
+    free(pos);
+    return st;
+}
+
+static si_status lower_const(builder *b, int k, si_error *err)
+{
+    const core_graph *g = b->g;
+    const io_node *n = &g->m->nodes[k];
+    int w = g->weight_of[k];
+    int t = -1;
+    if (w >= 0) {
+        const io_weight *wt = &g->m->weights[w];
+        core_shape shape = {.rank = wt->rank};
+        for (int i = 0; i < wt->rank; i++)
+            shape.d[i] = wt->shape[i];
+        if (wt->quant == IO_Q_NONE && wt->dtype != IO_DT_BOOL) {
+            t = add_tensor(b, n->name, (si_dtype)wt->dtype, &shape, PT_WEIGHT);
+            if (t >= 0)
+                b->p->tensors[t].weight = w;
+        } else if (wt->quant == IO_Q_NONE) {
+            /* bool weights are stored a byte an element: widen once on the host */
+            t = add_tensor(b, n->name, SI_BOOL, &shape, PT_WEIGHT);
+            if (t >= 0) {
+                b->p->tensors[t].weight = w;
+                si_status st = eval_storage(b, t, err);
+                if (st != SI_OK)
+                    return st;
+                b->p->tensors[t].kind = PT_CONST;
+                b->p->tensors[t].weight = -1;
+            }
+        } else {
+            /* Quantized: upload the stored bytes, dequantize on the GPU. */
+            core_shape raw = {.rank = 1, .d = {(int64_t)((wt->nbytes + 3) / 4)}};
+            int r = add_tensor(b, n->name, SI_INT32, &raw, PT_WEIGHT);
+            if (r < 0)
+                return core_fail(err, SI_ERR_NOMEM, "out of memory");
+            b->p->tensors[r].weight = w;
+            t = add_tensor(b, n->name, (si_dtype)wt->dtype, &shape, PT_ACT);
+            if (t < 0)
+                return core_fail(err, SI_ERR_NOMEM, "out of memory");
+            ck_step s = {.kind = CK_DEQUANT, .n_in = 1, .in = {r}, .out = t, .node = k};
+            s.u.dequant.count = (int32_t)wt->count;
+            s.u.dequant.quant = wt->quant;
+            s.u.dequant.min = wt->q_min;
+            s.u.dequant.scale = wt->q_scale;
+            if (add_step(b, &s) < 0)
+                return core_fail(err, SI_ERR_NOMEM, "out of memory");
+        }
+    } else {
+        const io_attr *v = io_node_attr(n, "value");
+        if (!v || v->kind != IO_ATTR_TENSOR)
+            return core_fail(err, SI_ERR_FORMAT, "%s: Const node '%s' has no weight in the manifest",
+                             g->m->json_path, n->name);
+        const io_tensor_value *tv = &v->tensor;
+        if (tv->dtype == IO_DT_OTHER)
+            return core_fail(err, SI_ERR_UNSUPPORTED, "Const node '%s': unsupported dtype", n->name);
+        core_shape shape = {.rank = tv->shape.rank};
+        for (int i = 0; i < tv->shape.rank; i++)
+            shape.d[i] = tv->shape.dim[i];
+        int64_t cnt = core_shape_count(&shape);
+        if (tv->n != (size_t)cnt && !(tv->n == 1) && !(tv->n == 0))
+            return core_fail(err, SI_ERR_FORMAT, "Const node '%s': %zu values for %lld elements",
+                             n->name, tv->n, (long long)cnt);
+        int32_t *data = calloc((size_t)(cnt ? cnt : 1), CORE_ELEM);
+        if (!data)
+            return core_fail(err, SI_ERR_NOMEM, "out of memory");
+        for (int64_t i = 0; i < cnt && tv->n > 0 && tv->data; i++) {
+            size_t j = tv->n == 1 ? 0 : (size_t)i;
+            if (tv->dtype == IO_DT_FLOAT)
+                ((float *)data)[i] = ((const float *)tv->data)[j];
+            else if (tv->dtype == IO_DT_INT32)
+                data[i] = ((const int32_t *)tv->data)[j];
+            else
+                data[i] = ((const uint8_t *)tv->data)[j] != 0;
+        }
+        t = add_tensor(b, n->name, (si_dtype)tv->dtype, &shape, PT_CONST);
+        if (t < 0) {
+            free(data);
+            return core_fail(err, SI_ERR_NOMEM, "out of memory");
+        }
+        b->p->tensors[t].host = data;
+    }
+    if (t < 0)
+        return core_fail(err, SI_ERR_NOMEM, "out of memory");
+    b->node_out[k][0] = t;
+    return SI_OK;
+}
+
+static si_status lower_node(builder *b, int k, const core_shape *input_shapes, si_error *err)
+{
+    const core_graph *g = b->g;
+    const io_node *n = &g->m->nodes[k];
+    if (!strcmp(n->op, "Const"))
+        return lower_const(b, k, err);
+    if (!strncmp(n->op, "Placeholder", 11)) {
+        int which = -1;
+        for (int i = 0; i < g->n_inputs; i++)
+            if (g->inputs[i] == k)
+                which = i;
+        if (which < 0) {
+            /* PlaceholderWithDefault feeds its default when not an input */
+            if (!strcmp(n->op, "PlaceholderWithDefault") && n->n_inputs > 0) {
+                const core_edge *e = &g->edges[k][0];
+                b->node_out[k][0] = b->node_out[e->node][e->idx];
+                return SI_OK;
+            }
+            return core_fail(err, SI_ERR_ARG, "%s: placeholder '%s' is needed but not an input",
+                             g->m->json_path, n->name);
+        }
+        const core_io_info *info = &g->input_info[which];
+        int t = add_tensor(b, n->name, info->dtype, &input_shapes[which], PT_INPUT);
+        if (t < 0)
+            return core_fail(err, SI_ERR_NOMEM, "out of memory");
+        b->p->tensors[t].input = which;
+        b->p->inputs[which] = t;
+        b->node_out[k][0] = t;
+        return SI_OK;
+    }
+    const core_op_def *def = core_find_op(n->op);
+    if (!def)
+        return core_fail(err, SI_ERR_UNSUPPORTED, "%s: unknown op '%s' at node '%s'",
+                         g->m->json_path, n->op, n->name);
+    int in[64];
+    int *inp = n->n_inputs <= 64 ? in : malloc((size_t)n->n_inputs * sizeof *inp);
+    if (!inp)
+        return core_fail(err, SI_ERR_NOMEM, "out of memory");
+    lower_ctx c = {.b = b, .node = k, .n = n, .n_in = 0, .in = inp};
+    si_status st = SI_OK;
+    for (int i = 0; i < n->n_inputs; i++) {
+        const core_edge *e = &g->edges[k][i];
+        if (e->ctrl)
+            continue;
+        int t = b->node_out[e->node][e->idx];
+        if (t < 0) {
+            st = core_fail(err, SI_ERR_UNSUPPORTED, "node '%s' (%s): input %d ('%s') has no value",
+                           n->name, n->op, i, n->inputs[i]);
+            break;
+        }
+        inp[c.n_in++] = t;
+    }
+    if (st == SI_OK)
+        st = def->lower(&c, err);
+    if (st == SI_OK && b->p->n_steps < 0)
+        st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+    if (inp != in)
+        free(inp);
+    return st;
+}
+
+/* Keeps the steps the outputs need; everything constant among them is folded. */
+static si_status finalize(builder *b, si_error *err)
+{
+    core_program *p = b->p;
+    uint8_t *needed = calloc((size_t)p->n_tensors + 1, 1);
+    uint8_t *live = calloc((size_t)p->n_steps + 1, 1);
+    si_status st = SI_OK;
+    if (!needed || !live) {
+        st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (int o = 0; o < p->n_outputs; o++)
+        needed[core_storage(p, p->outputs[o])] = 1;
+    for (int k = p->n_steps - 1; k >= 0; k--) {
+        const ck_step *s = &p->steps[k];
+        int root = core_storage(p, s->out);
+        if (!needed[root])
+            continue;
+        int dequant_weight = s->kind == CK_DEQUANT && p->tensors[s->in[0]].kind == PT_WEIGHT;
+        if (b->is_const[root] && !dequant_weight) {
+            st = eval_storage(b, root, err);
+            if (st != SI_OK)
+                goto done;
+            continue;
+        }
+        live[k] = 1;
+        for (int i = 0; i < s->n_in; i++)
+            if (s->in[i] >= 0)
+                needed[core_storage(p, s->in[i])] = 1;
+    }
+    /* Outputs that are constant get their values now. */
+    for (int o = 0; o < p->n_outputs; o++) {
+        int root = core_storage(p, p->outputs[o]);
+        if (b->is_const[root] && p->tensors[root].kind == PT_ACT) {
+            int made_on_gpu = 0;
+            for (int k = 0; k < p->n_steps; k++)
+                if (live[k] && core_storage(p, p->steps[k].out) == root)
+                    made_on_gpu = 1;
+            if (!made_on_gpu && (st = eval_storage(b, root, err)) != SI_OK)
+                goto done;
+        }
+    }
+    /* Folded activations become constants; the dead steps go. */
+    for (int t = 0; t < p->n_tensors; t++)
+        if (p->tensors[t].kind == PT_ACT && p->tensors[t].alias_of < 0 && p->tensors[t].host) {
+            int gpu_written = 0;
+            for (int k = 0; k < p->n_steps && !gpu_written; k++)
+                gpu_written = live[k] && core_storage(p, p->steps[k].out) == t;
+            if (!gpu_written)
+                p->tensors[t].kind = PT_CONST;
+            else {
+                free(p->tensors[t].host);
+                p->tensors[t].host = NULL;
+            }
+        }
+    for (int t = 0; t < p->n_tensors; t++)
+        if (p->tensors[t].alias_of >= 0)
+            p->tensors[t].kind = p->tensors[core_storage(p, t)].kind;
+    int n = 0;
+    for (int k = 0; k < p->n_steps; k++)
+        if (live[k])
+            p->steps[n++] = p->steps[k];
+    p->n_steps = n;
+    /* Weights read for folding only are not kept on the host. */
+    for (int t = 0; t < p->n_tensors; t++)
+        if (p->tensors[t].kind == PT_WEIGHT && p->tensors[t].host) {
+            free(p->tensors[t].host);
+            p->tensors[t].host = NULL;
+        }
+done:
+    free(needed);
+    free(live);
+    return st;
+}
+
+si_status core_program_build(const core_graph *g, const core_shape *input_shapes,
+                             core_weight_loader load, void *load_user, core_program **out,
+                             si_error *err)
+{
+    builder b = {.g = g, .load = load, .load_user = load_user};
+    si_status st = SI_OK;
+    int *order = NULL, n_order = 0;
+    b.p = calloc(1, sizeof *b.p);
+    b.node_out = calloc((size_t)g->n_nodes + 1, sizeof *b.node_out);
+    order = malloc(((size_t)g->n_nodes + 1) * sizeof *order);
+    if (!b.p || !b.node_out || !order) {
+        st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    b.p->n_inputs = g->n_inputs;
+    b.p->inputs = malloc(((size_t)g->n_inputs + 1) * sizeof *b.p->inputs);
+    b.p->n_outputs = g->n_outputs;
+    b.p->outputs = malloc(((size_t)g->n_outputs + 1) * sizeof *b.p->outputs);
+    if (!b.p->inputs || !b.p->outputs) {
+        st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    for (int i = 0; i < g->n_inputs; i++)
+        b.p->inputs[i] = -1;
+    st = order_nodes(g, order, &n_order, err);
+    if (st != SI_OK)
+        goto fail;
+    for (int i = 0; i < n_order; i++) {
+        int k = order[i];
+        b.node_out[k] = malloc((size_t)g->n_outs[k] * sizeof **b.node_out);
+        if (!b.node_out[k]) {
+            st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+            goto fail;
+        }
+        for (int j = 0; j < g->n_outs[k]; j++)
+            b.node_out[k][j] = -1;
+        st = lower_node(&b, k, input_shapes, err);
+        if (st != SI_OK)
+            goto fail;
+    }
+    for (int o = 0; o < g->n_outputs; o++) {
+        int t = b.node_out[g->outputs[o].node][g->outputs[o].idx];
+        if (t < 0) {
+            st = core_fail(err, SI_ERR_UNSUPPORTED, "output '%s' has no value",
+                           g->m->nodes[g->outputs[o].node].name);
+            goto fail;
+        }
+        b.p->outputs[o] = t;
+    }
+    st = finalize(&b, err);
+    if (st != SI_OK)
+        goto fail;
+    *out = b.p;
+    b.p = NULL;
+fail:
+    if (st != SI_OK && err)
+        err->status = st;
+    if (b.node_out)
+        for (int k = 0; k < g->n_nodes; k++)
+            free(b.node_out[k]);
+    free(b.node_out);
+    free(order);
+    free(b.is_const);
+    free(b.vals);
+    free(b.step_const);
+    core_program_free(b.p);
+    return st;
+}
+
+void core_program_free(core_program *p)
+{
+    if (!p)
+        return;
+    for (int t = 0; t < p->n_tensors; t++) {
+        free(p->tensors[t].name);
+        if (p->tensors[t].alias_of < 0)
+            free(p->tensors[t].host);
+    }
+    free(p->tensors);
+    free(p->steps);
+    free(p->inputs);
+    free(p->outputs);
+    free(p);
+}

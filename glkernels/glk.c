@@ -1,0 +1,379 @@
+/* Context, buffers, program cache and the dispatch of one step. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "glk_internal.h"
+
+si_status glk_fail(si_error *err, si_status st, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+        err->status = st;
+    }
+    return st;
+}
+
+si_status glk_open(glk_ctx **out, si_error *err)
+{
+    glk_ctx *g = calloc(1, sizeof *g);
+    if (!g)
+        return glk_fail(err, SI_ERR_NOMEM, "out of host memory");
+    g->dpy = EGL_NO_DISPLAY;
+    g->ctx = EGL_NO_CONTEXT;
+    si_status st = glk_egl_open(g, err);
+    if (st != SI_OK) {
+        glk_egl_close(g);
+        free(g);
+        return st;
+    }
+    const char *r = (const char *)glGetString(GL_RENDERER);
+    const char *v = (const char *)glGetString(GL_VERSION);
+    snprintf(g->renderer, sizeof g->renderer, "%s (%s)", r ? r : "?", v ? v : "?");
+    GLint align = 0, blocks = 0;
+    GLint64 maxsz = 0;
+    glGetIntegerv(GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT, &align);
+    glGetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &maxsz);
+    glGetIntegerv(GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS, &blocks);
+    g->offset_align = align > 0 ? (uint32_t)align : 256;
+    g->max_binding = maxsz > 0 ? (uint64_t)maxsz : (1u << 27);
+    if (blocks < CK_MAX_IN + 1) {
+        glk_close(g);
+        return glk_fail(err, SI_ERR_GPU, "GPU allows %d storage buffers per compute shader, %d needed",
+                        blocks, CK_MAX_IN + 1);
+    }
+    *out = g;
+    return SI_OK;
+}
+
+void glk_close(glk_ctx *g)
+{
+    if (!g)
+        return;
+    for (int i = 0; i < g->n_programs; i++)
+        glDeleteProgram(g->programs[i].prog);
+    glk_egl_close(g);
+    free(g);
+}
+
+const char *glk_renderer(const glk_ctx *g) { return g->renderer; }
+uint32_t glk_offset_align(const glk_ctx *g) { return g->offset_align; }
+uint64_t glk_max_binding(const glk_ctx *g) { return g->max_binding; }
+
+static si_status gl_check(si_error *err, const char *what)
+{
+    GLenum e = glGetError();
+    if (e == GL_NO_ERROR)
+        return SI_OK;
+    if (e == GL_OUT_OF_MEMORY)
+        return glk_fail(err, SI_ERR_GPU, "GPU out of memory in %s", what);
+    return glk_fail(err, SI_ERR_GPU, "GL error 0x%x in %s", (unsigned)e, what);
+}
+
+si_status glk_buffer_create(glk_ctx *g, uint64_t bytes, uint32_t *name, si_error *err)
+{
+    (void)g;
+    GLuint b = 0;
+    while (glGetError() != GL_NO_ERROR) {
+    }
+    glGenBuffers(1, &b);
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, b);
+    glBufferData(GL_SHADER_STORAGE_BUFFER, (GLsizeiptr)(bytes ? bytes : 4), NULL, GL_DYNAMIC_DRAW);
+    si_status st = gl_check(err, "buffer allocation");
+    if (st != SI_OK) {
+        glDeleteBuffers(1, &b);
+        return st;
+    }
+    *name = b;
+    return SI_OK;
+}
+
+void glk_buffer_destroy(glk_ctx *g, uint32_t name)
+{
+    (void)g;
+    GLuint b = name;
+    if (b)
+        glDeleteBuffers(1, &b);
+}
+
+si_status glk_upload(glk_ctx *g, uint32_t buf, uint64_t offset, const void *src, uint64_t bytes,
+                     si_error *err)
+{
+    (void)g;
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, buf);
+    glBufferSubData(GL_SHADER_STORAGE_BUFFER, (GLintptr)offset, (GLsizeiptr)bytes, src);
+    return gl_check(err, "upload");
+}
+
+si_status glk_download(glk_ctx *g, uint32_t buf, uint64_t offset, void *dst, uint64_t bytes,
+                       si_error *err)
+{
+    (void)g;
+    glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, buf);
+    void *p = glMapBufferRange(GL_SHADER_STORAGE_BUFFER, (GLintptr)offset, (GLsizeiptr)bytes,
+                               GL_MAP_READ_BIT);
+    if (!p)
+        return gl_check(err, "download") != SI_OK ? err->status
+                                                  : glk_fail(err, SI_ERR_GPU, "cannot map buffer");
+    memcpy(dst, p, bytes);
+    glUnmapBuffer(GL_SHADER_STORAGE_BUFFER);
+    return gl_check(err, "download");
+}
+
+si_status glk_finish(glk_ctx *g, si_error *err)
+{
+    (void)g;
+    glFinish();
+    return gl_check(err, "finish");
+}
+
+/* ---- programs ---- */
+
+/* The op enums of core.h as GLSL macros (U_RELU, B_ADD, R_SUM, ACT_RELU ...). */
+static int enum_defines(char *buf, size_t n)
+{
+    int k = 0;
+#define E(x) k += snprintf(buf + k, n - (size_t)k, "#define %s %d\n", #x + 3, (int)(x))
+    E(CK_ACT_RELU);
+    E(CK_ACT_RELU6);
+    E(CK_ACT_PRELU);
+    E(CK_ACT_LEAKYRELU);
+    E(CK_ACT_ELU);
+    E(CK_ACT_SIGMOID);
+    E(CK_ACT_TANH);
+    E(CK_U_NEG);
+    E(CK_U_ABS);
+    E(CK_U_RELU);
+    E(CK_U_RELU6);
+    E(CK_U_LEAKYRELU);
+    E(CK_U_ELU);
+    E(CK_U_SELU);
+    E(CK_U_SIGMOID);
+    E(CK_U_TANH);
+    E(CK_U_EXP);
+    E(CK_U_LOG);
+    E(CK_U_SQRT);
+    E(CK_U_RSQRT);
+    E(CK_U_SQUARE);
+    E(CK_U_RECIPROCAL);
+    E(CK_U_FLOOR);
+    E(CK_U_CEIL);
+    E(CK_U_ROUND);
+    E(CK_U_SIN);
+    E(CK_U_COS);
+    E(CK_U_SIGN);
+    E(CK_U_SOFTPLUS);
+    E(CK_U_LOGICAL_NOT);
+    E(CK_U_CAST);
+    E(CK_U_IDENTITY);
+    E(CK_U_ERF);
+    E(CK_U_EXPM1);
+    E(CK_U_LOG1P);
+    E(CK_U_ATAN);
+    E(CK_U_TAN);
+    E(CK_U_ASIN);
+    E(CK_U_ACOS);
+    E(CK_U_SINH);
+    E(CK_U_COSH);
+    E(CK_U_ISNAN);
+    E(CK_U_HARDSWISH);
+    E(CK_B_ADD);
+    E(CK_B_SUB);
+    E(CK_B_MUL);
+    E(CK_B_DIV);
+    E(CK_B_MAX);
+    E(CK_B_MIN);
+    E(CK_B_POW);
+    E(CK_B_SQDIFF);
+    E(CK_B_FLOORDIV);
+    E(CK_B_FLOORMOD);
+    E(CK_B_PRELU);
+    E(CK_B_ATAN2);
+    E(CK_B_EQUAL);
+    E(CK_B_NOTEQUAL);
+    E(CK_B_LESS);
+    E(CK_B_LESSEQ);
+    E(CK_B_GREATER);
+    E(CK_B_GREATEREQ);
+    E(CK_B_AND);
+    E(CK_B_OR);
+    E(CK_B_DIVNONAN);
+    E(CK_R_SUM);
+    E(CK_R_MEAN);
+    E(CK_R_MAX);
+    E(CK_R_MIN);
+    E(CK_R_PROD);
+    E(CK_R_ANY);
+    E(CK_R_ALL);
+#undef E
+    return k;
+}
+
+
+static const char *dtype_glsl(si_dtype t) { return t == SI_FLOAT32 ? "float" : "int"; }
+
+static si_status compile(const char *shader, const char *defines, glk_program *out,
+                         si_error *err)
+{
+    const char *body = glk_shader_source(shader);
+    if (!body)
+        return glk_fail(err, SI_ERR_GPU, "no shader named %s", shader);
+    static const char *head =
+        "#version 310 es\n"
+        "precision highp float;\nprecision highp int;\n"
+        "layout(local_size_x = 64) in;\n"
+        "uniform int P[64];\nuniform uint NT;\n"
+        "#define PF(i) intBitsToFloat(P[i])\n";
+    char decl[6144];
+    int n = 0;
+    n += snprintf(decl + n, sizeof decl - (size_t)n, "%s", defines);
+    for (int i = 0; i < CK_MAX_IN; i++)
+        n += snprintf(decl + n, sizeof decl - (size_t)n,
+                      "layout(std430, binding=%d) readonly buffer B%d { T%d in%d[]; };\n", i, i,
+                      i, i);
+    n += snprintf(decl + n, sizeof decl - (size_t)n,
+                  "layout(std430, binding=%d) buffer BO { TO outv[]; };\n"
+                  "uint gidx() { return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * "
+                  "gl_NumWorkGroups.x * 64u; }\n",
+                  CK_MAX_IN);
+    const char *srcs[3] = {head, decl, body};
+    GLuint sh = glCreateShader(GL_COMPUTE_SHADER);
+    glShaderSource(sh, 3, srcs, NULL);
+    glCompileShader(sh);
+    GLint ok = 0;
+    glGetShaderiv(sh, GL_COMPILE_STATUS, &ok);
+    if (!ok) {
+        char log[1024] = "";
+        glGetShaderInfoLog(sh, sizeof log, NULL, log);
+        glDeleteShader(sh);
+        return glk_fail(err, SI_ERR_GPU, "shader %s failed to compile: %.400s", shader, log);
+    }
+    GLuint prog = glCreateProgram();
+    glAttachShader(prog, sh);
+    glLinkProgram(prog);
+    glDeleteShader(sh);
+    glGetProgramiv(prog, GL_LINK_STATUS, &ok);
+    if (!ok) {
+        char log[1024] = "";
+        glGetProgramInfoLog(prog, sizeof log, NULL, log);
+        glDeleteProgram(prog);
+        return glk_fail(err, SI_ERR_GPU, "shader %s failed to link: %.400s", shader, log);
+    }
+    out->prog = prog;
+    out->loc_p = glGetUniformLocation(prog, "P");
+    out->loc_nt = glGetUniformLocation(prog, "NT");
+    return SI_OK;
+}
+
+/* What each kernel kind runs: its shader, how many invocations, and which
+ * parameter (if any) selects a compile-time op variant. */
+typedef struct {
+    const char *shader;
+    int op_slot; /* -1: none */
+} glk_kernel;
+
+static const glk_kernel kernels[CK__COUNT] = {
+    [CK_COPY] = {"copy", -1},         [CK_PAD] = {"pad", -1},
+    [CK_UNARY] = {"unary", 0},        [CK_BINARY] = {"binary", 0},
+    [CK_ADDN] = {"addn", -1},         [CK_CONV2D] = {"conv2d", -1},
+    [CK_DWCONV2D] = {"dwconv2d", -1}, [CK_DECONV2D] = {"deconv2d", -1},
+    [CK_MATMUL] = {"matmul", -1},     [CK_POOL] = {"pool", -1},
+    [CK_REDUCE] = {"reduce", 0},      [CK_SOFTMAX] = {"softmax", -1},
+    [CK_ARGMAX] = {"argmax", -1},     [CK_RESIZE] = {"resize", -1},
+    [CK_GATHER] = {"gather", -1},     [CK_GATHERND] = {"gathernd", -1},
+    [CK_DEQUANT] = {"dequant", 1},
+};
+
+/* Invocations a step needs; each kernel's shader maps gidx() the same way. */
+static uint64_t step_invocations(const ck_step *s, uint64_t out_elems)
+{
+    switch (s->kind) {
+    case CK_COPY: {
+        uint64_t n = 1;
+        for (int i = 0; i < s->u.copy.rank; i++)
+            n *= (uint64_t)s->u.copy.dim[i];
+        return n;
+    }
+    case CK_REDUCE: return (uint64_t)s->u.reduce.outer * (uint64_t)s->u.reduce.inner;
+    case CK_SOFTMAX: return (uint64_t)s->u.softmax.outer;
+    case CK_ARGMAX: return (uint64_t)s->u.argmax.outer * (uint64_t)s->u.argmax.inner;
+    case CK_DEQUANT: return (uint64_t)s->u.dequant.count;
+    default: return out_elems;
+    }
+}
+
+static si_status get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, si_dtype out_dt,
+                             glk_program **out, si_error *err)
+{
+    const glk_kernel *k = &kernels[s->kind];
+    if (!k->shader)
+        return glk_fail(err, SI_ERR_UNSUPPORTED, "no GPU kernel for %s", ck_kind_name(s->kind));
+    char key[96];
+    int n = snprintf(key, sizeof key, "%s:%d:", k->shader, k->op_slot >= 0 ? s->u.p[k->op_slot] : -1);
+    for (int i = 0; i < CK_MAX_IN && n < (int)sizeof key - 2; i++)
+        key[n++] = i < s->n_in && s->in[i] >= 0 ? (in_dt[i] == SI_FLOAT32 ? 'f' : 'i') : '-';
+    key[n++] = out_dt == SI_FLOAT32 ? 'f' : 'i';
+    key[n] = 0;
+    for (int i = 0; i < g->n_programs; i++)
+        if (!strcmp(g->programs[i].key, key)) {
+            *out = &g->programs[i];
+            return SI_OK;
+        }
+    if (g->n_programs == GLK_MAX_PROGRAMS)
+        return glk_fail(err, SI_ERR_GPU, "program cache full");
+    char defs[4096];
+    int m = enum_defines(defs, sizeof defs);
+    m += snprintf(defs + m, sizeof defs - (size_t)m, "#define OPC %d\n",
+                     k->op_slot >= 0 ? s->u.p[k->op_slot] : -1);
+    for (int i = 0; i < CK_MAX_IN; i++)
+        m += snprintf(defs + m, sizeof defs - (size_t)m, "#define T%d %s\n", i,
+                      dtype_glsl(i < s->n_in && s->in[i] >= 0 ? in_dt[i] : SI_FLOAT32));
+    snprintf(defs + m, sizeof defs - (size_t)m, "#define TO %s\n", dtype_glsl(out_dt));
+    glk_program *p = &g->programs[g->n_programs];
+    si_status st = compile(k->shader, defs, p, err);
+    if (st != SI_OK)
+        return st;
+    snprintf(p->key, sizeof p->key, "%s", key);
+    g->n_programs++;
+    *out = p;
+    return SI_OK;
+}
+
+si_status glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
+                       const si_dtype *in_dtypes, const glk_range *out, si_dtype out_dtype,
+                       si_error *err)
+{
+    glk_program *p;
+    si_status st = get_program(g, s, in_dtypes, out_dtype, &p, err);
+    if (st != SI_OK)
+        return st;
+    glUseProgram(p->prog);
+    if (p->loc_p >= 0)
+        glUniform1iv(p->loc_p, CK_MAX_P, s->u.p);
+    uint64_t inv = step_invocations(s, out->bytes / CORE_ELEM);
+    if (inv > 0xffffffffu)
+        return glk_fail(err, SI_ERR_GPU, "step too large for one dispatch");
+    if (p->loc_nt >= 0)
+        glUniform1ui(p->loc_nt, (GLuint)inv);
+    /* Unused bindings get the output range: declared blocks must be backed. */
+    for (int i = 0; i < CK_MAX_IN; i++) {
+        const glk_range *r = i < s->n_in && s->in[i] >= 0 ? &ins[i] : out;
+        glBindBufferRange(GL_SHADER_STORAGE_BUFFER, (GLuint)i, r->buf, (GLintptr)r->offset,
+                          (GLsizeiptr)(r->bytes ? r->bytes : 4));
+    }
+    glBindBufferRange(GL_SHADER_STORAGE_BUFFER, CK_MAX_IN, out->buf, (GLintptr)out->offset,
+                      (GLsizeiptr)(out->bytes ? out->bytes : 4));
+    uint64_t groups = (inv + GLK_LOCAL - 1) / GLK_LOCAL;
+    if (groups > 0) {
+        GLuint gx = groups > 65535 ? 65535 : (GLuint)groups;
+        GLuint gy = (GLuint)((groups + gx - 1) / gx);
+        glDispatchCompute(gx, gy, 1);
+    }
+    /* Each step reads what the previous ones wrote. */
+    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
+    return gl_check(err, ck_kind_name(s->kind));
+}

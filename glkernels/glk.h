@@ -1,0 +1,43 @@
+/* glkernels — executes steps on the GPU through OpenGL ES 3.1 compute shaders
+ * in a headless EGL context. Knows shaders, not files. Buffers are created
+ * only at the pager's request (invariant: nothing else calls glBufferData). */
+#ifndef SI_GLK_H
+#define SI_GLK_H
+
+#include <stdint.h>
+#include "streaminfer.h"
+#include "../core/core.h"
+
+typedef struct glk_ctx glk_ctx;
+
+si_status glk_open(glk_ctx **out, si_error *err);
+void glk_close(glk_ctx *g);
+const char *glk_renderer(const glk_ctx *g);
+/* Offsets of bound ranges must be multiples of this. */
+uint32_t glk_offset_align(const glk_ctx *g);
+/* Largest range one kernel argument may bind. */
+uint64_t glk_max_binding(const glk_ctx *g);
+
+/* Device buffers: plain GL buffer names. */
+si_status glk_buffer_create(glk_ctx *g, uint64_t bytes, uint32_t *name, si_error *err);
+void glk_buffer_destroy(glk_ctx *g, uint32_t name);
+si_status glk_upload(glk_ctx *g, uint32_t buf, uint64_t offset, const void *src, uint64_t bytes,
+                     si_error *err);
+si_status glk_download(glk_ctx *g, uint32_t buf, uint64_t offset, void *dst, uint64_t bytes,
+                       si_error *err);
+
+typedef struct {
+    uint32_t buf;
+    uint64_t offset;   /* bytes, aligned */
+    uint64_t bytes;
+} glk_range;
+
+/* Dispatches one step; ins[i] ignored where s->in[i] < 0. in_dtypes give the
+ * tensors' dtypes (shader variants), out_dtype the output's. */
+si_status glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
+                       const si_dtype *in_dtypes, const glk_range *out, si_dtype out_dtype,
+                       si_error *err);
+/* Waits for all submitted work (timing, tests). */
+si_status glk_finish(glk_ctx *g, si_error *err);
+
+#endif

@@ -1,0 +1,35 @@
+#ifndef SI_GLK_INTERNAL_H
+#define SI_GLK_INTERNAL_H
+
+#include <epoxy/egl.h>
+#include <epoxy/gl.h>
+#include "glk.h"
+
+#define GLK_LOCAL 64
+#define GLK_MAX_PROGRAMS 128
+
+typedef struct {
+    char key[96];
+    GLuint prog;
+    GLint loc_p, loc_nt;
+} glk_program;
+
+struct glk_ctx {
+    EGLDisplay dpy;
+    EGLContext ctx;
+    char renderer[256];
+    uint32_t offset_align;
+    uint64_t max_binding;
+    int n_programs;
+    glk_program programs[GLK_MAX_PROGRAMS];
+};
+
+si_status glk_fail(si_error *err, si_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+si_status glk_egl_open(glk_ctx *g, si_error *err);
+void glk_egl_close(glk_ctx *g);
+
+/* Embedded shader sources (generated from the .comp files at build time). */
+const char *glk_shader_source(const char *name);
+
+#endif

@@ -1,0 +1,113 @@
+// CK_UNARY: P = {op, count, in_dtype, out_dtype, alpha}; OPC = op.
+float tanh_safe(float x) { float e = exp(-2.0 * abs(clamp(x, -20.0, 20.0))); return sign(x) * (1.0 - e) / (1.0 + e); }
+float unary_f(float x) {
+    float alpha = PF(4);
+#if OPC == U_NEG
+    return -x;
+#elif OPC == U_ABS
+    return abs(x);
+#elif OPC == U_RELU
+    return x < 0.0 ? 0.0 : x;
+#elif OPC == U_RELU6
+    return x < 0.0 ? 0.0 : (x > 6.0 ? 6.0 : x);
+#elif OPC == U_LEAKYRELU
+    return x < 0.0 ? alpha * x : x;
+#elif OPC == U_ELU
+    return x >= 0.0 ? x : exp(x) - 1.0;
+#elif OPC == U_SELU
+    return x >= 0.0 ? 1.0507009873554804934193349852946 * x
+                    : 1.0507009873554804934193349852946 * 1.6732632423543772848170429916717 * (exp(x) - 1.0);
+#elif OPC == U_SIGMOID
+    return 1.0 / (1.0 + exp(-x));
+#elif OPC == U_TANH
+    return tanh_safe(x);
+#elif OPC == U_EXP
+    return exp(x);
+#elif OPC == U_LOG
+    return log(x);
+#elif OPC == U_SQRT
+    return sqrt(x);
+#elif OPC == U_RSQRT
+    return 1.0 / sqrt(x);
+#elif OPC == U_SQUARE
+    return x * x;
+#elif OPC == U_RECIPROCAL
+    return 1.0 / x;
+#elif OPC == U_FLOOR
+    return floor(x);
+#elif OPC == U_CEIL
+    return ceil(x);
+#elif OPC == U_ROUND
+    return roundEven(x);
+#elif OPC == U_SIN
+    return sin(x);
+#elif OPC == U_COS
+    return cos(x);
+#elif OPC == U_TAN
+    return tan(x);
+#elif OPC == U_ASIN
+    return asin(x);
+#elif OPC == U_ACOS
+    return acos(x);
+#elif OPC == U_ATAN
+    return atan(x);
+#elif OPC == U_SINH
+    return sinh(x);
+#elif OPC == U_COSH
+    return cosh(x);
+#elif OPC == U_SIGN
+    return sign(x);
+#elif OPC == U_SOFTPLUS
+    return x > 0.0 ? x + log(1.0 + exp(-x)) : log(1.0 + exp(x));
+#elif OPC == U_EXPM1
+    return exp(x) - 1.0;
+#elif OPC == U_LOG1P
+    return log(1.0 + x);
+#elif OPC == U_HARDSWISH
+    return x * clamp(x + 3.0, 0.0, 6.0) / 6.0;
+#elif OPC == U_ERF
+    // Abramowitz-Stegun 7.1.26 is too coarse; use a high-order rational fit.
+    float t = 1.0 / (1.0 + 0.5 * abs(x));
+    float y = 1.0 - t * exp(-x * x - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
+              t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 +
+              t * (-0.82215223 + t * 0.17087277)))))))));
+    return x >= 0.0 ? y : -y;
+#else
+    return x;
+#endif
+}
+int unary_i(int x) {
+#if OPC == U_NEG
+    return -x;
+#elif OPC == U_ABS
+    return abs(x);
+#elif OPC == U_RELU
+    return max(x, 0);
+#elif OPC == U_RELU6
+    return clamp(x, 0, 6);
+#elif OPC == U_SQUARE
+    return x * x;
+#elif OPC == U_SIGN
+    return sign(x);
+#else
+    return x;
+#endif
+}
+void main() {
+    uint i = gidx();
+    if (i >= NT) return;
+#if OPC == U_CAST
+    // in/out element types come from T0/TO; float->int truncates toward zero.
+    int outdt = P[3];
+    int indt = P[2];
+    if (outdt == 2) outv[i] = TO(in0[i] != T0(0) ? 1 : 0);
+    else if (indt == 2) outv[i] = TO(in0[i] != T0(0) ? 1 : 0);
+    else outv[i] = TO(in0[i]);
+#elif OPC == U_LOGICAL_NOT
+    outv[i] = TO(in0[i] == T0(0) ? 1 : 0);
+#elif OPC == U_ISNAN
+    outv[i] = TO(isnan(float(in0[i])) ? 1 : 0);
+#else
+    outv[i] = TO(P[2] == 0 ? unary_f(float(in0[i])) : float(unary_i(int(in0[i]))));
+#endif
+}

@@ -1,0 +1,116 @@
+/* streaminfer — run TensorFlow.js graph models on a GPU inside a VRAM budget.
+ * The whole public interface: opaque handles, status codes, an error struct. */
+#ifndef STREAMINFER_H
+#define STREAMINFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    SI_OK = 0,
+    SI_ERR_ARG,      /* bad argument from the caller */
+    SI_ERR_IO,       /* a file could not be read or written */
+    SI_ERR_FORMAT,   /* malformed model.json, manifest, shard or .npy */
+    SI_ERR_UNSUPPORTED, /* an op or attribute streaminfer does not implement */
+    SI_ERR_SHAPE,    /* shapes or dtypes do not agree */
+    SI_ERR_GPU,      /* EGL/GL failure */
+    SI_ERR_BUDGET,   /* no plan fits the VRAM budget */
+    SI_ERR_NOMEM     /* host allocation failed */
+} si_status;
+
+typedef struct {
+    si_status status;
+    char message[512];
+} si_error;
+
+typedef enum { SI_FLOAT32 = 0, SI_INT32 = 1, SI_BOOL = 2 } si_dtype;
+
+typedef enum { SI_IO_MMAP = 0, SI_IO_URING = 1 } si_io_mode;
+
+/* Where steps execute. SI_BACKEND_HOST runs every step with the host reference
+ * implementation (no GL at all); it exists for tests and debugging. */
+typedef enum { SI_BACKEND_GPU = 0, SI_BACKEND_HOST = 1 } si_backend;
+
+#define SI_MAX_RANK 6
+
+typedef struct {
+    const char *name;       /* input name as in the graph (NULL: the only input) */
+    si_dtype dtype;
+    int rank;
+    int64_t shape[SI_MAX_RANK];
+    const void *data;       /* float32 / int32 / bool (1 byte each) in C order */
+} si_tensor_in;
+
+typedef struct {
+    uint64_t vram_budget;   /* bytes; 0 = no limit */
+    si_io_mode io_mode;
+    si_backend backend;
+    /* Called between phases and steps; may be NULL. */
+    void (*progress)(void *user, const char *phase, int done, int total);
+    void *progress_user;
+} si_options;
+
+typedef struct {
+    uint64_t budget_bytes;
+    uint64_t peak_vram_bytes;    /* counted by the pager, every GPU byte we own */
+    uint64_t lower_bound_bytes;  /* largest working set of any step */
+    uint64_t weights_bytes;      /* bytes of weights as stored in the shards */
+    uint64_t bytes_uploaded;
+    uint64_t bytes_downloaded;
+    uint64_t bytes_spilled;
+    uint64_t bytes_reloaded;
+    uint64_t evictions;
+    uint64_t segments;
+    uint64_t gpu_steps;          /* kernel dispatches per run */
+    double open_ms, run_ms, upload_ms, compute_ms, stall_ms;
+} si_stats;
+
+typedef struct si_model si_model;
+
+/* path: a folder holding model.json, or a path to a graph-model .json file. */
+si_status si_open(const char *path, const si_options *opt, si_model **out, si_error *err);
+void si_close(si_model *m);
+
+int si_input_count(const si_model *m);
+/* Shape as declared by the model; -1 marks a dimension bound by the input. */
+si_status si_input_info(const si_model *m, int i, const char **name, si_dtype *dtype,
+                        int *rank, int64_t shape[SI_MAX_RANK]);
+int si_output_count(const si_model *m);
+const char *si_output_name(const si_model *m, int i);
+
+/* Runs the model. inputs[i] are matched by name (or position when name is NULL).
+ * Any dimension declared -1 is bound from the given input; the program is
+ * planned once per distinct set of input shapes. */
+si_status si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error *err);
+
+/* Valid after a successful si_run until the next si_run or si_close. */
+si_status si_output(const si_model *m, int i, si_dtype *dtype, int *rank,
+                    int64_t shape[SI_MAX_RANK], const void **data, si_error *err);
+
+void si_get_stats(const si_model *m, si_stats *st);
+
+/* Tensor files, for callers that have no reader of their own (the CLI).
+ * si_npy_read allocates *data (free with free()); bool is 1 byte an element. */
+si_status si_npy_read(const char *path, si_dtype *dtype, int *rank, int64_t shape[SI_MAX_RANK],
+                      void **data, si_error *err);
+si_status si_npy_write(const char *path, si_dtype dtype, int rank, const int64_t *shape,
+                       const void *data, si_error *err);
+/* Decodes an image (jpg, png, bmp, ...), resizes it to height x width, RGB, HWC;
+ * float32 scaled to [0,1], int32 0..255. height/width 0 keep the image's own size,
+ * reported back through them. */
+si_status si_image_read(const char *path, int *height, int *width, si_dtype dtype, void **data,
+                        si_error *err);
+
+const char *si_dtype_name(si_dtype t);
+size_t si_dtype_size(si_dtype t); /* host bytes per element: 4, 4, 1 */
+/* Parses "512M", "1G", "1.5G", "123456" into bytes; returns 0 on success. */
+int si_parse_size(const char *s, uint64_t *bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

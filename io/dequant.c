@@ -1,0 +1,102 @@
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "io.h"
+
+size_t io_weight_stored_elem_size(const io_weight *w)
+{
+    switch (w->quant) {
+    case IO_Q_UINT8: return 1;
+    case IO_Q_UINT16:
+    case IO_Q_FLOAT16: return 2;
+    case IO_Q_NONE: break;
+    }
+    return w->dtype == IO_DT_BOOL ? 1 : 4;
+}
+
+float io_half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu;
+    uint32_t man = h & 0x3ffu;
+    uint32_t bits;
+    if (exp == 0x1f) {
+        bits = sign | 0x7f800000u | (man << 13);
+    } else if (exp != 0) {
+        bits = sign | ((exp + 112) << 23) | (man << 13);
+    } else if (man == 0) {
+        bits = sign;
+    } else {
+        /* Subnormal half: every one is a normal float, shift it into place. */
+        int e = 113;
+        while (!(man & 0x400u)) {
+            man <<= 1;
+            e--;
+        }
+        bits = sign | ((uint32_t)e << 23) | ((man & 0x3ffu) << 13);
+    }
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* The float copies in io_weight may be all a caller set (a hand-built weight);
+ * use the double only when it is the one the float came from. */
+static double io_exact(float f, double d)
+{
+    return (float)d == f ? d : (double)f;
+}
+
+/* JavaScript's Math.round: halves go toward +infinity. */
+static int32_t io_js_round(double v)
+{
+    double r = floor(v);
+    if (v - r >= 0.5)
+        r += 1.0;
+    if (!(r >= INT32_MIN))
+        return INT32_MIN;
+    if (r > INT32_MAX)
+        return INT32_MAX;
+    return (int32_t)r;
+}
+
+void io_weight_dequantize(const io_weight *w, const void *stored, void *dst)
+{
+    const uint8_t *src = stored;
+    uint64_t n = w->count;
+    if (w->quant == IO_Q_NONE) {
+        if (w->dtype == IO_DT_BOOL) {
+            int32_t *d = dst;
+            for (uint64_t i = 0; i < n; i++)
+                d[i] = src[i] != 0;
+        } else {
+            memcpy(dst, stored, (size_t)n * 4);
+        }
+        return;
+    }
+    if (w->quant == IO_Q_FLOAT16) {
+        float *d = dst;
+        for (uint64_t i = 0; i < n; i++) {
+            uint16_t h;
+            memcpy(&h, src + 2 * i, 2);
+            d[i] = io_half_to_float(h);
+        }
+        return;
+    }
+    double scale = io_exact(w->q_scale, w->q_scale64);
+    double min = io_exact(w->q_min, w->q_min64);
+    for (uint64_t i = 0; i < n; i++) {
+        uint16_t q;
+        if (w->quant == IO_Q_UINT8) {
+            q = src[i];
+        } else {
+            memcpy(&q, src + 2 * i, 2);
+        }
+        double v = q * scale + min;
+        if (w->dtype == IO_DT_INT32)
+            ((int32_t *)dst)[i] = io_js_round(v);
+        else
+            ((float *)dst)[i] = (float)v;
+    }
+}

@@ -1,0 +1,18 @@
+/* runtime — implements include/streaminfer.h: drives io → core → pager →
+ * glkernels. It is the one place that knows all four; core stays free of GL
+ * and glkernels free of files. */
+#ifndef SI_RUNTIME_H
+#define SI_RUNTIME_H
+
+#include "streaminfer.h"
+#include "../io/io.h"
+#include "../core/core.h"
+#include "../pager/pager.h"
+#include "../glkernels/glk.h"
+
+/* Plan of the current program, for `streaminfer plan` and tests. */
+const pg_plan *si_model_plan(const si_model *m);
+const core_program *si_model_program(const si_model *m);
+const char *si_model_renderer(const si_model *m);
+
+#endif

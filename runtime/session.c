@@ -1,0 +1,660 @@
+/* si_open / si_run / si_close: the model's life. A program (and its plan) is
+ * built for one set of input shapes and kept until the shapes change. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "runtime.h"
+
+typedef struct {
+    si_dtype dtype;
+    core_shape shape;
+    void *data; /* user layout: float32 / int32 / 1-byte bool */
+} out_tensor;
+
+struct si_model {
+    si_options opt;
+    io_model *io;
+    core_graph *g;
+    io_reader *rd;
+    glk_ctx *gpu;
+    /* the current program */
+    core_shape *bound;       /* per input */
+    core_program *prog;
+    pg_problem pb;
+    pg_plan *plan;
+    int *buf_of;             /* per tensor storage root: buffer id or -1 */
+    int resident;            /* the plan's prologue has run */
+    uint32_t arena;          /* GL buffer, arena_bytes long */
+    void **host_mem;         /* host backend: per buffer */
+    /* the last run */
+    int n_out;
+    out_tensor *outs;
+    void **in_dev;           /* per model input: 4-byte-element copy of the given data */
+    si_stats st;
+};
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static si_status fail(si_error *err, si_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static si_status fail(si_error *err, si_status st, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+        err->status = st;
+    }
+    return st;
+}
+
+static void progress(si_model *m, const char *phase, int done, int total)
+{
+    if (m->opt.progress)
+        m->opt.progress(m->opt.progress_user, phase, done, total);
+}
+
+/* core_weight_loader: a weight's value on the host, dequantized as tfjs does. */
+static si_status load_weight(void *user, int w, void *dst4, si_error *err)
+{
+    si_model *m = user;
+    const io_weight *wt = &m->io->weights[w];
+    void *raw = malloc(wt->nbytes ? wt->nbytes : 1);
+    if (!raw)
+        return fail(err, SI_ERR_NOMEM, "out of memory reading weight %s", wt->name);
+    si_status st = io_reader_read(m->rd, w, raw, err);
+    if (st == SI_OK)
+        io_weight_dequantize(wt, raw, dst4);
+    free(raw);
+    return st;
+}
+
+static void drop_program(si_model *m)
+{
+    if (m->gpu && m->arena)
+        glk_buffer_destroy(m->gpu, m->arena);
+    m->arena = 0;
+    if (m->host_mem && m->plan)
+        for (int b = 0; b < m->pb.n_buffers; b++)
+            free(m->host_mem[b]);
+    free(m->host_mem);
+    m->host_mem = NULL;
+    pg_plan_free(m->plan);
+    m->plan = NULL;
+    free(m->pb.buffers);
+    free(m->pb.step_start);
+    free(m->pb.step_bufs);
+    memset(&m->pb, 0, sizeof m->pb);
+    free(m->buf_of);
+    m->buf_of = NULL;
+    core_program_free(m->prog);
+    m->prog = NULL;
+    m->resident = 0;
+}
+
+/* The pager's view of the program: one buffer per storage root that a step
+ * touches or an output needs from the GPU. */
+static si_status make_problem(si_model *m, si_error *err)
+{
+    core_program *p = m->prog;
+    pg_problem *pb = &m->pb;
+    m->buf_of = malloc(((size_t)p->n_tensors + 1) * sizeof *m->buf_of);
+    pb->buffers = calloc((size_t)p->n_tensors + 1, sizeof *pb->buffers);
+    pb->step_start = calloc((size_t)p->n_steps + 1, sizeof *pb->step_start);
+    pb->step_bufs = calloc((size_t)p->n_steps * (CK_MAX_IN + 1) + 1, sizeof *pb->step_bufs);
+    if (!m->buf_of || !pb->buffers || !pb->step_start || !pb->step_bufs)
+        return fail(err, SI_ERR_NOMEM, "out of memory");
+    for (int t = 0; t < p->n_tensors; t++)
+        m->buf_of[t] = -1;
+    int n = 0;
+    pb->n_steps = p->n_steps;
+    for (int s = 0; s < p->n_steps; s++) {
+        const ck_step *st = &p->steps[s];
+        pb->step_start[s] = n;
+        for (int i = 0; i <= st->n_in; i++) {
+            int t = i < st->n_in ? st->in[i] : st->out;
+            if (t < 0)
+                continue;
+            int r = core_storage(p, t);
+            if (m->buf_of[r] < 0) {
+                const core_tensor *ct = &p->tensors[r];
+                int b = pb->n_buffers++;
+                m->buf_of[r] = b;
+                pb->buffers[b].bytes = ct->bytes;
+                pb->buffers[b].tensor = r;
+                pb->buffers[b].kind = ct->kind == PT_WEIGHT ? PG_WEIGHT
+                                      : ct->kind == PT_CONST ? PG_CONST
+                                      : ct->kind == PT_INPUT ? PG_INPUT : PG_ACT;
+            }
+            pb->step_bufs[n++] = m->buf_of[r];
+        }
+    }
+    pb->step_start[p->n_steps] = n;
+    for (int o = 0; o < p->n_outputs; o++) {
+        int r = core_storage(p, p->outputs[o]);
+        if (m->buf_of[r] >= 0 && p->tensors[r].kind == PT_ACT)
+            pb->buffers[m->buf_of[r]].is_output = 1;
+    }
+    return SI_OK;
+}
+
+static int shapes_equal(const core_shape *a, const core_shape *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!core_shape_eq(&a[i], &b[i]))
+            return 0;
+    return 1;
+}
+
+static si_status build_program(si_model *m, const core_shape *shapes, si_error *err)
+{
+    int ni = core_graph_n_inputs(m->g);
+    if (m->prog && shapes_equal(m->bound, shapes, ni))
+        return SI_OK;
+    drop_program(m);
+    progress(m, "plan", 0, 1);
+    si_status st = core_program_build(m->g, shapes, load_weight, m, &m->prog, err);
+    if (st != SI_OK)
+        return st;
+    memcpy(m->bound, shapes, (size_t)ni * sizeof *shapes);
+    if ((st = make_problem(m, err)) != SI_OK)
+        goto fail;
+    uint32_t align = m->gpu ? glk_offset_align(m->gpu) : 256;
+    if (align < 256)
+        align = 256;
+    if ((st = pg_plan_build(&m->pb, m->opt.vram_budget, align, &m->plan, err)) != SI_OK)
+        goto fail;
+    for (int b = 0; b < m->pb.n_buffers; b++)
+        if (m->gpu && m->pb.buffers[b].bytes > glk_max_binding(m->gpu)) {
+            st = fail(err, SI_ERR_GPU, "tensor '%s' (%llu bytes) exceeds the GPU's %llu-byte limit "
+                      "for one storage buffer", m->prog->tensors[m->pb.buffers[b].tensor].name,
+                      (unsigned long long)m->pb.buffers[b].bytes,
+                      (unsigned long long)glk_max_binding(m->gpu));
+            goto fail;
+        }
+    if (m->gpu) {
+        if ((st = glk_buffer_create(m->gpu, m->plan->arena_bytes, &m->arena, err)) != SI_OK)
+            goto fail;
+    } else if (!(m->host_mem = calloc((size_t)m->pb.n_buffers + 1, sizeof *m->host_mem))) {
+        st = fail(err, SI_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    progress(m, "plan", 1, 1);
+    return SI_OK;
+fail:
+    drop_program(m);
+    return st;
+}
+
+/* Default shapes: a -1 batch becomes 1; other -1 dims wait for an input. */
+static int default_shapes(const si_model *m, core_shape *shapes)
+{
+    for (int i = 0; i < core_graph_n_inputs(m->g); i++) {
+        shapes[i] = core_graph_input(m->g, i)->shape;
+        for (int d = 0; d < shapes[i].rank; d++)
+            if (shapes[i].d[d] < 0) {
+                if (d != 0)
+                    return 0;
+                shapes[i].d[d] = 1;
+            }
+    }
+    return 1;
+}
+
+si_status si_open(const char *path, const si_options *opt, si_model **out, si_error *err)
+{
+    si_error dummy;
+    if (!err)
+        err = &dummy;
+    err->status = SI_OK;
+    err->message[0] = 0;
+    if (!path || !out)
+        return fail(err, SI_ERR_ARG, "si_open: path and out are required");
+    *out = NULL;
+    double t0 = now_ms();
+    si_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return fail(err, SI_ERR_NOMEM, "out of memory");
+    if (opt)
+        m->opt = *opt;
+    si_status st = io_model_load(path, &m->io, err);
+    if (st == SI_OK)
+        st = core_graph_build(m->io, &m->g, err);
+    if (st == SI_OK && !(m->bound = calloc((size_t)core_graph_n_inputs(m->g) + 1, sizeof *m->bound)))
+        st = fail(err, SI_ERR_NOMEM, "out of memory");
+    if (st == SI_OK)
+        st = io_reader_open(m->io, m->opt.io_mode, &m->rd, err);
+    if (st == SI_OK && m->opt.backend == SI_BACKEND_GPU)
+        st = glk_open(&m->gpu, err);
+    if (st == SI_OK) {
+        core_shape *shapes = calloc((size_t)core_graph_n_inputs(m->g) + 1, sizeof *shapes);
+        if (!shapes)
+            st = fail(err, SI_ERR_NOMEM, "out of memory");
+        else if (default_shapes(m, shapes))
+            st = build_program(m, shapes, err);
+        free(shapes);
+    }
+    if (st != SI_OK) {
+        si_close(m);
+        return st;
+    }
+    m->st.open_ms = now_ms() - t0;
+    *out = m;
+    return SI_OK;
+}
+
+static void free_run(si_model *m)
+{
+    for (int i = 0; i < m->n_out; i++)
+        free(m->outs[i].data);
+    free(m->outs);
+    m->outs = NULL;
+    m->n_out = 0;
+    if (m->in_dev)
+        for (int i = 0; i < core_graph_n_inputs(m->g); i++)
+            free(m->in_dev[i]);
+    free(m->in_dev);
+    m->in_dev = NULL;
+}
+
+void si_close(si_model *m)
+{
+    if (!m)
+        return;
+    if (m->g)
+        free_run(m);
+    drop_program(m);
+    free(m->bound);
+    glk_close(m->gpu);
+    io_reader_close(m->rd);
+    core_graph_free(m->g);
+    io_model_free(m->io);
+    free(m);
+}
+
+int si_input_count(const si_model *m) { return core_graph_n_inputs(m->g); }
+
+si_status si_input_info(const si_model *m, int i, const char **name, si_dtype *dtype, int *rank,
+                        int64_t shape[SI_MAX_RANK])
+{
+    if (i < 0 || i >= core_graph_n_inputs(m->g))
+        return SI_ERR_ARG;
+    const core_io_info *in = core_graph_input(m->g, i);
+    if (name)
+        *name = in->name;
+    if (dtype)
+        *dtype = in->dtype;
+    if (rank)
+        *rank = in->shape.rank;
+    if (shape)
+        for (int d = 0; d < in->shape.rank; d++)
+            shape[d] = in->shape.d[d];
+    return SI_OK;
+}
+
+int si_output_count(const si_model *m) { return core_graph_n_outputs(m->g); }
+const char *si_output_name(const si_model *m, int i)
+{
+    return i >= 0 && i < core_graph_n_outputs(m->g) ? core_graph_output_name(m->g, i) : NULL;
+}
+
+/* ---- running ---- */
+
+static si_status upload_resident(si_model *m, si_error *err)
+{
+    const core_program *p = m->prog;
+    const pg_plan *pl = m->plan;
+    uint64_t total = 0;
+    for (int a = 0; a < pl->n_prologue; a++)
+        if (pl->prologue[a].kind == PA_UPLOAD)
+            total += (m->pb.buffers[pl->prologue[a].buf].bytes + 3) / 4 * 4;
+    uint8_t *staging = calloc(1, total ? total : 1);
+    uint64_t *at = calloc((size_t)pl->n_prologue + 1, sizeof *at);
+    si_status st = SI_OK;
+    if (!staging || !at) {
+        st = fail(err, SI_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    /* All weight reads are queued at once so io_uring can overlap them. */
+    uint64_t pos = 0;
+    for (int a = 0; a < pl->n_prologue && st == SI_OK; a++) {
+        const pg_action *ac = &pl->prologue[a];
+        if (ac->kind != PA_UPLOAD)
+            continue;
+        const core_tensor *t = &p->tensors[m->pb.buffers[ac->buf].tensor];
+        at[a] = pos;
+        if (t->kind == PT_WEIGHT)
+            st = io_reader_submit(m->rd, t->weight, staging + pos, err);
+        else
+            memcpy(staging + pos, t->host, t->bytes);
+        pos += (t->bytes + 3) / 4 * 4;
+    }
+    if (st == SI_OK)
+        st = io_reader_wait(m->rd, err);
+    double t0 = now_ms();
+    for (int a = 0; a < pl->n_prologue && st == SI_OK; a++) {
+        const pg_action *ac = &pl->prologue[a];
+        if (ac->kind != PA_UPLOAD)
+            continue;
+        uint64_t bytes = (m->pb.buffers[ac->buf].bytes + 3) / 4 * 4;
+        if (m->gpu) {
+            st = glk_upload(m->gpu, m->arena, pl->offset[ac->buf], staging + at[a], bytes, err);
+        } else {
+            free(m->host_mem[ac->buf]);
+            m->host_mem[ac->buf] = malloc(bytes ? bytes : 4);
+            if (!m->host_mem[ac->buf])
+                st = fail(err, SI_ERR_NOMEM, "out of memory");
+            else
+                memcpy(m->host_mem[ac->buf], staging + at[a], bytes);
+        }
+        m->st.bytes_uploaded += bytes;
+    }
+    m->st.upload_ms += now_ms() - t0;
+done:
+    free(staging);
+    free(at);
+    return st;
+}
+
+static si_status run_step_host(si_model *m, int s, si_error *err)
+{
+    const core_program *p = m->prog;
+    const ck_step *st = &p->steps[s];
+    core_buf ins[CK_MAX_IN];
+    const core_buf *insp[CK_MAX_IN] = {0};
+    for (int i = 0; i < st->n_in; i++) {
+        if (st->in[i] < 0)
+            continue;
+        const core_tensor *t = &p->tensors[st->in[i]];
+        ins[i] = (core_buf){t->dtype, t->shape, m->host_mem[m->buf_of[core_storage(p, st->in[i])]]};
+        insp[i] = &ins[i];
+    }
+    const core_tensor *o = &p->tensors[st->out];
+    core_buf out = {o->dtype, o->shape, m->host_mem[m->buf_of[core_storage(p, st->out)]]};
+    return ck_host_run(st, insp, &out, err);
+}
+
+static si_status run_step_gpu(si_model *m, int s, si_error *err)
+{
+    const core_program *p = m->prog;
+    const ck_step *st = &p->steps[s];
+    glk_range r[CK_MAX_IN];
+    si_dtype dts[CK_MAX_IN];
+    for (int i = 0; i < st->n_in; i++) {
+        if (st->in[i] < 0)
+            continue;
+        int b = m->buf_of[core_storage(p, st->in[i])];
+        r[i] = (glk_range){m->arena, m->plan->offset[b], m->pb.buffers[b].bytes};
+        dts[i] = p->tensors[st->in[i]].dtype;
+    }
+    int b = m->buf_of[core_storage(p, st->out)];
+    glk_range ro = {m->arena, m->plan->offset[b], m->pb.buffers[b].bytes};
+    return glk_run_step(m->gpu, st, r, dts, &ro, p->tensors[st->out].dtype, err);
+}
+
+/* Given data → 4 bytes an element (bool widened). */
+static void *to_dev(const si_tensor_in *in, int64_t n)
+{
+    int32_t *d = malloc((size_t)(n ? n : 1) * 4);
+    if (!d)
+        return NULL;
+    if (in->dtype == SI_BOOL)
+        for (int64_t i = 0; i < n; i++)
+            d[i] = ((const uint8_t *)in->data)[i] != 0;
+    else
+        memcpy(d, in->data, (size_t)n * 4);
+    return d;
+}
+
+static si_status match_inputs(si_model *m, const si_tensor_in *inputs, int n_inputs,
+                              core_shape *shapes, const si_tensor_in **given, si_error *err)
+{
+    int ni = core_graph_n_inputs(m->g);
+    if (n_inputs != ni)
+        return fail(err, SI_ERR_ARG, "the model has %d input%s, %d given", ni, ni == 1 ? "" : "s",
+                    n_inputs);
+    for (int i = 0; i < ni; i++)
+        given[i] = NULL;
+    for (int k = 0; k < n_inputs; k++) {
+        int which = -1;
+        if (inputs[k].name) {
+            for (int i = 0; i < ni; i++)
+                if (!strcmp(core_graph_input(m->g, i)->name, inputs[k].name))
+                    which = i;
+            if (which < 0) {
+                /* "name:0" is the same tensor */
+                size_t len = strcspn(inputs[k].name, ":");
+                for (int i = 0; i < ni; i++) {
+                    const char *nm = core_graph_input(m->g, i)->name;
+                    if (strlen(nm) == len && !strncmp(nm, inputs[k].name, len))
+                        which = i;
+                }
+            }
+            if (which < 0)
+                return fail(err, SI_ERR_ARG, "the model has no input named '%s'", inputs[k].name);
+        } else {
+            which = k;
+        }
+        if (given[which])
+            return fail(err, SI_ERR_ARG, "input '%s' given twice", core_graph_input(m->g, which)->name);
+        given[which] = &inputs[k];
+    }
+    for (int i = 0; i < ni; i++) {
+        const core_io_info *info = core_graph_input(m->g, i);
+        const si_tensor_in *in = given[i];
+        if (in->dtype != info->dtype)
+            return fail(err, SI_ERR_SHAPE, "input '%s' must be %s, got %s", info->name,
+                        si_dtype_name(info->dtype), si_dtype_name(in->dtype));
+        char want[128], got[128];
+        core_shape gs = {.rank = in->rank};
+        if (in->rank < 0 || in->rank > SI_MAX_RANK)
+            return fail(err, SI_ERR_SHAPE, "input '%s': rank %d not supported", info->name, in->rank);
+        for (int d = 0; d < in->rank; d++)
+            gs.d[d] = in->shape[d];
+        int ok = in->rank == info->shape.rank;
+        for (int d = 0; ok && d < in->rank; d++)
+            ok = in->shape[d] >= 0 && (info->shape.d[d] < 0 || info->shape.d[d] == in->shape[d]);
+        if (!ok)
+            return fail(err, SI_ERR_SHAPE, "input '%s' must have shape %s, got %s", info->name,
+                        core_shape_str(&info->shape, want, sizeof want),
+                        core_shape_str(&gs, got, sizeof got));
+        if (core_shape_count(&gs) > 0 && !in->data)
+            return fail(err, SI_ERR_ARG, "input '%s' has no data", info->name);
+        if (core_shape_count(&gs) > ((int64_t)1 << 31) / 4)
+            return fail(err, SI_ERR_SHAPE, "input '%s' is too large", info->name);
+        shapes[i] = gs;
+    }
+    return SI_OK;
+}
+
+static si_status collect_outputs(si_model *m, si_error *err)
+{
+    const core_program *p = m->prog;
+    m->n_out = p->n_outputs;
+    m->outs = calloc((size_t)p->n_outputs + 1, sizeof *m->outs);
+    if (!m->outs)
+        return fail(err, SI_ERR_NOMEM, "out of memory");
+    for (int o = 0; o < p->n_outputs; o++) {
+        int t = p->outputs[o], r = core_storage(p, t);
+        const core_tensor *ct = &p->tensors[t];
+        out_tensor *ot = &m->outs[o];
+        ot->dtype = ct->dtype;
+        ot->shape = ct->shape;
+        int64_t n = core_shape_count(&ct->shape);
+        int32_t *words = malloc((size_t)(n ? n : 1) * 4);
+        if (!words)
+            return fail(err, SI_ERR_NOMEM, "out of memory");
+        si_status st = SI_OK;
+        const core_tensor *rt = &p->tensors[r];
+        if (m->buf_of[r] >= 0 && rt->kind == PT_ACT) {
+            int b = m->buf_of[r];
+            if (m->gpu) {
+                st = glk_download(m->gpu, m->arena, m->plan->offset[b], words, (uint64_t)n * 4, err);
+                m->st.bytes_downloaded += (uint64_t)n * 4;
+            } else {
+                memcpy(words, m->host_mem[b], (size_t)n * 4);
+            }
+        } else if (rt->kind == PT_CONST || (rt->kind == PT_ACT && rt->host)) {
+            memcpy(words, rt->host, (size_t)n * 4);
+        } else if (rt->kind == PT_INPUT) {
+            memcpy(words, m->in_dev[rt->input], (size_t)n * 4);
+        } else if (rt->kind == PT_WEIGHT) {
+            st = load_weight(m, rt->weight, words, err);
+        } else {
+            st = fail(err, SI_ERR_ARG, "internal: output %s has no value", ct->name);
+        }
+        if (st != SI_OK) {
+            free(words);
+            return st;
+        }
+        if (ct->dtype == SI_BOOL) {
+            uint8_t *b = malloc((size_t)(n ? n : 1));
+            if (!b) {
+                free(words);
+                return fail(err, SI_ERR_NOMEM, "out of memory");
+            }
+            for (int64_t i = 0; i < n; i++)
+                b[i] = words[i] != 0;
+            free(words);
+            ot->data = b;
+        } else {
+            ot->data = words;
+        }
+    }
+    return SI_OK;
+}
+
+si_status si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error *err)
+{
+    si_error dummy;
+    if (!err)
+        err = &dummy;
+    err->status = SI_OK;
+    err->message[0] = 0;
+    if (!m || (n_inputs > 0 && !inputs))
+        return fail(err, SI_ERR_ARG, "si_run: model and inputs are required");
+    double t0 = now_ms();
+    int ni = core_graph_n_inputs(m->g);
+    free_run(m);
+    si_stats keep = {.open_ms = m->st.open_ms};
+    m->st = keep;
+    core_shape *shapes = calloc((size_t)ni + 1, sizeof *shapes);
+    const si_tensor_in **given = calloc((size_t)ni + 1, sizeof *given);
+    m->in_dev = calloc((size_t)ni + 1, sizeof *m->in_dev);
+    si_status st = SI_OK;
+    if (!shapes || !given || !m->in_dev) {
+        st = fail(err, SI_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    if ((st = match_inputs(m, inputs, n_inputs, shapes, given, err)) != SI_OK)
+        goto done;
+    for (int i = 0; i < ni; i++)
+        if (!(m->in_dev[i] = to_dev(given[i], core_shape_count(&shapes[i])))) {
+            st = fail(err, SI_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+    if ((st = build_program(m, shapes, err)) != SI_OK)
+        goto done;
+    if (!m->resident) {
+        if ((st = upload_resident(m, err)) != SI_OK)
+            goto done;
+        m->resident = 1;
+    }
+    const pg_plan *pl = m->plan;
+    const core_program *p = m->prog;
+    double tc = now_ms();
+    for (int a = 0; a < pl->n_actions && st == SI_OK; a++) {
+        const pg_action *ac = &pl->actions[a];
+        const pg_buffer *pbuf = ac->buf >= 0 ? &m->pb.buffers[ac->buf] : NULL;
+        switch (ac->kind) {
+        case PA_ALLOC:
+            if (!m->gpu) {
+                free(m->host_mem[ac->buf]);
+                m->host_mem[ac->buf] = calloc(1, pbuf->bytes ? pbuf->bytes : 4);
+                if (!m->host_mem[ac->buf])
+                    st = fail(err, SI_ERR_NOMEM, "out of memory");
+            }
+            break;
+        case PA_UPLOAD: {
+            const core_tensor *t = &p->tensors[pbuf->tensor];
+            if (t->kind != PT_INPUT) {
+                st = fail(err, SI_ERR_ARG, "internal: per-run upload of a non-input");
+                break;
+            }
+            if (m->gpu)
+                st = glk_upload(m->gpu, m->arena, pl->offset[ac->buf], m->in_dev[t->input],
+                                pbuf->bytes, err);
+            else
+                memcpy(m->host_mem[ac->buf], m->in_dev[t->input], pbuf->bytes);
+            m->st.bytes_uploaded += pbuf->bytes;
+            break;
+        }
+        case PA_RUN:
+            st = m->gpu ? run_step_gpu(m, ac->step, err) : run_step_host(m, ac->step, err);
+            if (st != SI_OK && err->message[0]) {
+                char msg[sizeof err->message];
+                snprintf(msg, sizeof msg, "%s", err->message);
+                fail(err, st, "step %d (%s, node '%s'): %s", ac->step,
+                     ck_kind_name(p->steps[ac->step].kind),
+                     m->io->nodes[p->steps[ac->step].node].name, msg);
+            }
+            progress(m, "run", ac->step + 1, p->n_steps);
+            break;
+        case PA_DOWNLOAD:
+        case PA_FREE:
+            break;
+        }
+    }
+    if (st == SI_OK && m->gpu)
+        st = glk_finish(m->gpu, err);
+    m->st.compute_ms = now_ms() - tc;
+    if (st == SI_OK)
+        st = collect_outputs(m, err);
+done:
+    free(shapes);
+    free(given);
+    if (m->plan) {
+        m->st.budget_bytes = m->opt.vram_budget;
+        m->st.peak_vram_bytes = m->gpu ? m->plan->arena_bytes : 0;
+        m->st.lower_bound_bytes = m->plan->lower_bound;
+        m->st.gpu_steps = (uint64_t)m->prog->n_steps;
+        m->st.segments = 1;
+    }
+    m->st.weights_bytes = m->io->weights_bytes;
+    m->st.run_ms = now_ms() - t0;
+    if (st != SI_OK)
+        free_run(m);
+    return st;
+}
+
+si_status si_output(const si_model *m, int i, si_dtype *dtype, int *rank,
+                    int64_t shape[SI_MAX_RANK], const void **data, si_error *err)
+{
+    if (!m || i < 0 || i >= m->n_out)
+        return fail(err, SI_ERR_ARG, "no output %d (run the model first)", i);
+    const out_tensor *o = &m->outs[i];
+    if (dtype)
+        *dtype = o->dtype;
+    if (rank)
+        *rank = o->shape.rank;
+    if (shape)
+        for (int d = 0; d < o->shape.rank; d++)
+            shape[d] = o->shape.d[d];
+    if (data)
+        *data = o->data;
+    return SI_OK;
+}
+
+void si_get_stats(const si_model *m, si_stats *st) { *st = m->st; }
+
+const pg_plan *si_model_plan(const si_model *m) { return m->plan; }
+const core_program *si_model_program(const si_model *m) { return m->prog; }
+const char *si_model_renderer(const si_model *m) { return m->gpu ? glk_renderer(m->gpu) : "host"; }

@@ -1,0 +1,81 @@
+#!/bin/sh
+# The command-line contract: help, errors, --input forms, --output naming,
+# --stats keys and order, --seed.   tests/cli_test.sh STREAMINFER CACHE_DIR
+set -u
+SI=$1
+CACHE=$2
+M=$CACHE/human-models/models
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+ok() { echo "  ok   $1"; }
+bad() { echo "  FAIL $1"; fails=$((fails + 1)); }
+
+"$SI" --help >"$T/help" 2>&1 && grep -q -- "--vram" "$T/help" && grep -q -- "--stats" "$T/help" &&
+    ok "--help exits 0 and documents the options" || bad "--help"
+"$SI" -h >/dev/null 2>&1 && ok "-h exits 0" || bad "-h"
+
+expect_fail() { # description, expected text on stderr, args...
+    d=$1; want=$2; shift 2
+    if "$SI" "$@" >"$T/out" 2>"$T/err"; then bad "$d: exit 0"; return; fi
+    n=$(wc -l <"$T/err")
+    if [ "$n" -ne 1 ]; then bad "$d: $n lines on stderr"; cat "$T/err"; return; fi
+    grep -q -- "$want" "$T/err" && ok "$d" || { bad "$d: '$(cat "$T/err")' lacks '$want'"; }
+}
+expect_fail "no model" "no MODEL" 
+expect_fail "unknown option" "--frob" --frob "$M/emotion.json"
+expect_fail "bad --vram" "--vram" --vram 12X "$M/emotion.json"
+expect_fail "missing model" "/nonexistent" /nonexistent/model.json
+expect_fail "missing input file" "nope.npy" --input "$T/nope.npy" "$M/emotion.json"
+expect_fail "too small a budget" "budget" --vram 1000 "$M/emotion.json"
+expect_fail "bad --io" "--io" --io floppy "$M/emotion.json"
+
+# --output names, --stats keys, output order, seeded input = the oracle's input
+if "$SI" -q --output "$T/o" --stats "$T/s.json" "$M/blazeface.json"; then
+    for f in Identity_3 Identity Identity_1 Identity_2; do
+        [ -f "$T/o/$f.npy" ] || bad "--output: $f.npy missing"
+    done
+    node -e '
+      const s = JSON.parse(require("fs").readFileSync(process.argv[1]));
+      for (const k of ["budget_bytes","peak_vram_bytes","lower_bound_bytes","weights_bytes",
+                       "bytes_uploaded","bytes_downloaded","wall_ms","outputs"])
+        if (!(k in s)) { console.error("missing key " + k); process.exit(1); }
+      const names = s.outputs.map(o => o.name).join(",");
+      if (names !== "Identity_3,Identity,Identity_1,Identity_2") { console.error(names); process.exit(1); }
+      for (const o of s.outputs) if (!o.file || !o.shape || !o.dtype) process.exit(1);
+      if (!(s.peak_vram_bytes > 0 && s.weights_bytes > 0)) process.exit(1);
+    ' "$T/s.json" && ok "--stats has the contract's keys, outputs in model order" || bad "--stats"
+    cmp -s "$T/o/Identity.npy" "$T/o/Identity.npy" && ok "--output wrote one .npy per output"
+else
+    bad "blazeface run"
+fi
+# sanitized names
+if "$SI" -q --output "$T/p" "$M/posenet.json"; then
+    [ -f "$T/p/MobilenetV1_heatmap_2_BiasAdd.npy" ] && ok "output names sanitized" || bad "sanitized names"
+else
+    bad "posenet run"
+fi
+# --input FILE and NAME=FILE give the same as the seeded input (same PRNG as the oracle)
+R=$CACHE/refs/emotion
+if "$SI" -q --output "$T/a" "$M/emotion.json" &&
+   "$SI" -q --output "$T/b" --input "$R/input_input_1.npy" "$M/emotion.json" &&
+   "$SI" -q --output "$T/c" --input "input_1=$R/input_input_1.npy" "$M/emotion.json" &&
+   cmp -s "$T/a/Identity.npy" "$T/b/Identity.npy" && cmp -s "$T/a/Identity.npy" "$T/c/Identity.npy"; then
+    ok "--input FILE, --input NAME=FILE and --seed 1 agree"
+else
+    bad "--input forms"
+fi
+"$SI" -q --seed 2 --output "$T/d" "$M/emotion.json" && ! cmp -s "$T/a/Identity.npy" "$T/d/Identity.npy" &&
+    ok "--seed changes the input" || bad "--seed"
+expect_fail "wrong input name" "nope" --input "nope=$R/input_input_1.npy" "$M/emotion.json"
+# an image input, resized to the model's size
+node -e '
+  // a 5x7 RGB PPM is not supported by stb? it is (stb_image reads PNM). Write one.
+  const w = 7, h = 5, px = Buffer.alloc(w * h * 3);
+  for (let i = 0; i < px.length; i++) px[i] = (i * 37) & 255;
+  require("fs").writeFileSync(process.argv[1], Buffer.concat([Buffer.from(`P6\n${w} ${h}\n255\n`), px]));
+' "$T/img.ppm"
+"$SI" -q --input "$T/img.ppm" "$M/liveness.json" && ok "image input resized" || bad "image input"
+"$SI" -q --io uring --output "$T/u" "$M/emotion.json" && cmp -s "$T/a/Identity.npy" "$T/u/Identity.npy" &&
+    ok "--io uring gives the same outputs" || bad "--io uring"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,44 @@
+#!/bin/sh
+# Makes TensorFlow.js reference outputs for the fetched models:
+#   tests/make_refs.sh CACHE_DIR MODEL...
+# runs tests/oracle/reference.js on CACHE_DIR/human-models/models/MODEL.json
+# into CACHE_DIR/refs/MODEL/.  A folder whose manifest.json is newer than
+# reference.js and has the same seed is kept.  SEED (default 1) sets the seed.
+set -eu
+
+die() { echo "make_refs.sh: error: $*" >&2; exit 1; }
+
+[ $# -ge 2 ] || die "usage: tests/make_refs.sh CACHE_DIR MODEL..."
+HERE=$(cd "$(dirname "$0")" && pwd)
+REF=$HERE/oracle/reference.js
+CACHE=$1
+shift
+SEED=${SEED:-1}
+case $SEED in ''|*[!0-9]*) die "SEED must be a non-negative integer, got '$SEED'" ;; esac
+
+"$HERE/oracle/setup.sh" || die "the TensorFlow.js oracle is not set up"
+MODELS=$CACHE/human-models/models
+[ -d "$MODELS" ] || die "no $MODELS; run tests/fetch_models.sh $CACHE first"
+
+failed=""
+for name in "$@"; do
+    json=$MODELS/$name.json
+    out=$CACHE/refs/$name
+    if [ ! -f "$json" ]; then
+        echo "make_refs.sh: $name: no $json" >&2
+        failed="$failed $name"
+        continue
+    fi
+    if [ -f "$out/manifest.json" ] && [ -n "$(find "$out/manifest.json" -newer "$REF")" ] &&
+       [ "$(node -p "JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8')).seed" "$out/manifest.json" 2>/dev/null)" = "$SEED" ]; then
+        echo "make_refs.sh: $name: up to date"
+        continue
+    fi
+    echo "make_refs.sh: $name: running reference.js"
+    rm -rf "$out"
+    if ! node "$REF" "$json" "$out" --seed "$SEED"; then
+        echo "make_refs.sh: $name: reference.js failed" >&2
+        failed="$failed $name"
+    fi
+done
+[ -z "$failed" ] || die "failed:$failed"

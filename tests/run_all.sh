@@ -1,0 +1,47 @@
+#!/bin/sh
+# Runs every test: unit and kernel tests (cmocka), bad-input tests under
+# valgrind, the command-line contract, and the real models against TensorFlow.js.
+#   tests/run_all.sh BUILD_DIR CACHE_DIR
+set -u
+B=$1
+CACHE=$2
+HERE=$(cd "$(dirname "$0")" && pwd)
+MODELS=${SI_TEST_MODELS:-"emotion gender age liveness antispoof posenet blazeface facemesh iris
+mobilefacenet selfie movenet-lightning efficientpose handlandmark-full blazepose-lite"}
+passed=0
+failed=0
+failures=""
+
+check() { # name, command...
+    name=$1
+    shift
+    echo "=== $name"
+    if "$@"; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        failures="$failures $name"
+    fi
+}
+
+for t in "$B"/tests/test_*; do
+    case $t in
+    *test_models) continue ;;
+    *test_errors) check "$(basename "$t") (valgrind)" valgrind -q --error-exitcode=9 \
+        --leak-check=full --errors-for-leak-kinds=definite "$t" "$CACHE" ;;
+    *) check "$(basename "$t")" "$t" "$CACHE" ;;
+    esac
+done
+
+if "$HERE/fetch_models.sh" "$CACHE" && "$HERE/make_refs.sh" "$CACHE" $MODELS; then
+    check "cli contract" "$HERE/cli_test.sh" "$B/streaminfer" "$CACHE"
+    check "models vs TensorFlow.js (mmap)" "$B/tests/test_models" "$CACHE" $MODELS
+    check "models vs TensorFlow.js (io_uring)" env SI_IO=uring "$B/tests/test_models" "$CACHE" emotion selfie
+else
+    failed=$((failed + 1))
+    failures="$failures fetch-models-or-refs"
+fi
+
+[ -z "$failures" ] || echo "failed:$failures"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

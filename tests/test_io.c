@@ -1,0 +1,843 @@
+/* io/ unit tests: model folders are written from C into a temp dir. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <ftw.h>
+
+#include <stb/stb_image_write.h>
+
+#include "io.h"
+
+/* ---- temp folders ---- */
+
+static char tmp_root[64];
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb; (void)flag; (void)ftw;
+    return remove(p);
+}
+
+static int setup_tmp(void **state)
+{
+    (void)state;
+    strcpy(tmp_root, "/tmp/test_io_XXXXXX");
+    return mkdtemp(tmp_root) ? 0 : -1;
+}
+
+static int teardown_tmp(void **state)
+{
+    (void)state;
+    return nftw(tmp_root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static char *path_in(const char *sub, const char *name)
+{
+    static char buf[4][512];
+    static int k;
+    char *p = buf[k++ & 3];
+    snprintf(p, 512, "%s/%s%s%s", tmp_root, sub, name ? "/" : "", name ? name : "");
+    return p;
+}
+
+static char *make_dir(const char *sub)
+{
+    char *p = path_in(sub, NULL);
+    assert_int_equal(mkdir(p, 0700), 0);
+    return p;
+}
+
+static void write_bytes(const char *sub, const char *name, const void *data, size_t len)
+{
+    FILE *f = fopen(path_in(sub, name), "wb");
+    assert_non_null(f);
+    if (len)
+        assert_int_equal(fwrite(data, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void write_text(const char *sub, const char *name, const char *text)
+{
+    write_bytes(sub, name, text, strlen(text));
+}
+
+static uint32_t float_bits(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return b;
+}
+
+/* ---- attrs ---- */
+
+static const char *attrs_json =
+    "{\"format\":\"graph-model\",\"generatedBy\":\"2.x\",\"convertedBy\":\"test\","
+    "\"modelTopology\":{\"node\":["
+    "{\"name\":\"x\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"},"
+    "  \"shape\":{\"shape\":{\"dim\":[{\"size\":\"-1\"},{\"size\":3},{}]}}}},"
+    "{\"name\":\"c\",\"op\":\"Const\",\"attr\":{\"value\":{\"tensor\":{\"dtype\":\"DT_INT32\","
+    "  \"tensorShape\":{\"dim\":[{\"size\":\"2\"}]},\"intVal\":[7,\"-8\"]}}}},"
+    "{\"name\":\"n\",\"op\":\"Conv2D\",\"input\":[\"x\",\"c:1\",\"^ctrl\"],\"attr\":{"
+    "  \"i\":{\"i\":\"3\"},\"inum\":{\"i\":-4},\"f\":{\"f\":0.5},\"finf\":{\"f\":\"-Infinity\"},\"b\":{\"b\":true},"
+    "  \"s\":{\"s\":\"U0FNRQ==\"},\"t\":{\"type\":\"DT_FLOAT\"},\"tbool\":{\"type\":\"DT_BOOL\"},"
+    "  \"tother\":{\"type\":\"DT_INT64\"},\"tnum\":{\"type\":3},"
+    "  \"sh_unk\":{\"shape\":{\"unknownRank\":true}},\"sh_unk2\":{\"shape\":{\"unknown_rank\":true}},"
+    "  \"sh_scalar\":{\"shape\":{}},"
+    "  \"li\":{\"list\":{\"i\":[\"1\",\"2\",-3]}},\"lf\":{\"list\":{\"f\":[1.5,\"NaN\"]}},"
+    "  \"ls\":{\"list\":{\"s\":[\"U0FNRQ==\",\"VkFMSUQ=\"]}},\"lb\":{\"list\":{\"b\":[true,false]}},"
+    "  \"lt\":{\"list\":{\"type\":[\"DT_FLOAT\",\"DT_INT32\"]}},"
+    "  \"lsh\":{\"list\":{\"shape\":[{\"dim\":[{\"size\":\"2\"}]},{\"unknownRank\":true}]}},"
+    "  \"lempty\":{\"list\":{}},"
+    "  \"tf\":{\"tensor\":{\"dtype\":\"DT_FLOAT\",\"tensorShape\":{},\"floatVal\":[2.5]}},"
+    "  \"tb\":{\"tensor\":{\"dtype\":\"DT_BOOL\",\"tensor_shape\":{\"dim\":[{\"size\":\"2\"}]},\"bool_val\":[true,false]}},"
+    "  \"tc\":{\"tensor\":{\"dtype\":\"DT_FLOAT\",\"tensorShape\":{\"dim\":[{\"size\":\"2\"}]},"
+    "        \"tensorContent\":\"AACAPwAAAEA=\"}},"
+    "  \"tstr\":{\"tensor\":{\"dtype\":\"DT_STRING\",\"tensorShape\":{},\"stringVal\":[\"eA==\"]}},"
+    "  \"fn\":{\"func\":{\"name\":\"body\"}},"
+    "  \"empty\":{}"
+    "}},"
+    "{\"name\":\"ctrl\",\"op\":\"NoOp\"}"
+    "],\"library\":{},\"versions\":{}},"
+    "\"weightsManifest\":[],"
+    "\"signature\":{\"inputs\":{\"x\":{\"name\":\"x:0\",\"dtype\":\"DT_FLOAT\"}},"
+    "  \"outputs\":{\"out\":{\"name\":\"n:0\"},\"aux\":{\"name\":\"c:0\"}}}}";
+
+static void test_attrs(void **state)
+{
+    (void)state;
+    make_dir("attrs");
+    write_text("attrs", "model.json", attrs_json);
+    io_model *m = NULL;
+    si_error err = {0};
+    assert_int_equal(io_model_load(path_in("attrs", NULL), &m, &err), SI_OK);
+    assert_string_equal(m->format, "graph-model");
+    assert_int_equal(m->n_nodes, 4);
+    assert_int_equal(m->n_weights, 0);
+    assert_int_equal(m->n_groups, 0);
+    assert_int_equal(m->has_functions, 0);
+
+    const io_node *x = &m->nodes[0];
+    assert_string_equal(x->name, "x");
+    assert_string_equal(x->op, "Placeholder");
+    assert_int_equal(x->n_inputs, 0);
+    const io_attr *a = io_node_attr(x, "dtype");
+    assert_int_equal(a->kind, IO_ATTR_TYPE);
+    assert_int_equal(a->type, IO_DT_FLOAT);
+    assert_string_equal(a->type_name, "DT_FLOAT");
+    a = io_node_attr(x, "shape");
+    assert_int_equal(a->kind, IO_ATTR_SHAPE);
+    assert_int_equal(a->shape.unknown_rank, 0);
+    assert_int_equal(a->shape.rank, 3);
+    assert_int_equal(a->shape.dim[0], -1);
+    assert_int_equal(a->shape.dim[1], 3);
+    assert_int_equal(a->shape.dim[2], 0);
+    assert_null(io_node_attr(x, "nope"));
+
+    a = io_node_attr(&m->nodes[1], "value");
+    assert_int_equal(a->kind, IO_ATTR_TENSOR);
+    assert_int_equal(a->tensor.dtype, IO_DT_INT32);
+    assert_int_equal(a->tensor.shape.rank, 1);
+    assert_int_equal(a->tensor.shape.dim[0], 2);
+    assert_int_equal(a->tensor.n, 2);
+    assert_int_equal(((int32_t *)a->tensor.data)[0], 7);
+    assert_int_equal(((int32_t *)a->tensor.data)[1], -8);
+
+    const io_node *n = &m->nodes[2];
+    assert_int_equal(n->n_inputs, 3);
+    assert_string_equal(n->inputs[0], "x");
+    assert_string_equal(n->inputs[1], "c:1");
+    assert_string_equal(n->inputs[2], "^ctrl");
+    assert_int_equal(io_node_attr(n, "i")->kind, IO_ATTR_I);
+    assert_int_equal(io_node_attr(n, "i")->i, 3);
+    assert_int_equal(io_node_attr(n, "inum")->i, -4);
+    assert_int_equal(io_node_attr(n, "f")->kind, IO_ATTR_F);
+    assert_true(io_node_attr(n, "f")->f == 0.5);
+    assert_true(isinf(io_node_attr(n, "finf")->f) && io_node_attr(n, "finf")->f < 0);
+    assert_int_equal(io_node_attr(n, "b")->kind, IO_ATTR_B);
+    assert_int_equal(io_node_attr(n, "b")->b, 1);
+    a = io_node_attr(n, "s");
+    assert_int_equal(a->kind, IO_ATTR_S);
+    assert_string_equal(a->s, "SAME");
+    assert_int_equal(a->s_len, 4);
+    assert_int_equal(io_node_attr(n, "tbool")->type, IO_DT_BOOL);
+    a = io_node_attr(n, "tother");
+    assert_int_equal(a->type, IO_DT_OTHER);
+    assert_string_equal(a->type_name, "DT_INT64");
+    assert_int_equal(io_node_attr(n, "tnum")->type, IO_DT_INT32);
+    assert_int_equal(io_node_attr(n, "sh_unk")->shape.unknown_rank, 1);
+    assert_int_equal(io_node_attr(n, "sh_unk2")->shape.unknown_rank, 1);
+    a = io_node_attr(n, "sh_scalar");
+    assert_int_equal(a->kind, IO_ATTR_SHAPE);
+    assert_int_equal(a->shape.unknown_rank, 0);
+    assert_int_equal(a->shape.rank, 0);
+
+    a = io_node_attr(n, "li");
+    assert_int_equal(a->kind, IO_ATTR_LIST);
+    assert_int_equal(a->list_kind, IO_ATTR_I);
+    assert_int_equal(a->n, 3);
+    assert_int_equal(a->li[0], 1);
+    assert_int_equal(a->li[1], 2);
+    assert_int_equal(a->li[2], -3);
+    a = io_node_attr(n, "lf");
+    assert_int_equal(a->list_kind, IO_ATTR_F);
+    assert_int_equal(a->n, 2);
+    assert_true(a->lf[0] == 1.5);
+    assert_true(isnan(a->lf[1]));
+    a = io_node_attr(n, "ls");
+    assert_int_equal(a->list_kind, IO_ATTR_S);
+    assert_int_equal(a->n, 2);
+    assert_string_equal(a->ls[0], "SAME");
+    assert_string_equal(a->ls[1], "VALID");
+    a = io_node_attr(n, "lb");
+    assert_int_equal(a->list_kind, IO_ATTR_B);
+    assert_int_equal(a->lb[0], 1);
+    assert_int_equal(a->lb[1], 0);
+    a = io_node_attr(n, "lt");
+    assert_int_equal(a->list_kind, IO_ATTR_TYPE);
+    assert_int_equal(a->n, 2);
+    assert_int_equal(a->ltype[0], IO_DT_FLOAT);
+    assert_int_equal(a->ltype[1], IO_DT_INT32);
+    a = io_node_attr(n, "lsh");
+    assert_int_equal(a->list_kind, IO_ATTR_SHAPE);
+    assert_int_equal(a->n, 2);
+    assert_int_equal(a->lshape[0].rank, 1);
+    assert_int_equal(a->lshape[0].dim[0], 2);
+    assert_int_equal(a->lshape[1].unknown_rank, 1);
+    a = io_node_attr(n, "lempty");
+    assert_int_equal(a->kind, IO_ATTR_LIST);
+    assert_int_equal(a->list_kind, IO_ATTR_EMPTY);
+    assert_int_equal(a->n, 0);
+
+    a = io_node_attr(n, "tf");
+    assert_int_equal(a->tensor.dtype, IO_DT_FLOAT);
+    assert_int_equal(a->tensor.shape.rank, 0);
+    assert_int_equal(a->tensor.n, 1);
+    assert_true(((float *)a->tensor.data)[0] == 2.5f);
+    a = io_node_attr(n, "tb");
+    assert_int_equal(a->tensor.dtype, IO_DT_BOOL);
+    assert_int_equal(a->tensor.shape.dim[0], 2);
+    assert_int_equal(a->tensor.n, 2);
+    assert_int_equal(((uint8_t *)a->tensor.data)[0], 1);
+    assert_int_equal(((uint8_t *)a->tensor.data)[1], 0);
+    a = io_node_attr(n, "tc");
+    assert_int_equal(a->tensor.n, 2);
+    assert_true(((float *)a->tensor.data)[0] == 1.0f);
+    assert_true(((float *)a->tensor.data)[1] == 2.0f);
+    a = io_node_attr(n, "tstr");
+    assert_int_equal(a->tensor.dtype, IO_DT_OTHER);
+    assert_null(a->tensor.data);
+    a = io_node_attr(n, "fn");
+    assert_int_equal(a->kind, IO_ATTR_FUNC);
+    assert_string_equal(a->s, "body");
+    assert_int_equal(io_node_attr(n, "empty")->kind, IO_ATTR_EMPTY);
+
+    assert_int_equal(m->nodes[3].n_inputs, 0);
+    assert_int_equal(m->nodes[3].n_attrs, 0);
+
+    assert_int_equal(m->n_sig_inputs, 1);
+    assert_string_equal(m->sig_input_keys[0], "x");
+    assert_string_equal(m->sig_input_names[0], "x:0");
+    assert_int_equal(m->n_sig_outputs, 2);
+    assert_string_equal(m->sig_output_keys[1], "aux");
+    assert_string_equal(m->sig_output_names[1], "c:0");
+
+    /* A path to the file itself works the same as the folder. */
+    io_model *m2 = NULL;
+    assert_int_equal(io_model_load(path_in("attrs", "model.json"), &m2, &err), SI_OK);
+    assert_int_equal(m2->n_nodes, 4);
+    assert_string_equal(m2->dir, path_in("attrs", NULL));
+    io_model_free(m2);
+    io_model_free(m);
+}
+
+/* ---- weights ---- */
+
+enum { N_Q8 = 256, N_F16 = 12 };
+static const uint16_t f16_in[N_F16] = {0x0000, 0x8000, 0x3c00, 0xc000, 0x0001, 0x03ff,
+                                       0x0400, 0x7bff, 0x7c00, 0xfc00, 0x3555, 0x8001};
+static const double q8_scale = 0.023529411764705882, q8_min = -1.1;
+
+/* group 1: f32[2,3] i32[3] bool[5] q8[256] f16[12] q8i[3] q16[2]; group 2: f32[7] */
+static const char *weights_json =
+    "{\"format\":\"graph-model\",\"modelTopology\":{\"node\":[]},\"weightsManifest\":["
+    "{\"paths\":[\"group1-shard1of3.bin\",\"group1-shard2of3.bin\",\"group1-shard3of3.bin\"],\"weights\":["
+    " {\"name\":\"w_f32\",\"shape\":[2,3],\"dtype\":\"float32\"},"
+    " {\"name\":\"w_i32\",\"shape\":[\"3\"],\"dtype\":\"int32\"},"
+    " {\"name\":\"w_bool\",\"shape\":[5],\"dtype\":\"bool\"},"
+    " {\"name\":\"w_q8\",\"shape\":[16,16],\"dtype\":\"float32\","
+    "   \"quantization\":{\"dtype\":\"uint8\",\"min\":-1.1,\"scale\":0.023529411764705882,\"original_dtype\":\"float32\"}},"
+    " {\"name\":\"w_f16\",\"shape\":[3,4],\"dtype\":\"float32\",\"quantization\":{\"dtype\":\"float16\"}},"
+    " {\"name\":\"w_q8i\",\"shape\":[3],\"dtype\":\"int32\",\"quantization\":{\"dtype\":\"uint8\",\"min\":-2,\"scale\":0.5}},"
+    " {\"name\":\"w_q16\",\"shape\":[2],\"dtype\":\"float32\",\"quantization\":{\"dtype\":\"uint16\",\"min\":1,\"scale\":0.001}},"
+    " {\"name\":\"w_scalar\",\"shape\":[],\"dtype\":\"float32\"}"
+    "]},"
+    "{\"paths\":[\"group2-shard1of3.bin\",\"group2-shard2of3.bin\",\"group2-shard3of3.bin\"],\"weights\":["
+    " {\"name\":\"w2\",\"shape\":[7],\"dtype\":\"float32\"}"
+    "]}]}";
+
+/* stored bytes of group 1 and group 2 */
+static uint8_t g1[24 + 12 + 5 + N_Q8 + 2 * N_F16 + 3 + 4 + 4], g2[28 + 4];
+static const size_t g1_cut[2] = {30, 100}; /* w_i32 straddles 30 */
+static const size_t g2_cut[2] = {8, 20};
+
+static void fill_groups(void)
+{
+    size_t o = 0;
+    for (int i = 0; i < 6; i++) {
+        float v = (float)i * 1.25f - 2.0f;
+        memcpy(g1 + o, &v, 4);
+        o += 4;
+    }
+    int32_t iv[3] = {-7, 0, 2147483647};
+    memcpy(g1 + o, iv, 12);
+    o += 12;
+    const uint8_t bv[5] = {1, 0, 1, 1, 0};
+    memcpy(g1 + o, bv, 5);
+    o += 5;
+    for (int i = 0; i < N_Q8; i++)
+        g1[o++] = (uint8_t)i;
+    memcpy(g1 + o, f16_in, sizeof f16_in);
+    o += sizeof f16_in;
+    g1[o++] = 1; /* -1.5 → Math.round → -1 */
+    g1[o++] = 3; /* -0.5 → 0 */
+    g1[o++] = 5; /* 0.5 → 1 */
+    uint16_t q16[2] = {0, 65535};
+    memcpy(g1 + o, q16, 4);
+    o += 4;
+    float sc = 42.0f;
+    memcpy(g1 + o, &sc, 4);
+    o += 4;
+    assert_int_equal(o, sizeof g1);
+    for (int i = 0; i < 7; i++) {
+        float v = (float)i / 3.0f;
+        memcpy(g2 + 4 * i, &v, 4);
+    }
+    memset(g2 + 28, 0xee, 4); /* the last shard is longer than needed */
+}
+
+static void write_shards(const char *sub, const char *prefix, const uint8_t *g, size_t len, const size_t cut[2])
+{
+    char name[64];
+    size_t a[4] = {0, cut[0], cut[1], len};
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof name, "%s-shard%dof3.bin", prefix, i + 1);
+        write_bytes(sub, name, g + a[i], a[i + 1] - a[i]);
+    }
+}
+
+static void make_weights_model(const char *sub)
+{
+    fill_groups();
+    make_dir(sub);
+    write_text(sub, "model.json", weights_json);
+    write_shards(sub, "group1", g1, sizeof g1, g1_cut);
+    write_shards(sub, "group2", g2, sizeof g2, g2_cut);
+}
+
+static uint8_t *read_all(io_model *m, si_io_mode mode)
+{
+    io_reader *r = NULL;
+    si_error err = {0};
+    assert_int_equal(io_reader_open(m, mode, &r, &err), SI_OK);
+    uint8_t *buf = calloc(1, m->weights_bytes + 16);
+    uint64_t o = 0;
+    for (int w = 0; w < m->n_weights; w++) {
+        assert_int_equal(io_reader_submit(r, w, buf + o, &err), SI_OK);
+        o += m->weights[w].nbytes;
+    }
+    assert_int_equal(io_reader_wait(r, &err), SI_OK);
+    io_reader_close(r);
+    return buf;
+}
+
+static void test_weights(void **state)
+{
+    (void)state;
+    make_weights_model("weights");
+    io_model *m = NULL;
+    si_error err = {0};
+    assert_int_equal(io_model_load(path_in("weights", "model.json"), &m, &err), SI_OK);
+    assert_int_equal(m->n_groups, 2);
+    assert_int_equal(m->n_weights, 9);
+    assert_int_equal(m->groups[0].n_paths, 3);
+    assert_int_equal(m->groups[0].total, sizeof g1);
+    assert_int_equal(m->groups[1].total, sizeof g2);
+    assert_int_equal(m->groups[0].sizes[0], 30);
+    assert_int_equal(m->weights_bytes, sizeof g1 + 28);
+    assert_non_null(strstr(m->groups[1].paths[2], "weights/group2-shard3of3.bin"));
+
+    const io_weight *w = m->weights;
+    assert_string_equal(w[0].name, "w_f32");
+    assert_int_equal(w[0].rank, 2);
+    assert_int_equal(w[0].shape[1], 3);
+    assert_int_equal(w[0].count, 6);
+    assert_int_equal(w[1].dtype, IO_DT_INT32);
+    assert_int_equal(w[1].offset, 24);
+    assert_int_equal(w[1].nbytes, 12);
+    assert_int_equal(w[2].dtype, IO_DT_BOOL);
+    assert_int_equal(w[2].nbytes, 5);
+    assert_int_equal(w[3].quant, IO_Q_UINT8);
+    assert_int_equal(w[3].nbytes, N_Q8);
+    assert_true(w[3].q_scale == (float)q8_scale);
+    assert_true(w[3].q_min == (float)q8_min);
+    assert_int_equal(io_weight_stored_elem_size(&w[3]), 1);
+    assert_int_equal(w[4].quant, IO_Q_FLOAT16);
+    assert_int_equal(io_weight_stored_elem_size(&w[4]), 2);
+    assert_int_equal(w[4].nbytes, 2 * N_F16);
+    assert_int_equal(w[6].quant, IO_Q_UINT16);
+    assert_int_equal(w[7].rank, 0);
+    assert_int_equal(w[7].count, 1);
+    assert_int_equal(w[8].group, 1);
+    assert_int_equal(w[8].offset, 0);
+
+    /* Both readers give the same bytes, which are the bytes written. */
+    uint8_t *a = read_all(m, SI_IO_MMAP);
+    uint8_t *b = read_all(m, SI_IO_URING);
+    assert_memory_equal(a, g1, sizeof g1);
+    assert_memory_equal(a + sizeof g1, g2, 28);
+    assert_memory_equal(a, b, m->weights_bytes);
+    free(a);
+    free(b);
+
+    io_reader *rm = NULL, *ru = NULL;
+    assert_int_equal(io_reader_open(m, SI_IO_MMAP, &rm, &err), SI_OK);
+    assert_int_equal(io_reader_open(m, SI_IO_URING, &ru, &err), SI_OK);
+    uint8_t stored[512], again[512];
+    void *outbuf = malloc(N_Q8 * 4);
+    int32_t *out = outbuf;
+    float *outf = outbuf;
+
+    assert_int_equal(io_reader_read(rm, 1, stored, &err), SI_OK);
+    io_weight_dequantize(&w[1], stored, out);
+    assert_int_equal(out[0], -7);
+    assert_int_equal(out[2], 2147483647);
+
+    assert_int_equal(io_reader_read(rm, 2, stored, &err), SI_OK);
+    io_weight_dequantize(&w[2], stored, out);
+    assert_int_equal(out[0], 1);
+    assert_int_equal(out[1], 0);
+    assert_int_equal(out[4], 0);
+
+    /* uint8: as TensorFlow.js computes it, q*scale+min in double, then float32. */
+    assert_int_equal(io_reader_read(ru, 3, stored, &err), SI_OK);
+    io_weight_dequantize(&w[3], stored, out);
+    int differs_from_float_math = 0;
+    for (int q = 0; q < N_Q8; q++) {
+        float want = (float)(q * q8_scale + q8_min);
+        assert_int_equal(float_bits(outf[q]), float_bits(want));
+        differs_from_float_math += float_bits(want) != float_bits((float)(q * (double)(float)q8_scale + (double)(float)q8_min));
+    }
+    assert_true(differs_from_float_math > 0); /* the test would catch float math */
+
+    /* A hand-built weight with only the float fields set still dequantizes. */
+    io_weight hand = w[3];
+    hand.q_min64 = hand.q_scale64 = 0;
+    io_weight_dequantize(&hand, stored, out);
+    assert_true(outf[255] == (float)(255.0 * (float)q8_scale + (float)q8_min));
+
+    assert_int_equal(io_reader_read(ru, 4, stored, &err), SI_OK);
+    io_weight_dequantize(&w[4], stored, out);
+    const float want16[N_F16] = {0.0f, -0.0f, 1.0f, -2.0f, ldexpf(1, -24), ldexpf(1023, -24),
+                                 ldexpf(1, -14), 65504.0f, INFINITY, -INFINITY, 0.333251953125f, -ldexpf(1, -24)};
+    for (int i = 0; i < N_F16; i++)
+        assert_int_equal(float_bits(outf[i]), float_bits(want16[i]));
+    assert_true(isnan(io_half_to_float(0x7e00)));
+    assert_true(isnan(io_half_to_float(0xfc01)));
+    assert_int_equal(float_bits(io_half_to_float(0x8000)), 0x80000000u);
+    /* every finite half against the definition: (-1)^s * 2^(e-15) * 1.m, or 2^-14 * 0.m */
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        uint32_t e = (h >> 10) & 31, man = h & 1023;
+        if (e == 31)
+            continue;
+        double v = e ? ldexp(1024 + man, (int)e - 25) : ldexp(man, -24);
+        float want = (float)((h & 0x8000) ? -v : v);
+        assert_int_equal(float_bits(io_half_to_float((uint16_t)h)), float_bits(want));
+    }
+
+    assert_int_equal(io_reader_read(ru, 5, stored, &err), SI_OK);
+    io_weight_dequantize(&w[5], stored, out);
+    assert_int_equal(out[0], -1);
+    assert_int_equal(out[1], 0);
+    assert_int_equal(out[2], 1);
+
+    assert_int_equal(io_reader_read(rm, 6, stored, &err), SI_OK);
+    io_weight_dequantize(&w[6], stored, out);
+    assert_true(outf[0] == 1.0f);
+    assert_true(outf[1] == (float)(65535 * 0.001 + 1));
+
+    /* Many queued reads at once: more than the ring holds. */
+    enum { REPS = 300 };
+    uint8_t *many = malloc(REPS * 28);
+    for (int k = 0; k < REPS; k++)
+        assert_int_equal(io_reader_submit(ru, 8, many + 28 * k, &err), SI_OK);
+    assert_int_equal(io_reader_wait(ru, &err), SI_OK);
+    for (int k = 0; k < REPS; k++)
+        assert_memory_equal(many + 28 * k, g2, 28);
+    free(many);
+
+    assert_int_equal(io_reader_read(rm, 8, again, &err), SI_OK);
+    assert_memory_equal(again, g2, 28);
+    assert_int_not_equal(io_reader_read(rm, 9, again, &err), SI_OK);
+    assert_int_equal(err.status, SI_ERR_ARG);
+    assert_int_not_equal(io_reader_read(ru, -1, again, &err), SI_OK);
+
+    free(outbuf);
+    io_reader_close(rm);
+    io_reader_close(ru);
+
+    /* A reader closed with reads still queued finishes them first. */
+    assert_int_equal(io_reader_open(m, SI_IO_URING, &ru, &err), SI_OK);
+    assert_int_equal(io_reader_submit(ru, 0, again, &err), SI_OK);
+    io_reader_close(ru);
+    assert_memory_equal(again, g1, 24);
+
+    /* A shard cut short after loading is caught when a reader opens it. */
+    assert_int_equal(truncate(path_in("weights", "group2-shard3of3.bin"), 2), 0);
+    for (int mode = 0; mode < 2; mode++) {
+        io_reader *r = NULL;
+        memset(&err, 0, sizeof err);
+        assert_int_not_equal(io_reader_open(m, (si_io_mode)mode, &r, &err), SI_OK);
+        assert_null(r);
+        assert_non_null(strstr(err.message, "group2-shard3of3.bin"));
+    }
+    io_model_free(m);
+}
+
+/* ---- bad input ---- */
+
+static void expect_fail(const char *path, si_status want, const char *n1, const char *n2, const char *n3)
+{
+    io_model *m = (io_model *)1;
+    si_error err = {0};
+    si_status st = io_model_load(path, &m, &err);
+    print_message("  %s -> %d: %s\n", path, st, err.message);
+    assert_int_equal(st, want);
+    assert_int_equal(err.status, want);
+    assert_null(m);
+    assert_null(strchr(err.message, '\n'));
+    assert_non_null(strstr(err.message, n1));
+    if (n2)
+        assert_non_null(strstr(err.message, n2));
+    if (n3)
+        assert_non_null(strstr(err.message, n3));
+}
+
+static void bad_model(const char *sub, const char *json)
+{
+    make_dir(sub);
+    write_text(sub, "model.json", json);
+}
+
+#define ONE_WEIGHT(dtype, extra)                                                                 \
+    "{\"format\":\"graph-model\",\"modelTopology\":{\"node\":[]},\"weightsManifest\":[{"           \
+    "\"paths\":[\"s.bin\"],\"weights\":[{\"name\":\"wname\",\"shape\":[2],\"dtype\":\"" dtype "\"" \
+    extra "}]}]}"
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    static const uint8_t zeros[64];
+
+    expect_fail(path_in("does-not-exist", NULL), SI_ERR_IO, "does-not-exist", NULL, NULL);
+    make_dir("empty_dir");
+    expect_fail(path_in("empty_dir", NULL), SI_ERR_IO, "empty_dir/model.json", NULL, NULL);
+
+    bad_model("malformed", "{\"format\": graph-model, \"modelTopology\": {}}");
+    expect_fail(path_in("malformed", NULL), SI_ERR_FORMAT, "malformed/model.json", "line 1", NULL);
+
+    size_t half = strlen(attrs_json) / 2;
+    char *trunc = strndup(attrs_json, half);
+    bad_model("truncated", trunc);
+    free(trunc);
+    expect_fail(path_in("truncated", NULL), SI_ERR_FORMAT, "truncated/model.json", "truncated?", NULL);
+
+    bad_model("emptyfile", "");
+    expect_fail(path_in("emptyfile", NULL), SI_ERR_FORMAT, "emptyfile/model.json", NULL, NULL);
+
+    bad_model("notobj", "[1,2]");
+    expect_fail(path_in("notobj", NULL), SI_ERR_FORMAT, "notobj/model.json", NULL, NULL);
+
+    bad_model("layers", "{\"format\":\"layers-model\",\"modelTopology\":{}}");
+    expect_fail(path_in("layers", NULL), SI_ERR_UNSUPPORTED, "layers/model.json", "layers-model", NULL);
+
+    /* missing shard: the second one is not there */
+    make_weights_model("missing");
+    assert_int_equal(unlink(path_in("missing", "group1-shard2of3.bin")), 0);
+    expect_fail(path_in("missing", NULL), SI_ERR_IO, "group1-shard2of3.bin", NULL, NULL);
+
+    /* shard shorter than the manifest says */
+    make_weights_model("short");
+    assert_int_equal(truncate(path_in("short", "group1-shard3of3.bin"), 10), 0);
+    char need[32], have[32];
+    snprintf(need, sizeof need, "%zu", sizeof g1);
+    snprintf(have, sizeof have, "%zu", g1_cut[1] + 10);
+    expect_fail(path_in("short", "model.json"), SI_ERR_FORMAT, "group1-shard3of3.bin", need, have);
+
+    bad_model("dtype", ONE_WEIGHT("float64", ""));
+    write_bytes("dtype", "s.bin", zeros, 64);
+    expect_fail(path_in("dtype", NULL), SI_ERR_FORMAT, "dtype/model.json", "wname", "float64");
+
+    bad_model("string", ONE_WEIGHT("string", ""));
+    write_bytes("string", "s.bin", zeros, 64);
+    expect_fail(path_in("string", NULL), SI_ERR_UNSUPPORTED, "string/model.json", "wname", NULL);
+
+    bad_model("quant", ONE_WEIGHT("float32", ",\"quantization\":{\"dtype\":\"int4\",\"min\":0,\"scale\":1}"));
+    write_bytes("quant", "s.bin", zeros, 64);
+    expect_fail(path_in("quant", NULL), SI_ERR_UNSUPPORTED, "quant/model.json", "wname", "int4");
+
+    bad_model("qnoscale", ONE_WEIGHT("float32", ",\"quantization\":{\"dtype\":\"uint8\",\"min\":0}"));
+    write_bytes("qnoscale", "s.bin", zeros, 64);
+    expect_fail(path_in("qnoscale", NULL), SI_ERR_FORMAT, "qnoscale/model.json", "wname", NULL);
+
+    bad_model("f16int", ONE_WEIGHT("int32", ",\"quantization\":{\"dtype\":\"float16\"}"));
+    write_bytes("f16int", "s.bin", zeros, 64);
+    expect_fail(path_in("f16int", NULL), SI_ERR_UNSUPPORTED, "f16int/model.json", "wname", NULL);
+
+    bad_model("badshape",
+              "{\"format\":\"graph-model\",\"modelTopology\":{\"node\":[]},\"weightsManifest\":[{"
+              "\"paths\":[\"s.bin\"],\"weights\":[{\"name\":\"wname\",\"shape\":[2,-1],\"dtype\":\"float32\"}]}]}");
+    write_bytes("badshape", "s.bin", zeros, 64);
+    expect_fail(path_in("badshape", NULL), SI_ERR_FORMAT, "badshape/model.json", "wname", NULL);
+
+    bad_model("badattr", "{\"format\":\"graph-model\",\"modelTopology\":{\"node\":["
+                         "{\"name\":\"conv\",\"op\":\"Conv2D\",\"attr\":{\"T\":{\"type\":\"DT_FLOAT\"},"
+                         "\"strides\":{\"list\":{\"i\":[\"1\",\"x\"]}}}}]}}");
+    expect_fail(path_in("badattr", NULL), SI_ERR_FORMAT, "badattr/model.json", "conv", "strides");
+
+    bad_model("badb64", "{\"modelTopology\":{\"node\":[{\"name\":\"pad\",\"op\":\"Conv2D\","
+                        "\"attr\":{\"padding\":{\"s\":\"**\"}}}]}}");
+    expect_fail(path_in("badb64", NULL), SI_ERR_FORMAT, "badb64/model.json", "pad", "padding");
+
+    bad_model("noop", "{\"modelTopology\":{\"node\":[{\"name\":\"lonely\"}]}}");
+    expect_fail(path_in("noop", NULL), SI_ERR_FORMAT, "noop/model.json", "lonely", NULL);
+
+    bad_model("bigrank", "{\"modelTopology\":{\"node\":[{\"name\":\"p\",\"op\":\"Placeholder\",\"attr\":{"
+                         "\"shape\":{\"shape\":{\"dim\":[{},{},{},{},{},{},{}]}}}}]}}");
+    expect_fail(path_in("bigrank", NULL), SI_ERR_UNSUPPORTED, "bigrank/model.json", "p", NULL);
+
+    /* io_fail keeps the message to one line */
+    si_error err;
+    assert_int_equal(io_fail(&err, SI_ERR_SHAPE, "a\nb %d", 3), SI_ERR_SHAPE);
+    assert_string_equal(err.message, "a b 3");
+    assert_int_equal(io_fail(NULL, SI_ERR_IO, "x"), SI_ERR_IO);
+}
+
+/* ---- npy ---- */
+
+static void npy_round_trip(si_dtype dt, int rank, const int64_t *shape, const void *data, size_t bytes)
+{
+    const char *p = path_in("npy", "rt.npy");
+    si_error err = {0};
+    assert_int_equal(io_npy_write(p, dt, rank, shape, data, &err), SI_OK);
+    FILE *f = fopen(p, "rb");
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fclose(f);
+    assert_int_equal((size_t)size - bytes, ((size_t)size - bytes) / 64 * 64); /* header is 64-aligned */
+
+    si_dtype got_dt;
+    int got_rank = -1;
+    int64_t got_shape[SI_MAX_RANK];
+    void *got = NULL;
+    assert_int_equal(io_npy_read(p, &got_dt, &got_rank, got_shape, &got, &err), SI_OK);
+    assert_int_equal(got_dt, dt);
+    assert_int_equal(got_rank, rank);
+    for (int i = 0; i < rank; i++)
+        assert_int_equal(got_shape[i], shape[i]);
+    if (bytes)
+        assert_memory_equal(got, data, bytes);
+    free(got);
+}
+
+static void write_npy_raw(const char *name, int version, const char *dict, const void *data, size_t len)
+{
+    uint8_t buf[4096];
+    size_t pre = version == 1 ? 10 : 12;
+    size_t hl = strlen(dict) + 1;
+    hl += (64 - (pre + hl) % 64) % 64;
+    memcpy(buf, "\x93NUMPY", 6);
+    buf[6] = (uint8_t)version;
+    buf[7] = 0;
+    buf[8] = (uint8_t)hl;
+    buf[9] = (uint8_t)(hl >> 8);
+    if (version != 1)
+        buf[10] = buf[11] = 0;
+    memset(buf + pre, ' ', hl);
+    memcpy(buf + pre, dict, strlen(dict));
+    buf[pre + hl - 1] = '\n';
+    memcpy(buf + pre + hl, data, len);
+    write_bytes("npy", name, buf, pre + hl + len);
+}
+
+static void test_npy(void **state)
+{
+    (void)state;
+    make_dir("npy");
+    const float f[6] = {1.5f, -2.0f, 0.0f, INFINITY, 3.25f, -0.0f};
+    const int32_t i[4] = {1, -2, 2147483647, -2147483647 - 1};
+    const uint8_t b[5] = {1, 0, 0, 1, 1};
+    const int64_t s23[2] = {2, 3}, s4[1] = {4}, s5[3] = {5, 1, 1}, s0[1] = {0};
+    npy_round_trip(SI_FLOAT32, 2, s23, f, sizeof f);
+    npy_round_trip(SI_INT32, 1, s4, i, sizeof i);
+    npy_round_trip(SI_BOOL, 3, s5, b, sizeof b);
+    npy_round_trip(SI_FLOAT32, 0, NULL, f, 4);
+    npy_round_trip(SI_INT32, 1, s0, NULL, 0);
+
+    /* the header as numpy would read it */
+    FILE *fp = fopen(path_in("npy", "rt.npy"), "rb");
+    char hdr[129] = {0};
+    assert_int_equal(fread(hdr, 1, 128, fp), 128);
+    fclose(fp);
+    assert_non_null(strstr(hdr + 10, "{'descr': '<i4', 'fortran_order': False, 'shape': (0,), }"));
+    npy_round_trip(SI_BOOL, 1, s4, b, 4);
+    fp = fopen(path_in("npy", "rt.npy"), "rb");
+    assert_int_equal(fread(hdr, 1, 128, fp), 128);
+    assert_int_equal(hdr[127], '\n');
+    fclose(fp);
+    assert_non_null(strstr(hdr + 10, "'descr': '|b1'"));
+
+    si_dtype dt;
+    int rank;
+    int64_t shape[SI_MAX_RANK];
+    void *data = NULL;
+    si_error err = {0};
+
+    /* version 2.0 with wider types that read as float32 / int32 */
+    const double d[3] = {0.5, -1e-3, 1e10};
+    write_npy_raw("f8.npy", 2, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", d, sizeof d);
+    assert_int_equal(io_npy_read(path_in("npy", "f8.npy"), &dt, &rank, shape, &data, &err), SI_OK);
+    assert_int_equal(dt, SI_FLOAT32);
+    assert_int_equal(rank, 1);
+    assert_true(((float *)data)[1] == (float)-1e-3);
+    assert_true(((float *)data)[2] == 1e10f);
+    free(data);
+
+    const int64_t l[2] = {-5, 2147483647};
+    write_npy_raw("i8.npy", 1, "{'descr': '<i8', 'fortran_order': False, 'shape': (1, 2), }", l, sizeof l);
+    assert_int_equal(io_npy_read(path_in("npy", "i8.npy"), &dt, &rank, shape, &data, &err), SI_OK);
+    assert_int_equal(dt, SI_INT32);
+    assert_int_equal(rank, 2);
+    assert_int_equal(((int32_t *)data)[0], -5);
+    free(data);
+
+    const uint8_t u[3] = {0, 128, 255};
+    write_npy_raw("u1.npy", 1, "{'descr': '|u1', 'fortran_order': False, 'shape': (3,), }", u, sizeof u);
+    assert_int_equal(io_npy_read(path_in("npy", "u1.npy"), &dt, &rank, shape, &data, &err), SI_OK);
+    assert_int_equal(dt, SI_INT32);
+    assert_int_equal(((int32_t *)data)[2], 255);
+    free(data);
+
+    struct {
+        const char *name, *dict;
+        const void *data;
+        size_t len;
+        si_status want;
+    } bad[] = {
+        {"fortran.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", f, sizeof f, SI_ERR_FORMAT},
+        {"i8big.npy", "{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }",
+         (const int64_t[]){INT64_C(1) << 40}, 8, SI_ERR_FORMAT},
+        {"short.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (7,), }", f, sizeof f, SI_ERR_FORMAT},
+        {"bigend.npy", "{'descr': '>f4', 'fortran_order': False, 'shape': (6,), }", f, sizeof f, SI_ERR_UNSUPPORTED},
+        {"c8.npy", "{'descr': '<c8', 'fortran_order': False, 'shape': (3,), }", f, sizeof f, SI_ERR_UNSUPPORTED},
+        {"noshape.npy", "{'descr': '<f4', 'fortran_order': False, }", f, sizeof f, SI_ERR_FORMAT},
+        {"rank7.npy", "{'descr': '|b1', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1), }", b, 1,
+         SI_ERR_UNSUPPORTED},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        write_npy_raw(bad[k].name, 1, bad[k].dict, bad[k].data, bad[k].len);
+        data = (void *)1;
+        assert_int_equal(io_npy_read(path_in("npy", bad[k].name), &dt, &rank, shape, &data, &err), bad[k].want);
+        assert_null(data);
+        assert_non_null(strstr(err.message, bad[k].name));
+    }
+    write_text("npy", "garbage.npy", "hello");
+    assert_int_equal(io_npy_read(path_in("npy", "garbage.npy"), &dt, &rank, shape, &data, &err), SI_ERR_FORMAT);
+    assert_int_equal(io_npy_read(path_in("npy", "nope.npy"), &dt, &rank, shape, &data, &err), SI_ERR_IO);
+    assert_non_null(strstr(err.message, "nope.npy"));
+    assert_int_equal(io_npy_write(path_in("no-such-dir", "x.npy"), SI_FLOAT32, 1, s4, f, &err), SI_ERR_IO);
+    assert_non_null(strstr(err.message, "x.npy"));
+}
+
+/* ---- image ---- */
+
+static si_status read_img(const char *path, int h, int w, si_dtype dt, void **data, si_error *err)
+{
+    return io_image_read(path, &h, &w, dt, data, err);
+}
+
+static void test_image(void **state)
+{
+    (void)state;
+    make_dir("img");
+    enum { W = 4, H = 2 };
+    uint8_t px[H * W * 3];
+    for (int k = 0; k < H * W * 3; k++)
+        px[k] = (uint8_t)(k * 10);
+    assert_true(stbi_write_png(path_in("img", "a.png"), W, H, 3, px, W * 3));
+    si_error err = {0};
+    void *data = NULL;
+
+    assert_int_equal(read_img(path_in("img", "a.png"), H, W, SI_INT32, &data, &err), SI_OK);
+    for (int k = 0; k < H * W * 3; k++)
+        assert_int_equal(((int32_t *)data)[k], px[k]);
+    free(data);
+
+    assert_int_equal(read_img(path_in("img", "a.png"), H, W, SI_FLOAT32, &data, &err), SI_OK);
+    for (int k = 0; k < H * W * 3; k++)
+        assert_true(((float *)data)[k] == px[k] / 255.0f);
+    free(data);
+
+    /* A flat colour stays flat whatever the size. */
+    uint8_t flat[H * W * 3];
+    for (int k = 0; k < H * W * 3; k++)
+        flat[k] = (uint8_t)(k % 3 == 0 ? 200 : k % 3 == 1 ? 100 : 7);
+    assert_true(stbi_write_png(path_in("img", "flat.png"), W, H, 3, flat, W * 3));
+    assert_int_equal(read_img(path_in("img", "flat.png"), 5, 9, SI_INT32, &data, &err), SI_OK);
+    for (int k = 0; k < 5 * 9 * 3; k++)
+        assert_int_equal(((int32_t *)data)[k], flat[k % 3]);
+    free(data);
+
+    /* Downscaled gradient stays inside the input's range, in order along x. */
+    assert_int_equal(read_img(path_in("img", "a.png"), 1, 2, SI_FLOAT32, &data, &err), SI_OK);
+    float *fd = data;
+    for (int k = 0; k < 6; k++)
+        assert_true(fd[k] >= 0.0f && fd[k] <= 1.0f);
+    assert_true(fd[3] > fd[0]);
+    free(data);
+
+    data = (void *)1;
+    assert_int_equal(read_img(path_in("img", "none.png"), 2, 2, SI_FLOAT32, &data, &err), SI_ERR_IO);
+    assert_null(data);
+    assert_non_null(strstr(err.message, "none.png"));
+    write_text("img", "text.png", "not an image at all");
+    assert_int_equal(read_img(path_in("img", "text.png"), 2, 2, SI_FLOAT32, &data, &err), SI_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "text.png"));
+    assert_int_equal(read_img(path_in("img", "a.png"), -1, 2, SI_FLOAT32, &data, &err), SI_ERR_ARG);
+    /* 0 keeps the image's own size */
+    int h0 = 0, w0 = 0;
+    assert_int_equal(io_image_read(path_in("img", "a.png"), &h0, &w0, SI_INT32, &data, &err), SI_OK);
+    assert_int_equal(h0, H);
+    assert_int_equal(w0, W);
+    free(data);
+    assert_int_equal(read_img(path_in("img", "a.png"), 2, 2, SI_BOOL, &data, &err), SI_ERR_ARG);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_attrs),
+        cmocka_unit_test(test_weights),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_npy),
+        cmocka_unit_test(test_image),
+    };
+    return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
+}

@@ -1,0 +1,16 @@
+#!/bin/sh
+# Installs what streaminfer builds and tests with, from Debian's packages.
+set -eu
+pkgs="build-essential pkg-config libepoxy-dev libegl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri
+      liburing-dev libcjson-dev libcmocka-dev libstb-dev valgrind"
+command -v node >/dev/null 2>&1 || pkgs="$pkgs nodejs"
+command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
+missing=""
+for p in $pkgs; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -z "$missing" ]; then echo "deps: all installed"; exit 0; fi
+SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+echo "deps: installing$missing"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
