@@ -7,7 +7,12 @@
 #include <stdint.h>
 #include "streaminfer.h"
 
-typedef enum { PG_WEIGHT, PG_CONST, PG_INPUT, PG_ACT } pg_kind;
+typedef enum {
+    PG_WEIGHT, /* can be dropped and uploaded again from the model's bytes */
+    PG_CONST,  /* folded on the host: dropped and uploaded again from there */
+    PG_INPUT,  /* the caller's data: dropped and uploaded again */
+    PG_ACT     /* made by a step: must be spilled to the host to be evicted */
+} pg_kind;
 
 typedef struct {
     uint64_t bytes;
@@ -27,48 +32,51 @@ typedef struct {
 } pg_problem;
 
 typedef enum {
-    PA_ALLOC,     /* place buf at offset */
+    PA_ALLOC,     /* buf now owns [offset, offset+size) */
     PA_UPLOAD,    /* fill buf from the host (weight, constant, input) */
+    PA_RELOAD,    /* fill buf from its spilled copy */
     PA_RUN,       /* run step */
-    PA_DOWNLOAD,  /* copy an output to the host */
-    PA_FREE       /* release buf's range */
+    PA_SPILL,     /* copy buf to the host before its range is reused */
+    PA_DOWNLOAD,  /* copy an output to the host at the end of the run */
+    PA_FREE       /* buf gives up its range */
 } pa_kind;
 
 typedef struct {
     pa_kind kind;
     int buf;
-    int step;
+    int step;        /* the step it precedes / runs (n_steps for the end of a run) */
     uint64_t offset;
 } pg_action;
 
 typedef struct {
-    uint64_t budget;        /* 0 = none */
-    uint64_t arena_bytes;   /* the arena the plan needs: the GPU bytes we own */
-    uint64_t peak_bytes;    /* most bytes allocated at once */
-    uint64_t lower_bound;   /* largest working set of one step */
-    uint64_t resident_bytes;/* weights and constants kept between runs */
+    uint64_t budget;          /* 0 = none */
+    uint64_t arena_bytes;     /* the GPU bytes the plan owns: its arena */
+    uint64_t lower_bound;     /* largest working set of one step */
+    int lower_bound_step;
+    uint64_t resident_bytes;  /* kept on the GPU between runs */
+    uint64_t capacity;        /* the byte limit the residency simulation used */
     uint32_t align;
-    /* Done once per program (weights and constants made resident). */
+    /* per run, as planned */
+    uint64_t bytes_uploaded, bytes_spilled, bytes_reloaded, bytes_downloaded;
+    uint64_t evictions, segments;
+    /* done once: makes the resident set resident */
     int n_prologue;
     pg_action *prologue;
-    /* Done every run. */
+    /* done every run */
     int n_actions;
     pg_action *actions;
-    uint64_t *offset;       /* per buffer: where it lives (valid while allocated) */
 } pg_plan;
 
+/* align: a power of two; every buffer is placed on it. */
 si_status pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, pg_plan **out,
                         si_error *err);
 void pg_plan_free(pg_plan *p);
+uint64_t pg_size(const pg_plan *p, uint64_t bytes); /* bytes a buffer takes in the arena */
 
-/* Offset allocator over one address range; first fit over an ordered free list
- * with coalescing, so fragmentation shows in the arena size. */
-typedef struct pg_arena pg_arena;
-pg_arena *pg_arena_new(uint64_t capacity); /* 0 = unbounded */
-void pg_arena_free_all(pg_arena *a);
-int pg_arena_alloc(pg_arena *a, uint64_t bytes, uint64_t *offset); /* 0 ok, -1 no room */
-void pg_arena_release(pg_arena *a, uint64_t offset, uint64_t bytes);
-uint64_t pg_arena_high(const pg_arena *a);   /* highest end ever used */
-uint64_t pg_arena_in_use(const pg_arena *a);
+/* Checks a plan against its problem: every buffer a step touches is allocated
+ * and filled when the step runs, no two live ranges overlap, nothing exceeds
+ * arena_bytes, and no upload fills a buffer that is already filled. Returns 0,
+ * or -1 with the first violation in msg. */
+int pg_plan_check(const pg_problem *pb, const pg_plan *p, char *msg, size_t n);
 
 #endif

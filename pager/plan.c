@@ -1,10 +1,35 @@
-/* The plan. For now every weight and constant stays resident and every
- * activation lives from its first to its last use; the budget is checked, not
- * yet met by paging (see the "budgeted plan" issue). */
+/* The plan, in two phases.
+ * 1. Residency: walk the steps with a byte capacity; before each step bring in
+ *    what it touches, evicting what is needed farthest in the future (Belady's
+ *    MIN, the whole sequence being known) weighted by what the eviction costs:
+ *    a weight, constant or input is dropped and uploaded again, an activation
+ *    is spilled to the host once and reloaded. Each stay of a buffer on the GPU
+ *    becomes an interval of steps.
+ * 2. Placement: intervals get offsets greedily by size, as TFLite's GPU delegate
+ *    does; the arena is the highest end. If it exceeds the budget (fragmentation),
+ *    phase 1 runs again with less capacity.
+ * The plan is steady-state: weights still resident at the end of a run stay for
+ * the next, so an unlimited budget uploads every weight once. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 #include "pager.h"
+
+enum { L_PROLOGUE, L_FIRST, L_UPLOAD, L_RELOAD };
+enum { E_KEEP, E_FREE, E_DROP, E_SPILL, E_DOWNLOAD };
+
+typedef struct {
+    int buf;
+    int start, end;    /* steps, inclusive; -1 = before the run, n = its end */
+    int start2;        /* >= 0: also [start2, n] (a resident buffer's last stay) */
+    int load, how_end;
+    uint64_t size, offset;
+} interval;
+
+typedef struct {
+    interval *v;
+    int n, cap;
+} ivec;
 
 static si_status fail(si_error *err, si_status st, const char *msg)
 {
@@ -13,6 +38,340 @@ static si_status fail(si_error *err, si_status st, const char *msg)
         snprintf(err->message, sizeof err->message, "%s", msg);
     }
     return st;
+}
+
+uint64_t pg_size(const pg_plan *p, uint64_t bytes)
+{
+    uint64_t b = bytes ? bytes : 4;
+    return (b + p->align - 1) / p->align * p->align;
+}
+
+static int ivec_push(ivec *iv, interval it)
+{
+    if (iv->n == iv->cap) {
+        int cap = iv->cap ? iv->cap * 2 : 256;
+        interval *nv = realloc(iv->v, (size_t)cap * sizeof *nv);
+        if (!nv)
+            return -1;
+        iv->v = nv;
+        iv->cap = cap;
+    }
+    iv->v[iv->n++] = it;
+    return iv->n - 1;
+}
+
+/* Uses of every buffer in step order (CSR), for next-use queries. */
+typedef struct {
+    int *start, *steps;
+} uses;
+
+static int make_uses(const pg_problem *pb, uses *u)
+{
+    int nb = pb->n_buffers, ns = pb->n_steps;
+    u->start = calloc((size_t)nb + 1, sizeof *u->start);
+    u->steps = malloc(((size_t)pb->step_start[ns] + 1) * sizeof *u->steps);
+    int *fill = calloc((size_t)nb + 1, sizeof *fill);
+    if (!u->start || !u->steps || !fill) {
+        free(fill);
+        return -1;
+    }
+    for (int s = 0; s < ns; s++)
+        for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++)
+            u->start[pb->step_bufs[k] + 1]++;
+    for (int b = 0; b < nb; b++)
+        u->start[b + 1] += u->start[b];
+    for (int s = 0; s < ns; s++)
+        for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++) {
+            int b = pb->step_bufs[k];
+            u->steps[u->start[b] + fill[b]++] = s;
+        }
+    free(fill);
+    return 0;
+}
+
+/* First use of b at or after step s, or -1. */
+static int next_use(const uses *u, int b, int s)
+{
+    int lo = u->start[b], hi = u->start[b + 1];
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (u->steps[mid] < s)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < u->start[b + 1] ? u->steps[lo] : -1;
+}
+
+static int persists(const pg_buffer *b) { return b->kind == PG_WEIGHT || b->kind == PG_CONST; }
+
+typedef struct {
+    const pg_problem *pb;
+    const uses *u;
+    const pg_plan *p;
+    uint64_t cap;
+    /* state */
+    int *cur;          /* open interval per buffer, -1 if not resident */
+    uint8_t *written;  /* activation has been produced */
+    uint8_t *spilled;  /* its host copy is current */
+    uint8_t *in_step;
+    uint64_t used;
+    ivec iv;
+    uint64_t evictions;
+    int bad_step;
+} sim;
+
+/* Distance to the next use, cyclic for what persists between runs; the final
+ * download counts as a use of an output at step n. */
+static double eviction_score(sim *S, int b, int s)
+{
+    const pg_buffer *bf = &S->pb->buffers[b];
+    int n = S->pb->n_steps;
+    int nu = next_use(S->u, b, s);
+    double dist;
+    if (nu >= 0)
+        dist = nu - s;
+    else if (persists(bf))
+        dist = n - s + next_use(S->u, b, 0);
+    else if (bf->is_output)
+        dist = n - s;
+    else
+        dist = 1e18; /* dead: should already be gone */
+    double cost = 1.0;
+    if (bf->kind == PG_ACT && !S->spilled[b])
+        cost = 2.0; /* spill now, reload later */
+    return dist / cost;
+}
+
+static int close_interval(sim *S, int b, int end, int how)
+{
+    interval *it = &S->iv.v[S->cur[b]];
+    it->end = end;
+    it->how_end = how;
+    S->used -= it->size;
+    S->cur[b] = -1;
+    return 0;
+}
+
+static int open_interval(sim *S, int b, int start, int load)
+{
+    interval it = {.buf = b, .start = start, .end = -2, .start2 = -1, .load = load,
+                   .size = pg_size(S->p, S->pb->buffers[b].bytes)};
+    int k = ivec_push(&S->iv, it);
+    if (k < 0)
+        return -1;
+    S->cur[b] = k;
+    S->used += it.size;
+    return 0;
+}
+
+/* Evicts until `need` more bytes fit before step s. */
+static int make_room(sim *S, int s, uint64_t need)
+{
+    while (S->used + need > S->cap) {
+        int victim = -1;
+        double best = -1;
+        for (int b = 0; b < S->pb->n_buffers; b++) {
+            if (S->cur[b] < 0 || S->in_step[b])
+                continue;
+            double sc = eviction_score(S, b, s);
+            if (sc > best || (sc == best && S->pb->buffers[b].bytes > S->pb->buffers[victim].bytes)) {
+                best = sc;
+                victim = b;
+            }
+        }
+        if (victim < 0)
+            return -1;
+        const pg_buffer *bf = &S->pb->buffers[victim];
+        int how = E_DROP;
+        if (bf->kind == PG_ACT && !S->spilled[victim]) {
+            how = E_SPILL;
+            S->spilled[victim] = 1;
+        }
+        close_interval(S, victim, s - 1, how);
+        S->evictions++;
+    }
+    return 0;
+}
+
+/* One run from the resident set `start_set` (NULL: empty). */
+static int simulate(sim *S, const uint8_t *start_set)
+{
+    const pg_problem *pb = S->pb;
+    int n = pb->n_steps, nb = pb->n_buffers;
+    S->iv.n = 0;
+    S->used = 0;
+    S->evictions = 0;
+    S->bad_step = -1;
+    memset(S->written, 0, (size_t)nb);
+    memset(S->spilled, 0, (size_t)nb);
+    for (int b = 0; b < nb; b++) {
+        S->cur[b] = -1;
+        if (start_set && start_set[b] && open_interval(S, b, -1, L_PROLOGUE))
+            return -1;
+    }
+    for (int s = 0; s < n; s++) {
+        uint64_t need = 0;
+        for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++) {
+            int b = pb->step_bufs[k];
+            if (!S->in_step[b] && S->cur[b] < 0)
+                need += pg_size(S->p, pb->buffers[b].bytes);
+            S->in_step[b] = 1;
+        }
+        int room = make_room(S, s, need);
+        if (room == 0) {
+            for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++) {
+                int b = pb->step_bufs[k];
+                if (S->cur[b] >= 0)
+                    continue;
+                int load;
+                if (pb->buffers[b].kind == PG_ACT)
+                    load = S->written[b] ? L_RELOAD : L_FIRST;
+                else
+                    load = L_UPLOAD;
+                if (open_interval(S, b, s, load))
+                    room = -2;
+            }
+        }
+        for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++)
+            S->in_step[pb->step_bufs[k]] = 0;
+        if (room == -2)
+            return -1;
+        if (room < 0) {
+            S->bad_step = s;
+            return 1;
+        }
+        /* the step writes its output: a spilled copy is stale now */
+        int out = pb->step_bufs[pb->step_start[s + 1] - 1];
+        S->written[out] = 1;
+        S->spilled[out] = 0;
+        /* what no later step needs goes now (outputs wait for the download) */
+        for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++) {
+            int b = pb->step_bufs[k];
+            const pg_buffer *bf = &pb->buffers[b];
+            if (S->cur[b] < 0 || persists(bf) || bf->is_output || next_use(S->u, b, s + 1) >= 0)
+                continue;
+            close_interval(S, b, s, E_FREE);
+        }
+    }
+    for (int b = 0; b < nb; b++)
+        if (S->cur[b] >= 0 && pb->buffers[b].is_output && !persists(&pb->buffers[b]))
+            close_interval(S, b, n, E_DOWNLOAD);
+    return 0;
+}
+
+/* Brings the end of the run back to start_set: drops the rest, restores the
+ * set's missing members, and joins each member's first and last stay. */
+static int close_run(sim *S, const uint8_t *start_set)
+{
+    const pg_problem *pb = S->pb;
+    int n = pb->n_steps;
+    for (int b = 0; b < pb->n_buffers; b++) {
+        if (S->cur[b] >= 0 && !start_set[b])
+            close_interval(S, b, n - 1, E_DROP);
+    }
+    for (int b = 0; b < pb->n_buffers; b++) {
+        if (!start_set[b])
+            continue;
+        if (S->cur[b] < 0 && open_interval(S, b, n, L_UPLOAD))
+            return -1;
+        interval *last = &S->iv.v[S->cur[b]];
+        last->end = n;
+        last->how_end = E_KEEP;
+        S->cur[b] = -1;
+        /* find the first stay (from the prologue) and fold the last into it */
+        for (int k = 0; k < S->iv.n; k++) {
+            interval *it = &S->iv.v[k];
+            if (it->buf != b || it->start != -1 || it == last)
+                continue;
+            it->start2 = last->start;
+            it->how_end = E_DROP; /* its first stay ended in an eviction */
+            last->buf = -1;       /* merged away */
+            break;
+        }
+    }
+    int m = 0;
+    for (int k = 0; k < S->iv.n; k++)
+        if (S->iv.v[k].buf >= 0)
+            S->iv.v[m++] = S->iv.v[k];
+    S->iv.n = m;
+    return 0;
+}
+
+/* An interval is [start, end], plus [start2, end of time] when it is a resident
+ * buffer whose last stay runs into the next run. */
+static int overlaps_time(const interval *a, const interval *b)
+{
+    const int inf = 1 << 30;
+    int pa[2][2] = {{a->start, a->end}, {a->start2, inf}};
+    int pbv[2][2] = {{b->start, b->end}, {b->start2, inf}};
+    int na = a->start2 >= 0 ? 2 : 1, nbp = b->start2 >= 0 ? 2 : 1;
+    for (int i = 0; i < na; i++)
+        for (int j = 0; j < nbp; j++)
+            if (pa[i][0] <= pbv[j][1] && pbv[j][0] <= pa[i][1])
+                return 1;
+    return 0;
+}
+
+static int cmp_size_desc(const void *x, const void *y)
+{
+    const interval *a = *(interval *const *)x, *b = *(interval *const *)y;
+    if (a->size != b->size)
+        return a->size < b->size ? 1 : -1;
+    return a->start - b->start;
+}
+
+static int cmp_off(const void *x, const void *y)
+{
+    const interval *a = *(interval *const *)x, *b = *(interval *const *)y;
+    return a->offset < b->offset ? -1 : a->offset > b->offset;
+}
+
+/* Greedy by size: each interval at the lowest offset free over its lifetime. */
+static int place(ivec *iv, uint64_t *arena)
+{
+    int n = iv->n;
+    interval **order = malloc(((size_t)n + 1) * sizeof *order);
+    interval **placed = malloc(((size_t)n + 1) * sizeof *placed);
+    interval **hits = malloc(((size_t)n + 1) * sizeof *hits);
+    if (!order || !placed || !hits) {
+        free(order);
+        free(placed);
+        free(hits);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        order[i] = &iv->v[i];
+    qsort(order, (size_t)n, sizeof *order, cmp_size_desc);
+    int np = 0;
+    *arena = 0;
+    for (int i = 0; i < n; i++) {
+        interval *it = order[i];
+        int nh = 0;
+        for (int j = 0; j < np; j++)
+            if (overlaps_time(it, placed[j]))
+                hits[nh++] = placed[j];
+        qsort(hits, (size_t)nh, sizeof *hits, cmp_off);
+        uint64_t off = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
+        for (int j = 0; j < nh; j++) {
+            if (hits[j]->offset >= off && hits[j]->offset - off >= it->size &&
+                hits[j]->offset - off < best_gap) {
+                best = off;
+                best_gap = hits[j]->offset - off;
+            }
+            uint64_t e = hits[j]->offset + hits[j]->size;
+            if (e > off)
+                off = e;
+        }
+        it->offset = best != UINT64_MAX ? best : off;
+        if (it->offset + it->size > *arena)
+            *arena = it->offset + it->size;
+        placed[np++] = it;
+    }
+    free(order);
+    free(placed);
+    free(hits);
+    return 0;
 }
 
 typedef struct {
@@ -34,10 +393,120 @@ static int push(alist *l, pa_kind k, int buf, int step, uint64_t off)
     return 0;
 }
 
-static uint64_t rounded(uint64_t bytes, uint32_t align)
+/* Interval indices bucketed by a time in [-1, n] (CSR). */
+typedef struct {
+    int *start, *items;
+} buckets;
+
+static int key_start(const interval *it, int w) { return w == 0 ? it->start : it->start2 >= 0 ? it->start2 : -2; }
+static int key_end(const interval *it, int w) { return w == 0 ? it->end : -2; }
+
+static int make_buckets(const ivec *iv, int n, int (*key)(const interval *, int), buckets *bk)
 {
-    uint64_t b = bytes ? bytes : 4;
-    return (b + align - 1) / align * align;
+    int nt = n + 3;
+    bk->start = calloc((size_t)nt + 1, sizeof *bk->start);
+    bk->items = malloc(((size_t)iv->n * 2 + 1) * sizeof *bk->items);
+    int *fill = calloc((size_t)nt + 1, sizeof *fill);
+    if (!bk->start || !bk->items || !fill) {
+        free(fill);
+        return -1;
+    }
+    for (int k = 0; k < iv->n; k++)
+        for (int w = 0; w < 2; w++) {
+            int t = key(&iv->v[k], w);
+            if (t >= -1 && t <= n)
+                bk->start[t + 2]++;
+        }
+    for (int t = 0; t < nt; t++)
+        bk->start[t + 1] += bk->start[t];
+    for (int k = 0; k < iv->n; k++)
+        for (int w = 0; w < 2; w++) {
+            int t = key(&iv->v[k], w);
+            if (t >= -1 && t <= n)
+                bk->items[bk->start[t + 1] + fill[t + 1]++] = k;
+        }
+    free(fill);
+    return 0;
+}
+
+#define FOR_BUCKET(bk, t, k) \
+    for (int _i = (bk).start[(t) + 1], k; _i < (bk).start[(t) + 2] && ((k) = (bk).items[_i], 1); _i++)
+
+/* Intervals → actions, in time order. */
+static int emit(const pg_problem *pb, const ivec *iv, pg_plan *p)
+{
+    int n = pb->n_steps;
+    alist pro = {0}, act = {0};
+    buckets bs = {0}, be = {0};
+    int bad = make_buckets(iv, n, key_start, &bs) || make_buckets(iv, n, key_end, &be);
+    FOR_BUCKET(bs, -1, k) {
+        const interval *it = &iv->v[k];
+        bad |= push(&pro, PA_ALLOC, it->buf, -1, it->offset);
+        bad |= push(&pro, PA_UPLOAD, it->buf, -1, it->offset);
+        p->resident_bytes += it->size;
+    }
+    /* time t = 0..n: evictions, then loads, then step t, then what t was last to use */
+    for (int t = 0; t <= n && !bad; t++) {
+        if (t > 0)
+            FOR_BUCKET(be, t - 1, k) {
+                const interval *it = &iv->v[k];
+                if (it->how_end != E_DROP && it->how_end != E_SPILL)
+                    continue;
+                if (it->how_end == E_SPILL) {
+                    bad |= push(&act, PA_SPILL, it->buf, t, it->offset);
+                    p->bytes_spilled += pb->buffers[it->buf].bytes;
+                }
+                bad |= push(&act, PA_FREE, it->buf, t, it->offset);
+            }
+        if (t == n)
+            FOR_BUCKET(be, n, k) {
+                const interval *it = &iv->v[k];
+                if (it->how_end != E_DOWNLOAD)
+                    continue;
+                bad |= push(&act, PA_DOWNLOAD, it->buf, n, it->offset);
+                bad |= push(&act, PA_FREE, it->buf, n, it->offset);
+                p->bytes_downloaded += pb->buffers[it->buf].bytes;
+            }
+        int loads = 0;
+        FOR_BUCKET(bs, t, k) {
+            const interval *it = &iv->v[k];
+            int load = it->start == t ? it->load : L_UPLOAD;
+            bad |= push(&act, PA_ALLOC, it->buf, t, it->offset);
+            if (load == L_UPLOAD) {
+                bad |= push(&act, PA_UPLOAD, it->buf, t, it->offset);
+                p->bytes_uploaded += pb->buffers[it->buf].bytes;
+                loads++;
+            } else if (load == L_RELOAD) {
+                bad |= push(&act, PA_RELOAD, it->buf, t, it->offset);
+                p->bytes_reloaded += pb->buffers[it->buf].bytes;
+                loads++;
+            }
+        }
+        if (t == n)
+            break;
+        if (loads || t == 0)
+            p->segments++;
+        bad |= push(&act, PA_RUN, -1, t, 0);
+        FOR_BUCKET(be, t, k) {
+            const interval *it = &iv->v[k];
+            if (it->how_end == E_FREE)
+                bad |= push(&act, PA_FREE, it->buf, t, it->offset);
+        }
+    }
+    free(bs.start);
+    free(bs.items);
+    free(be.start);
+    free(be.items);
+    if (bad) {
+        free(pro.a);
+        free(act.a);
+        return -1;
+    }
+    p->prologue = pro.a;
+    p->n_prologue = pro.n;
+    p->actions = act.a;
+    p->n_actions = act.n;
+    return 0;
 }
 
 si_status pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, pg_plan **out,
@@ -45,123 +514,108 @@ si_status pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
 {
     if (align == 0 || (align & (align - 1)))
         return fail(err, SI_ERR_ARG, "pager: alignment must be a power of two");
+    int nb = pb->n_buffers;
     pg_plan *p = calloc(1, sizeof *p);
-    int *last = malloc(((size_t)pb->n_buffers + 1) * sizeof *last);
-    int *first = malloc(((size_t)pb->n_buffers + 1) * sizeof *first);
-    pg_arena *a = pg_arena_new(0);
-    alist pro = {0}, act = {0};
+    uses u = {0};
+    sim S = {0};
+    uint8_t *start_set = calloc((size_t)nb + 1, 1);
     si_status st = SI_OK;
-    if (!p || !last || !first || !a ||
-        !(p->offset = calloc((size_t)pb->n_buffers + 1, sizeof *p->offset))) {
-        st = fail(err, SI_ERR_NOMEM, "out of memory");
+    char msg[512];
+    if (!p || !start_set || make_uses(pb, &u) ||
+        !(S.cur = malloc(((size_t)nb + 1) * sizeof *S.cur)) || !(S.written = calloc((size_t)nb + 1, 1)) ||
+        !(S.spilled = calloc((size_t)nb + 1, 1)) || !(S.in_step = calloc((size_t)nb + 1, 1))) {
+        st = fail(err, SI_ERR_NOMEM, "out of memory while planning");
         goto done;
     }
     p->budget = budget;
     p->align = align;
-    for (int b = 0; b < pb->n_buffers; b++)
-        first[b] = last[b] = -1;
+    p->lower_bound_step = -1;
     for (int s = 0; s < pb->n_steps; s++) {
         uint64_t ws = 0;
         for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++) {
             int b = pb->step_bufs[k];
-            if (first[b] < 0)
-                first[b] = s;
-            last[b] = s;
-            /* a buffer listed twice (x + x) counts once */
-            int dup = 0;
-            for (int j = pb->step_start[s]; j < k; j++)
-                dup |= pb->step_bufs[j] == b;
-            if (!dup)
-                ws += rounded(pb->buffers[b].bytes, align);
+            if (!S.in_step[b])
+                ws += pg_size(p, pb->buffers[b].bytes);
+            S.in_step[b] = 1;
         }
-        if (ws > p->lower_bound)
+        for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++)
+            S.in_step[pb->step_bufs[k]] = 0;
+        if (ws > p->lower_bound) {
             p->lower_bound = ws;
-    }
-    int fail_alloc = 0;
-    /* Resident: weights and constants, placed first, kept between runs. */
-    for (int b = 0; b < pb->n_buffers; b++) {
-        pg_kind k = pb->buffers[b].kind;
-        if (k != PG_WEIGHT && k != PG_CONST)
-            continue;
-        uint64_t sz = rounded(pb->buffers[b].bytes, align);
-        fail_alloc |= pg_arena_alloc(a, sz, &p->offset[b]);
-        fail_alloc |= push(&pro, PA_ALLOC, b, -1, p->offset[b]);
-        fail_alloc |= push(&pro, PA_UPLOAD, b, -1, p->offset[b]);
-        p->resident_bytes += sz;
-    }
-    /* Per run: inputs and activations from first use to last use. Outputs stay
-     * until they are downloaded at the end. */
-    for (int s = 0; s < pb->n_steps && !fail_alloc; s++) {
-        for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++) {
-            int b = pb->step_bufs[k];
-            pg_kind kind = pb->buffers[b].kind;
-            if (first[b] != s || kind == PG_WEIGHT || kind == PG_CONST)
-                continue;
-            int dup = 0;
-            for (int j = pb->step_start[s]; j < k; j++)
-                dup |= pb->step_bufs[j] == b;
-            if (dup)
-                continue;
-            fail_alloc |= pg_arena_alloc(a, rounded(pb->buffers[b].bytes, align), &p->offset[b]);
-            fail_alloc |= push(&act, PA_ALLOC, b, s, p->offset[b]);
-            if (kind == PG_INPUT)
-                fail_alloc |= push(&act, PA_UPLOAD, b, s, p->offset[b]);
-        }
-        if (pg_arena_in_use(a) > p->peak_bytes)
-            p->peak_bytes = pg_arena_in_use(a);
-        fail_alloc |= push(&act, PA_RUN, -1, s, 0);
-        for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++) {
-            int b = pb->step_bufs[k];
-            pg_kind kind = pb->buffers[b].kind;
-            if (last[b] != s || kind == PG_WEIGHT || kind == PG_CONST || pb->buffers[b].is_output)
-                continue;
-            int dup = 0;
-            for (int j = pb->step_start[s]; j < k; j++)
-                dup |= pb->step_bufs[j] == b;
-            if (dup)
-                continue;
-            pg_arena_release(a, p->offset[b], rounded(pb->buffers[b].bytes, align));
-            fail_alloc |= push(&act, PA_FREE, b, s, p->offset[b]);
+            p->lower_bound_step = s;
         }
     }
-    for (int b = 0; b < pb->n_buffers && !fail_alloc; b++) {
-        if (!pb->buffers[b].is_output || first[b] < 0 || pb->buffers[b].kind == PG_WEIGHT ||
-            pb->buffers[b].kind == PG_CONST)
-            continue;
-        fail_alloc |= push(&act, PA_DOWNLOAD, b, -1, p->offset[b]);
-        pg_arena_release(a, p->offset[b], rounded(pb->buffers[b].bytes, align));
-        fail_alloc |= push(&act, PA_FREE, b, -1, p->offset[b]);
-    }
-    if (fail_alloc) {
-        st = fail(err, SI_ERR_NOMEM, "out of memory while planning");
-        goto done;
-    }
-    if (p->peak_bytes < p->resident_bytes)
-        p->peak_bytes = p->resident_bytes;
-    p->arena_bytes = pg_arena_high(a);
-    if (budget && p->arena_bytes > budget) {
-        char msg[256];
+    S.pb = pb;
+    S.u = &u;
+    S.p = p;
+    if (budget && budget < p->lower_bound) {
         snprintf(msg, sizeof msg,
-                 "the plan needs %llu bytes of GPU memory but the budget is %llu bytes "
-                 "(this build keeps every weight resident; smallest budget that works: %llu bytes)",
-                 (unsigned long long)p->arena_bytes, (unsigned long long)budget,
-                 (unsigned long long)p->arena_bytes);
+                 "no plan fits in %llu bytes: step %d alone needs %llu bytes (its inputs, output "
+                 "and weights); the smallest budget that could work is %llu bytes",
+                 (unsigned long long)budget, p->lower_bound_step,
+                 (unsigned long long)p->lower_bound, (unsigned long long)p->lower_bound);
         st = fail(err, SI_ERR_BUDGET, msg);
         goto done;
     }
-    p->prologue = pro.a;
-    p->n_prologue = pro.n;
-    p->actions = act.a;
-    p->n_actions = act.n;
-    pro.a = act.a = NULL;
+    /* Capacity for phase 1: the budget, lowered while placement overflows it. */
+    uint64_t cap = budget ? budget : UINT64_MAX / 4;
+    for (int attempt = 0;; attempt++) {
+        S.cap = cap;
+        int r = simulate(&S, NULL);
+        if (r == 0) {
+            /* steady state: what the first run ends with, the next begins with */
+            for (int b = 0; b < nb; b++)
+                start_set[b] = S.cur[b] >= 0 && persists(&pb->buffers[b]);
+            r = simulate(&S, start_set);
+            if (r == 0 && close_run(&S, start_set))
+                r = -1;
+        }
+        if (r < 0) {
+            st = fail(err, SI_ERR_NOMEM, "out of memory while planning");
+            goto done;
+        }
+        uint64_t arena = 0;
+        if (r == 0 && place(&S.iv, &arena)) {
+            st = fail(err, SI_ERR_NOMEM, "out of memory while planning");
+            goto done;
+        }
+        if (r == 0 && (!budget || arena <= budget)) {
+            p->arena_bytes = arena;
+            p->capacity = budget ? cap : 0;
+            p->evictions = S.evictions;
+            break;
+        }
+        /* Over the budget: less capacity next time, down to the lower bound. */
+        uint64_t over = r == 0 ? arena - budget : align;
+        uint64_t step = over > cap / 32 ? over : cap / 32;
+        if (r != 0 || cap <= p->lower_bound || attempt > 60) {
+            /* what would work: plan at the lower bound and see how big the arena gets */
+            snprintf(msg, sizeof msg,
+                     "no plan fits in %llu bytes (largest step: %d, %llu bytes; arena fragmentation "
+                     "needs more); try a budget of %llu bytes or more",
+                     (unsigned long long)budget, p->lower_bound_step,
+                     (unsigned long long)p->lower_bound,
+                     (unsigned long long)(r == 0 ? arena : p->lower_bound + p->lower_bound / 4));
+            st = fail(err, SI_ERR_BUDGET, msg);
+            goto done;
+        }
+        cap = cap > p->lower_bound + step ? cap - step : p->lower_bound;
+    }
+    if (emit(pb, &S.iv, p)) {
+        st = fail(err, SI_ERR_NOMEM, "out of memory while planning");
+        goto done;
+    }
     *out = p;
     p = NULL;
 done:
-    free(pro.a);
-    free(act.a);
-    free(first);
-    free(last);
-    pg_arena_free_all(a);
+    free(u.start);
+    free(u.steps);
+    free(S.cur);
+    free(S.written);
+    free(S.spilled);
+    free(S.in_step);
+    free(S.iv.v);
+    free(start_set);
     pg_plan_free(p);
     return st;
 }
@@ -172,6 +626,5 @@ void pg_plan_free(pg_plan *p)
         return;
     free(p->prologue);
     free(p->actions);
-    free(p->offset);
     free(p);
 }

@@ -27,7 +27,10 @@ struct si_model {
     int *buf_of;             /* per tensor storage root: buffer id or -1 */
     int resident;            /* the plan's prologue has run */
     uint32_t arena;          /* GL buffer, arena_bytes long */
-    void **host_mem;         /* host backend: per buffer */
+    uint8_t *host_arena;     /* host backend: the same arena in host memory */
+    uint64_t *off;           /* per buffer: its offset while allocated */
+    void **spill;            /* per buffer: host copy (spilled or downloaded activations) */
+    void **wcache;           /* per weight: stored bytes, read once, padded to 4 */
     /* the last run */
     int n_out;
     out_tensor *outs;
@@ -82,11 +85,15 @@ static void drop_program(si_model *m)
     if (m->gpu && m->arena)
         glk_buffer_destroy(m->gpu, m->arena);
     m->arena = 0;
-    if (m->host_mem && m->plan)
+    free(m->host_arena);
+    m->host_arena = NULL;
+    if (m->spill)
         for (int b = 0; b < m->pb.n_buffers; b++)
-            free(m->host_mem[b]);
-    free(m->host_mem);
-    m->host_mem = NULL;
+            free(m->spill[b]);
+    free(m->spill);
+    m->spill = NULL;
+    free(m->off);
+    m->off = NULL;
     pg_plan_free(m->plan);
     m->plan = NULL;
     free(m->pb.buffers);
@@ -180,10 +187,17 @@ static si_status build_program(si_model *m, const core_shape *shapes, si_error *
                       (unsigned long long)glk_max_binding(m->gpu));
             goto fail;
         }
+    m->off = calloc((size_t)m->pb.n_buffers + 1, sizeof *m->off);
+    m->spill = calloc((size_t)m->pb.n_buffers + 1, sizeof *m->spill);
+    if (!m->off || !m->spill) {
+        st = fail(err, SI_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    /* The one GPU allocation: the arena the plan asked for. */
     if (m->gpu) {
         if ((st = glk_buffer_create(m->gpu, m->plan->arena_bytes, &m->arena, err)) != SI_OK)
             goto fail;
-    } else if (!(m->host_mem = calloc((size_t)m->pb.n_buffers + 1, sizeof *m->host_mem))) {
+    } else if (!(m->host_arena = calloc(1, m->plan->arena_bytes ? m->plan->arena_bytes : 4))) {
         st = fail(err, SI_ERR_NOMEM, "out of memory");
         goto fail;
     }
@@ -273,6 +287,10 @@ void si_close(si_model *m)
         free_run(m);
     drop_program(m);
     free(m->bound);
+    if (m->wcache)
+        for (int w = 0; w < m->io->n_weights; w++)
+            free(m->wcache[w]);
+    free(m->wcache);
     glk_close(m->gpu);
     io_reader_close(m->rd);
     core_graph_free(m->g);
@@ -308,96 +326,167 @@ const char *si_output_name(const si_model *m, int i)
 
 /* ---- running ---- */
 
-static si_status upload_resident(si_model *m, si_error *err)
+/* The arena, on the GPU or (host backend) in host memory. */
+static si_status dev_write(si_model *m, uint64_t off, const void *src, uint64_t bytes, si_error *err)
 {
-    const core_program *p = m->prog;
-    const pg_plan *pl = m->plan;
-    uint64_t total = 0;
-    for (int a = 0; a < pl->n_prologue; a++)
-        if (pl->prologue[a].kind == PA_UPLOAD)
-            total += (m->pb.buffers[pl->prologue[a].buf].bytes + 3) / 4 * 4;
-    uint8_t *staging = calloc(1, total ? total : 1);
-    uint64_t *at = calloc((size_t)pl->n_prologue + 1, sizeof *at);
-    si_status st = SI_OK;
-    if (!staging || !at) {
-        st = fail(err, SI_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    /* All weight reads are queued at once so io_uring can overlap them. */
-    uint64_t pos = 0;
-    for (int a = 0; a < pl->n_prologue && st == SI_OK; a++) {
-        const pg_action *ac = &pl->prologue[a];
-        if (ac->kind != PA_UPLOAD)
-            continue;
-        const core_tensor *t = &p->tensors[m->pb.buffers[ac->buf].tensor];
-        at[a] = pos;
-        if (t->kind == PT_WEIGHT)
-            st = io_reader_submit(m->rd, t->weight, staging + pos, err);
-        else
-            memcpy(staging + pos, t->host, t->bytes);
-        pos += (t->bytes + 3) / 4 * 4;
-    }
-    if (st == SI_OK)
-        st = io_reader_wait(m->rd, err);
-    double t0 = now_ms();
-    for (int a = 0; a < pl->n_prologue && st == SI_OK; a++) {
-        const pg_action *ac = &pl->prologue[a];
-        if (ac->kind != PA_UPLOAD)
-            continue;
-        uint64_t bytes = (m->pb.buffers[ac->buf].bytes + 3) / 4 * 4;
-        if (m->gpu) {
-            st = glk_upload(m->gpu, m->arena, pl->offset[ac->buf], staging + at[a], bytes, err);
-        } else {
-            free(m->host_mem[ac->buf]);
-            m->host_mem[ac->buf] = malloc(bytes ? bytes : 4);
-            if (!m->host_mem[ac->buf])
-                st = fail(err, SI_ERR_NOMEM, "out of memory");
-            else
-                memcpy(m->host_mem[ac->buf], staging + at[a], bytes);
+    if (m->gpu)
+        return glk_upload(m->gpu, m->arena, off, src, bytes, err);
+    memcpy(m->host_arena + off, src, bytes);
+    return SI_OK;
+}
+
+static si_status dev_read(si_model *m, uint64_t off, void *dst, uint64_t bytes, si_error *err)
+{
+    if (m->gpu)
+        return glk_download(m->gpu, m->arena, off, dst, bytes, err);
+    memcpy(dst, m->host_arena + off, bytes);
+    return SI_OK;
+}
+
+/* Stored bytes of a weight, read from the shards once and kept: a weight the
+ * plan re-streams is uploaded from host memory, not read again. */
+static si_status weight_bytes(si_model *m, int w, const void **out, si_error *err)
+{
+    if (!m->wcache && !(m->wcache = calloc((size_t)m->io->n_weights + 1, sizeof *m->wcache)))
+        return fail(err, SI_ERR_NOMEM, "out of memory");
+    if (!m->wcache[w]) {
+        uint64_t n = m->io->weights[w].nbytes;
+        void *buf = calloc(1, (n + 3) / 4 * 4 + 4);
+        if (!buf)
+            return fail(err, SI_ERR_NOMEM, "out of memory reading weight %s", m->io->weights[w].name);
+        si_status st = io_reader_read(m->rd, w, buf, err);
+        if (st != SI_OK) {
+            free(buf);
+            return st;
         }
-        m->st.bytes_uploaded += bytes;
+        m->wcache[w] = buf;
     }
-    m->st.upload_ms += now_ms() - t0;
-done:
-    free(staging);
-    free(at);
-    return st;
+    *out = m->wcache[w];
+    return SI_OK;
 }
 
-static si_status run_step_host(si_model *m, int s, si_error *err)
+/* Reads every weight the prologue needs at once, so io_uring can overlap them. */
+static si_status prefetch_weights(si_model *m, si_error *err)
 {
-    const core_program *p = m->prog;
-    const ck_step *st = &p->steps[s];
-    core_buf ins[CK_MAX_IN];
-    const core_buf *insp[CK_MAX_IN] = {0};
-    for (int i = 0; i < st->n_in; i++) {
-        if (st->in[i] < 0)
+    const pg_plan *pl = m->plan;
+    if (!m->wcache && !(m->wcache = calloc((size_t)m->io->n_weights + 1, sizeof *m->wcache)))
+        return fail(err, SI_ERR_NOMEM, "out of memory");
+    si_status st = SI_OK;
+    for (int a = 0; a < pl->n_prologue + pl->n_actions && st == SI_OK; a++) {
+        const pg_action *ac = a < pl->n_prologue ? &pl->prologue[a] : &pl->actions[a - pl->n_prologue];
+        if (ac->kind != PA_UPLOAD)
             continue;
-        const core_tensor *t = &p->tensors[st->in[i]];
-        ins[i] = (core_buf){t->dtype, t->shape, m->host_mem[m->buf_of[core_storage(p, st->in[i])]]};
-        insp[i] = &ins[i];
+        const core_tensor *t = &m->prog->tensors[m->pb.buffers[ac->buf].tensor];
+        if (t->kind != PT_WEIGHT || m->wcache[t->weight])
+            continue;
+        uint64_t n = m->io->weights[t->weight].nbytes;
+        if (!(m->wcache[t->weight] = calloc(1, (n + 3) / 4 * 4 + 4)))
+            st = fail(err, SI_ERR_NOMEM, "out of memory");
+        else
+            st = io_reader_submit(m->rd, t->weight, m->wcache[t->weight], err);
     }
-    const core_tensor *o = &p->tensors[st->out];
-    core_buf out = {o->dtype, o->shape, m->host_mem[m->buf_of[core_storage(p, st->out)]]};
-    return ck_host_run(st, insp, &out, err);
+    si_status w = io_reader_wait(m->rd, err);
+    return st != SI_OK ? st : w;
 }
 
-static si_status run_step_gpu(si_model *m, int s, si_error *err)
+static si_status run_step(si_model *m, int s, si_error *err)
 {
     const core_program *p = m->prog;
     const ck_step *st = &p->steps[s];
+    if (!m->gpu) {
+        core_buf ins[CK_MAX_IN];
+        const core_buf *insp[CK_MAX_IN] = {0};
+        for (int i = 0; i < st->n_in; i++) {
+            if (st->in[i] < 0)
+                continue;
+            const core_tensor *t = &p->tensors[st->in[i]];
+            int b = m->buf_of[core_storage(p, st->in[i])];
+            ins[i] = (core_buf){t->dtype, t->shape, m->host_arena + m->off[b]};
+            insp[i] = &ins[i];
+        }
+        const core_tensor *o = &p->tensors[st->out];
+        core_buf out = {o->dtype, o->shape,
+                        m->host_arena + m->off[m->buf_of[core_storage(p, st->out)]]};
+        return ck_host_run(st, insp, &out, err);
+    }
     glk_range r[CK_MAX_IN];
     si_dtype dts[CK_MAX_IN];
     for (int i = 0; i < st->n_in; i++) {
         if (st->in[i] < 0)
             continue;
         int b = m->buf_of[core_storage(p, st->in[i])];
-        r[i] = (glk_range){m->arena, m->plan->offset[b], m->pb.buffers[b].bytes};
+        r[i] = (glk_range){m->arena, m->off[b], m->pb.buffers[b].bytes};
         dts[i] = p->tensors[st->in[i]].dtype;
     }
     int b = m->buf_of[core_storage(p, st->out)];
-    glk_range ro = {m->arena, m->plan->offset[b], m->pb.buffers[b].bytes};
+    glk_range ro = {m->arena, m->off[b], m->pb.buffers[b].bytes};
     return glk_run_step(m->gpu, st, r, dts, &ro, p->tensors[st->out].dtype, err);
+}
+
+/* Executes one action of the plan. */
+static si_status do_action(si_model *m, const pg_action *ac, si_error *err)
+{
+    const core_program *p = m->prog;
+    const pg_buffer *pbuf = ac->buf >= 0 ? &m->pb.buffers[ac->buf] : NULL;
+    si_status st = SI_OK;
+    double t0 = now_ms();
+    switch (ac->kind) {
+    case PA_ALLOC:
+        m->off[ac->buf] = ac->offset;
+        return SI_OK;
+    case PA_FREE:
+        return SI_OK;
+    case PA_UPLOAD: {
+        const core_tensor *t = &p->tensors[pbuf->tensor];
+        const void *src = NULL;
+        uint64_t bytes = pbuf->bytes;
+        if (t->kind == PT_WEIGHT)
+            st = weight_bytes(m, t->weight, &src, err);
+        else if (t->kind == PT_CONST)
+            src = t->host;
+        else if (t->kind == PT_INPUT)
+            src = m->in_dev[t->input];
+        else
+            return fail(err, SI_ERR_ARG, "internal: upload of an activation");
+        if (st == SI_OK)
+            st = dev_write(m, m->off[ac->buf], src, bytes, err);
+        m->st.bytes_uploaded += bytes;
+        m->st.upload_ms += now_ms() - t0;
+        return st;
+    }
+    case PA_RELOAD:
+        if (!m->spill[ac->buf])
+            return fail(err, SI_ERR_ARG, "internal: reload of a buffer never spilled");
+        st = dev_write(m, m->off[ac->buf], m->spill[ac->buf], pbuf->bytes, err);
+        m->st.bytes_reloaded += pbuf->bytes;
+        m->st.bytes_uploaded += pbuf->bytes;
+        m->st.upload_ms += now_ms() - t0;
+        return st;
+    case PA_SPILL:
+    case PA_DOWNLOAD:
+        if (!m->spill[ac->buf] && !(m->spill[ac->buf] = malloc(pbuf->bytes ? pbuf->bytes : 4)))
+            return fail(err, SI_ERR_NOMEM, "out of memory");
+        st = dev_read(m, m->off[ac->buf], m->spill[ac->buf], pbuf->bytes, err);
+        m->st.bytes_downloaded += pbuf->bytes;
+        if (ac->kind == PA_SPILL) {
+            m->st.bytes_spilled += pbuf->bytes;
+        }
+        m->st.stall_ms += now_ms() - t0;
+        return st;
+    case PA_RUN:
+        st = run_step(m, ac->step, err);
+        if (st != SI_OK && err->message[0]) {
+            char msg[sizeof err->message];
+            snprintf(msg, sizeof msg, "%s", err->message);
+            fail(err, st, "step %d (%s, node '%s'): %s", ac->step,
+                 ck_kind_name(p->steps[ac->step].kind), m->io->nodes[p->steps[ac->step].node].name,
+                 msg);
+        }
+        m->st.compute_ms += now_ms() - t0;
+        progress(m, "run", ac->step + 1, p->n_steps);
+        return st;
+    }
+    return SI_OK;
 }
 
 /* Given data → 4 bytes an element (bool widened). */
@@ -495,13 +584,12 @@ static si_status collect_outputs(si_model *m, si_error *err)
         si_status st = SI_OK;
         const core_tensor *rt = &p->tensors[r];
         if (m->buf_of[r] >= 0 && rt->kind == PT_ACT) {
-            int b = m->buf_of[r];
-            if (m->gpu) {
-                st = glk_download(m->gpu, m->arena, m->plan->offset[b], words, (uint64_t)n * 4, err);
-                m->st.bytes_downloaded += (uint64_t)n * 4;
-            } else {
-                memcpy(words, m->host_mem[b], (size_t)n * 4);
-            }
+            /* downloaded at the end of the run, or spilled after its last write */
+            const void *src = m->spill[m->buf_of[r]];
+            if (!src)
+                st = fail(err, SI_ERR_ARG, "internal: output %s was never brought back", ct->name);
+            else
+                memcpy(words, src, (size_t)n * 4);
         } else if (rt->kind == PT_CONST || (rt->kind == PT_ACT && rt->host)) {
             memcpy(words, rt->host, (size_t)n * 4);
         } else if (rt->kind == PT_INPUT) {
@@ -563,59 +651,23 @@ si_status si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error
         }
     if ((st = build_program(m, shapes, err)) != SI_OK)
         goto done;
+    const pg_plan *pl = m->plan;
     if (!m->resident) {
-        if ((st = upload_resident(m, err)) != SI_OK)
+        if ((st = prefetch_weights(m, err)) != SI_OK)
+            goto done;
+        for (int a = 0; a < pl->n_prologue && st == SI_OK; a++)
+            st = do_action(m, &pl->prologue[a], err);
+        if (st != SI_OK)
             goto done;
         m->resident = 1;
     }
-    const pg_plan *pl = m->plan;
-    const core_program *p = m->prog;
-    double tc = now_ms();
-    for (int a = 0; a < pl->n_actions && st == SI_OK; a++) {
-        const pg_action *ac = &pl->actions[a];
-        const pg_buffer *pbuf = ac->buf >= 0 ? &m->pb.buffers[ac->buf] : NULL;
-        switch (ac->kind) {
-        case PA_ALLOC:
-            if (!m->gpu) {
-                free(m->host_mem[ac->buf]);
-                m->host_mem[ac->buf] = calloc(1, pbuf->bytes ? pbuf->bytes : 4);
-                if (!m->host_mem[ac->buf])
-                    st = fail(err, SI_ERR_NOMEM, "out of memory");
-            }
-            break;
-        case PA_UPLOAD: {
-            const core_tensor *t = &p->tensors[pbuf->tensor];
-            if (t->kind != PT_INPUT) {
-                st = fail(err, SI_ERR_ARG, "internal: per-run upload of a non-input");
-                break;
-            }
-            if (m->gpu)
-                st = glk_upload(m->gpu, m->arena, pl->offset[ac->buf], m->in_dev[t->input],
-                                pbuf->bytes, err);
-            else
-                memcpy(m->host_mem[ac->buf], m->in_dev[t->input], pbuf->bytes);
-            m->st.bytes_uploaded += pbuf->bytes;
-            break;
-        }
-        case PA_RUN:
-            st = m->gpu ? run_step_gpu(m, ac->step, err) : run_step_host(m, ac->step, err);
-            if (st != SI_OK && err->message[0]) {
-                char msg[sizeof err->message];
-                snprintf(msg, sizeof msg, "%s", err->message);
-                fail(err, st, "step %d (%s, node '%s'): %s", ac->step,
-                     ck_kind_name(p->steps[ac->step].kind),
-                     m->io->nodes[p->steps[ac->step].node].name, msg);
-            }
-            progress(m, "run", ac->step + 1, p->n_steps);
-            break;
-        case PA_DOWNLOAD:
-        case PA_FREE:
-            break;
-        }
-    }
-    if (st == SI_OK && m->gpu)
+    for (int a = 0; a < pl->n_actions && st == SI_OK; a++)
+        st = do_action(m, &pl->actions[a], err);
+    if (st == SI_OK && m->gpu) {
+        double tf = now_ms();
         st = glk_finish(m->gpu, err);
-    m->st.compute_ms = now_ms() - tc;
+        m->st.compute_ms += now_ms() - tf;
+    }
     if (st == SI_OK)
         st = collect_outputs(m, err);
 done:
@@ -626,7 +678,8 @@ done:
         m->st.peak_vram_bytes = m->gpu ? m->plan->arena_bytes : 0;
         m->st.lower_bound_bytes = m->plan->lower_bound;
         m->st.gpu_steps = (uint64_t)m->prog->n_steps;
-        m->st.segments = 1;
+        m->st.segments = m->plan->segments;
+        m->st.evictions = m->plan->evictions;
     }
     m->st.weights_bytes = m->io->weights_bytes;
     m->st.run_ms = now_ms() - t0;

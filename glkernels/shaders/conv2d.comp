@@ -1,0 +1,51 @@
+// CK_CONV2D: P = ck_conv_p {0 n, 1 in_h, 2 in_w, 3 in_c, 4 out_h, 5 out_w, 6 out_c, 7 k_h, 8 k_w,
+// 9 stride_h, 10 stride_w, 11 dil_h, 12 dil_w, 13 pad_top, 14 pad_left, 15 ch_mult, 16 has_bias,
+// 17 act, 18 has_alpha_tensor, 19 alpha}. in0 x NHWC, in1 filter HWIO, in2 bias, in3 alpha.
+// One invocation per output element; sums taps (ky, kx, ic) in the host's order.
+float tanh_safe(float x) { float e = exp(-2.0 * abs(clamp(x, -20.0, 20.0))); return sign(x) * (1.0 - e) / (1.0 + e); }
+// Bias add then activation, as ck_apply_act on the host. PReLU alphas come one
+// per output channel, or one for all.
+float epilogue(float v, int oc, int has_bias, int act, int has_alpha, float alpha) {
+    if (has_bias != 0) v += float(in2[oc]);
+    if (act == ACT_RELU) return v > 0.0 ? v : 0.0;
+    if (act == ACT_RELU6) return v < 0.0 ? 0.0 : (v > 6.0 ? 6.0 : v);
+    if (act == ACT_PRELU) {
+        float a = has_alpha != 0 ? float(in3[in3.length() == 1 ? 0 : oc]) : alpha;
+        return v < 0.0 ? a * v : v;
+    }
+    if (act == ACT_LEAKYRELU) return v < 0.0 ? alpha * v : v;
+    if (act == ACT_ELU) return v >= 0.0 ? v : exp(v) - 1.0;
+    if (act == ACT_SIGMOID) return 1.0 / (1.0 + exp(-v));
+    if (act == ACT_TANH) return tanh_safe(v);
+    return v;
+}
+void main() {
+    uint gi = gidx();
+    if (gi >= NT) return;
+    int in_h = P[1], in_w = P[2], in_c = P[3], out_h = P[4], out_w = P[5], out_c = P[6];
+    int k_h = P[7], k_w = P[8];
+    int i = int(gi);
+    int oc = i % out_c;
+    int t = i / out_c;
+    int ox = t % out_w;
+    t /= out_w;
+    int oy = t % out_h;
+    int b = t / out_h;
+    int y0 = oy * P[9] - P[13], x0 = ox * P[10] - P[14];
+    float acc = 0.0;
+    for (int ky = 0; ky < k_h; ky++) {
+        int iy = y0 + ky * P[11];
+        if (iy < 0 || iy >= in_h) continue;
+        for (int kx = 0; kx < k_w; kx++) {
+            int ix = x0 + kx * P[12];
+            if (ix < 0 || ix >= in_w) continue;
+            int xi = ((b * in_h + iy) * in_w + ix) * in_c;
+            int wi = (ky * k_w + kx) * in_c * out_c + oc;
+            for (int ic = 0; ic < in_c; ic++) {
+                acc += float(in0[xi + ic]) * float(in1[wi]);
+                wi += out_c;
+            }
+        }
+    }
+    outv[gi] = TO(epilogue(acc, oc, P[16], P[17], P[18], PF(19)));
+}

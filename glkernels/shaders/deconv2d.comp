@@ -1,0 +1,53 @@
+// CK_DECONV2D (Conv2DBackpropInput): P = ck_conv_p (see conv2d.comp) with in_* the dy
+// dims, out_* the result's, pad_* the forward conv's. in0 dy, in1 filter
+// [k_h, k_w, out_c, in_c]. Each output pixel gathers the dy pixels whose forward
+// window tap lands on it, taps walked from the last one down as on the host.
+float tanh_safe(float x) { float e = exp(-2.0 * abs(clamp(x, -20.0, 20.0))); return sign(x) * (1.0 - e) / (1.0 + e); }
+// Bias add then activation, as ck_apply_act on the host. PReLU alphas come one
+// per output channel, or one for all.
+float epilogue(float v, int oc, int has_bias, int act, int has_alpha, float alpha) {
+    if (has_bias != 0) v += float(in2[oc]);
+    if (act == ACT_RELU) return v > 0.0 ? v : 0.0;
+    if (act == ACT_RELU6) return v < 0.0 ? 0.0 : (v > 6.0 ? 6.0 : v);
+    if (act == ACT_PRELU) {
+        float a = has_alpha != 0 ? float(in3[in3.length() == 1 ? 0 : oc]) : alpha;
+        return v < 0.0 ? a * v : v;
+    }
+    if (act == ACT_LEAKYRELU) return v < 0.0 ? alpha * v : v;
+    if (act == ACT_ELU) return v >= 0.0 ? v : exp(v) - 1.0;
+    if (act == ACT_SIGMOID) return 1.0 / (1.0 + exp(-v));
+    if (act == ACT_TANH) return tanh_safe(v);
+    return v;
+}
+void main() {
+    uint gi = gidx();
+    if (gi >= NT) return;
+    int in_h = P[1], in_w = P[2], in_c = P[3], out_h = P[4], out_w = P[5], out_c = P[6];
+    int k_h = P[7], k_w = P[8], s_h = P[9], s_w = P[10];
+    int i = int(gi);
+    int oc = i % out_c;
+    int t = i / out_c;
+    int ox = t % out_w;
+    t /= out_w;
+    int oy = t % out_h;
+    int b = t / out_h;
+    int y0 = oy + P[13], x0 = ox + P[14];
+    float acc = 0.0;
+    for (int fy = k_h - 1; fy >= 0; fy--) {
+        int ny = y0 - fy * P[11];
+        if (ny < 0) continue;
+        int iy = ny / s_h;
+        if (iy * s_h != ny || iy >= in_h) continue;
+        for (int fx = k_w - 1; fx >= 0; fx--) {
+            int nx = x0 - fx * P[12];
+            if (nx < 0) continue;
+            int ix = nx / s_w;
+            if (ix * s_w != nx || ix >= in_w) continue;
+            int di = ((b * in_h + iy) * in_w + ix) * in_c;
+            int wi = ((fy * k_w + fx) * out_c + oc) * in_c;
+            for (int d = 0; d < in_c; d++)
+                acc += float(in0[di + d]) * float(in1[wi + d]);
+        }
+    }
+    outv[gi] = TO(epilogue(acc, oc, P[16], P[17], P[18], PF(19)));
+}

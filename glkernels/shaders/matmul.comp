@@ -1,0 +1,40 @@
+// CK_MATMUL: P = ck_matmul_p {0 batch, 1 m, 2 n, 3 k, 4 trans_a, 5 trans_b, 6 a_batch_stride,
+// 7 b_batch_stride, 8 has_bias, 9 act, 10 has_alpha_tensor, 11 alpha}. One invocation per
+// output element out[b, i, j]; the epilogue's channel is j.
+float tanh_safe(float x) { float e = exp(-2.0 * abs(clamp(x, -20.0, 20.0))); return sign(x) * (1.0 - e) / (1.0 + e); }
+// Bias add then activation, as ck_apply_act on the host. PReLU alphas come one
+// per output channel, or one for all.
+float epilogue(float v, int oc, int has_bias, int act, int has_alpha, float alpha) {
+    if (has_bias != 0) v += float(in2[oc]);
+    if (act == ACT_RELU) return v > 0.0 ? v : 0.0;
+    if (act == ACT_RELU6) return v < 0.0 ? 0.0 : (v > 6.0 ? 6.0 : v);
+    if (act == ACT_PRELU) {
+        float a = has_alpha != 0 ? float(in3[in3.length() == 1 ? 0 : oc]) : alpha;
+        return v < 0.0 ? a * v : v;
+    }
+    if (act == ACT_LEAKYRELU) return v < 0.0 ? alpha * v : v;
+    if (act == ACT_ELU) return v >= 0.0 ? v : exp(v) - 1.0;
+    if (act == ACT_SIGMOID) return 1.0 / (1.0 + exp(-v));
+    if (act == ACT_TANH) return tanh_safe(v);
+    return v;
+}
+void main() {
+    uint gi = gidx();
+    if (gi >= NT) return;
+    int m = P[1], n = P[2], k = P[3];
+    int i = int(gi);
+    int j = i % n;
+    int t = i / n;
+    int r = t % m;
+    int bi = t / m;
+    int a_step = P[4] != 0 ? m : 1, b_step = P[5] != 0 ? 1 : n;
+    int ai = bi * P[6] + (P[4] != 0 ? r : r * k);
+    int bj = bi * P[7] + (P[5] != 0 ? j * k : j);
+    float acc = 0.0;
+    for (int kk = 0; kk < k; kk++) {
+        acc += float(in0[ai]) * float(in1[bj]);
+        ai += a_step;
+        bj += b_step;
+    }
+    outv[gi] = TO(epilogue(acc, j, P[8], P[9], P[10], PF(11)));
+}

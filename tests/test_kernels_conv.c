@@ -1,0 +1,384 @@
+/* Conv2D, depthwise, transposed conv and matmul kernels against the host
+ * reference, on random shapes, strides, dilations, paddings and epilogues. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include "kernel_util.h"
+
+#define TOL 1e-4
+
+static const int all_acts[] = {CK_ACT_NONE, CK_ACT_RELU, CK_ACT_RELU6, CK_ACT_PRELU,
+                               CK_ACT_LEAKYRELU, CK_ACT_ELU, CK_ACT_SIGMOID, CK_ACT_TANH};
+#define N_ACTS ((int)(sizeof all_acts / sizeof all_acts[0]))
+
+/* The epilogue inputs of one case: bias (maybe), PReLU alpha as a tensor of
+ * out_c values, of one value, or as the float param. */
+typedef struct {
+    core_buf bias, alpha;
+    int has_bias, act, has_alpha;
+    float alpha_f;
+} epi_case;
+
+static void epi_make(epi_case *e, int rep, int out_c)
+{
+    memset(e, 0, sizeof *e);
+    e->act = all_acts[rep % N_ACTS];
+    e->has_bias = (rep / N_ACTS) % 2 == 0 || kt_rand() % 2;
+    e->alpha_f = kt_randf(0.05f, 0.5f);
+    int64_t bc = out_c;
+    if (e->has_bias)
+        e->bias = kt_random(SI_FLOAT32, 1, &bc, -1.f, 1.f);
+    if (e->act == CK_ACT_PRELU && kt_rand() % 4 != 0) {
+        int64_t ac = kt_rand() % 3 == 0 ? 1 : out_c;
+        e->alpha = kt_random(SI_FLOAT32, 1, &ac, -0.5f, 0.5f);
+        e->has_alpha = 1;
+    }
+}
+
+static void epi_free(epi_case *e)
+{
+    kt_free(&e->bias);
+    kt_free(&e->alpha);
+}
+
+/* Wires the epilogue into a step with x and filter as inputs 0 and 1. */
+static void epi_wire(const epi_case *e, ck_step *s, const core_buf **ins)
+{
+    s->n_in = e->has_alpha ? 4 : e->has_bias ? 3 : 2;
+    s->in[0] = 0;
+    s->in[1] = 1;
+    s->in[2] = e->has_bias ? 2 : -1;
+    s->in[3] = e->has_alpha ? 3 : -1;
+    s->out = 4;
+    ins[2] = e->has_bias ? &e->bias : NULL;
+    ins[3] = e->has_alpha ? &e->alpha : NULL;
+}
+
+/* TF's padding for one spatial dim: mode 0 VALID, 1 SAME, 2 explicit (random). */
+static int pick_pad(int mode, int in, int k, int stride, int dil, int *pad_before, int *out)
+{
+    int ek = (k - 1) * dil + 1;
+    int before = 0, after = 0;
+    if (mode == 1) {
+        *out = (in + stride - 1) / stride;
+        int total = (*out - 1) * stride + ek - in;
+        if (total < 0)
+            total = 0;
+        before = total / 2;
+        *pad_before = before;
+        return 0;
+    }
+    if (mode == 2) {
+        before = kt_randint(0, k);
+        after = kt_randint(0, k);
+    }
+    int padded = in + before + after;
+    if (padded < ek)
+        return -1;
+    *out = (padded - ek) / stride + 1;
+    *pad_before = before;
+    return 0;
+}
+
+static void check(const char *what, int rep, double e)
+{
+    if (!(e >= 0 && e <= TOL))
+        fprintf(stderr, "%s case %d: error %g\n", what, rep, e);
+    assert_true(e >= 0 && e <= TOL);
+}
+
+/* Forward convs (CK_CONV2D, CK_DWCONV2D). */
+static void conv_cases(ck_kind kind, int reps)
+{
+    for (int rep = 0; rep < reps; rep++) {
+        ck_conv_p p = {0};
+        int mode, in_c, mult = 1, out_c;
+        for (;;) {
+            p.n = kt_randint(1, 2);
+            p.in_h = kt_randint(1, 17);
+            p.in_w = kt_randint(1, 17);
+            p.k_h = kt_randint(1, 5);
+            p.k_w = kt_randint(1, 5);
+            p.stride_h = kt_randint(1, 3);
+            p.stride_w = kt_randint(1, 3);
+            p.dil_h = kt_randint(1, 2);
+            p.dil_w = kt_randint(1, 2);
+            mode = rep % 3;
+            int pt, pl, oh, ow;
+            if (pick_pad(mode, p.in_h, p.k_h, p.stride_h, p.dil_h, &pt, &oh) == 0 &&
+                pick_pad(mode, p.in_w, p.k_w, p.stride_w, p.dil_w, &pl, &ow) == 0) {
+                p.pad_top = pt;
+                p.pad_left = pl;
+                p.out_h = oh;
+                p.out_w = ow;
+                break;
+            }
+        }
+        in_c = kt_randint(1, kind == CK_CONV2D ? 9 : 12);
+        if (kind == CK_DWCONV2D) {
+            mult = kt_randint(1, 3);
+            out_c = in_c * mult;
+        } else {
+            out_c = kt_randint(1, 9);
+        }
+        p.in_c = in_c;
+        p.out_c = out_c;
+        p.ch_mult = mult;
+        epi_case e;
+        epi_make(&e, rep, out_c);
+        p.has_bias = e.has_bias;
+        p.act = e.act;
+        p.has_alpha_tensor = e.has_alpha;
+        p.alpha = e.alpha_f;
+
+        int64_t xd[] = {p.n, p.in_h, p.in_w, in_c};
+        int64_t fd[] = {p.k_h, p.k_w, in_c, kind == CK_DWCONV2D ? mult : out_c};
+        core_buf x = kt_random(SI_FLOAT32, 4, xd, -1.f, 1.f);
+        core_buf f = kt_random(SI_FLOAT32, 4, fd, -1.f, 1.f);
+        ck_step s = {.kind = kind};
+        s.u.conv = p;
+        const core_buf *ins[4] = {&x, &f, NULL, NULL};
+        epi_wire(&e, &s, ins);
+        core_shape os = {.rank = 4, .d = {p.n, p.out_h, p.out_w, out_c}};
+        check(kind == CK_CONV2D ? "conv2d" : "dwconv2d", rep,
+              kt_compare(&s, ins, SI_FLOAT32, &os, NULL));
+        kt_free(&x);
+        kt_free(&f);
+        epi_free(&e);
+    }
+}
+
+static void test_conv2d(void **state)
+{
+    (void)state;
+    conv_cases(CK_CONV2D, 48);
+}
+
+static void test_dwconv2d(void **state)
+{
+    (void)state;
+    conv_cases(CK_DWCONV2D, 48);
+}
+
+/* A known small case: 3x3 SAME conv of a ramp with an all-ones filter sums
+ * each pixel's neighbourhood; checks the host reference itself. */
+static void test_conv2d_known(void **state)
+{
+    (void)state;
+    int64_t xd[] = {1, 3, 3, 1}, fd[] = {3, 3, 1, 1};
+    core_buf x = kt_buf(SI_FLOAT32, 4, xd), f = kt_buf(SI_FLOAT32, 4, fd);
+    for (int i = 0; i < 9; i++) {
+        ((float *)x.data)[i] = (float)(i + 1);
+        ((float *)f.data)[i] = 1.f;
+    }
+    ck_step s = {.kind = CK_CONV2D, .n_in = 2, .in = {0, 1}, .out = 2};
+    s.u.conv = (ck_conv_p){.n = 1, .in_h = 3, .in_w = 3, .in_c = 1, .out_h = 3, .out_w = 3,
+                           .out_c = 1, .k_h = 3, .k_w = 3, .stride_h = 1, .stride_w = 1,
+                           .dil_h = 1, .dil_w = 1, .pad_top = 1, .pad_left = 1, .ch_mult = 1};
+    const core_buf *ins[] = {&x, &f};
+    core_buf y = kt_buf(SI_FLOAT32, 4, xd);
+    si_error err = {0};
+    assert_int_equal(ck_host_run(&s, ins, &y, &err), SI_OK);
+    static const float want[] = {12, 21, 16, 27, 45, 33, 24, 39, 28};
+    for (int i = 0; i < 9; i++)
+        assert_true(((float *)y.data)[i] == want[i]);
+    assert_true(kt_compare(&s, ins, SI_FLOAT32, &y.shape, NULL) == 0);
+    kt_free(&x);
+    kt_free(&f);
+    kt_free(&y);
+}
+
+/* Conv2DBackpropInput: pick the deconv output (the forward conv's input), derive
+ * dy's size from the forward conv. */
+static void test_deconv2d(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 48; rep++) {
+        ck_conv_p p = {0};
+        for (;;) {
+            p.n = kt_randint(1, 2);
+            p.out_h = kt_randint(1, 17);
+            p.out_w = kt_randint(1, 17);
+            p.k_h = kt_randint(1, 5);
+            p.k_w = kt_randint(1, 5);
+            p.stride_h = kt_randint(1, 3);
+            p.stride_w = kt_randint(1, 3);
+            p.dil_h = rep % 4 == 3 ? 2 : 1; /* the kernel takes dilations; lowering passes 1 */
+            p.dil_w = rep % 4 == 3 ? kt_randint(1, 2) : 1;
+            int mode = rep % 3, pt, pl, fh, fw;
+            if (pick_pad(mode, p.out_h, p.k_h, p.stride_h, p.dil_h, &pt, &fh) == 0 &&
+                pick_pad(mode, p.out_w, p.k_w, p.stride_w, p.dil_w, &pl, &fw) == 0) {
+                p.pad_top = pt;
+                p.pad_left = pl;
+                p.in_h = fh;
+                p.in_w = fw;
+                break;
+            }
+        }
+        p.in_c = kt_randint(1, 9);
+        p.out_c = kt_randint(1, 9);
+        p.ch_mult = 1;
+        epi_case e;
+        epi_make(&e, rep, p.out_c);
+        p.has_bias = e.has_bias;
+        p.act = e.act;
+        p.has_alpha_tensor = e.has_alpha;
+        p.alpha = e.alpha_f;
+        int64_t dd[] = {p.n, p.in_h, p.in_w, p.in_c};
+        int64_t fd[] = {p.k_h, p.k_w, p.out_c, p.in_c};
+        core_buf dy = kt_random(SI_FLOAT32, 4, dd, -1.f, 1.f);
+        core_buf f = kt_random(SI_FLOAT32, 4, fd, -1.f, 1.f);
+        ck_step s = {.kind = CK_DECONV2D};
+        s.u.conv = p;
+        const core_buf *ins[4] = {&dy, &f, NULL, NULL};
+        epi_wire(&e, &s, ins);
+        core_shape os = {.rank = 4, .d = {p.n, p.out_h, p.out_w, p.out_c}};
+        check("deconv2d", rep, kt_compare(&s, ins, SI_FLOAT32, &os, NULL));
+        kt_free(&dy);
+        kt_free(&f);
+        epi_free(&e);
+    }
+}
+
+/* The transposed conv is the adjoint of the forward conv: <conv(x), dy> equals
+ * <x, deconv(dy)> for the same geometry. Ties the two host references together. */
+static void test_deconv2d_adjoint(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 12; rep++) {
+        ck_conv_p p = {0};
+        int fh, fw, pt, pl;
+        int h, w;
+        do {
+            h = kt_randint(1, 12);
+            w = kt_randint(1, 12);
+            p.k_h = kt_randint(1, 4);
+            p.k_w = kt_randint(1, 4);
+            p.stride_h = kt_randint(1, 3);
+            p.stride_w = kt_randint(1, 3);
+            p.dil_h = p.dil_w = 1;
+        } while (pick_pad(rep % 3, h, p.k_h, p.stride_h, 1, &pt, &fh) != 0 ||
+                 pick_pad(rep % 3, w, p.k_w, p.stride_w, 1, &pl, &fw) != 0);
+        int ci = kt_randint(1, 5), co = kt_randint(1, 5);
+        ck_conv_p fwd = {.n = 1, .in_h = h, .in_w = w, .in_c = ci, .out_h = fh, .out_w = fw,
+                         .out_c = co, .k_h = p.k_h, .k_w = p.k_w, .stride_h = p.stride_h,
+                         .stride_w = p.stride_w, .dil_h = 1, .dil_w = 1, .pad_top = pt,
+                         .pad_left = pl, .ch_mult = 1};
+        ck_conv_p bwd = fwd;
+        bwd.in_h = fh;
+        bwd.in_w = fw;
+        bwd.in_c = co;
+        bwd.out_h = h;
+        bwd.out_w = w;
+        bwd.out_c = ci;
+        int64_t xd[] = {1, h, w, ci}, yd[] = {1, fh, fw, co}, fd[] = {p.k_h, p.k_w, ci, co};
+        core_buf x = kt_random(SI_FLOAT32, 4, xd, -1.f, 1.f);
+        core_buf dy = kt_random(SI_FLOAT32, 4, yd, -1.f, 1.f);
+        core_buf f = kt_random(SI_FLOAT32, 4, fd, -1.f, 1.f);
+        core_buf y = kt_buf(SI_FLOAT32, 4, yd), dx = kt_buf(SI_FLOAT32, 4, xd);
+        ck_step sf = {.kind = CK_CONV2D, .n_in = 2, .in = {0, 1}, .out = 2};
+        ck_step sb = {.kind = CK_DECONV2D, .n_in = 2, .in = {0, 1}, .out = 2};
+        sf.u.conv = fwd;
+        sb.u.conv = bwd;
+        const core_buf *inf[] = {&x, &f}, *inb[] = {&dy, &f};
+        ck_host_conv2d(&sf, inf, &y);
+        ck_host_deconv2d(&sb, inb, &dx);
+        double l = 0, r = 0, mag = 0;
+        for (int64_t i = 0; i < core_shape_count(&y.shape); i++) {
+            l += (double)((float *)y.data)[i] * ((float *)dy.data)[i];
+            mag += fabs((double)((float *)y.data)[i] * ((float *)dy.data)[i]);
+        }
+        for (int64_t i = 0; i < core_shape_count(&x.shape); i++)
+            r += (double)((float *)x.data)[i] * ((float *)dx.data)[i];
+        assert_true(fabs(l - r) <= 1e-4 * fmax(1.0, mag));
+        kt_free(&x);
+        kt_free(&dy);
+        kt_free(&f);
+        kt_free(&y);
+        kt_free(&dx);
+    }
+}
+
+static void test_matmul(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 64; rep++) {
+        ck_matmul_p p = {0};
+        p.batch = kt_randint(1, 3);
+        p.m = kt_randint(1, 17);
+        p.n = kt_randint(1, 17);
+        p.k = rep % 5 == 4 ? kt_randint(49, 130) : kt_randint(1, 17); /* several tfjs blocks */
+        p.trans_a = rep & 1;
+        p.trans_b = (rep >> 1) & 1;
+        int bcast = (rep >> 2) % 3; /* 0 none, 1 a broadcast, 2 b broadcast */
+        int64_t ba = bcast == 1 ? 1 : p.batch, bb = bcast == 2 ? 1 : p.batch;
+        p.a_batch_stride = ba == 1 ? 0 : p.m * p.k;
+        p.b_batch_stride = bb == 1 ? 0 : p.k * p.n;
+        epi_case e;
+        epi_make(&e, rep, p.n);
+        p.has_bias = e.has_bias;
+        p.act = e.act;
+        p.has_alpha_tensor = e.has_alpha;
+        p.alpha = e.alpha_f;
+        int64_t ad[] = {ba, p.trans_a ? p.k : p.m, p.trans_a ? p.m : p.k};
+        int64_t bd[] = {bb, p.trans_b ? p.n : p.k, p.trans_b ? p.k : p.n};
+        core_buf a = kt_random(SI_FLOAT32, 3, ad, -1.f, 1.f);
+        core_buf b = kt_random(SI_FLOAT32, 3, bd, -1.f, 1.f);
+        ck_step s = {.kind = CK_MATMUL};
+        s.u.matmul = p;
+        const core_buf *ins[4] = {&a, &b, NULL, NULL};
+        epi_wire(&e, &s, ins);
+        core_shape os = {.rank = 3, .d = {p.batch, p.m, p.n}};
+        check("matmul", rep, kt_compare(&s, ins, SI_FLOAT32, &os, NULL));
+        kt_free(&a);
+        kt_free(&b);
+        epi_free(&e);
+    }
+}
+
+/* Host matmul against a plain double-precision product: catches index slips
+ * that host and GPU could share. */
+static void test_matmul_known(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 8; rep++) {
+        int m = kt_randint(1, 9), n = kt_randint(1, 9), k = kt_randint(1, 70);
+        int ta = rep & 1, tb = (rep >> 1) & 1;
+        int64_t ad[] = {ta ? k : m, ta ? m : k}, bd[] = {tb ? n : k, tb ? k : n}, od[] = {m, n};
+        core_buf a = kt_random(SI_FLOAT32, 2, ad, -1.f, 1.f);
+        core_buf b = kt_random(SI_FLOAT32, 2, bd, -1.f, 1.f);
+        core_buf y = kt_buf(SI_FLOAT32, 2, od);
+        ck_step s = {.kind = CK_MATMUL, .n_in = 2, .in = {0, 1}, .out = 2};
+        s.u.matmul = (ck_matmul_p){.batch = 1, .m = m, .n = n, .k = k, .trans_a = ta,
+                                   .trans_b = tb};
+        const core_buf *ins[] = {&a, &b};
+        ck_host_matmul(&s, ins, &y);
+        const float *A = a.data, *B = b.data;
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++) {
+                double ref = 0;
+                for (int kk = 0; kk < k; kk++)
+                    ref += (double)(ta ? A[kk * m + i] : A[i * k + kk]) *
+                           (tb ? B[j * k + kk] : B[kk * n + j]);
+                assert_true(fabs(ref - ((float *)y.data)[i * n + j]) <= 1e-5 * fmax(1, fabs(ref)));
+            }
+        kt_free(&a);
+        kt_free(&b);
+        kt_free(&y);
+    }
+}
+
+static int setup(void **state) { (void)state; return kt_gpu_open(); }
+static int teardown(void **state) { (void)state; kt_gpu_close(); return 0; }
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conv2d_known),  cmocka_unit_test(test_conv2d),
+        cmocka_unit_test(test_dwconv2d),      cmocka_unit_test(test_deconv2d),
+        cmocka_unit_test(test_deconv2d_adjoint), cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_matmul_known),
+    };
+    return cmocka_run_group_tests_name("kernels_conv", tests, setup, teardown);
+}
