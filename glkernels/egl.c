@@ -68,9 +68,13 @@ si_status glk_egl_open(glk_ctx *g, si_error *err)
         if (!eglChooseConfig(g->dpy, any, &cfg, 1, &ncfg) || ncfg < 1)
             cfg = EGL_NO_CONFIG_KHR;
     }
-    const EGLint ctx_attr[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 1,
-                               EGL_NONE};
-    g->ctx = eglCreateContext(g->dpy, cfg, EGL_NO_CONTEXT, ctx_attr);
+    /* ES 3.2 where there is one: its fma() and `precise` make accumulations
+     * round once per term, as TensorFlow.js's float32 arrays do. */
+    const EGLint ctx32[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 2, EGL_NONE};
+    const EGLint ctx31[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 1, EGL_NONE};
+    g->ctx = eglCreateContext(g->dpy, cfg, EGL_NO_CONTEXT, ctx32);
+    if (g->ctx == EGL_NO_CONTEXT)
+        g->ctx = eglCreateContext(g->dpy, cfg, EGL_NO_CONTEXT, ctx31);
     if (g->ctx == EGL_NO_CONTEXT)
         return glk_fail(err, SI_ERR_GPU, "EGL: cannot create an OpenGL ES 3.1 context (0x%x)",
                         (unsigned)eglGetError());

@@ -17,6 +17,62 @@ si_status glk_fail(si_error *err, si_status st, const char *fmt, ...)
     return st;
 }
 
+static si_status gl_check(si_error *err, const char *what)
+{
+    GLenum e = glGetError();
+    if (e == GL_NO_ERROR)
+        return SI_OK;
+    if (e == GL_OUT_OF_MEMORY)
+        return glk_fail(err, SI_ERR_GPU, "GPU out of memory in %s", what);
+    return glk_fail(err, SI_ERR_GPU, "GL error 0x%x in %s", (unsigned)e, what);
+}
+
+/* Does fma() round once here? One tiny dispatch tells: with a = b = 1 + 2^-12,
+ * fma(a, b, -1) is 2^-11 + 2^-24 when fused and 2^-11 when not. The 4-byte probe
+ * buffer is gone before any plan exists, so it never counts against a budget. */
+static si_status probe_fma(glk_ctx *g, si_error *err)
+{
+    static const char *src =
+        "#version 320 es\nlayout(local_size_x = 1) in;\n"
+        "layout(std430, binding = 0) buffer B { float v[]; };\n"
+        "uniform float a;\n"
+        "void main() { precise float r = fma(a, a, -1.0); v[0] = r; }\n";
+    g->fused_fma = 0;
+    if (epoxy_gl_version() < 32)
+        return SI_OK;
+    GLuint sh = glCreateShader(GL_COMPUTE_SHADER);
+    glShaderSource(sh, 1, &src, NULL);
+    glCompileShader(sh);
+    GLint ok = 0;
+    glGetShaderiv(sh, GL_COMPILE_STATUS, &ok);
+    GLuint prog = glCreateProgram();
+    glAttachShader(prog, sh);
+    glLinkProgram(prog);
+    glDeleteShader(sh);
+    GLint linked = 0;
+    glGetProgramiv(prog, GL_LINK_STATUS, &linked);
+    if (ok && linked) {
+        GLuint b = 0;
+        float v = 0.f;
+        glGenBuffers(1, &b);
+        glBindBuffer(GL_SHADER_STORAGE_BUFFER, b);
+        glBufferData(GL_SHADER_STORAGE_BUFFER, 4, &v, GL_DYNAMIC_DRAW);
+        glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, b);
+        glUseProgram(prog);
+        glUniform1f(glGetUniformLocation(prog, "a"), 1.0f + 1.0f / 4096.0f);
+        glDispatchCompute(1, 1, 1);
+        glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+        const float *p = glMapBufferRange(GL_SHADER_STORAGE_BUFFER, 0, 4, GL_MAP_READ_BIT);
+        if (p) {
+            g->fused_fma = *p == 1.0f / 2048.0f + 1.0f / 16777216.0f;
+            glUnmapBuffer(GL_SHADER_STORAGE_BUFFER);
+        }
+        glDeleteBuffers(1, &b);
+    }
+    glDeleteProgram(prog);
+    return gl_check(err, "fma probe");
+}
+
 si_status glk_open(glk_ctx **out, si_error *err)
 {
     glk_ctx *g = calloc(1, sizeof *g);
@@ -45,6 +101,10 @@ si_status glk_open(glk_ctx **out, si_error *err)
         return glk_fail(err, SI_ERR_GPU, "GPU allows %d storage buffers per compute shader, %d needed",
                         blocks, CK_MAX_IN + 1);
     }
+    if ((st = probe_fma(g, err)) != SI_OK) {
+        glk_close(g);
+        return st;
+    }
     *out = g;
     return SI_OK;
 }
@@ -62,16 +122,6 @@ void glk_close(glk_ctx *g)
 const char *glk_renderer(const glk_ctx *g) { return g->renderer; }
 uint32_t glk_offset_align(const glk_ctx *g) { return g->offset_align; }
 uint64_t glk_max_binding(const glk_ctx *g) { return g->max_binding; }
-
-static si_status gl_check(si_error *err, const char *what)
-{
-    GLenum e = glGetError();
-    if (e == GL_NO_ERROR)
-        return SI_OK;
-    if (e == GL_OUT_OF_MEMORY)
-        return glk_fail(err, SI_ERR_GPU, "GPU out of memory in %s", what);
-    return glk_fail(err, SI_ERR_GPU, "GL error 0x%x in %s", (unsigned)e, what);
-}
 
 si_status glk_buffer_create(glk_ctx *g, uint64_t bytes, uint32_t *name, si_error *err)
 {
@@ -216,21 +266,67 @@ static int enum_defines(char *buf, size_t n)
 
 static const char *dtype_glsl(si_dtype t) { return t == SI_FLOAT32 ? "float" : "int"; }
 
-static si_status compile(const char *shader, const char *defines, glk_program *out,
+/* Exact-product helpers, so sums round the way TensorFlow.js's float32 and
+ * double arithmetic does. With a fused fma() (NVIDIA) they are one instruction;
+ * where fma() is not fused (Mesa llvmpipe) they fall back to Dekker's split. */
+static const char *prelude =
+    "void two_prod(float a, float b, out float p, out float e) {\n"
+    "    precise float pp = a * b; p = pp;\n"
+    "#if FUSED_FMA\n"
+    "    e = fma(a, b, -pp);\n"
+    "#else\n"
+    "    precise float c = 4097.0 * a; precise float ah = c - (c - a); precise float al = a - ah;\n"
+    "    precise float d = 4097.0 * b; precise float bh = d - (d - b); precise float bl = b - bh;\n"
+    "    precise float r = ((ah * bh - pp) + ah * bl + al * bh) + al * bl; e = r;\n"
+    "#endif\n"
+    "}\n"
+    "void two_sum(float a, float b, out float s, out float e) {\n"
+    "    precise float ss = a + b; precise float bb = ss - a;\n"
+    "    precise float r = (a - (ss - bb)) + (b - bb); s = ss; e = r;\n"
+    "}\n"
+    "/* fl(a*b + c), rounded once */\n"
+    "float mad1(float a, float b, float c) {\n"
+    "#if FUSED_FMA\n"
+    "    precise float r = fma(a, b, c); return r;\n"
+    "#else\n"
+    "    float p, e, s, t; two_prod(a, b, p, e); two_sum(c, p, s, t);\n"
+    "    precise float r = s + (t + e); return r;\n"
+    "#endif\n"
+    "}\n"
+    "/* a double-like accumulator (hi, lo) += a*b */\n"
+    "vec2 dd_mad(float a, float b, vec2 acc) {\n"
+    "    float p, e, s, t; two_prod(a, b, p, e); two_sum(acc.x, p, s, t);\n"
+    "    precise float lo = acc.y + (t + e); float h, l; two_sum(s, lo, h, l); return vec2(h, l);\n"
+    "}\n"
+    "/* fl(f + (hi + lo)) */\n"
+    "float dd_add_to(float f, vec2 d) {\n"
+    "    float s, t; two_sum(f, d.x, s, t); precise float r = s + (t + d.y); return r;\n"
+    "}\n";
+
+static si_status compile(int fused, const char *shader, const char *defines, glk_program *out,
                          si_error *err)
 {
-    const char *body = glk_shader_source(shader);
-    if (!body)
-        return glk_fail(err, SI_ERR_GPU, "no shader named %s", shader);
-    static const char *head =
-        "#version 310 es\n"
+    static const char *head32 =
+        "#version 320 es\n"
         "precision highp float;\nprecision highp int;\n"
         "layout(local_size_x = 64) in;\n"
         "uniform int P[64];\nuniform uint NT;\n"
         "#define PF(i) intBitsToFloat(P[i])\n";
+    const char *body = glk_shader_source(shader);
+    if (!body)
+        return glk_fail(err, SI_ERR_GPU, "no shader named %s", shader);
+    const char *head =
+        "#version 310 es\n"
+        "precision highp float;\nprecision highp int;\n"
+        "layout(local_size_x = 64) in;\n"
+        "uniform int P[64];\nuniform uint NT;\n"
+        "#define PF(i) intBitsToFloat(P[i])\n"
+        "#define precise\n#define fma(a, b, c) ((a) * (b) + (c))\n";
+    if (epoxy_gl_version() >= 32)
+        head = head32;
     char decl[6144];
     int n = 0;
-    n += snprintf(decl + n, sizeof decl - (size_t)n, "%s", defines);
+    n += snprintf(decl + n, sizeof decl - (size_t)n, "#define FUSED_FMA %d\n%s", fused, defines);
     for (int i = 0; i < CK_MAX_IN; i++)
         n += snprintf(decl + n, sizeof decl - (size_t)n,
                       "layout(std430, binding=%d) readonly buffer B%d { T%d in%d[]; };\n", i, i,
@@ -240,9 +336,9 @@ static si_status compile(const char *shader, const char *defines, glk_program *o
                   "uint gidx() { return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * "
                   "gl_NumWorkGroups.x * 64u; }\n",
                   CK_MAX_IN);
-    const char *srcs[3] = {head, decl, body};
+    const char *srcs[4] = {head, decl, prelude, body};
     GLuint sh = glCreateShader(GL_COMPUTE_SHADER);
-    glShaderSource(sh, 3, srcs, NULL);
+    glShaderSource(sh, 4, srcs, NULL);
     glCompileShader(sh);
     GLint ok = 0;
     glGetShaderiv(sh, GL_COMPILE_STATUS, &ok);
@@ -334,7 +430,7 @@ static si_status get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
                       dtype_glsl(i < s->n_in && s->in[i] >= 0 ? in_dt[i] : SI_FLOAT32));
     snprintf(defs + m, sizeof defs - (size_t)m, "#define TO %s\n", dtype_glsl(out_dt));
     glk_program *p = &g->programs[g->n_programs];
-    si_status st = compile(k->shader, defs, p, err);
+    si_status st = compile(g->fused_fma, k->shader, defs, p, err);
     if (st != SI_OK)
         return st;
     snprintf(p->key, sizeof p->key, "%s", key);

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,6 +53,11 @@ typedef struct {
     /* Called between phases and steps; may be NULL. */
     void (*progress)(void *user, const char *phase, int done, int total);
     void *progress_user;
+    /* When set, each si_run writes a Chrome trace-event file here (open it in
+     * Perfetto or chrome://tracing): compute, uploads/reads and spills as tracks,
+     * GPU bytes in use as a counter. Tracing waits for the GPU after every action
+     * so durations are real; it slows the run. */
+    const char *trace_path;
 } si_options;
 
 typedef struct {
@@ -92,6 +98,10 @@ si_status si_output(const si_model *m, int i, si_dtype *dtype, int *rank,
                     int64_t shape[SI_MAX_RANK], const void **data, si_error *err);
 
 void si_get_stats(const si_model *m, si_stats *st);
+
+/* Prints the plan for the current input shapes as a table: segments, steps,
+ * working sets, uploads, evictions, GPU bytes in use, peak. Needs no GPU run. */
+si_status si_print_plan(const si_model *m, FILE *f, si_error *err);
 
 /* Tensor files, for callers that have no reader of their own (the CLI).
  * si_npy_read allocates *data (free with free()); bool is 1 byte an element. */

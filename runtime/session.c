@@ -1,5 +1,6 @@
 /* si_open / si_run / si_close: the model's life. A program (and its plan) is
  * built for one set of input shapes and kept until the shapes change. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,6 +424,65 @@ static si_status run_step(si_model *m, int s, si_error *err)
     return glk_run_step(m->gpu, st, r, dts, &ro, p->tensors[st->out].dtype, err);
 }
 
+/* SI_CHECK_STEPS=tolerance: after each GPU step, runs the host reference on
+ * the same (downloaded) inputs and reports the step if they differ by more. A
+ * debugging aid for kernels; it slows a run a lot. */
+static void check_step(si_model *m, int s)
+{
+    static double tol = -1;
+    if (tol < 0) {
+        const char *e = getenv("SI_CHECK_STEPS");
+        tol = e ? atof(e) : 0;
+        if (tol <= 0)
+            tol = 0;
+    }
+    if (tol == 0 || !m->gpu)
+        return;
+    const core_program *p = m->prog;
+    const ck_step *st = &p->steps[s];
+    core_buf ins[CK_MAX_IN];
+    const core_buf *insp[CK_MAX_IN] = {0};
+    si_error err = {0};
+    for (int i = 0; i < st->n_in; i++) {
+        if (st->in[i] < 0)
+            continue;
+        const core_tensor *t = &p->tensors[st->in[i]];
+        int b = m->buf_of[core_storage(p, st->in[i])];
+        ins[i] = (core_buf){t->dtype, t->shape, malloc(m->pb.buffers[b].bytes + 4)};
+        dev_read(m, m->off[b], ins[i].data, m->pb.buffers[b].bytes, &err);
+        insp[i] = &ins[i];
+    }
+    const core_tensor *o = &p->tensors[st->out];
+    int ob = m->buf_of[core_storage(p, st->out)];
+    uint64_t bytes = m->pb.buffers[ob].bytes;
+    core_buf gpu = {o->dtype, o->shape, malloc(bytes + 4)}, host = {o->dtype, o->shape, malloc(bytes + 4)};
+    dev_read(m, m->off[ob], gpu.data, bytes, &err);
+    memcpy(host.data, gpu.data, bytes); /* accumulating copies keep earlier writes */
+    ck_host_run(st, insp, &host, &err);
+    double worst = 0, scale = 1;
+    int64_t n = core_shape_count(&o->shape), at = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (o->dtype == SI_FLOAT32 && fabs(((float *)host.data)[i]) > scale)
+            scale = fabs(((float *)host.data)[i]);
+    for (int64_t i = 0; i < n; i++) {
+        double d = o->dtype == SI_FLOAT32
+                       ? fabs((double)((float *)host.data)[i] - ((float *)gpu.data)[i])
+                       : (((int32_t *)host.data)[i] != ((int32_t *)gpu.data)[i]);
+        if (!(d <= worst)) {
+            worst = d;
+            at = i;
+        }
+    }
+    if (worst / scale > tol)
+        fprintf(stderr, "check: step %d %s node '%s': max|gpu-host| %g (scale %g) at %lld\n", s,
+                ck_kind_name(st->kind), m->io->nodes[st->node].name, worst, scale, (long long)at);
+    for (int i = 0; i < st->n_in; i++)
+        if (insp[i])
+            free(ins[i].data);
+    free(gpu.data);
+    free(host.data);
+}
+
 /* Executes one action of the plan. */
 static si_status do_action(si_model *m, const pg_action *ac, si_error *err)
 {
@@ -475,6 +535,8 @@ static si_status do_action(si_model *m, const pg_action *ac, si_error *err)
         return st;
     case PA_RUN:
         st = run_step(m, ac->step, err);
+        if (st == SI_OK)
+            check_step(m, ac->step);
         if (st != SI_OK && err->message[0]) {
             char msg[sizeof err->message];
             snprintf(msg, sizeof msg, "%s", err->message);

@@ -42,7 +42,7 @@ void main() {
             int xi = ((b * in_h + iy) * in_w + ix) * in_c;
             int wi = (ky * k_w + kx) * in_c * out_c + oc;
             for (int ic = 0; ic < in_c; ic++) {
-                acc += float(in0[xi + ic]) * float(in1[wi]);
+                acc = mad1(float(in0[xi + ic]), float(in1[wi]), acc);
                 wi += out_c;
             }
         }

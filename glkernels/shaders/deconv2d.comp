@@ -32,7 +32,7 @@ void main() {
     int oy = t % out_h;
     int b = t / out_h;
     int y0 = oy + P[13], x0 = ox + P[14];
-    float acc = 0.0;
+    vec2 dot = vec2(0.0);  // summed like a double, rounded once as tfjs
     for (int fy = k_h - 1; fy >= 0; fy--) {
         int ny = y0 - fy * P[11];
         if (ny < 0) continue;
@@ -46,8 +46,9 @@ void main() {
             int di = ((b * in_h + iy) * in_w + ix) * in_c;
             int wi = ((fy * k_w + fx) * out_c + oc) * in_c;
             for (int d = 0; d < in_c; d++)
-                acc += float(in0[di + d]) * float(in1[wi + d]);
+                dot = dd_mad(float(in0[di + d]), float(in1[wi + d]), dot);
         }
     }
+    precise float acc = dot.x + dot.y;
     outv[gi] = TO(epilogue(acc, oc, P[16], P[17], P[18], PF(19)));
 }

@@ -39,7 +39,7 @@ void main() {
         for (int kx = 0; kx < k_w; kx++) {
             int ix = x0 + kx * P[12];
             if (ix < 0 || ix >= in_w) continue;
-            acc += float(in0[(xrow + ix) * in_c + ic]) * float(in1[(ky * k_w + kx) * out_c + oc]);
+            acc = mad1(float(in0[(xrow + ix) * in_c + ic]), float(in1[(ky * k_w + kx) * out_c + oc]), acc);
         }
     }
     outv[gi] = TO(epilogue(acc, oc, P[16], P[17], P[18], PF(19)));

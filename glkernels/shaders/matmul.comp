@@ -30,11 +30,17 @@ void main() {
     int a_step = P[4] != 0 ? m : 1, b_step = P[5] != 0 ? 1 : n;
     int ai = bi * P[6] + (P[4] != 0 ? r : r * k);
     int bj = bi * P[7] + (P[5] != 0 ? j * k : j);
+    // tfjs sums blocks of 48 like doubles and adds each block to a float32
     float acc = 0.0;
-    for (int kk = 0; kk < k; kk++) {
-        acc += float(in0[ai]) * float(in1[bj]);
-        ai += a_step;
-        bj += b_step;
+    for (int k0 = 0; k0 < k; k0 += 48) {
+        int k1 = min(k0 + 48, k);
+        vec2 blk = vec2(0.0);
+        for (int kk = k0; kk < k1; kk++) {
+            blk = dd_mad(float(in0[ai]), float(in1[bj]), blk);
+            ai += a_step;
+            bj += b_step;
+        }
+        acc = dd_add_to(acc, blk);
     }
     outv[gi] = TO(epilogue(acc, j, P[8], P[9], P[10], PF(11)));
 }

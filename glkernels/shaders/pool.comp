@@ -1,0 +1,39 @@
+// CK_POOL: P = {is_max, n, in_h, in_w, c, out_h, out_w, k_h, k_w, stride_h, stride_w,
+// pad_top, pad_left}. One invocation per NHWC output element. Max starts at -inf and
+// keeps `v > m` (NaN never wins); avg divides by the in-bounds count, as tfjs does.
+// Int inputs go through float, as in the host reference.
+void main() {
+    uint o = gidx();
+    if (o >= NT) return;
+    int c = P[4], out_h = P[5], out_w = P[6], in_h = P[2], in_w = P[3];
+    int t = int(o);
+    int ch = t % c; t /= c;
+    int ox = t % out_w; t /= out_w;
+    int oy = t % out_h;
+    int b = t / out_h;
+    int y0 = oy * P[9] - P[11], x0 = ox * P[10] - P[12];
+    int ylo = max(y0, 0), yhi = min(y0 + P[7], in_h);
+    int xlo = max(x0, 0), xhi = min(x0 + P[8], in_w);
+    if (P[0] != 0) {
+        float m = intBitsToFloat(int(0xff800000u));
+        for (int y = ylo; y < yhi; y++) {
+            int row = ((b * in_h + y) * in_w) * c + ch;
+            for (int x = xlo; x < xhi; x++) {
+                float v = float(in0[row + x * c]);
+                if (v > m) m = v;
+            }
+        }
+        outv[o] = TO(m);
+    } else {
+        float s = 0.0;
+        int cnt = 0;
+        for (int y = ylo; y < yhi; y++) {
+            int row = ((b * in_h + y) * in_w) * c + ch;
+            for (int x = xlo; x < xhi; x++) {
+                s += float(in0[row + x * c]);
+                cnt++;
+            }
+        }
+        outv[o] = TO(s / float(cnt));
+    }
+}

@@ -1,0 +1,22 @@
+// CK_SOFTMAX: P = {outer, n, log}. One invocation per row of the last axis, as tfjs:
+// m = max (NaN sticks), e = exp(x - m), s = sum(e) in order, out = e / s
+// (LogSoftmax: (x - m) - log(s)).
+void main() {
+    uint r = gidx();
+    if (r >= NT) return;
+    int n = P[1];
+    int base = int(r) * n;
+    float m = float(in0[base]);
+    for (int j = 0; j < n; j++) {
+        float v = float(in0[base + j]);
+        if (isnan(v) || v > m) m = v;
+    }
+    float s = 0.0;
+    for (int j = 0; j < n; j++) s += exp(float(in0[base + j]) - m);
+    if (P[2] != 0) {
+        float ls = log(s);
+        for (int j = 0; j < n; j++) outv[base + j] = TO((float(in0[base + j]) - m) - ls);
+    } else {
+        for (int j = 0; j < n; j++) outv[base + j] = TO(exp(float(in0[base + j]) - m) / s);
+    }
+}

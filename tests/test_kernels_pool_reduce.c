@@ -1,0 +1,374 @@
+/* Pool, reduce, softmax, argmax and resize kernels against the host reference,
+ * on random shapes and values. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <unistd.h>
+#include "kernel_util.h"
+
+#define TOL 1e-4
+
+static void check(const char *what, int k, double e, double tol)
+{
+    if (!(e >= 0 && e <= tol))
+        fprintf(stderr, "%s case %d: error %g\n", what, k, e);
+    assert_true(e >= 0 && e <= tol);
+}
+
+/* TF's SAME / VALID output size and top padding (core_conv_out's rule). */
+static void pool_dim(int in, int k, int s, int same, int *out, int *pad)
+{
+    if (same) {
+        *out = (in + s - 1) / s;
+        int total = (*out - 1) * s + k - in;
+        *pad = total > 0 ? total / 2 : 0;
+    } else {
+        *out = (in - k) / s + 1;
+        *pad = 0;
+    }
+}
+
+static void test_pool(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 64; t++) {
+        int is_max = t & 1, same = (t >> 1) & 1, is_int = t % 16 == 5;
+        int kh = kt_randint(1, 4), kw = kt_randint(1, 4);
+        int sh = kt_randint(1, 3), sw = kt_randint(1, 3);
+        int n = kt_randint(1, 2), c = kt_randint(1, 5);
+        int ih = kt_randint(kh, 13), iw = kt_randint(kw, 13);
+        int oh, ow, pt, pl;
+        pool_dim(ih, kh, sh, same, &oh, &pt);
+        pool_dim(iw, kw, sw, same, &ow, &pl);
+        si_dtype dt = is_int ? SI_INT32 : SI_FLOAT32;
+        int64_t d[] = {n, ih, iw, c};
+        core_buf x = kt_random(dt, 4, d, -10.f, 10.f);
+        ck_step s = {.kind = CK_POOL, .n_in = 1, .in = {0}, .out = 1};
+        s.u.pool = (ck_pool_p){.is_max = is_max, .n = n, .in_h = ih, .in_w = iw, .c = c,
+                               .out_h = oh, .out_w = ow, .k_h = kh, .k_w = kw,
+                               .stride_h = sh, .stride_w = sw, .pad_top = pt, .pad_left = pl};
+        core_shape os = {.rank = 4, .d = {n, oh, ow, c}};
+        const core_buf *ins[] = {&x};
+        check("pool", t, kt_compare(&s, ins, dt, &os, NULL), is_int ? 0 : TOL);
+        kt_free(&x);
+    }
+}
+
+/* One reduce case: [outer, n, inner] of dtype in_dt with values in [lo, hi]. */
+static void reduce_case(int op, si_dtype in_dt, si_dtype out_dt, float lo, float hi, int k)
+{
+    int outer = kt_randint(1, 7), n = kt_randint(1, 40), inner = kt_randint(1, 7);
+    if (op == CK_R_PROD && in_dt != SI_FLOAT32)
+        n = kt_randint(1, 12);
+    int64_t d[] = {outer, n, inner};
+    core_buf x = kt_random(in_dt, 3, d, lo, hi);
+    if (k == 0 && in_dt == SI_FLOAT32 && (op == CK_R_MAX || op == CK_R_MIN))
+        ((float *)x.data)[kt_randint(0, outer * n * inner - 1)] = NAN;
+    ck_step s = {.kind = CK_REDUCE, .n_in = 1, .in = {0}, .out = 1};
+    s.u.reduce = (ck_reduce_p){.op = op, .outer = outer, .n = n, .inner = inner, .dtype = in_dt};
+    core_shape os = {.rank = 2, .d = {outer, inner}};
+    const core_buf *ins[] = {&x};
+    char what[64];
+    snprintf(what, sizeof what, "reduce op %d dtype %d", op, (int)in_dt);
+    check(what, k, kt_compare(&s, ins, out_dt, &os, NULL), out_dt == SI_FLOAT32 ? TOL : 0);
+    kt_free(&x);
+}
+
+static void test_reduce(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 6; k++) {
+        reduce_case(CK_R_SUM, SI_FLOAT32, SI_FLOAT32, -20.f, 20.f, k);
+        reduce_case(CK_R_SUM, SI_INT32, SI_INT32, -1000, 1000, k);
+        reduce_case(CK_R_SUM, SI_BOOL, SI_INT32, 0, 1, k);
+        reduce_case(CK_R_MEAN, SI_FLOAT32, SI_FLOAT32, -20.f, 20.f, k);
+        reduce_case(CK_R_MEAN, SI_INT32, SI_FLOAT32, -1000, 1000, k);
+        reduce_case(CK_R_MAX, SI_FLOAT32, SI_FLOAT32, -20.f, 20.f, k);
+        reduce_case(CK_R_MAX, SI_INT32, SI_INT32, -1000, 1000, k);
+        reduce_case(CK_R_MIN, SI_FLOAT32, SI_FLOAT32, -20.f, 20.f, k);
+        reduce_case(CK_R_MIN, SI_INT32, SI_INT32, -1000, 1000, k);
+        reduce_case(CK_R_PROD, SI_FLOAT32, SI_FLOAT32, 0.6f, 1.5f, k);
+        reduce_case(CK_R_PROD, SI_INT32, SI_INT32, -9, 9, k); /* wraps: exact anyway */
+        reduce_case(CK_R_ANY, SI_BOOL, SI_BOOL, 0, 1, k);
+        reduce_case(CK_R_ALL, SI_BOOL, SI_BOOL, 0, 1, k);
+    }
+    /* Mostly-false / mostly-true rows so Any and All are not constant. */
+    for (int k = 0; k < 4; k++) {
+        int64_t d[] = {5, 6, 3};
+        core_buf x = kt_buf(SI_BOOL, 3, d);
+        for (int i = 0; i < 90; i++)
+            ((int32_t *)x.data)[i] = (kt_rand() % 9 == 0) ^ (k & 1);
+        ck_step s = {.kind = CK_REDUCE, .n_in = 1, .in = {0}, .out = 1};
+        s.u.reduce = (ck_reduce_p){.op = k < 2 ? CK_R_ANY : CK_R_ALL, .outer = 5, .n = 6,
+                                   .inner = 3, .dtype = SI_BOOL};
+        core_shape os = {.rank = 2, .d = {5, 3}};
+        const core_buf *ins[] = {&x};
+        check("any/all sparse", k, kt_compare(&s, ins, SI_BOOL, &os, NULL), 0);
+        kt_free(&x);
+    }
+}
+
+static void test_softmax(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 24; k++) {
+        int outer = kt_randint(1, 20);
+        int n = k == 0 ? 1 : (k == 1 ? 300 : kt_randint(1, 300));
+        int64_t d[] = {outer, n};
+        core_buf x = kt_random(SI_FLOAT32, 2, d, -20.f, 20.f);
+        ck_step s = {.kind = CK_SOFTMAX, .n_in = 1, .in = {0}, .out = 1};
+        s.u.softmax = (ck_softmax_p){.outer = outer, .n = n, .log = k & 1};
+        const core_buf *ins[] = {&x};
+        check(k & 1 ? "logsoftmax" : "softmax", k, kt_compare(&s, ins, SI_FLOAT32, &x.shape, NULL),
+              TOL);
+        kt_free(&x);
+    }
+}
+
+static void test_argmax(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 32; k++) {
+        int outer = kt_randint(1, 6), n = kt_randint(1, 30), inner = kt_randint(1, 6);
+        int is_int = k & 2;
+        int64_t d[] = {outer, n, inner};
+        /* Few distinct values: many ties, which must resolve to the first index. */
+        core_buf x = kt_random(is_int ? SI_INT32 : SI_FLOAT32, 3, d, -2, 2);
+        if (!is_int)
+            for (int i = 0; i < outer * n * inner; i++)
+                ((float *)x.data)[i] = (float)kt_randint(-2, 2) * 0.5f;
+        ck_step s = {.kind = CK_ARGMAX, .n_in = 1, .in = {0}, .out = 1};
+        s.u.argmax = (ck_argmax_p){.outer = outer, .n = n, .inner = inner, .is_min = k & 1,
+                                   .in_dtype = x.dtype};
+        core_shape os = {.rank = 2, .d = {outer, inner}};
+        const core_buf *ins[] = {&x};
+        check("argmax", k, kt_compare(&s, ins, SI_INT32, &os, NULL), 0);
+        kt_free(&x);
+    }
+    /* A tie between the first two positions of a row: index 0 wins. */
+    int64_t d[] = {1, 3, 1};
+    core_buf x = kt_buf(SI_FLOAT32, 3, d);
+    ((float *)x.data)[0] = 2.f;
+    ((float *)x.data)[1] = 2.f;
+    ((float *)x.data)[2] = 1.f;
+    ck_step s = {.kind = CK_ARGMAX, .n_in = 1, .in = {0}, .out = 1};
+    s.u.argmax = (ck_argmax_p){.outer = 1, .n = 3, .inner = 1, .in_dtype = SI_FLOAT32};
+    core_buf out = {.dtype = SI_INT32, .shape = {.rank = 1, .d = {1}}};
+    int32_t res = -1;
+    out.data = &res;
+    const core_buf *ins[] = {&x};
+    assert_int_equal(kt_run_gpu(&s, ins, &out), 0);
+    assert_int_equal(res, 0);
+    kt_free(&x);
+}
+
+static void test_resize(void **state)
+{
+    (void)state;
+    static const int sizes[][4] = {
+        /* in_h, in_w, out_h, out_w: up, down, odd, 1-pixel edges */
+        {4, 5, 9, 11}, {9, 11, 4, 5}, {7, 3, 13, 2}, {1, 1, 5, 3}, {6, 6, 1, 1},
+        {5, 8, 5, 8}, {3, 7, 10, 21}, {17, 13, 6, 9}, {2, 49, 49, 2}, {10, 6, 34, 47},
+    };
+    int k = 0;
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+        for (int bilinear = 0; bilinear <= 1; bilinear++)
+            for (int align = 0; align <= 1; align++)
+                for (int hpc = 0; hpc <= 1; hpc++, k++) {
+                    int n = kt_randint(1, 2), c = kt_randint(1, 3);
+                    int is_int = !bilinear && k % 3 == 0;
+                    si_dtype dt = is_int ? SI_INT32 : SI_FLOAT32;
+                    int64_t d[] = {n, sizes[z][0], sizes[z][1], c};
+                    core_buf x = kt_random(dt, 4, d, -50.f, 50.f);
+                    ck_step s = {.kind = CK_RESIZE, .n_in = 1, .in = {0}, .out = 1};
+                    s.u.resize = (ck_resize_p){.bilinear = bilinear, .n = n, .in_h = sizes[z][0],
+                                               .in_w = sizes[z][1], .c = c,
+                                               .out_h = sizes[z][2], .out_w = sizes[z][3],
+                                               .align_corners = align, .half_pixel_centers = hpc};
+                    core_shape os = {.rank = 4, .d = {n, sizes[z][2], sizes[z][3], c}};
+                    const core_buf *ins[] = {&x};
+                    si_dtype odt = bilinear ? SI_FLOAT32 : dt;
+                    check(bilinear ? "resize bilinear" : "resize nearest", k,
+                          kt_compare(&s, ins, odt, &os, NULL), bilinear ? TOL : 0);
+                    kt_free(&x);
+                }
+}
+
+/* Known values from tfjs 4.22 (tf.image.resize* on the CPU backend) for a 1x3x4x1
+ * ramp 0..11 resized to 5x3: guards the coordinate rules, not just GPU == host. */
+static void test_resize_known(void **state)
+{
+    (void)state;
+    static const struct { int bilinear, align, hpc; float want[15]; } cases[] = {
+        {1, 0, 0, {0, 1.3333334f, 2.6666667f, 2.4000001f, 3.7333333f, 5.0666666f, 4.8000002f,
+                   6.1333332f, 7.4666667f, 7.1999998f, 8.5333338f, 9.8666668f, 8, 9.333333f,
+                   10.666667f}},
+        {1, 1, 0, {0, 1.5f, 3, 2, 3.5f, 5, 4, 5.5f, 7, 6, 7.5f, 9, 8, 9.5f, 11}},
+        {1, 0, 1, {0.16666667f, 1.5f, 2.8333333f, 1.7666667f, 3.0999999f, 4.4333334f,
+                   4.1666665f, 5.5f, 6.8333335f, 6.5666666f, 7.9000001f, 9.2333336f, 8.166667f,
+                   9.5f, 10.833333f}},
+        {0, 0, 0, {0, 1, 2, 0, 1, 2, 4, 5, 6, 4, 5, 6, 8, 9, 10}},
+        {0, 1, 0, {0, 2, 3, 4, 6, 7, 4, 6, 7, 8, 10, 11, 8, 10, 11}},
+        {0, 0, 1, {0, 2, 3, 0, 2, 3, 4, 6, 7, 8, 10, 11, 8, 10, 11}},
+    };
+    int64_t d[] = {1, 3, 4, 1};
+    core_buf x = kt_buf(SI_FLOAT32, 4, d);
+    for (int i = 0; i < 12; i++)
+        ((float *)x.data)[i] = (float)i;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        ck_step s = {.kind = CK_RESIZE, .n_in = 1, .in = {0}, .out = 1};
+        s.u.resize = (ck_resize_p){.bilinear = cases[k].bilinear, .n = 1, .in_h = 3, .in_w = 4,
+                                   .c = 1, .out_h = 5, .out_w = 3,
+                                   .align_corners = cases[k].align,
+                                   .half_pixel_centers = cases[k].hpc};
+        float got[15];
+        core_buf out = {.dtype = SI_FLOAT32, .shape = {.rank = 4, .d = {1, 5, 3, 1}}, .data = got};
+        const core_buf *ins[] = {&x};
+        assert_int_equal(ck_host_run(&s, ins, &out, NULL), SI_OK);
+        for (int i = 0; i < 15; i++) {
+            if (fabsf(got[i] - cases[k].want[i]) > 1e-5f)
+                fprintf(stderr, "resize known case %zu [%d]: %g want %g\n", k, i, got[i],
+                        cases[k].want[i]);
+            assert_true(fabsf(got[i] - cases[k].want[i]) <= 1e-5f);
+        }
+    }
+    kt_free(&x);
+}
+
+/* A one-node model x -> op(x, axes) written to a temp folder and lowered. */
+static core_program *lower_reduce_model(const char *op, const char *axes, int keep,
+                                        const core_shape *xs)
+{
+    char dir[] = "/tmp/si_pool_reduce_XXXXXX", path[64], json[2048];
+    if (!mkdtemp(dir))
+        return NULL;
+    snprintf(path, sizeof path, "%s/model.json", dir);
+    int n = snprintf(json, sizeof json,
+                     "{\"format\":\"graph-model\",\"weightsManifest\":[],\"modelTopology\":{\"node\":["
+                     "{\"name\":\"x\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"},"
+                     "\"shape\":{\"shape\":{\"dim\":[");
+    for (int i = 0; i < xs->rank; i++)
+        n += snprintf(json + n, sizeof json - (size_t)n, "%s{\"size\":\"%lld\"}", i ? "," : "",
+                      (long long)xs->d[i]);
+    snprintf(json + n, sizeof json - (size_t)n,
+             "]}}}},{\"name\":\"axes\",\"op\":\"Const\",\"attr\":{\"dtype\":{\"type\":\"DT_INT32\"},"
+             "\"value\":{\"tensor\":{\"dtype\":\"DT_INT32\",\"tensorShape\":{\"dim\":[{\"size\":\"%d\"}]},"
+             "\"intVal\":[%s]}}}},{\"name\":\"y\",\"op\":\"%s\",\"input\":[\"x\",\"axes\"],"
+             "\"attr\":{\"keep_dims\":{\"b\":%s}}}]}}",
+             axes[0] ? (int)(strlen(axes) + 1) / 2 : 0, axes, op, keep ? "true" : "false");
+    FILE *f = fopen(path, "w");
+    core_program *p = NULL;
+    if (f) {
+        fputs(json, f);
+        fclose(f);
+        io_model *m = NULL;
+        core_graph *g = NULL;
+        si_error err = {0};
+        if (io_model_load(path, &m, &err) != SI_OK || core_graph_build(m, &g, &err) != SI_OK ||
+            core_program_build(g, xs, NULL, NULL, &p, &err) != SI_OK)
+            fprintf(stderr, "lowering %s: %s\n", op, err.message);
+        core_graph_free(g);
+        io_model_free(m);
+    }
+    unlink(path);
+    rmdir(dir);
+    return p;
+}
+
+static void test_reduce_lowering(void **state)
+{
+    (void)state;
+    /* Sum over non-adjacent axes [0,2] of [2,3,4,5], keep_dims: transpose to
+     * [3,5,2,4] (kept axes, then reduced ones in the given order), reduce 8 at a time. */
+    core_shape xs = {.rank = 4, .d = {2, 3, 4, 5}};
+    core_program *p = lower_reduce_model("Sum", "0,2", 1, &xs);
+    assert_non_null(p);
+    assert_int_equal(p->n_steps, 2);
+    const ck_step *cp = &p->steps[0], *rd = &p->steps[1];
+    assert_int_equal(cp->kind, CK_COPY);
+    static const int32_t dim[] = {3, 5, 2, 4}, ist[] = {20, 1, 60, 5}, ost[] = {40, 8, 4, 1};
+    assert_int_equal(cp->u.copy.rank, 4);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(cp->u.copy.dim[i], dim[i]);
+        assert_int_equal(cp->u.copy.in_stride[i], ist[i]);
+        assert_int_equal(cp->u.copy.out_stride[i], ost[i]);
+    }
+    assert_int_equal(cp->u.copy.in_offset, 0);
+    assert_int_equal(cp->u.copy.out_offset, 0);
+    assert_int_equal(rd->kind, CK_REDUCE);
+    assert_int_equal(rd->in[0], cp->out);
+    assert_int_equal(rd->u.reduce.op, CK_R_SUM);
+    assert_int_equal(rd->u.reduce.outer, 15);
+    assert_int_equal(rd->u.reduce.n, 8);
+    assert_int_equal(rd->u.reduce.inner, 1);
+    const core_tensor *y = &p->tensors[p->outputs[0]];
+    core_shape ys = {.rank = 4, .d = {1, 3, 1, 5}};
+    assert_true(core_shape_eq(&y->shape, &ys));
+
+    /* Both steps on the host and on the GPU against a plain loop. */
+    int64_t d[] = {2, 3, 4, 5};
+    core_buf x = kt_random(SI_FLOAT32, 4, d, -20.f, 20.f);
+    core_buf th = kt_buf(SI_FLOAT32, 4, (int64_t[]){3, 5, 2, 4}), tg = th;
+    tg.data = calloc(120, 4);
+    core_buf yh = kt_buf(SI_FLOAT32, 4, ys.d), yg = kt_buf(SI_FLOAT32, 4, ys.d);
+    const core_buf *ins[] = {&x};
+    assert_int_equal(ck_host_run(cp, ins, &th, NULL), SI_OK);
+    assert_int_equal(kt_run_gpu(cp, ins, &tg), 0);
+    ins[0] = &th;
+    assert_int_equal(ck_host_run(rd, ins, &yh, NULL), SI_OK);
+    ins[0] = &tg;
+    assert_int_equal(kt_run_gpu(rd, ins, &yg), 0);
+    const float *xv = x.data;
+    for (int b = 0; b < 3; b++)
+        for (int c = 0; c < 5; c++) {
+            float want = 0.f;
+            for (int a = 0; a < 2; a++)
+                for (int h = 0; h < 4; h++)
+                    want += xv[((a * 3 + b) * 4 + h) * 5 + c];
+            float got_h = ((float *)yh.data)[b * 5 + c], got_g = ((float *)yg.data)[b * 5 + c];
+            assert_true(fabsf(got_h - want) <= 1e-4f * fmaxf(1.f, fabsf(want)));
+            assert_true(fabsf(got_g - got_h) <= 1e-4f * fmaxf(1.f, fabsf(got_h)));
+        }
+    kt_free(&x);
+    kt_free(&th);
+    kt_free(&tg);
+    kt_free(&yh);
+    kt_free(&yg);
+    core_program_free(p);
+
+    /* Mean over adjacent axes [1,2] of NHWC (global average pool): one step, no copy. */
+    core_shape xs2 = {.rank = 4, .d = {2, 7, 6, 9}};
+    p = lower_reduce_model("Mean", "1,2", 0, &xs2);
+    assert_non_null(p);
+    assert_int_equal(p->n_steps, 1);
+    assert_int_equal(p->steps[0].kind, CK_REDUCE);
+    assert_int_equal(p->steps[0].u.reduce.op, CK_R_MEAN);
+    assert_int_equal(p->steps[0].u.reduce.outer, 2);
+    assert_int_equal(p->steps[0].u.reduce.n, 42);
+    assert_int_equal(p->steps[0].u.reduce.inner, 9);
+    core_shape ys2 = {.rank = 2, .d = {2, 9}};
+    assert_true(core_shape_eq(&p->tensors[p->outputs[0]].shape, &ys2));
+    core_program_free(p);
+
+    /* No axes: the output aliases the input. */
+    p = lower_reduce_model("Max", "", 1, &xs2);
+    assert_non_null(p);
+    assert_int_equal(p->n_steps, 0);
+    assert_int_equal(core_storage(p, p->outputs[0]), core_storage(p, p->inputs[0]));
+    core_program_free(p);
+}
+
+static int setup(void **state) { (void)state; return kt_gpu_open(); }
+static int teardown(void **state) { (void)state; kt_gpu_close(); return 0; }
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pool),    cmocka_unit_test(test_reduce),
+        cmocka_unit_test(test_softmax), cmocka_unit_test(test_argmax),
+        cmocka_unit_test(test_resize),  cmocka_unit_test(test_resize_known),
+        cmocka_unit_test(test_reduce_lowering),
+    };
+    return cmocka_run_group_tests_name("kernels_pool_reduce", tests, setup, teardown);
+}
