@@ -9,15 +9,19 @@
 
 static const char usage[] =
     "usage: streaminfer [options] MODEL\n"
+    "       streaminfer plan [--vram SIZE] MODEL\n"
     "\n"
     "Runs a TensorFlow.js graph model (MODEL: a folder holding model.json, or a\n"
     "graph-model .json file with its shards beside it) on the GPU through OpenGL ES\n"
     "compute shaders, and prints its outputs and the GPU memory it used.\n"
+    "`plan` prints the plan for that budget as a table (segments, steps, working\n"
+    "sets, uploads, evictions, GPU bytes in use, peak) without running anything.\n"
     "\n"
     "options:\n"
     "  --vram SIZE          GPU memory budget: 512M, 1G, 1.5G or plain bytes (default: no\n"
-    "                       limit). This build keeps all weights resident, so a budget\n"
-    "                       below what that needs is refused with the smallest that works.\n"
+    "                       limit). Every GPU byte streaminfer owns stays within it:\n"
+    "                       weights are streamed and activations spilled as needed; a\n"
+    "                       budget no plan fits is refused with one that would work.\n"
     "  --input FILE         input for a one-input model: .npy, or .jpg/.png (resized to\n"
     "                       the input's height x width, RGB; float inputs scaled to [0,1],\n"
     "                       int inputs 0..255)\n"
@@ -27,6 +31,8 @@ static const char usage[] =
     "  --output DIR         write one .npy per output, named after the output tensor\n"
     "                       (characters outside [A-Za-z0-9._-] become _)\n"
     "  --stats FILE.json    write memory and time figures and the output list as JSON\n"
+    "  --trace FILE.json    write a Chrome trace of the (last) run: compute, uploads,\n"
+    "                       spills, GPU bytes in use (waits for the GPU after each action)\n"
     "  --io mmap|uring      how weight shards are read (default mmap)\n"
     "  --backend gpu|host   run kernels on the GPU (default) or with the host reference\n"
     "  --runs N             run N times (figures are from the last run; default 1)\n"
@@ -184,7 +190,12 @@ int main(int argc, char **argv)
     int n_ins = 0, runs = 1, quiet = 0;
     const char *model = NULL, *outdir = NULL, *stats_path = NULL;
     uint32_t seed = 1;
+    int plan_only = 0, backend_set = 0;
     for (int i = 1; i < argc; i++) {
+        if (i == 1 && !strcmp(argv[i], "plan")) {
+            plan_only = 1;
+            continue;
+        }
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -229,6 +240,8 @@ int main(int argc, char **argv)
             outdir = v;
         } else if (!strcmp(a, "--stats")) {
             stats_path = v;
+        } else if (!strcmp(a, "--trace")) {
+            opt.trace_path = v;
         } else if (!strcmp(a, "--io")) {
             if (!strcmp(v, "mmap"))
                 opt.io_mode = SI_IO_MMAP;
@@ -243,6 +256,7 @@ int main(int argc, char **argv)
                 opt.backend = SI_BACKEND_HOST;
             else
                 return die("--backend: '%s' is not gpu or host%s", v, "");
+            backend_set = 1;
         } else if (!strcmp(a, "--runs")) {
             runs = atoi(v);
             if (runs < 1)
@@ -257,8 +271,16 @@ int main(int argc, char **argv)
     double t0 = now_ms();
     si_model *m = NULL;
     si_error err = {0};
+    /* A plan is pure data: no GPU needed to print one. */
+    if (plan_only && !backend_set)
+        opt.backend = SI_BACKEND_HOST;
     if (si_open(model, &opt, &m, &err) != SI_OK)
         return die("%s%s", err.message, "");
+    if (plan_only) {
+        si_status ps = si_print_plan(m, stdout, &err);
+        si_close(m);
+        return ps == SI_OK ? 0 : die("%s%s", err.message, "");
+    }
     int ni = si_input_count(m), rc = 1;
     si_tensor_in tin[MAX_INPUTS];
     void *owned[MAX_INPUTS] = {0};
@@ -381,9 +403,12 @@ int main(int argc, char **argv)
             }
             printf("%s\n", n > 5 ? " ..." : "");
         }
-        printf("memory   budget %s, peak GPU %s, lower bound %s, weights %s\n",
+        printf("memory   budget %s, peak GPU %s, lower bound %s, weights %s\n"
+               "paging   %llu segments, %llu evictions, spilled %.2f MiB, reloaded %.2f MiB\n",
                st.budget_bytes ? mib(st.budget_bytes, b1) : "none", mib(st.peak_vram_bytes, b2),
-               mib(st.lower_bound_bytes, b3), mib(st.weights_bytes, b4));
+               mib(st.lower_bound_bytes, b3), mib(st.weights_bytes, b4),
+               (unsigned long long)st.segments, (unsigned long long)st.evictions,
+               st.bytes_spilled / 1048576.0, st.bytes_reloaded / 1048576.0);
         printf("traffic  uploaded %s, downloaded %s\n", mib(st.bytes_uploaded, b1),
                mib(st.bytes_downloaded, b2));
         printf("time     open %.1f ms, run %.1f ms (%llu GPU steps), wall %.1f ms\n", st.open_ms,
@@ -403,14 +428,15 @@ int main(int argc, char **argv)
                    "  \"bytes_spilled\": %llu,\n  \"bytes_reloaded\": %llu,\n"
                    "  \"evictions\": %llu,\n  \"segments\": %llu,\n  \"gpu_steps\": %llu,\n"
                    "  \"open_ms\": %.3f,\n  \"run_ms\": %.3f,\n  \"upload_ms\": %.3f,\n"
-                   "  \"compute_ms\": %.3f,\n  \"wall_ms\": %.3f,\n  \"outputs\": [",
+                   "  \"compute_ms\": %.3f,\n  \"stall_ms\": %.3f,\n  \"wall_ms\": %.3f,\n"
+                   "  \"outputs\": [",
                 (unsigned long long)st.budget_bytes, (unsigned long long)st.peak_vram_bytes,
                 (unsigned long long)st.lower_bound_bytes, (unsigned long long)st.weights_bytes,
                 (unsigned long long)st.bytes_uploaded, (unsigned long long)st.bytes_downloaded,
                 (unsigned long long)st.bytes_spilled, (unsigned long long)st.bytes_reloaded,
                 (unsigned long long)st.evictions, (unsigned long long)st.segments,
                 (unsigned long long)st.gpu_steps, st.open_ms, st.run_ms, st.upload_ms,
-                st.compute_ms, wall);
+                st.compute_ms, st.stall_ms, wall);
         for (int o = 0; o < no && o < 64; o++) {
             si_dtype dt;
             int rank;

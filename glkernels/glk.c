@@ -187,7 +187,7 @@ si_status glk_finish(glk_ctx *g, si_error *err)
 static int enum_defines(char *buf, size_t n)
 {
     int k = 0;
-#define E(x) k += snprintf(buf + k, n - (size_t)k, "#define %s %d\n", #x + 3, (int)(x))
+#define E(x) k += snprintf(buf + k, n - (size_t)k, "#define %s %d\n", &#x[3], (int)(x))
     E(CK_ACT_RELU);
     E(CK_ACT_RELU6);
     E(CK_ACT_PRELU);

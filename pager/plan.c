@@ -447,8 +447,7 @@ static int emit(const pg_problem *pb, const ivec *iv, pg_plan *p)
     }
     /* time t = 0..n: evictions, then loads, then step t, then what t was last to use */
     for (int t = 0; t <= n && !bad; t++) {
-        if (t > 0)
-            FOR_BUCKET(be, t - 1, k) {
+        FOR_BUCKET(be, t - 1, k) {
                 const interval *it = &iv->v[k];
                 if (it->how_end != E_DROP && it->how_end != E_SPILL)
                     continue;
@@ -601,6 +600,13 @@ si_status pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
         }
         cap = cap > p->lower_bound + step ? cap - step : p->lower_bound;
     }
+    if (getenv("SI_PLAN_DEBUG"))
+        for (int k = 0; k < S.iv.n; k++) {
+            const interval *it = &S.iv.v[k];
+            fprintf(stderr, "iv buf %d [%d,%d] start2 %d load %d end %d size %llu off %llu\n", it->buf,
+                    it->start, it->end, it->start2, it->load, it->how_end,
+                    (unsigned long long)it->size, (unsigned long long)it->offset);
+        }
     if (emit(pb, &S.iv, p)) {
         st = fail(err, SI_ERR_NOMEM, "out of memory while planning");
         goto done;
@@ -627,4 +633,123 @@ void pg_plan_free(pg_plan *p)
     free(p->prologue);
     free(p->actions);
     free(p);
+}
+
+/* ---- the checker ---- */
+
+typedef struct {
+    uint64_t off, size;
+    int buf;
+} live;
+
+int pg_plan_check(const pg_problem *pb, const pg_plan *p, char *msg, size_t n)
+{
+    int nb = pb->n_buffers, rc = -1;
+    int8_t *alloc = calloc((size_t)nb + 1, 1), *filled = calloc((size_t)nb + 1, 1);
+    int8_t *written = calloc((size_t)nb + 1, 1), *host_copy = calloc((size_t)nb + 1, 1);
+    uint64_t *off = calloc((size_t)nb + 1, sizeof *off);
+    if (!alloc || !filled || !written || !host_copy || !off) {
+        snprintf(msg, n, "out of memory");
+        goto done;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        /* pass 0: the prologue and a first run; pass 1: a second run from where it left off */
+        int na = pass == 0 ? p->n_prologue + p->n_actions : p->n_actions;
+        for (int i = 0; i < na; i++) {
+            const pg_action *a = pass == 0 && i < p->n_prologue ? &p->prologue[i]
+                                 : &p->actions[pass == 0 ? i - p->n_prologue : i];
+            int b = a->buf;
+            uint64_t sz = b >= 0 ? pg_size(p, pb->buffers[b].bytes) : 0;
+            switch (a->kind) {
+            case PA_ALLOC:
+                if (alloc[b]) {
+                    snprintf(msg, n, "buffer %d allocated twice (action %d)", b, i);
+                    goto done;
+                }
+                if (a->offset % p->align || a->offset + sz > p->arena_bytes) {
+                    snprintf(msg, n, "buffer %d placed at %llu+%llu outside the %llu-byte arena", b,
+                             (unsigned long long)a->offset, (unsigned long long)sz,
+                             (unsigned long long)p->arena_bytes);
+                    goto done;
+                }
+                for (int o = 0; o < nb; o++)
+                    if (alloc[o] && off[o] < a->offset + sz &&
+                        a->offset < off[o] + pg_size(p, pb->buffers[o].bytes)) {
+                        snprintf(msg, n, "buffer %d at %llu overlaps live buffer %d at %llu (step %d)",
+                                 b, (unsigned long long)a->offset, o, (unsigned long long)off[o],
+                                 a->step);
+                        goto done;
+                    }
+                alloc[b] = 1;
+                filled[b] = 0;
+                off[b] = a->offset;
+                break;
+            case PA_FREE:
+                if (!alloc[b]) {
+                    snprintf(msg, n, "buffer %d freed while not allocated", b);
+                    goto done;
+                }
+                alloc[b] = 0;
+                filled[b] = 0;
+                break;
+            case PA_UPLOAD:
+            case PA_RELOAD:
+                if (!alloc[b] || filled[b]) {
+                    snprintf(msg, n, "buffer %d uploaded while %s (step %d)", b,
+                             alloc[b] ? "already resident" : "not allocated", a->step);
+                    goto done;
+                }
+                if (a->kind == PA_UPLOAD && pb->buffers[b].kind == PG_ACT) {
+                    snprintf(msg, n, "activation %d uploaded, not reloaded", b);
+                    goto done;
+                }
+                if (a->kind == PA_RELOAD && !host_copy[b]) {
+                    snprintf(msg, n, "buffer %d reloaded with no spilled copy", b);
+                    goto done;
+                }
+                filled[b] = 1;
+                break;
+            case PA_SPILL:
+            case PA_DOWNLOAD:
+                if (!alloc[b] || !filled[b]) {
+                    snprintf(msg, n, "buffer %d spilled while not resident", b);
+                    goto done;
+                }
+                host_copy[b] = 1;
+                break;
+            case PA_RUN: {
+                int s = a->step, out = pb->step_bufs[pb->step_start[s + 1] - 1];
+                for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++) {
+                    int u = pb->step_bufs[k];
+                    if (!alloc[u] || (!filled[u] && !(u == out && !written[u]))) {
+                        snprintf(msg, n, "step %d uses buffer %d that is %s", s, u,
+                                 alloc[u] ? "not filled" : "not resident");
+                        goto done;
+                    }
+                }
+                filled[out] = 1;
+                written[out] = 1;
+                host_copy[out] = 0;
+                break;
+            }
+            }
+        }
+        /* a new run: activations and inputs start over */
+        for (int b = 0; b < nb; b++)
+            if (pb->buffers[b].kind == PG_ACT || pb->buffers[b].kind == PG_INPUT) {
+                if (alloc[b]) {
+                    snprintf(msg, n, "buffer %d still allocated at the end of a run", b);
+                    goto done;
+                }
+                written[b] = host_copy[b] = 0;
+            }
+    }
+    rc = 0;
+done:
+    free(alloc);
+    free(filled);
+    free(written);
+    free(host_copy);
+    free(off);
+    return rc;
 }

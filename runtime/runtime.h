@@ -14,5 +14,7 @@
 const pg_plan *si_model_plan(const si_model *m);
 const core_program *si_model_program(const si_model *m);
 const char *si_model_renderer(const si_model *m);
+const pg_problem *si_model_problem(const si_model *m);
+const char *si_model_node_name(const si_model *m, int node);
 
 #endif

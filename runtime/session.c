@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "runtime.h"
+#include "trace.h"
 
 typedef struct {
     si_dtype dtype;
@@ -37,6 +38,8 @@ struct si_model {
     out_tensor *outs;
     void **in_dev;           /* per model input: 4-byte-element copy of the given data */
     si_stats st;
+    si_trace trace;
+    uint64_t in_use;         /* bytes allocated in the arena now (for the trace) */
 };
 
 static double now_ms(void)
@@ -293,6 +296,7 @@ void si_close(si_model *m)
             free(m->wcache[w]);
     free(m->wcache);
     glk_close(m->gpu);
+    trace_free(&m->trace);
     io_reader_close(m->rd);
     core_graph_free(m->g);
     io_model_free(m->io);
@@ -723,8 +727,48 @@ si_status si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error
             goto done;
         m->resident = 1;
     }
-    for (int a = 0; a < pl->n_actions && st == SI_OK; a++)
-        st = do_action(m, &pl->actions[a], err);
+    trace_reset(&m->trace);
+    const core_program *p = m->prog;
+    double run0 = now_ms();
+    m->in_use = pl->resident_bytes;
+    for (int a = 0; a < pl->n_actions && st == SI_OK; a++) {
+        const pg_action *ac = &pl->actions[a];
+        double ta = now_ms();
+        st = do_action(m, ac, err);
+        if (!m->opt.trace_path || st != SI_OK)
+            continue;
+        /* Wait for the GPU so each event's duration is its own. */
+        if (m->gpu)
+            st = glk_finish(m->gpu, err);
+        double tb = now_ms();
+        uint64_t sz = ac->buf >= 0 ? pg_size(pl, m->pb.buffers[ac->buf].bytes) : 0;
+        int track = 0;
+        const char *name = "", *detail = "";
+        switch (ac->kind) {
+        case PA_ALLOC: m->in_use += sz; break;
+        case PA_FREE: m->in_use -= sz; break;
+        case PA_RUN:
+            track = 1;
+            name = ck_kind_name(p->steps[ac->step].kind);
+            detail = m->io->nodes[p->steps[ac->step].node].name;
+            break;
+        case PA_UPLOAD:
+        case PA_RELOAD:
+            track = 2;
+            name = ac->kind == PA_UPLOAD ? "upload" : "reload";
+            detail = p->tensors[m->pb.buffers[ac->buf].tensor].name;
+            break;
+        case PA_SPILL:
+        case PA_DOWNLOAD:
+            track = 3;
+            name = ac->kind == PA_SPILL ? "spill" : "download";
+            detail = p->tensors[m->pb.buffers[ac->buf].tensor].name;
+            break;
+        }
+        trace_add(&m->trace, track, name, detail, (ta - run0) * 1e3, (tb - run0) * 1e3, m->in_use);
+    }
+    if (st == SI_OK && m->opt.trace_path && trace_write(&m->trace, m->opt.trace_path))
+        st = fail(err, SI_ERR_IO, "%s: cannot write the trace", m->opt.trace_path);
     if (st == SI_OK && m->gpu) {
         double tf = now_ms();
         st = glk_finish(m->gpu, err);
@@ -773,3 +817,8 @@ void si_get_stats(const si_model *m, si_stats *st) { *st = m->st; }
 const pg_plan *si_model_plan(const si_model *m) { return m->plan; }
 const core_program *si_model_program(const si_model *m) { return m->prog; }
 const char *si_model_renderer(const si_model *m) { return m->gpu ? glk_renderer(m->gpu) : "host"; }
+const pg_problem *si_model_problem(const si_model *m) { return &m->pb; }
+const char *si_model_node_name(const si_model *m, int node)
+{
+    return node >= 0 && node < m->io->n_nodes ? m->io->nodes[node].name : "?";
+}

@@ -1,0 +1,79 @@
+/* `streaminfer plan`: the plan as a table, one row per step. */
+#include <stdio.h>
+#include <string.h>
+#include "runtime.h"
+
+static const char *mib(uint64_t b, char *buf)
+{
+    snprintf(buf, 24, "%.2f", b / 1048576.0);
+    return buf;
+}
+
+si_status si_print_plan(const si_model *m, FILE *f, si_error *err)
+{
+    const pg_plan *pl = si_model_plan(m);
+    const core_program *p = si_model_program(m);
+    const pg_problem *pb = si_model_problem(m);
+    if (!pl || !p) {
+        if (err) {
+            err->status = SI_ERR_ARG;
+            snprintf(err->message, sizeof err->message,
+                     "no plan yet: the model's input shapes are not known until it runs");
+        }
+        return SI_ERR_ARG;
+    }
+    char a[24], b[24], c[24], d[24];
+    fprintf(f, "budget %s MiB, arena (peak GPU bytes) %s MiB, lower bound %s MiB (step %d), "
+               "resident between runs %s MiB\n",
+            pl->budget ? mib(pl->budget, a) : "none", mib(pl->arena_bytes, b),
+            mib(pl->lower_bound, c), pl->lower_bound_step, mib(pl->resident_bytes, d));
+    fprintf(f, "per run: %d steps in %llu segments, uploaded %s MiB, spilled %s MiB, reloaded %s "
+               "MiB, %llu evictions\n",
+            p->n_steps, (unsigned long long)pl->segments, mib(pl->bytes_uploaded, a),
+            mib(pl->bytes_spilled, b), mib(pl->bytes_reloaded, c),
+            (unsigned long long)pl->evictions);
+    fprintf(f, "prologue (once): %d buffers made resident, %s MiB\n\n", pl->n_prologue / 2,
+            mib(pl->resident_bytes, a));
+    fprintf(f, "%4s %5s %-9s %10s %6s %10s %6s %10s %10s  %s\n", "seg", "step", "kernel",
+            "work MiB", "loads", "load MiB", "evict", "spill MiB", "in use MiB", "node");
+    uint64_t in_use = pl->resident_bytes, peak = in_use;
+    int seg = 0, loads = 0, evict = 0;
+    uint64_t load_b = 0, spill_b = 0;
+    for (int i = 0; i < pl->n_actions; i++) {
+        const pg_action *ac = &pl->actions[i];
+        uint64_t sz = ac->buf >= 0 ? pg_size(pl, pb->buffers[ac->buf].bytes) : 0;
+        switch (ac->kind) {
+        case PA_ALLOC: in_use += sz; break;
+        case PA_FREE: in_use -= sz; break;
+        case PA_UPLOAD:
+        case PA_RELOAD: loads++; load_b += pb->buffers[ac->buf].bytes; break;
+        case PA_SPILL: evict++; spill_b += pb->buffers[ac->buf].bytes; break;
+        case PA_DOWNLOAD: break;
+        case PA_RUN: {
+            if (in_use > peak)
+                peak = in_use;
+            if (loads || ac->step == 0)
+                seg++;
+            uint64_t ws = 0;
+            int s = ac->step;
+            for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++) {
+                int dup = 0;
+                for (int j = pb->step_start[s]; j < k; j++)
+                    dup |= pb->step_bufs[j] == pb->step_bufs[k];
+                if (!dup)
+                    ws += pg_size(pl, pb->buffers[pb->step_bufs[k]].bytes);
+            }
+            const ck_step *st = &p->steps[s];
+            fprintf(f, "%4d %5d %-9s %10s %6d %10s %6d %10s %10s  %s\n", seg, s,
+                    ck_kind_name(st->kind), mib(ws, a), loads, mib(load_b, b), evict,
+                    mib(spill_b, c), mib(in_use, d), si_model_node_name(m, st->node));
+            loads = evict = 0;
+            load_b = spill_b = 0;
+            break;
+        }
+        }
+    }
+    fprintf(f, "\npeak GPU bytes in use %s MiB; arena %s MiB (the difference is fragmentation)\n",
+            mib(peak, a), mib(pl->arena_bytes, b));
+    return SI_OK;
+}

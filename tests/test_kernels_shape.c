@@ -1,0 +1,631 @@
+/* Copy, pad, gather and gathernd kernels against the host reference on random
+ * shapes and values (float and int32), and the shape family's lowerings
+ * (StridedSlice masks, concat, unpack, tile ...) against hand-computed results
+ * on small graphs. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "kernel_util.h"
+
+static void random_dims(int rank, int64_t *d, int max_elems)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        d[i] = kt_randint(1, 9);
+        n *= d[i];
+    }
+    while (n > max_elems)
+        for (int i = 0; i < rank; i++)
+            if (d[i] > 1) {
+                n /= d[i];
+                d[i] = 1;
+                break;
+            }
+}
+
+static core_buf random_data(si_dtype dt, int rank, const int64_t *d)
+{
+    return dt == SI_FLOAT32 ? kt_random(dt, rank, d, -100.f, 100.f)
+                            : kt_random(dt, rank, d, -1000000, 1000000);
+}
+
+static void expect_exact(double e, const char *what, int rep)
+{
+    if (e != 0)
+        fprintf(stderr, "%s rep %d: error %g\n", what, rep, e);
+    assert_true(e == 0);
+}
+
+/* Transposes: out[i] = x[perm applied], through in_stride permutation. */
+static void test_copy_transpose(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 40; rep++) {
+        si_dtype dt = rep % 2 ? SI_INT32 : SI_FLOAT32;
+        int rank = kt_randint(1, 6);
+        int64_t d[SI_MAX_RANK], xs[SI_MAX_RANK];
+        random_dims(rank, d, 6000);
+        core_buf x = random_data(dt, rank, d);
+        core_strides(&x.shape, xs);
+        int perm[SI_MAX_RANK];
+        for (int i = 0; i < rank; i++)
+            perm[i] = i;
+        for (int i = rank - 1; i > 0; i--) {
+            int j = kt_randint(0, i), t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+        core_shape os = {.rank = rank};
+        for (int i = 0; i < rank; i++)
+            os.d[i] = d[perm[i]];
+        int64_t ostr[SI_MAX_RANK];
+        core_strides(&os, ostr);
+        ck_step s = {.kind = CK_COPY, .n_in = 1, .in = {0}, .out = 1};
+        s.u.copy.rank = rank;
+        for (int i = 0; i < rank; i++) {
+            s.u.copy.dim[i] = (int32_t)os.d[i];
+            s.u.copy.in_stride[i] = (int32_t)xs[perm[i]];
+            s.u.copy.out_stride[i] = (int32_t)ostr[i];
+        }
+        const core_buf *ins[] = {&x};
+        expect_exact(kt_compare(&s, ins, dt, &os, NULL), "transpose", rep);
+        kt_free(&x);
+    }
+}
+
+/* Strided slices, negative steps included, with offsets. */
+static void test_copy_strided(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 40; rep++) {
+        si_dtype dt = rep % 2 ? SI_INT32 : SI_FLOAT32;
+        int rank = kt_randint(1, 5);
+        int64_t d[SI_MAX_RANK], xs[SI_MAX_RANK];
+        random_dims(rank, d, 8000);
+        core_buf x = random_data(dt, rank, d);
+        core_strides(&x.shape, xs);
+        ck_step s = {.kind = CK_COPY, .n_in = 1, .in = {0}, .out = 1};
+        core_shape os = {.rank = rank};
+        int64_t off = 0;
+        for (int i = 0; i < rank; i++) {
+            int step = kt_randint(1, 3) * (kt_rand() % 3 == 0 ? -1 : 1);
+            int64_t b = kt_randint(0, (int)d[i] - 1);
+            int64_t n = step > 0 ? (d[i] - b + step - 1) / step : (b + 1 + (-step) - 1) / (-step);
+            os.d[i] = n;
+            off += b * xs[i];
+            s.u.copy.in_stride[i] = (int32_t)(step * xs[i]);
+        }
+        int64_t ostr[SI_MAX_RANK];
+        core_strides(&os, ostr);
+        s.u.copy.rank = rank;
+        for (int i = 0; i < rank; i++) {
+            s.u.copy.dim[i] = (int32_t)os.d[i];
+            s.u.copy.out_stride[i] = (int32_t)ostr[i];
+        }
+        s.u.copy.in_offset = (int32_t)off;
+        const core_buf *ins[] = {&x};
+        expect_exact(kt_compare(&s, ins, dt, &os, NULL), "strided", rep);
+        kt_free(&x);
+    }
+}
+
+/* Concat parts written into an output that already holds other values: the
+ * copy must touch its region only. Also stride-0 (broadcast) reads. */
+static void test_copy_accumulate(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 30; rep++) {
+        si_dtype dt = rep % 2 ? SI_INT32 : SI_FLOAT32;
+        int rank = kt_randint(1, 5);
+        int64_t od[SI_MAX_RANK];
+        random_dims(rank, od, 6000);
+        int axis = kt_randint(0, rank - 1);
+        if (od[axis] < 2)
+            od[axis] = kt_randint(2, 7);
+        core_buf prev = random_data(dt, rank, od);
+        int64_t ostr[SI_MAX_RANK];
+        core_strides(&prev.shape, ostr);
+        /* a part [start, start+len) along axis */
+        int64_t start = kt_randint(0, (int)od[axis] - 1);
+        int64_t len = kt_randint(1, (int)(od[axis] - start));
+        int64_t pd[SI_MAX_RANK];
+        memcpy(pd, od, sizeof pd);
+        pd[axis] = len;
+        int bcast = rep % 3 == 2; /* read a part with unit dims broadcast */
+        int64_t xd[SI_MAX_RANK];
+        for (int i = 0; i < rank; i++)
+            xd[i] = bcast && i != axis ? 1 : pd[i];
+        core_buf x = random_data(dt, rank, xd);
+        int64_t xs[SI_MAX_RANK];
+        core_strides(&x.shape, xs);
+        ck_step s = {.kind = CK_COPY, .n_in = 1, .in = {0}, .out = 1, .accumulate = 1};
+        s.u.copy.rank = rank;
+        for (int i = 0; i < rank; i++) {
+            s.u.copy.dim[i] = (int32_t)pd[i];
+            s.u.copy.in_stride[i] = xd[i] == 1 ? 0 : (int32_t)xs[i];
+            s.u.copy.out_stride[i] = (int32_t)ostr[i];
+        }
+        s.u.copy.out_offset = (int32_t)(start * ostr[axis]);
+        const core_buf *ins[] = {&x};
+        expect_exact(kt_compare(&s, ins, dt, &prev.shape, &prev), "accumulate", rep);
+        kt_free(&x);
+        kt_free(&prev);
+    }
+}
+
+static void test_pad(void **state)
+{
+    (void)state;
+    int rep = 0;
+    for (int mode = 0; mode < 3; mode++)
+        for (int rank = 1; rank <= 4; rank++)
+            for (int k = 0; k < 4; k++, rep++) {
+                si_dtype dt = k % 2 ? SI_INT32 : SI_FLOAT32;
+                int64_t d[SI_MAX_RANK];
+                random_dims(rank, d, 3000);
+                core_buf x = random_data(dt, rank, d);
+                ck_step s = {.kind = CK_PAD, .n_in = 1, .in = {0}, .out = 1};
+                ck_pad_p *p = &s.u.pad;
+                p->rank = rank;
+                p->mode = mode;
+                p->value = dt == SI_FLOAT32 ? kt_randf(-3.f, 3.f) : (float)kt_randint(-50, 50);
+                core_shape os = {.rank = rank};
+                for (int i = 0; i < rank; i++) {
+                    int lim = mode == 1 ? (int)d[i] - 1 : mode == 2 ? (int)d[i] : 4;
+                    int b = kt_randint(0, lim), a = kt_randint(0, lim);
+                    p->in_dim[i] = (int32_t)d[i];
+                    p->before[i] = b;
+                    os.d[i] = b + d[i] + a;
+                    p->out_dim[i] = (int32_t)os.d[i];
+                }
+                const core_buf *ins[] = {&x};
+                expect_exact(kt_compare(&s, ins, dt, &os, NULL), "pad", rep);
+                kt_free(&x);
+            }
+}
+
+static void test_gather(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 24; rep++) {
+        si_dtype dt = rep % 2 ? SI_INT32 : SI_FLOAT32;
+        int float_idx = rep % 4 == 3;
+        int outer = kt_randint(1, 6), n = kt_randint(1, 20), inner = kt_randint(1, 40);
+        int k = kt_randint(1, 30);
+        int64_t xd[] = {outer, n, inner}, kd[] = {k};
+        core_buf x = random_data(dt, 3, xd);
+        core_buf idx = kt_buf(float_idx ? SI_FLOAT32 : SI_INT32, 1, kd);
+        for (int j = 0; j < k; j++) {
+            /* mostly valid, a few outside [0, n) which give 0 */
+            int v = kt_rand() % 8 == 0 ? (kt_rand() % 2 ? -1 - kt_randint(0, 3) : n + kt_randint(0, 3))
+                                       : kt_randint(0, n - 1);
+            if (float_idx)
+                ((float *)idx.data)[j] = (float)v + (v >= 0 ? 0.75f : 0.f);
+            else
+                ((int32_t *)idx.data)[j] = v;
+        }
+        ck_step s = {.kind = CK_GATHER, .n_in = 2, .in = {0, 1}, .out = 2};
+        s.u.gather = (ck_gather_p){.outer = outer, .n = n, .inner = inner, .k = k};
+        core_shape os = {.rank = 3, .d = {outer, k, inner}};
+        const core_buf *ins[] = {&x, &idx};
+        expect_exact(kt_compare(&s, ins, dt, &os, NULL), "gather", rep);
+        kt_free(&x);
+        kt_free(&idx);
+    }
+}
+
+static void test_gathernd(void **state)
+{
+    (void)state;
+    int rep = 0;
+    for (int d = 1; d <= 3; d++)
+        for (int extra = 0; extra <= 2; extra++)
+            for (int f = 0; f < 2; f++, rep++) {
+                si_dtype dt = f ? SI_INT32 : SI_FLOAT32;
+                int prank = d + extra;
+                int64_t pd[SI_MAX_RANK];
+                random_dims(prank, pd, 4000);
+                core_buf x = random_data(dt, prank, pd);
+                int k = kt_randint(1, 40);
+                int64_t id[] = {k, d};
+                core_buf idx = kt_buf(SI_INT32, 2, id);
+                for (int r = 0; r < k; r++)
+                    for (int j = 0; j < d; j++) {
+                        int v = kt_randint(0, (int)pd[j] - 1);
+                        if (kt_rand() % 16 == 0) /* the flattened index may leave the range */
+                            v = kt_rand() % 2 ? -kt_randint(1, 3) : (int)pd[j] + kt_randint(0, 2);
+                        ((int32_t *)idx.data)[r * d + j] = v;
+                    }
+                ck_step s = {.kind = CK_GATHERND, .n_in = 2, .in = {0, 1}, .out = 2};
+                int64_t slice = 1;
+                for (int i = d; i < prank; i++)
+                    slice *= pd[i];
+                s.u.gathernd.k = k;
+                s.u.gathernd.d = d;
+                s.u.gathernd.slice = (int32_t)slice;
+                for (int j = 0; j < d; j++)
+                    s.u.gathernd.pdim[j] = (int32_t)pd[j];
+                core_shape os = {.rank = 2, .d = {k, slice}};
+                const core_buf *ins[] = {&x, &idx};
+                expect_exact(kt_compare(&s, ins, dt, &os, NULL), "gathernd", rep);
+                kt_free(&x);
+                kt_free(&idx);
+            }
+}
+
+/* ---- lowerings on small graphs, run with the host references ---- */
+
+typedef struct {
+    char dir[64];
+    io_model *m;
+    core_graph *g;
+    core_program *p;
+    void **root;  /* per tensor: storage root buffers we allocated */
+    float *x;
+} lt_model;
+
+static si_status lt_no_weights(void *user, int weight, void *dst4, si_error *err)
+{
+    (void)user, (void)weight, (void)dst4;
+    return core_fail(err, SI_ERR_ARG, "no weights here");
+}
+
+/* nodes: JSON array body after the placeholder "x" of shape xs (float32). */
+static si_status lt_build(lt_model *t, const core_shape *xs, const char *nodes, si_error *err)
+{
+    memset(t, 0, sizeof *t);
+    snprintf(t->dir, sizeof t->dir, "/tmp/si-shape-test-XXXXXX");
+    if (!mkdtemp(t->dir))
+        return SI_ERR_IO;
+    char path[128], dims[256] = "";
+    snprintf(path, sizeof path, "%s/model.json", t->dir);
+    for (int i = 0, k = 0; i < xs->rank; i++)
+        k += snprintf(dims + k, sizeof dims - (size_t)k, "%s{\"size\":\"%lld\"}", i ? "," : "",
+                      (long long)xs->d[i]);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return SI_ERR_IO;
+    fprintf(f,
+            "{\"format\":\"graph-model\",\"modelTopology\":{\"node\":["
+            "{\"name\":\"x\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"},"
+            "\"shape\":{\"shape\":{\"dim\":[%s]}}}},%s]},\"weightsManifest\":[]}",
+            dims, nodes);
+    fclose(f);
+    si_status st = io_model_load(path, &t->m, err);
+    if (st == SI_OK)
+        st = core_graph_build(t->m, &t->g, err);
+    if (st == SI_OK)
+        st = core_program_build(t->g, xs, lt_no_weights, NULL, &t->p, err);
+    if (st != SI_OK)
+        return st;
+    /* x = 0, 1, 2, ... so every output value names the element it came from */
+    int64_t n = core_shape_count(xs);
+    t->x = malloc((size_t)(n ? n : 1) * sizeof *t->x);
+    for (int64_t i = 0; i < n; i++)
+        t->x[i] = (float)i;
+    core_program *p = t->p;
+    t->root = calloc((size_t)p->n_tensors, sizeof *t->root);
+    for (int i = 0; i < p->n_tensors; i++) {
+        const core_tensor *ct = &p->tensors[i];
+        if (ct->alias_of >= 0)
+            continue;
+        if (ct->kind == PT_ACT)
+            t->root[i] = calloc((size_t)core_shape_count(&ct->shape) + 1, CORE_ELEM);
+    }
+    for (int k = 0; k < p->n_steps && st == SI_OK; k++) {
+        const ck_step *s = &p->steps[k];
+        core_buf ins[CK_MAX_IN];
+        const core_buf *insp[CK_MAX_IN] = {0};
+        for (int i = 0; i < s->n_in; i++) {
+            if (s->in[i] < 0)
+                continue;
+            int r = core_storage(p, s->in[i]);
+            const core_tensor *ct = &p->tensors[r];
+            ins[i] = (core_buf){.dtype = p->tensors[s->in[i]].dtype,
+                                .shape = p->tensors[s->in[i]].shape,
+                                .data = ct->kind == PT_INPUT ? (void *)t->x
+                                        : ct->kind == PT_CONST ? ct->host : t->root[r]};
+            insp[i] = &ins[i];
+        }
+        core_buf out = {.dtype = p->tensors[s->out].dtype, .shape = p->tensors[s->out].shape,
+                        .data = t->root[core_storage(p, s->out)]};
+        st = ck_host_run(s, insp, &out, err);
+    }
+    return st;
+}
+
+/* Output o's values as floats (int outputs converted) and its shape. */
+static const void *lt_output(lt_model *t, int o, core_shape *shape, si_dtype *dt)
+{
+    core_program *p = t->p;
+    int id = p->outputs[o], r = core_storage(p, id);
+    *shape = p->tensors[id].shape;
+    *dt = p->tensors[id].dtype;
+    const core_tensor *ct = &p->tensors[r];
+    return ct->kind == PT_INPUT ? (void *)t->x : ct->kind == PT_CONST ? ct->host : t->root[r];
+}
+
+static void lt_free(lt_model *t)
+{
+    if (t->p && t->root)
+        for (int i = 0; i < t->p->n_tensors; i++)
+            free(t->root[i]);
+    free(t->root);
+    free(t->x);
+    core_program_free(t->p);
+    core_graph_free(t->g);
+    io_model_free(t->m);
+    char path[128];
+    snprintf(path, sizeof path, "%s/model.json", t->dir);
+    unlink(path);
+    rmdir(t->dir);
+}
+
+static int count_steps(const lt_model *t, ck_kind kind)
+{
+    int n = 0;
+    for (int k = 0; k < t->p->n_steps; k++)
+        n += t->p->steps[k].kind == kind;
+    return n;
+}
+
+/* "name":Const int32 vector */
+static int lt_ints(char *buf, size_t n, const char *name, int cnt, const int *v)
+{
+    int k = snprintf(buf, n,
+                     "{\"name\":\"%s\",\"op\":\"Const\",\"attr\":{\"dtype\":{\"type\":\"DT_INT32\"},"
+                     "\"value\":{\"tensor\":{\"dtype\":\"DT_INT32\",\"tensorShape\":{\"dim\":[{\"size\":\"%d\"}]},"
+                     "\"intVal\":[",
+                     name, cnt);
+    for (int i = 0; i < cnt; i++)
+        k += snprintf(buf + k, n - (size_t)k, i ? ",%d" : "%d", v[i]);
+    k += snprintf(buf + k, n - (size_t)k, "]}}}}");
+    return k;
+}
+
+static void check_values(lt_model *t, int o, const core_shape *want_shape, const float *want)
+{
+    core_shape s;
+    si_dtype dt;
+    const void *v = lt_output(t, o, &s, &dt);
+    char a[96], b[96];
+    if (!core_shape_eq(&s, want_shape))
+        fprintf(stderr, "output %d: shape %s, want %s\n", o, core_shape_str(&s, a, sizeof a),
+                core_shape_str(want_shape, b, sizeof b));
+    assert_true(core_shape_eq(&s, want_shape));
+    for (int64_t i = 0; i < core_shape_count(&s); i++) {
+        float got = dt == SI_FLOAT32 ? ((const float *)v)[i] : (float)((const int32_t *)v)[i];
+        if (got != want[i])
+            fprintf(stderr, "output %d [%lld]: %g, want %g\n", o, (long long)i, got, want[i]);
+        assert_true(got == want[i]);
+    }
+}
+
+typedef struct {
+    const char *what;
+    int n;
+    int begin[6], end[6], strides[6];
+    int bm, em, elm, nam, sam;
+    core_shape want;
+    float v[64];
+} ss_case;
+
+static void test_lower_strided_slice(void **state)
+{
+    (void)state;
+    /* x = arange(24) as [2,3,4]: x[i,j,k] = 12i + 4j + k */
+    static const ss_case cases[] = {
+        {"x[:, 1]", 2, {0, 1}, {0, 2}, {1, 1}, 1, 1, 0, 0, 2, {2, {2, 4}},
+         {4, 5, 6, 7, 16, 17, 18, 19}},
+        {"x[..., ::-2]", 2, {0, 0}, {0, 0}, {1, -2}, 2, 2, 1, 0, 0, {3, {2, 3, 2}},
+         {3, 1, 7, 5, 11, 9, 15, 13, 19, 17, 23, 21}},
+        {"x[1:, newaxis, -1, 1:3]", 4, {1, 0, -1, 1}, {0, 0, 0, 3}, {1, 1, 1, 1}, 0, 1, 0, 2, 4,
+         {3, {1, 1, 2}}, {21, 22}},
+        {"x[-1:-3:-1, ::2]", 2, {-1, 0}, {-3, 0}, {-1, 2}, 2, 2, 0, 0, 0, {3, {2, 2, 4}},
+         {12, 13, 14, 15, 20, 21, 22, 23, 0, 1, 2, 3, 8, 9, 10, 11}},
+        {"x[0, ..., 2]", 3, {0, 0, 2}, {1, 0, 3}, {1, 1, 1}, 0, 0, 2, 0, 5, {1, {3}}, {2, 6, 10}},
+        {"x[:, -2:, 10:0:-3]", 3, {0, -2, 10}, {0, 0, 0}, {1, 1, -3}, 1, 3, 0, 0, 0,
+         {3, {2, 2, 1}}, {7, 11, 19, 23}},
+        {"x[:] (identity)", 1, {0}, {0}, {1}, 1, 1, 0, 0, 0, {3, {2, 3, 4}}, {0}},
+        {"x[5:9] (empty)", 1, {5}, {9}, {1}, 0, 0, 0, 0, 0, {3, {0, 3, 4}}, {0}},
+    };
+    core_shape xs = {.rank = 3, .d = {2, 3, 4}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const ss_case *k = &cases[c];
+        char nodes[4096];
+        int n = 0;
+        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "b", k->n, k->begin);
+        nodes[n++] = ',';
+        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "e", k->n, k->end);
+        nodes[n++] = ',';
+        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "s", k->n, k->strides);
+        snprintf(nodes + n, sizeof nodes - (size_t)n,
+                 ",{\"name\":\"ss\",\"op\":\"StridedSlice\",\"input\":[\"x\",\"b\",\"e\",\"s\"],"
+                 "\"attr\":{\"begin_mask\":{\"i\":\"%d\"},\"end_mask\":{\"i\":\"%d\"},"
+                 "\"ellipsis_mask\":{\"i\":\"%d\"},\"new_axis_mask\":{\"i\":\"%d\"},"
+                 "\"shrink_axis_mask\":{\"i\":\"%d\"}}}",
+                 k->bm, k->em, k->elm, k->nam, k->sam);
+        lt_model t;
+        si_error err = {0};
+        si_status st = lt_build(&t, &xs, nodes, &err);
+        if (st != SI_OK)
+            fprintf(stderr, "%s: %s\n", k->what, err.message);
+        assert_int_equal(st, SI_OK);
+        float ident[24];
+        for (int i = 0; i < 24; i++)
+            ident[i] = (float)i;
+        check_values(&t, 0, &k->want, c == 6 ? ident : k->v);
+        if (c == 6) /* a full slice is a reshape: no copy */
+            assert_int_equal(count_steps(&t, CK_COPY), 0);
+        lt_free(&t);
+    }
+}
+
+/* Concat, Pack, Unpack (several outputs), Transpose, Tile, Pad, Shape+Reshape. */
+static void test_lower_join_split(void **state)
+{
+    (void)state;
+    core_shape xs = {.rank = 2, .d = {2, 3}}; /* x = [[0,1,2],[3,4,5]] */
+    char nodes[8192];
+    int n = 0;
+    int one = 1, perm[] = {1, 0}, reps[] = {2, 1}, pads[] = {1, 0, 0, 2}, m1 = -1;
+    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "ax1", 1, &one);
+    nodes[n++] = ',';
+    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "perm", 2, perm);
+    nodes[n++] = ',';
+    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "reps", 2, reps);
+    nodes[n++] = ',';
+    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "pads", 4, pads);
+    nodes[n++] = ',';
+    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "flat", 1, &m1);
+    snprintf(nodes + n, sizeof nodes - (size_t)n,
+             ",{\"name\":\"cat\",\"op\":\"ConcatV2\",\"input\":[\"x\",\"x\",\"ax1\"],"
+             "\"attr\":{\"N\":{\"i\":\"2\"}}}"
+             ",{\"name\":\"pack\",\"op\":\"Pack\",\"input\":[\"x\",\"x\"],\"attr\":{\"axis\":{\"i\":\"1\"}}}"
+             ",{\"name\":\"un\",\"op\":\"Unpack\",\"input\":[\"x\"],\"attr\":{\"axis\":{\"i\":\"1\"},\"num\":{\"i\":\"3\"}}}"
+             ",{\"name\":\"un1\",\"op\":\"Identity\",\"input\":[\"un:1\"]}"
+             ",{\"name\":\"un2\",\"op\":\"Identity\",\"input\":[\"un:2\"]}"
+             ",{\"name\":\"tr\",\"op\":\"Transpose\",\"input\":[\"x\",\"perm\"]}"
+             ",{\"name\":\"tile\",\"op\":\"Tile\",\"input\":[\"x\",\"reps\"]}"
+             ",{\"name\":\"pad\",\"op\":\"Pad\",\"input\":[\"x\",\"pads\"]}"
+             ",{\"name\":\"shape\",\"op\":\"Shape\",\"input\":[\"x\"]}"
+             ",{\"name\":\"rs\",\"op\":\"Reshape\",\"input\":[\"x\",\"flat\"]}");
+    lt_model t;
+    si_error err = {0};
+    si_status st = lt_build(&t, &xs, nodes, &err);
+    if (st != SI_OK)
+        fprintf(stderr, "join/split: %s\n", err.message);
+    assert_int_equal(st, SI_OK);
+    /* outputs: nodes nobody consumes, in file order */
+    const core_shape s_cat = {2, {2, 6}}, s_pack = {3, {2, 2, 3}}, s_un0 = {1, {2}},
+                     s_tr = {2, {3, 2}}, s_tile = {2, {4, 3}}, s_pad = {2, {3, 5}},
+                     s_shape = {1, {2}}, s_rs = {1, {6}};
+    const float v_cat[] = {0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5};
+    const float v_pack[] = {0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5};
+    const float v_un1[] = {1, 4}, v_un2[] = {2, 5};
+    const float v_tr[] = {0, 3, 1, 4, 2, 5};
+    const float v_tile[] = {0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5};
+    const float v_pad[] = {0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 3, 4, 5, 0, 0};
+    const float v_shape[] = {2, 3}, v_rs[] = {0, 1, 2, 3, 4, 5};
+    assert_int_equal(t.p->n_outputs, 9);
+    check_values(&t, 0, &s_cat, v_cat);
+    check_values(&t, 1, &s_pack, v_pack);
+    check_values(&t, 2, &s_un0, v_un1);
+    check_values(&t, 3, &s_un0, v_un2);
+    check_values(&t, 4, &s_tr, v_tr);
+    check_values(&t, 5, &s_tile, v_tile);
+    check_values(&t, 6, &s_pad, v_pad);
+    check_values(&t, 7, &s_shape, v_shape);
+    check_values(&t, 8, &s_rs, v_rs);
+    /* one copy each for unpack's two used outputs, two for concat, two for pack */
+    assert_true(count_steps(&t, CK_PAD) == 1 && count_steps(&t, CK_COPY) >= 7);
+    lt_free(&t);
+}
+
+/* Reshape, Squeeze and ExpandDims are aliases; bad attrs fail cleanly. */
+static void test_lower_alias_and_errors(void **state)
+{
+    (void)state;
+    core_shape xs = {.rank = 3, .d = {1, 4, 1}};
+    char nodes[4096];
+    int n = 0, ax = -1, shape[] = {2, -1};
+    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "ax", 1, &ax);
+    nodes[n++] = ',';
+    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "shp", 2, shape);
+    snprintf(nodes + n, sizeof nodes - (size_t)n,
+             ",{\"name\":\"sq\",\"op\":\"Squeeze\",\"input\":[\"x\"],"
+             "\"attr\":{\"squeeze_dims\":{\"list\":{\"i\":[\"0\"]}}}}"
+             ",{\"name\":\"ed\",\"op\":\"ExpandDims\",\"input\":[\"sq\",\"ax\"]}"
+             ",{\"name\":\"rs\",\"op\":\"Reshape\",\"input\":[\"ed\",\"shp\"]}");
+    lt_model t;
+    si_error err = {0};
+    si_status st = lt_build(&t, &xs, nodes, &err);
+    if (st != SI_OK)
+        fprintf(stderr, "alias: %s\n", err.message);
+    assert_int_equal(st, SI_OK);
+    assert_int_equal(t.p->n_steps, 0);
+    const core_shape want = {2, {2, 2}};
+    const float v[] = {0, 1, 2, 3};
+    check_values(&t, 0, &want, v);
+    lt_free(&t);
+
+    /* squeezing a dim that is not 1, and a perm that is not a permutation */
+    static const char *bad[] = {
+        "{\"name\":\"sq\",\"op\":\"Squeeze\",\"input\":[\"x\"],"
+        "\"attr\":{\"squeeze_dims\":{\"list\":{\"i\":[\"1\"]}}}}",
+        "{\"name\":\"p\",\"op\":\"Const\",\"attr\":{\"dtype\":{\"type\":\"DT_INT32\"},\"value\":{"
+        "\"tensor\":{\"dtype\":\"DT_INT32\",\"tensorShape\":{\"dim\":[{\"size\":\"3\"}]},"
+        "\"intVal\":[0,0,1]}}}},{\"name\":\"tr\",\"op\":\"Transpose\",\"input\":[\"x\",\"p\"]}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        si_error e2 = {0};
+        st = lt_build(&t, &xs, bad[i], &e2);
+        assert_int_equal(st, SI_ERR_SHAPE);
+        assert_non_null(strstr(e2.message, "node '"));
+        lt_free(&t);
+    }
+}
+
+/* Shape → StridedSlice → Pack → Fill/Range, as efficientpose builds an
+ * output_shape: everything follows from static shapes and folds to constants. */
+static void test_lower_fold(void **state)
+{
+    (void)state;
+    core_shape xs = {.rank = 2, .d = {2, 3}};
+    char nodes[8192];
+    int n = 0, zero = 0, one = 1, seven = 7, five = 5;
+    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "b0", 1, &zero);
+    nodes[n++] = ',';
+    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "e1", 1, &one);
+    nodes[n++] = ',';
+    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "s1", 1, &one);
+    nodes[n++] = ',';
+    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "seven", 1, &seven);
+    nodes[n++] = ',';
+    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "five", 1, &five);
+    snprintf(nodes + n, sizeof nodes - (size_t)n,
+             ",{\"name\":\"shape\",\"op\":\"Shape\",\"input\":[\"x\"]}"
+             ",{\"name\":\"ss\",\"op\":\"StridedSlice\",\"input\":[\"shape\",\"b0\",\"e1\",\"s1\"],"
+             "\"attr\":{\"shrink_axis_mask\":{\"i\":\"1\"}}}"
+             ",{\"name\":\"pk\",\"op\":\"Pack\",\"input\":[\"ss\",\"seven\"],\"attr\":{\"axis\":{\"i\":\"0\"}}}"
+             ",{\"name\":\"fill\",\"op\":\"Fill\",\"input\":[\"pk\",\"five\"]}"
+             ",{\"name\":\"range\",\"op\":\"Range\",\"input\":[\"b0\",\"ss\",\"s1\"],"
+             "\"attr\":{\"Tidx\":{\"type\":\"DT_INT32\"}}}"
+             ",{\"name\":\"zl\",\"op\":\"ZerosLike\",\"input\":[\"x\"]}"
+             ",{\"name\":\"pk2\",\"op\":\"Identity\",\"input\":[\"pk\"]}");
+    lt_model t;
+    si_error err = {0};
+    si_status st = lt_build(&t, &xs, nodes, &err);
+    if (st != SI_OK)
+        fprintf(stderr, "fold: %s\n", err.message);
+    assert_int_equal(st, SI_OK);
+    assert_int_equal(t.p->n_steps, 0);
+    assert_int_equal(t.p->n_outputs, 4);
+    const core_shape s_fill = {2, {2, 7}}, s_range = {1, {2}}, s_zl = {2, {2, 3}}, s_pk = {1, {2}};
+    float v_fill[14], v_zl[6] = {0};
+    for (int i = 0; i < 14; i++)
+        v_fill[i] = 5;
+    const float v_range[] = {0, 1}, v_pk[] = {2, 7};
+    check_values(&t, 0, &s_fill, v_fill);
+    check_values(&t, 1, &s_range, v_range);
+    check_values(&t, 2, &s_zl, v_zl);
+    check_values(&t, 3, &s_pk, v_pk);
+    lt_free(&t);
+}
+
+static int setup(void **state) { (void)state; return kt_gpu_open(); }
+static int teardown(void **state) { (void)state; kt_gpu_close(); return 0; }
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_copy_transpose),  cmocka_unit_test(test_copy_strided),
+        cmocka_unit_test(test_copy_accumulate), cmocka_unit_test(test_pad),
+        cmocka_unit_test(test_gather),          cmocka_unit_test(test_gathernd),
+        cmocka_unit_test(test_lower_strided_slice), cmocka_unit_test(test_lower_join_split),
+        cmocka_unit_test(test_lower_alias_and_errors), cmocka_unit_test(test_lower_fold),
+    };
+    return cmocka_run_group_tests_name("kernels_shape", tests, setup, teardown);
+}
