@@ -295,6 +295,22 @@ int main(int argc, char **argv)
         die("the model has %s inputs but %s --input given", a, b);
         goto out;
     }
+    for (int k = 0; k < n_ins; k++) {
+        if (!ins[k].name)
+            continue;
+        int found = 0;
+        char names[512] = "";
+        for (int i = 0; i < ni; i++) {
+            const char *nm;
+            si_input_info(m, i, &nm, NULL, NULL, NULL);
+            found |= !strcmp(nm, ins[k].name);
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", nm);
+        }
+        if (!found) {
+            die("the model has no input named '%s' (its inputs: %s)", ins[k].name, names);
+            goto out;
+        }
+    }
     for (int i = 0; i < ni; i++) {
         memset(&tin[i], 0, sizeof tin[i]);
         if (n_ins > 0) {
