@@ -43,7 +43,7 @@ $(B)/tests/%: tests/%.c $(B)/libstreaminfer.a $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Icore -Iio -Iglkernels -Ipager $< $(B)/libstreaminfer.a $(LIBS) $(TESTLIBS) -o $@
 
-test: all $(TESTS)
+test: all $(TESTS) $(B)/bench/kiosk
 	./tests/run_all.sh $(B) $(CACHE)
 
 demo: all
@@ -51,3 +51,13 @@ demo: all
 
 clean:
 	rm -rf $(B)
+
+$(B)/bench/hold_context: bench/hold_context.c $(B)/libstreaminfer.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Iglkernels -Icore -Iio $< $(B)/libstreaminfer.a $(LIBS) -o $@
+
+bench: all $(B)/bench/hold_context $(B)/bench/kiosk
+
+$(B)/bench/kiosk: bench/kiosk.c $(B)/libstreaminfer.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(B)/libstreaminfer.a $(LIBS) -o $@

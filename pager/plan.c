@@ -321,14 +321,34 @@ static int cmp_size_desc(const void *x, const void *y)
     return a->start - b->start;
 }
 
+static int span(const interval *a) { return (a->end - a->start) + (a->start2 >= 0 ? 1 << 20 : 0); }
+
+static int cmp_start(const void *x, const void *y)
+{
+    const interval *a = *(interval *const *)x, *b = *(interval *const *)y;
+    if (a->start != b->start)
+        return a->start - b->start;
+    return cmp_size_desc(x, y);
+}
+
+static int cmp_area_desc(const void *x, const void *y)
+{
+    const interval *a = *(interval *const *)x, *b = *(interval *const *)y;
+    double aa = (double)a->size * (span(a) + 1), bb = (double)b->size * (span(b) + 1);
+    if (aa != bb)
+        return aa < bb ? 1 : -1;
+    return cmp_size_desc(x, y);
+}
+
 static int cmp_off(const void *x, const void *y)
 {
     const interval *a = *(interval *const *)x, *b = *(interval *const *)y;
     return a->offset < b->offset ? -1 : a->offset > b->offset;
 }
 
-/* Greedy by size: each interval at the lowest offset free over its lifetime. */
-static int place(ivec *iv, uint64_t *arena)
+/* Greedy: in the given order, each interval goes to the best-fitting gap free
+ * over its whole lifetime (or on top). */
+static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_t *arena)
 {
     int n = iv->n;
     interval **order = malloc(((size_t)n + 1) * sizeof *order);
@@ -342,7 +362,7 @@ static int place(ivec *iv, uint64_t *arena)
     }
     for (int i = 0; i < n; i++)
         order[i] = &iv->v[i];
-    qsort(order, (size_t)n, sizeof *order, cmp_size_desc);
+    qsort(order, (size_t)n, sizeof *order, cmp);
     int np = 0;
     *arena = 0;
     for (int i = 0; i < n; i++) {
@@ -371,6 +391,34 @@ static int place(ivec *iv, uint64_t *arena)
     free(order);
     free(placed);
     free(hits);
+    return 0;
+}
+
+/* Tries greedy-by-size (TFLite's), by start time (like an online allocator)
+ * and by size x lifetime, and keeps the smallest arena. */
+static int place(ivec *iv, uint64_t *arena)
+{
+    int (*const orders[])(const void *, const void *) = {cmp_size_desc, cmp_start, cmp_area_desc};
+    uint64_t *best_off = malloc(((size_t)iv->n + 1) * sizeof *best_off);
+    if (!best_off)
+        return -1;
+    uint64_t best = UINT64_MAX;
+    for (size_t o = 0; o < sizeof orders / sizeof orders[0]; o++) {
+        uint64_t a;
+        if (place_order(iv, orders[o], &a)) {
+            free(best_off);
+            return -1;
+        }
+        if (a < best) {
+            best = a;
+            for (int k = 0; k < iv->n; k++)
+                best_off[k] = iv->v[k].offset;
+        }
+    }
+    for (int k = 0; k < iv->n; k++)
+        iv->v[k].offset = best_off[k];
+    free(best_off);
+    *arena = best;
     return 0;
 }
 
@@ -558,13 +606,16 @@ si_status pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
     }
     /* Capacity for phase 1: the budget, lowered while placement overflows it. */
     uint64_t cap = budget ? budget : UINT64_MAX / 4;
+    /* First with weights kept between runs (steady state); if that cannot be
+     * packed, with nothing kept: long-lived residents fragment a tight arena. */
+    int steady = 1;
     for (int attempt = 0;; attempt++) {
         S.cap = cap;
         int r = simulate(&S, NULL);
         if (r == 0) {
             /* steady state: what the first run ends with, the next begins with */
             for (int b = 0; b < nb; b++)
-                start_set[b] = S.cur[b] >= 0 && persists(&pb->buffers[b]);
+                start_set[b] = steady && S.cur[b] >= 0 && persists(&pb->buffers[b]);
             r = simulate(&S, start_set);
             if (r == 0 && close_run(&S, start_set))
                 r = -1;
@@ -587,6 +638,12 @@ si_status pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
         /* Over the budget: less capacity next time, down to the lower bound. */
         uint64_t over = r == 0 ? arena - budget : align;
         uint64_t step = over > cap / 32 ? over : cap / 32;
+        if (steady && r == 0 && (cap <= p->lower_bound || attempt > 60)) {
+            steady = 0;
+            attempt = 0;
+            cap = budget;
+            continue;
+        }
         if (r != 0 || cap <= p->lower_bound || attempt > 60) {
             /* what would work: plan at the lower bound and see how big the arena gets */
             snprintf(msg, sizeof msg,

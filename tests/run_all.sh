@@ -37,6 +37,13 @@ if "$HERE/fetch_models.sh" "$CACHE" && "$HERE/make_refs.sh" "$CACHE" $MODELS; th
     check "cli contract" "$HERE/cli_test.sh" "$B/streaminfer" "$CACHE"
     check "models vs TensorFlow.js (mmap)" "$B/tests/test_models" "$CACHE" $MODELS
     check "models vs TensorFlow.js (io_uring)" env SI_IO=uring "$B/tests/test_models" "$CACHE" emotion selfie
+    check "same answer at every budget" "$HERE/budget_test.sh" "$B/streaminfer" \
+        "$CACHE/human-models/models" $MODELS
+    check "kiosk: 100 frames in a budget, constant memory" "$B/bench/kiosk" \
+        "$CACHE/human-models/models/gender.json" 600K 100
+    check "kiosk: no leak across runs (valgrind, host backend)" env KIOSK_HOST=1 valgrind -q \
+        --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
+        "$B/bench/kiosk" "$CACHE/human-models/models/gender.json" 600K 12
 else
     failed=$((failed + 1))
     failures="$failures fetch-models-or-refs"

@@ -1,0 +1,42 @@
+#!/bin/sh
+# Measures the card's real memory use (nvidia-smi memory.used, sampled every
+# 20 ms) while streaminfer runs a model many times under a budget, less the use
+# of an empty context, and holds it against the pager's own count.
+#   bench/gpu_memory.sh BUILD_DIR MODELS_DIR RUNS MODEL:BUDGET...   (BUDGET "none" = no limit)
+# Prints one table row per model and budget (uploaded and run_ms: the last run).
+set -eu
+B=$1; DIR=$2; RUNS=$3; shift 3
+T=$(mktemp -d)
+used() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1; }
+sampler() { # writes the highest memory.used seen to $T/max until killed
+    max=0
+    while :; do
+        u=$(used)
+        if [ "$u" -gt "$max" ]; then max=$u; echo "$max" >"$T/max"; fi
+        sleep 0.02
+    done
+}
+idle=$(used)
+"$B/bench/hold_context" 3 >/dev/null & pid=$!
+sleep 1.5
+ctx=$(used)
+wait "$pid"
+echo "idle card: $idle MiB; with an empty streaminfer context: $ctx MiB"
+printf '%-20s %10s %12s %12s %14s %14s %10s %12s\n' model budget_MiB lower_MiB counted_MiB measured_MiB measured-ctx uploaded run_ms
+for mb in "$@"; do
+    m=${mb%%:*}; b=${mb#*:}
+    vr=""; [ "$b" = none ] || vr="--vram $b"
+    echo 0 >"$T/max"
+    sampler & spid=$!
+    # shellcheck disable=SC2086
+    ok=1; "$B/streaminfer" -q $vr --runs "$RUNS" --stats "$T/s.json" "$DIR/$m.json" || ok=0
+    kill "$spid"; wait "$spid" 2>/dev/null || true
+    [ "$ok" = 1 ] || { echo "$m $b: run failed"; continue; }
+    peak=$(cat "$T/max")
+    key() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$T/s.json"; }
+    awk -v m="$m" -v b="$b" -v lb="$(key lower_bound_bytes)" -v pk="$(key peak_vram_bytes)" \
+        -v meas="$peak" -v ctx="$ctx" -v up="$(key bytes_uploaded)" -v ms="$(key run_ms)" \
+        'BEGIN { printf "%-20s %10s %12.2f %12.2f %14d %14d %10.2f %12.2f\n", m, b, lb / 1048576,
+                 pk / 1048576, meas, meas - ctx, up / 1048576, ms }' 
+done
+rm -rf "$T"
