@@ -174,6 +174,54 @@ si_status glk_download(glk_ctx *g, uint32_t buf, uint64_t offset, void *dst, uin
     return gl_check(err, "download");
 }
 
+si_status glk_host_pool_create(glk_ctx *g, uint64_t bytes, uint32_t *name, void **ptr,
+                               si_error *err)
+{
+    (void)g;
+    if (!epoxy_has_gl_extension("GL_EXT_buffer_storage"))
+        return glk_fail(err, SI_ERR_UNSUPPORTED, "GL_EXT_buffer_storage is missing");
+    while (glGetError() != GL_NO_ERROR) {
+    }
+    GLuint b = 0;
+    const GLbitfield flags = GL_MAP_READ_BIT | GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT_EXT |
+                             GL_MAP_COHERENT_BIT_EXT;
+    glGenBuffers(1, &b);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, b);
+    glBufferStorageEXT(GL_COPY_WRITE_BUFFER, (GLsizeiptr)(bytes ? bytes : 4), NULL,
+                       flags | GL_CLIENT_STORAGE_BIT_EXT);
+    void *p = glMapBufferRange(GL_COPY_WRITE_BUFFER, 0, (GLsizeiptr)(bytes ? bytes : 4), flags);
+    si_status st = gl_check(err, "host pool");
+    if (st != SI_OK || !p) {
+        glDeleteBuffers(1, &b);
+        return st != SI_OK ? st : glk_fail(err, SI_ERR_GPU, "cannot map the host pool");
+    }
+    *name = b;
+    *ptr = p;
+    return SI_OK;
+}
+
+void glk_host_pool_destroy(glk_ctx *g, uint32_t name)
+{
+    (void)g;
+    GLuint b = name;
+    if (!b)
+        return;
+    glBindBuffer(GL_COPY_WRITE_BUFFER, b);
+    glUnmapBuffer(GL_COPY_WRITE_BUFFER);
+    glDeleteBuffers(1, &b);
+}
+
+si_status glk_copy(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uint64_t dst_off,
+                   uint64_t bytes, si_error *err)
+{
+    (void)g;
+    glBindBuffer(GL_COPY_READ_BUFFER, src);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, dst);
+    glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, (GLintptr)src_off,
+                        (GLintptr)dst_off, (GLsizeiptr)bytes);
+    return gl_check(err, "copy");
+}
+
 si_status glk_finish(glk_ctx *g, si_error *err)
 {
     (void)g;

@@ -26,6 +26,18 @@ si_status glk_upload(glk_ctx *g, uint32_t buf, uint64_t offset, const void *src,
 si_status glk_download(glk_ctx *g, uint32_t buf, uint64_t offset, void *dst, uint64_t bytes,
                        si_error *err);
 
+/* Host memory the GPU copies from and to: a persistently mapped GL buffer in
+ * client (host) storage, so uploads, spills and reloads are GPU-side copies at
+ * bus speed with no CPU memcpy and no stall. It holds no VRAM (bench/ checks
+ * that with nvidia-smi), so it is not part of the VRAM budget. Fails with
+ * SI_ERR_UNSUPPORTED where GL_EXT_buffer_storage is missing. */
+si_status glk_host_pool_create(glk_ctx *g, uint64_t bytes, uint32_t *name, void **ptr,
+                               si_error *err);
+void glk_host_pool_destroy(glk_ctx *g, uint32_t name);
+/* Copies between buffers on the GPU's timeline (ordered after earlier steps). */
+si_status glk_copy(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uint64_t dst_off,
+                   uint64_t bytes, si_error *err);
+
 typedef struct {
     uint32_t buf;
     uint64_t offset;   /* bytes, aligned */

@@ -31,8 +31,14 @@ struct si_model {
     uint32_t arena;          /* GL buffer, arena_bytes long */
     uint8_t *host_arena;     /* host backend: the same arena in host memory */
     uint64_t *off;           /* per buffer: its offset while allocated */
-    void **spill;            /* per buffer: host copy (spilled or downloaded activations) */
-    void **wcache;           /* per weight: stored bytes, read once, padded to 4 */
+    /* The host pool: each buffer's home in host memory (a weight's stored bytes,
+     * a constant, the input, an activation's spilled or downloaded copy). With
+     * GL_EXT_buffer_storage it is one persistently mapped GL buffer in client
+     * storage, so every transfer is a GPU-side copy; otherwise plain memory. */
+    uint8_t *home;
+    uint32_t home_buf;
+    uint64_t *home_off;      /* per buffer; UINT64_MAX: none */
+    int weights_read;        /* weights are in their homes */
     /* the last run */
     int n_out;
     out_tensor *outs;
@@ -91,11 +97,15 @@ static void drop_program(si_model *m)
     m->arena = 0;
     free(m->host_arena);
     m->host_arena = NULL;
-    if (m->spill)
-        for (int b = 0; b < m->pb.n_buffers; b++)
-            free(m->spill[b]);
-    free(m->spill);
-    m->spill = NULL;
+    if (m->home_buf)
+        glk_host_pool_destroy(m->gpu, m->home_buf);
+    else
+        free(m->home);
+    m->home = NULL;
+    m->home_buf = 0;
+    free(m->home_off);
+    m->home_off = NULL;
+    m->weights_read = 0;
     free(m->off);
     m->off = NULL;
     pg_plan_free(m->plan);
@@ -157,6 +167,42 @@ static si_status make_problem(si_model *m, si_error *err)
     return SI_OK;
 }
 
+/* A home in the host pool for every buffer the plan moves between host and GPU. */
+static si_status make_homes(si_model *m, si_error *err)
+{
+    const pg_plan *pl = m->plan;
+    int nb = m->pb.n_buffers;
+    m->home_off = malloc(((size_t)nb + 1) * sizeof *m->home_off);
+    if (!m->home_off)
+        return fail(err, SI_ERR_NOMEM, "out of memory");
+    for (int b = 0; b < nb; b++)
+        m->home_off[b] = UINT64_MAX;
+    uint64_t total = 0;
+    for (int a = 0; a < pl->n_prologue + pl->n_actions; a++) {
+        const pg_action *ac = a < pl->n_prologue ? &pl->prologue[a] : &pl->actions[a - pl->n_prologue];
+        if (ac->kind == PA_ALLOC || ac->kind == PA_FREE || ac->kind == PA_RUN ||
+            m->home_off[ac->buf] != UINT64_MAX)
+            continue;
+        m->home_off[ac->buf] = total;
+        total += (m->pb.buffers[ac->buf].bytes + 15) / 16 * 16;
+    }
+    si_status st = SI_ERR_UNSUPPORTED;
+    if (m->gpu)
+        st = glk_host_pool_create(m->gpu, total, &m->home_buf, (void **)&m->home, err);
+    if (st != SI_OK) {
+        m->home_buf = 0;
+        if (!(m->home = malloc(total ? total : 16)))
+            return fail(err, SI_ERR_NOMEM, "out of memory for the host pool");
+    }
+    /* constants now; weights at the first run; inputs every run */
+    for (int b = 0; b < nb; b++) {
+        const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
+        if (m->home_off[b] != UINT64_MAX && t->kind == PT_CONST)
+            memcpy(m->home + m->home_off[b], t->host, t->bytes);
+    }
+    return SI_OK;
+}
+
 static int shapes_equal(const core_shape *a, const core_shape *b, int n)
 {
     for (int i = 0; i < n; i++)
@@ -192,9 +238,9 @@ static si_status build_program(si_model *m, const core_shape *shapes, si_error *
             goto fail;
         }
     m->off = calloc((size_t)m->pb.n_buffers + 1, sizeof *m->off);
-    m->spill = calloc((size_t)m->pb.n_buffers + 1, sizeof *m->spill);
-    if (!m->off || !m->spill) {
-        st = fail(err, SI_ERR_NOMEM, "out of memory");
+    if (!m->off || (st = make_homes(m, err)) != SI_OK) {
+        if (st == SI_OK)
+            st = fail(err, SI_ERR_NOMEM, "out of memory");
         goto fail;
     }
     /* The one GPU allocation: the arena the plan asked for. */
@@ -291,10 +337,6 @@ void si_close(si_model *m)
         free_run(m);
     drop_program(m);
     free(m->bound);
-    if (m->wcache)
-        for (int w = 0; w < m->io->n_weights; w++)
-            free(m->wcache[w]);
-    free(m->wcache);
     glk_close(m->gpu);
     trace_free(&m->trace);
     io_reader_close(m->rd);
@@ -331,15 +373,7 @@ const char *si_output_name(const si_model *m, int i)
 
 /* ---- running ---- */
 
-/* The arena, on the GPU or (host backend) in host memory. */
-static si_status dev_write(si_model *m, uint64_t off, const void *src, uint64_t bytes, si_error *err)
-{
-    if (m->gpu)
-        return glk_upload(m->gpu, m->arena, off, src, bytes, err);
-    memcpy(m->host_arena + off, src, bytes);
-    return SI_OK;
-}
-
+/* Reads the arena, on the GPU or (host backend) in host memory. */
 static si_status dev_read(si_model *m, uint64_t off, void *dst, uint64_t bytes, si_error *err)
 {
     if (m->gpu)
@@ -348,50 +382,41 @@ static si_status dev_read(si_model *m, uint64_t off, void *dst, uint64_t bytes, 
     return SI_OK;
 }
 
-/* Stored bytes of a weight, read from the shards once and kept: a weight the
- * plan re-streams is uploaded from host memory, not read again. */
-static si_status weight_bytes(si_model *m, int w, const void **out, si_error *err)
+/* Reads every weight the plan uploads straight into its home, all reads queued
+ * at once so io_uring can overlap them; later uploads copy from there. */
+static si_status read_weights(si_model *m, si_error *err)
 {
-    if (!m->wcache && !(m->wcache = calloc((size_t)m->io->n_weights + 1, sizeof *m->wcache)))
-        return fail(err, SI_ERR_NOMEM, "out of memory");
-    if (!m->wcache[w]) {
-        uint64_t n = m->io->weights[w].nbytes;
-        void *buf = calloc(1, (n + 3) / 4 * 4 + 4);
-        if (!buf)
-            return fail(err, SI_ERR_NOMEM, "out of memory reading weight %s", m->io->weights[w].name);
-        si_status st = io_reader_read(m->rd, w, buf, err);
-        if (st != SI_OK) {
-            free(buf);
-            return st;
-        }
-        m->wcache[w] = buf;
-    }
-    *out = m->wcache[w];
-    return SI_OK;
-}
-
-/* Reads every weight the prologue needs at once, so io_uring can overlap them. */
-static si_status prefetch_weights(si_model *m, si_error *err)
-{
-    const pg_plan *pl = m->plan;
-    if (!m->wcache && !(m->wcache = calloc((size_t)m->io->n_weights + 1, sizeof *m->wcache)))
-        return fail(err, SI_ERR_NOMEM, "out of memory");
     si_status st = SI_OK;
-    for (int a = 0; a < pl->n_prologue + pl->n_actions && st == SI_OK; a++) {
-        const pg_action *ac = a < pl->n_prologue ? &pl->prologue[a] : &pl->actions[a - pl->n_prologue];
-        if (ac->kind != PA_UPLOAD)
+    for (int b = 0; b < m->pb.n_buffers && st == SI_OK; b++) {
+        const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
+        if (t->kind != PT_WEIGHT || m->home_off[b] == UINT64_MAX)
             continue;
-        const core_tensor *t = &m->prog->tensors[m->pb.buffers[ac->buf].tensor];
-        if (t->kind != PT_WEIGHT || m->wcache[t->weight])
-            continue;
-        uint64_t n = m->io->weights[t->weight].nbytes;
-        if (!(m->wcache[t->weight] = calloc(1, (n + 3) / 4 * 4 + 4)))
-            st = fail(err, SI_ERR_NOMEM, "out of memory");
-        else
-            st = io_reader_submit(m->rd, t->weight, m->wcache[t->weight], err);
+        uint8_t *dst = m->home + m->home_off[b];
+        memset(dst, 0, m->pb.buffers[b].bytes); /* the padding to 4 bytes */
+        st = io_reader_submit(m->rd, t->weight, dst, err);
     }
     si_status w = io_reader_wait(m->rd, err);
     return st != SI_OK ? st : w;
+}
+
+/* Moves a buffer between its home and its place in the arena. */
+static si_status transfer(si_model *m, int b, int to_gpu, si_error *err)
+{
+    uint64_t bytes = m->pb.buffers[b].bytes, home = m->home_off[b], off = m->off[b];
+    if (home == UINT64_MAX)
+        return fail(err, SI_ERR_ARG, "internal: buffer %d has no host copy", b);
+    if (!m->gpu) {
+        if (to_gpu)
+            memcpy(m->host_arena + off, m->home + home, bytes);
+        else
+            memcpy(m->home + home, m->host_arena + off, bytes);
+        return SI_OK;
+    }
+    if (m->home_buf)
+        return to_gpu ? glk_copy(m->gpu, m->home_buf, home, m->arena, off, bytes, err)
+                      : glk_copy(m->gpu, m->arena, off, m->home_buf, home, bytes, err);
+    return to_gpu ? glk_upload(m->gpu, m->arena, off, m->home + home, bytes, err)
+                  : glk_download(m->gpu, m->arena, off, m->home + home, bytes, err);
 }
 
 static si_status run_step(si_model *m, int s, si_error *err)
@@ -500,41 +525,20 @@ static si_status do_action(si_model *m, const pg_action *ac, si_error *err)
         return SI_OK;
     case PA_FREE:
         return SI_OK;
-    case PA_UPLOAD: {
-        const core_tensor *t = &p->tensors[pbuf->tensor];
-        const void *src = NULL;
-        uint64_t bytes = pbuf->bytes;
-        if (t->kind == PT_WEIGHT)
-            st = weight_bytes(m, t->weight, &src, err);
-        else if (t->kind == PT_CONST)
-            src = t->host;
-        else if (t->kind == PT_INPUT)
-            src = m->in_dev[t->input];
-        else
-            return fail(err, SI_ERR_ARG, "internal: upload of an activation");
-        if (st == SI_OK)
-            st = dev_write(m, m->off[ac->buf], src, bytes, err);
-        m->st.bytes_uploaded += bytes;
-        m->st.upload_ms += now_ms() - t0;
-        return st;
-    }
+    case PA_UPLOAD:
     case PA_RELOAD:
-        if (!m->spill[ac->buf])
-            return fail(err, SI_ERR_ARG, "internal: reload of a buffer never spilled");
-        st = dev_write(m, m->off[ac->buf], m->spill[ac->buf], pbuf->bytes, err);
-        m->st.bytes_reloaded += pbuf->bytes;
+        st = transfer(m, ac->buf, 1, err);
         m->st.bytes_uploaded += pbuf->bytes;
+        if (ac->kind == PA_RELOAD)
+            m->st.bytes_reloaded += pbuf->bytes;
         m->st.upload_ms += now_ms() - t0;
         return st;
     case PA_SPILL:
     case PA_DOWNLOAD:
-        if (!m->spill[ac->buf] && !(m->spill[ac->buf] = malloc(pbuf->bytes ? pbuf->bytes : 4)))
-            return fail(err, SI_ERR_NOMEM, "out of memory");
-        st = dev_read(m, m->off[ac->buf], m->spill[ac->buf], pbuf->bytes, err);
+        st = transfer(m, ac->buf, 0, err);
         m->st.bytes_downloaded += pbuf->bytes;
-        if (ac->kind == PA_SPILL) {
+        if (ac->kind == PA_SPILL)
             m->st.bytes_spilled += pbuf->bytes;
-        }
         m->st.stall_ms += now_ms() - t0;
         return st;
     case PA_RUN:
@@ -651,7 +655,8 @@ static si_status collect_outputs(si_model *m, si_error *err)
         const core_tensor *rt = &p->tensors[r];
         if (m->buf_of[r] >= 0 && rt->kind == PT_ACT) {
             /* downloaded at the end of the run, or spilled after its last write */
-            const void *src = m->spill[m->buf_of[r]];
+            int b = m->buf_of[r];
+            const void *src = m->home_off[b] != UINT64_MAX ? m->home + m->home_off[b] : NULL;
             if (!src)
                 st = fail(err, SI_ERR_ARG, "internal: output %s was never brought back", ct->name);
             else
@@ -718,9 +723,17 @@ si_status si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error
     if ((st = build_program(m, shapes, err)) != SI_OK)
         goto done;
     const pg_plan *pl = m->plan;
-    if (!m->resident) {
-        if ((st = prefetch_weights(m, err)) != SI_OK)
+    for (int b = 0; b < m->pb.n_buffers; b++) {
+        const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
+        if (t->kind == PT_INPUT && m->home_off[b] != UINT64_MAX)
+            memcpy(m->home + m->home_off[b], m->in_dev[t->input], t->bytes);
+    }
+    if (!m->weights_read) {
+        if ((st = read_weights(m, err)) != SI_OK)
             goto done;
+        m->weights_read = 1;
+    }
+    if (!m->resident) {
         for (int a = 0; a < pl->n_prologue && st == SI_OK; a++)
             st = do_action(m, &pl->prologue[a], err);
         if (st != SI_OK)
