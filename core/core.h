@@ -59,6 +59,8 @@ typedef enum {
     CK_GATHER,    /* GatherV2: [outer, n, inner] with indices → [outer, k, inner] */
     CK_GATHERND,
     CK_DEQUANT,   /* stored (u8/u16/f16 packed in 32-bit words) → float32 */
+    CK_TOPK,      /* per row: the k largest (values or indices), ties to the lower index */
+    CK_SELECT,    /* out = cond ? a : b, all three broadcast by strides */
     CK__COUNT
 } ck_kind;
 
@@ -206,6 +208,20 @@ typedef struct {
 } ck_dequant_p;
 
 typedef struct {
+    int32_t rank;
+    int32_t out_dim[SI_MAX_RANK];
+    int32_t c_stride[SI_MAX_RANK], a_stride[SI_MAX_RANK], b_stride[SI_MAX_RANK];
+    int32_t count;
+} ck_select_p;
+
+/* Invocations: one per input element; the element whose rank (by value, then
+ * index) is below k writes its value or index to out[row, rank]. */
+typedef struct {
+    int32_t outer, n, k;
+    int32_t want_indices;
+} ck_topk_p;
+
+typedef struct {
     ck_kind kind;
     int n_in;
     int in[CK_MAX_IN];            /* program tensor ids; -1 = absent */
@@ -216,7 +232,7 @@ typedef struct {
         ck_addn_p addn; ck_conv_p conv; ck_matmul_p matmul; ck_pool_p pool;
         ck_reduce_p reduce; ck_softmax_p softmax; ck_argmax_p argmax;
         ck_resize_p resize; ck_gather_p gather; ck_gathernd_p gathernd;
-        ck_dequant_p dequant;
+        ck_dequant_p dequant; ck_topk_p topk; ck_select_p select;
     } u;
     int node;                     /* graph node it came from, for messages and traces */
     /* CK_COPY into a tensor that earlier steps also write (concat, pack):
@@ -249,6 +265,8 @@ void ck_host_resize(const ck_step *s, const core_buf *const *ins, core_buf *out)
 void ck_host_gather(const ck_step *s, const core_buf *const *ins, core_buf *out);
 void ck_host_gathernd(const ck_step *s, const core_buf *const *ins, core_buf *out);
 void ck_host_dequant(const ck_step *s, const core_buf *const *ins, core_buf *out);
+void ck_host_topk(const ck_step *s, const core_buf *const *ins, core_buf *out);
+void ck_host_select(const ck_step *s, const core_buf *const *ins, core_buf *out);
 
 /* Scalar semantics shared by host references (and mirrored in GLSL). */
 float ck_apply_act(int act, float x, float alpha);

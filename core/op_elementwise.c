@@ -219,6 +219,29 @@ void ck_host_addn(const ck_step *s, const core_buf *const *ins, core_buf *out)
     }
 }
 
+void ck_host_select(const ck_step *s, const core_buf *const *ins, core_buf *out)
+{
+    const ck_select_p *p = &s->u.select;
+    int32_t idx[SI_MAX_RANK] = {0};
+    int64_t ic = 0, ia = 0, ib = 0;
+    const int32_t *c = ins[0]->data, *a = ins[1]->data, *b = ins[2]->data;
+    int32_t *y = out->data; /* 4-byte elements: copying bits is dtype-blind */
+    for (int32_t o = 0; o < p->count; o++) {
+        y[o] = c[ic] ? a[ia] : b[ib];
+        for (int d = p->rank - 1; d >= 0; d--) {
+            ic += p->c_stride[d];
+            ia += p->a_stride[d];
+            ib += p->b_stride[d];
+            if (++idx[d] < p->out_dim[d])
+                break;
+            ic -= (int64_t)p->c_stride[d] * p->out_dim[d];
+            ia -= (int64_t)p->a_stride[d] * p->out_dim[d];
+            ib -= (int64_t)p->b_stride[d] * p->out_dim[d];
+            idx[d] = 0;
+        }
+    }
+}
+
 /* ---- lowering ---- */
 
 static const struct { const char *op; int code; } unary_ops[] = {
@@ -337,6 +360,45 @@ static si_status lower_binary(lower_ctx *c, si_error *err)
     return st;
 }
 
+/* Select (TF1: cond is a scalar, the same shape, or a vector over the first
+ * dim) and SelectV2 (numpy broadcasting of all three). */
+static si_status lower_select(lower_ctx *c, si_error *err)
+{
+    if (lc_n_inputs(c) < 3)
+        return lc_fail(c, err, SI_ERR_FORMAT, "needs cond, a and b");
+    const core_tensor *tc = lc_tensor(c, lc_in(c, 0)), *ta = lc_tensor(c, lc_in(c, 1)),
+                      *tb = lc_tensor(c, lc_in(c, 2));
+    core_shape ab, out, cs = tc->shape;
+    char s1[96], s2[96];
+    if (core_broadcast_shape(&ta->shape, &tb->shape, &ab) != 0)
+        return lc_fail(c, err, SI_ERR_SHAPE, "shapes %s and %s do not broadcast",
+                       core_shape_str(&ta->shape, s1, sizeof s1),
+                       core_shape_str(&tb->shape, s2, sizeof s2));
+    if (!strcmp(lc_node(c)->op, "Select") && cs.rank == 1 && ab.rank > 1) {
+        /* a vector condition picks whole rows: view it as [n, 1, 1, ...] */
+        cs.rank = ab.rank;
+        for (int i = 1; i < cs.rank; i++)
+            cs.d[i] = 1;
+    }
+    if (core_broadcast_shape(&cs, &ab, &out) != 0)
+        return lc_fail(c, err, SI_ERR_SHAPE, "condition %s does not broadcast to %s",
+                       core_shape_str(&tc->shape, s1, sizeof s1), core_shape_str(&ab, s2, sizeof s2));
+    if (ta->dtype != tb->dtype)
+        return lc_fail(c, err, SI_ERR_SHAPE, "a and b differ in dtype");
+    ck_step s = {.kind = CK_SELECT, .n_in = 3, .in = {lc_in(c, 0), lc_in(c, 1), lc_in(c, 2)}};
+    s.u.select.rank = out.rank;
+    for (int i = 0; i < out.rank; i++)
+        s.u.select.out_dim[i] = (int32_t)out.d[i];
+    broadcast_strides(&cs, &out, s.u.select.c_stride);
+    broadcast_strides(&ta->shape, &out, s.u.select.a_stride);
+    broadcast_strides(&tb->shape, &out, s.u.select.b_stride);
+    s.u.select.count = (int32_t)core_shape_count(&out);
+    s.out = lc_new_tensor(c, ta->dtype, &out);
+    lc_emit(c, &s);
+    lc_set_output(c, 0, s.out);
+    return SI_OK;
+}
+
 static si_status lower_addn(lower_ctx *c, si_error *err)
 {
     int n = lc_n_inputs(c);
@@ -392,5 +454,5 @@ const core_op_def core_ops_elementwise[] = {
     {"NotEqual", lower_binary}, {"Less", lower_binary}, {"LessEqual", lower_binary},
     {"Greater", lower_binary}, {"GreaterEqual", lower_binary}, {"LogicalAnd", lower_binary},
     {"LogicalOr", lower_binary},
-    {"AddN", lower_addn},
+    {"AddN", lower_addn}, {"Select", lower_select}, {"SelectV2", lower_select},
     {NULL, NULL}};

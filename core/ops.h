@@ -21,6 +21,7 @@ extern const core_op_def core_ops_elementwise[];
 extern const core_op_def core_ops_conv[];
 extern const core_op_def core_ops_pool_reduce[];
 extern const core_op_def core_ops_shape[];
+extern const core_op_def core_ops_select[];
 
 const core_op_def *core_find_op(const char *op);
 

@@ -110,7 +110,7 @@ const char *ck_kind_name(ck_kind k)
 {
     static const char *names[CK__COUNT] = {
         "copy", "pad", "unary", "binary", "addn", "conv2d", "dwconv2d", "deconv2d", "matmul",
-        "pool", "reduce", "softmax", "argmax", "resize", "gather", "gathernd", "dequant"};
+        "pool", "reduce", "softmax", "argmax", "resize", "gather", "gathernd", "dequant", "topk", "select"};
     return (unsigned)k < CK__COUNT ? names[k] : "?";
 }
 
@@ -141,7 +141,8 @@ si_status ck_host_run(const ck_step *s, const core_buf *const *ins, core_buf *ou
         [CK_REDUCE] = ck_host_reduce,     [CK_SOFTMAX] = ck_host_softmax,
         [CK_ARGMAX] = ck_host_argmax,     [CK_RESIZE] = ck_host_resize,
         [CK_GATHER] = ck_host_gather,     [CK_GATHERND] = ck_host_gathernd,
-        [CK_DEQUANT] = ck_host_dequant,
+        [CK_DEQUANT] = ck_host_dequant,   [CK_TOPK] = ck_host_topk,
+        [CK_SELECT] = ck_host_select,
     };
     if ((unsigned)s->kind >= CK__COUNT || !fns[s->kind])
         return core_fail(err, SI_ERR_UNSUPPORTED, "no host kernel for %s", ck_kind_name(s->kind));

@@ -429,7 +429,8 @@ static const glk_kernel kernels[CK__COUNT] = {
     [CK_REDUCE] = {"reduce", 0},      [CK_SOFTMAX] = {"softmax", -1},
     [CK_ARGMAX] = {"argmax", -1},     [CK_RESIZE] = {"resize", -1},
     [CK_GATHER] = {"gather", -1},     [CK_GATHERND] = {"gathernd", -1},
-    [CK_DEQUANT] = {"dequant", 1},
+    [CK_DEQUANT] = {"dequant", 1},    [CK_TOPK] = {"topk", -1},
+    [CK_SELECT] = {"select", -1},
 };
 
 /* Invocations a step needs; each kernel's shader maps gidx() the same way. */
@@ -446,6 +447,7 @@ static uint64_t step_invocations(const ck_step *s, uint64_t out_elems)
     case CK_SOFTMAX: return (uint64_t)s->u.softmax.outer;
     case CK_ARGMAX: return (uint64_t)s->u.argmax.outer * (uint64_t)s->u.argmax.inner;
     case CK_DEQUANT: return (uint64_t)s->u.dequant.count;
+    case CK_TOPK: return (uint64_t)s->u.topk.outer * (uint64_t)s->u.topk.n;
     default: return out_elems;
     }
 }

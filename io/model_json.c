@@ -160,6 +160,24 @@ static int io_json_dtype(const cJSON *v, io_dtype *dt, const char **name)
     return 0;
 }
 
+/* A `type` attr as TensorFlow.js reads it: it computes half and double as
+ * float32 and the small and 64-bit integers as int32 (a uint8 image input is an
+ * int32 tensor there). Tensor contents keep their real width (io_json_dtype). */
+static int io_json_type_attr(const cJSON *v, io_dtype *dt, const char **name)
+{
+    if (io_json_dtype(v, dt, name))
+        return -1;
+    if (*dt == IO_DT_OTHER) {
+        if (!strcmp(*name, "DT_HALF") || !strcmp(*name, "DT_DOUBLE"))
+            *dt = IO_DT_FLOAT;
+        else if (!strcmp(*name, "DT_INT64") || !strcmp(*name, "DT_INT8") ||
+                 !strcmp(*name, "DT_UINT8") || !strcmp(*name, "DT_INT16") ||
+                 !strcmp(*name, "DT_UINT16"))
+            *dt = IO_DT_INT32;
+    }
+    return 0;
+}
+
 /* TensorShapeProto. Returns SI_OK, or a status with *why set. */
 static si_status io_json_shape(const cJSON *v, io_shape *s, const char **why)
 {
@@ -344,7 +362,7 @@ static si_status io_json_list(const io_ctx *c, const cJSON *v, io_attr *a)
                 st = SI_ERR_FORMAT;
             }
             break;
-        case IO_ATTR_TYPE: st = io_json_dtype(e, &a->ltype[i], &name) ? SI_ERR_FORMAT : SI_OK; break;
+        case IO_ATTR_TYPE: st = io_json_type_attr(e, &a->ltype[i], &name) ? SI_ERR_FORMAT : SI_OK; break;
         default: st = io_json_shape(e, &a->lshape[i], &why); break;
         }
         if (st)
@@ -386,7 +404,7 @@ static si_status io_json_attr(const io_ctx *c, const cJSON *v, io_attr *a)
     } else if ((x = io_get(v, "type", NULL))) {
         a->kind = IO_ATTR_TYPE;
         const char *name;
-        if (io_json_dtype(x, &a->type, &name))
+        if (io_json_type_attr(x, &a->type, &name))
             return io_attr_bad(c, a, SI_ERR_FORMAT, "bad type");
         /* s owns the name so type_name stays valid as long as the model. */
         if (!(a->s = io_strdup(name)))

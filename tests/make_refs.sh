@@ -21,9 +21,19 @@ MODELS=$CACHE/human-models/models
 [ -d "$MODELS" ] || die "no $MODELS; run tests/fetch_models.sh $CACHE first"
 
 failed=""
-for name in "$@"; do
+for spec in "$@"; do
+    # NAME or NAME@INPUT=d0,d1,...[@INPUT=...] for models with free dimensions
+    name=${spec%%@*}
+    shapes=""
+    rest=${spec#"$name"}
+    while [ -n "$rest" ]; do
+        rest=${rest#@}
+        one=${rest%%@*}
+        shapes="$shapes --shape $one"
+        rest=${rest#"$one"}
+    done
     json=$MODELS/$name.json
-    out=$CACHE/refs/$name
+    out=$CACHE/refs/$spec
     if [ ! -f "$json" ]; then
         echo "make_refs.sh: $name: no $json" >&2
         failed="$failed $name"
@@ -36,7 +46,8 @@ for name in "$@"; do
     fi
     echo "make_refs.sh: $name: running reference.js"
     rm -rf "$out"
-    if ! node "$REF" "$json" "$out" --seed "$SEED"; then
+    # shellcheck disable=SC2086
+    if ! node "$REF" "$json" "$out" --seed "$SEED" $shapes; then
         echo "make_refs.sh: $name: reference.js failed" >&2
         failed="$failed $name"
     fi

@@ -1,0 +1,72 @@
+/* Selection ops: TopKV2 (sorted, as TensorFlow.js: larger value first, equal
+ * values by lower index). */
+#include <math.h>
+#include "ops.h"
+
+static double val(const core_buf *b, int64_t i)
+{
+    return b->dtype == SI_FLOAT32 ? (double)((const float *)b->data)[i]
+                                  : (double)((const int32_t *)b->data)[i];
+}
+
+void ck_host_topk(const ck_step *s, const core_buf *const *ins, core_buf *out)
+{
+    const ck_topk_p *p = &s->u.topk;
+    for (int64_t r = 0; r < p->outer; r++) {
+        int64_t base = r * p->n;
+        for (int64_t i = 0; i < p->n; i++) {
+            double v = val(ins[0], base + i);
+            int64_t rank = 0;
+            for (int64_t j = 0; j < p->n && rank < p->k; j++) {
+                double w = val(ins[0], base + j);
+                rank += w > v || (w == v && j < i);
+            }
+            if (rank >= p->k)
+                continue;
+            int64_t o = r * p->k + rank;
+            if (p->want_indices)
+                ((int32_t *)out->data)[o] = (int32_t)i;
+            else if (out->dtype == SI_FLOAT32)
+                ((float *)out->data)[o] = ((const float *)ins[0]->data)[base + i];
+            else
+                ((int32_t *)out->data)[o] = ((const int32_t *)ins[0]->data)[base + i];
+        }
+    }
+}
+
+static si_status lower_topk(lower_ctx *c, si_error *err)
+{
+    if (lc_n_inputs(c) < 2)
+        return lc_fail(c, err, SI_ERR_FORMAT, "needs x and k");
+    const core_tensor *x = lc_tensor(c, lc_in(c, 0));
+    int64_t k;
+    int nk = lc_value_ints(c, 1, &k, 1, err);
+    if (nk == -2)
+        return err->status;
+    if (nk != 1)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "k argument depends on the input");
+    if (x->shape.rank < 1)
+        return lc_fail(c, err, SI_ERR_SHAPE, "input must have rank >= 1");
+    int64_t n = x->shape.d[x->shape.rank - 1];
+    if (k < 0 || k > n)
+        return lc_fail(c, err, SI_ERR_SHAPE, "k = %lld outside [0, %lld]", (long long)k,
+                       (long long)n);
+    if (!lc_attr_bool(c, "sorted", 1))
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "unsorted TopK (its order is tfjs's select order)");
+    core_shape os = x->shape;
+    os.d[os.rank - 1] = k;
+    int64_t outer = n ? core_shape_count(&x->shape) / n : 0;
+    for (int want = 0; want < 2; want++) {
+        ck_step s = {.kind = CK_TOPK, .n_in = 1, .in = {lc_in(c, 0)}};
+        s.u.topk = (ck_topk_p){.outer = (int32_t)outer, .n = (int32_t)n, .k = (int32_t)k,
+                               .want_indices = want};
+        s.out = lc_new_tensor(c, want ? SI_INT32 : x->dtype, &os);
+        if (s.out < 0)
+            return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+        lc_emit(c, &s);
+        lc_set_output(c, want, s.out);
+    }
+    return SI_OK;
+}
+
+const core_op_def core_ops_select[] = {{"TopKV2", lower_topk}, {NULL, NULL}};
