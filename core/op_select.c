@@ -1,6 +1,7 @@
 /* Selection ops: TopKV2 (sorted, as TensorFlow.js: larger value first, equal
  * values by lower index). */
 #include <math.h>
+#include <stdlib.h>
 #include "ops.h"
 
 static double val(const core_buf *b, int64_t i)
@@ -69,4 +70,70 @@ static si_status lower_topk(lower_ctx *c, si_error *err)
     return SI_OK;
 }
 
-const core_op_def core_ops_select[] = {{"TopKV2", lower_topk}, {NULL, NULL}};
+/* SparseToDense with constant arguments (nanodet's are), folded to a constant.
+ * Indices out of range fail, as validate_indices asks. */
+static si_status lower_sparse_to_dense(lower_ctx *c, si_error *err)
+{
+    if (lc_n_inputs(c) < 4)
+        return lc_fail(c, err, SI_ERR_FORMAT, "needs indices, shape, values and default");
+    si_status st;
+    const core_buf *idx = lc_value(c, 0, &st, err), *vals = NULL, *dflt = NULL;
+    int64_t shape[SI_MAX_RANK];
+    int rank = idx ? lc_value_ints(c, 1, shape, SI_MAX_RANK, err) : -1;
+    if (st == SI_OK && idx && rank >= 0) {
+        vals = lc_value(c, 2, &st, err);
+        if (st == SI_OK)
+            dflt = lc_value(c, 3, &st, err);
+    }
+    if (st != SI_OK || rank == -2)
+        return err->status;
+    if (!idx || rank < 0 || !vals || !dflt)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "arguments depend on the input");
+    if (rank > SI_MAX_RANK)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "rank %d", rank);
+    core_shape os = {.rank = rank};
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] < 0)
+            return lc_fail(c, err, SI_ERR_SHAPE, "negative output dimension");
+        os.d[i] = shape[i];
+    }
+    int64_t total = core_shape_count(&os);
+    int64_t n = idx->shape.rank == 0 ? 1 : idx->shape.d[0];
+    int64_t w = idx->shape.rank == 2 ? idx->shape.d[1] : 1;
+    if (w != (rank ? rank : 1) && !(rank == 0 && n <= 1))
+        return lc_fail(c, err, SI_ERR_SHAPE, "indices do not match the output rank");
+    int64_t nv = core_shape_count(&vals->shape);
+    if (nv != 1 && nv != n)
+        return lc_fail(c, err, SI_ERR_SHAPE, "%lld values for %lld indices", (long long)nv,
+                       (long long)n);
+    si_dtype dt = vals->dtype;
+    int32_t *data = malloc((size_t)(total ? total : 1) * CORE_ELEM);
+    if (!data)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < total; i++)
+        data[i] = ((const int32_t *)dflt->data)[0];
+    int64_t st_[SI_MAX_RANK];
+    core_strides(&os, st_);
+    for (int64_t k = 0; k < n; k++) {
+        int64_t off = 0;
+        for (int d = 0; d < rank; d++) {
+            int64_t v = idx->dtype == SI_FLOAT32 ? (int64_t)((const float *)idx->data)[k * w + d]
+                                                 : ((const int32_t *)idx->data)[k * w + d];
+            if (v < 0 || v >= os.d[d]) {
+                free(data);
+                return lc_fail(c, err, SI_ERR_SHAPE, "index %lld out of range", (long long)v);
+            }
+            off += v * st_[d];
+        }
+        data[off] = ((const int32_t *)vals->data)[nv == 1 ? 0 : k];
+    }
+    int t = lc_new_const(c, dt, &os, data);
+    free(data);
+    if (t < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    lc_set_output(c, 0, t);
+    return SI_OK;
+}
+
+const core_op_def core_ops_select[] = {
+    {"TopKV2", lower_topk}, {"SparseToDense", lower_sparse_to_dense}, {NULL, NULL}};
