@@ -15,7 +15,7 @@ HDRS    = $(wildcard include/*.h core/*.h io/*.h pager/*.h glkernels/*.h runtime
 TESTS   = $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c))
 CACHE  ?= $(CURDIR)/.cache
 
-.PHONY: all deps test test-unit test-models demo clean models
+.PHONY: all deps test demo clean models-table bench
 all: $(B)/streaminfer $(B)/libstreaminfer.a
 
 deps:
@@ -61,3 +61,8 @@ bench: all $(B)/bench/hold_context $(B)/bench/kiosk
 $(B)/bench/kiosk: bench/kiosk.c $(B)/libstreaminfer.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(B)/libstreaminfer.a $(LIBS) -o $@
+
+models-table: all $(TESTS) $(B)/bench/hold_context
+	./tests/fetch_models.sh $(CACHE)
+	./tests/model_table.sh $(B) $(CACHE) > tests/MODELS.md
+	tail -1 tests/MODELS.md

@@ -59,7 +59,7 @@ typedef enum {
     CK_GATHER,    /* GatherV2: [outer, n, inner] with indices → [outer, k, inner] */
     CK_GATHERND,
     CK_DEQUANT,   /* stored (u8/u16/f16 packed in 32-bit words) → float32 */
-    CK_TOPK,      /* per row: the k largest (values or indices), ties to the lower index */
+    CK_TOPK,      /* per row: the k largest (values or indices), ties to the lower index; host */
     CK_SELECT,    /* out = cond ? a : b, all three broadcast by strides */
     CK__COUNT
 } ck_kind;
@@ -214,8 +214,9 @@ typedef struct {
     int32_t count;
 } ck_select_p;
 
-/* Invocations: one per input element; the element whose rank (by value, then
- * index) is below k writes its value or index to out[row, rank]. */
+/* Runs on the host (DESIGN: TopK is a host op): a row can be millions long,
+ * past what one GPU invocation may loop over on llvmpipe, and selection is
+ * cheap on the CPU. */
 typedef struct {
     int32_t outer, n, k;
     int32_t want_indices;
@@ -241,6 +242,11 @@ typedef struct {
 } ck_step;
 
 const char *ck_kind_name(ck_kind k);
+/* Steps the executor runs with the host reference even on the GPU: their inputs
+ * are read back, their output written. */
+int ck_runs_on_host(ck_kind k);
+/* Loop iterations one GPU invocation of the step runs (nested loops multiplied). */
+uint64_t ck_loop_iterations(const ck_step *s);
 
 /* Host reference: runs one step. ins[i] may be NULL where step->in[i] == -1.
  * out->data is allocated by the caller with count*4 bytes (and, for an

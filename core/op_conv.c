@@ -2,6 +2,7 @@
  * each with the bias + activation epilogue that grappler fuses into
  * _FusedConv2D / FusedDepthwiseConv2dNative / _FusedMatMul.
  * Semantics and summation order follow TensorFlow.js's CPU kernels. */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 #include "ops.h"
@@ -136,9 +137,50 @@ void ck_host_deconv2d(const ck_step *s, const core_buf *const *ins, core_buf *ou
  * block's sum to the float32 output. */
 #define MM_BLOCK 48
 
+/* ToInt32 of an integral double: wraps modulo 2^32, as an Int32Array store. */
+static int32_t wrap_i32(double v)
+{
+    double r = fmod(v, 4294967296.0);
+    if (r < 0)
+        r += 4294967296.0;
+    return (int32_t)(uint32_t)r;
+}
+
+/* int32 operands: tfjs's int32 result buffer takes `res += sum` per block, so
+ * each block's (exact, while below 2^53) sum lands wrapped to int32. The GPU
+ * shader computes it through floats instead; the two agree while |a|, |b| and
+ * every running total stay below 2^24. No epilogue: lowering refuses one. */
+static void host_matmul_i32(const ck_matmul_p *p, const core_buf *const *ins, core_buf *out)
+{
+    const int32_t *A = ins[0]->data, *B = ins[1]->data;
+    int32_t *y = out->data;
+    int64_t m = p->m, n = p->n, k = p->k;
+    int64_t a_step = p->trans_a ? m : 1, b_step = p->trans_b ? 1 : n;
+    int64_t o = 0;
+    for (int64_t bi = 0; bi < p->batch; bi++)
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++, o++) {
+                const int32_t *ap = A + bi * p->a_batch_stride + (p->trans_a ? i : i * k);
+                const int32_t *bp = B + bi * p->b_batch_stride + (p->trans_b ? j * k : j);
+                int32_t acc = 0;
+                for (int64_t k0 = 0; k0 < k; k0 += MM_BLOCK) {
+                    int64_t k1 = k0 + MM_BLOCK < k ? k0 + MM_BLOCK : k;
+                    double sum = 0.0;
+                    for (int64_t kk = k0; kk < k1; kk++)
+                        sum += (double)ap[kk * a_step] * (double)bp[kk * b_step];
+                    acc = wrap_i32((double)acc + sum);
+                }
+                y[o] = acc;
+            }
+}
+
 void ck_host_matmul(const ck_step *s, const core_buf *const *ins, core_buf *out)
 {
     const ck_matmul_p *p = &s->u.matmul;
+    if (out->dtype == SI_INT32) {
+        host_matmul_i32(p, ins, out);
+        return;
+    }
     const float *A = ins[0]->data, *B = ins[1]->data;
     float *y = out->data;
     int64_t m = p->m, n = p->n, k = p->k;
@@ -593,7 +635,11 @@ static si_status lower_matmul(lower_ctx *c, si_error *err)
     const char *op = lc_node(c)->op;
     if (lc_n_inputs(c) < 2)
         return lc_fail(c, err, SI_ERR_FORMAT, "needs two inputs");
-    si_status st = need_float(c, err, 2);
+    /* int32 × int32 gives int32 in tfjs (same kernel, int32 result buffer);
+     * the matmul step reads int inputs and writes an int output as they are. */
+    si_dtype dt0 = lc_tensor(c, lc_in(c, 0))->dtype, dt1 = lc_tensor(c, lc_in(c, 1))->dtype;
+    int is_int = dt0 == SI_INT32 && dt1 == SI_INT32 && strcmp(op, "_FusedMatMul");
+    si_status st = is_int ? SI_OK : need_float(c, err, 2);
     if (st != SI_OK)
         return st;
     int batch_op = !strncmp(op, "BatchMatMul", 11);
@@ -641,6 +687,15 @@ static si_status lower_matmul(lower_ctx *c, si_error *err)
     p->trans_b = tb;
     p->a_batch_stride = ba == 1 ? 0 : (int32_t)(m * ka);
     p->b_batch_stride = bb == 1 ? 0 : (int32_t)(ka * n);
+    if (is_int) {
+        s.n_in = 2;
+        s.in[2] = s.in[3] = -1;
+        if ((s.out = lc_new_tensor(c, SI_INT32, &os)) < 0)
+            return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+        lc_emit(c, &s);
+        lc_set_output(c, 0, s.out);
+        return SI_OK;
+    }
     /* tfjs adds the bias to the [batch, m, n] product before reshaping. */
     int max_rank = os.rank > 3 ? os.rank : 3;
     return emit_with_epilogue(c, err, &s, &os, n, max_rank, &e, &p->has_bias, &p->act,

@@ -10,29 +10,51 @@ static double val(const core_buf *b, int64_t i)
                                   : (double)((const int32_t *)b->data)[i];
 }
 
+/* (value, index) pairs in TensorFlow.js's order: larger value first, then
+ * lower index. Rows are scanned once, keeping the k best in a sorted array. */
+static int before(double va, int64_t ia, double vb, int64_t ib)
+{
+    return va > vb || (va == vb && ia < ib);
+}
+
 void ck_host_topk(const ck_step *s, const core_buf *const *ins, core_buf *out)
 {
     const ck_topk_p *p = &s->u.topk;
+    int64_t k = p->k;
+    double *bv = malloc((size_t)(k ? k : 1) * sizeof *bv);
+    int64_t *bi = malloc((size_t)(k ? k : 1) * sizeof *bi);
+    if (!bv || !bi) {
+        free(bv);
+        free(bi);
+        return;
+    }
     for (int64_t r = 0; r < p->outer; r++) {
-        int64_t base = r * p->n;
-        for (int64_t i = 0; i < p->n; i++) {
+        int64_t base = r * p->n, have = 0;
+        for (int64_t i = 0; i < p->n && k > 0; i++) {
             double v = val(ins[0], base + i);
-            int64_t rank = 0;
-            for (int64_t j = 0; j < p->n && rank < p->k; j++) {
-                double w = val(ins[0], base + j);
-                rank += w > v || (w == v && j < i);
-            }
-            if (rank >= p->k)
+            if (have == k && !before(v, i, bv[k - 1], bi[k - 1]))
                 continue;
-            int64_t o = r * p->k + rank;
+            int64_t pos = have < k ? have++ : k - 1;
+            while (pos > 0 && before(v, i, bv[pos - 1], bi[pos - 1])) {
+                bv[pos] = bv[pos - 1];
+                bi[pos] = bi[pos - 1];
+                pos--;
+            }
+            bv[pos] = v;
+            bi[pos] = i;
+        }
+        for (int64_t j = 0; j < k; j++) {
+            int64_t o = r * k + j;
             if (p->want_indices)
-                ((int32_t *)out->data)[o] = (int32_t)i;
+                ((int32_t *)out->data)[o] = (int32_t)bi[j];
             else if (out->dtype == SI_FLOAT32)
-                ((float *)out->data)[o] = ((const float *)ins[0]->data)[base + i];
+                ((float *)out->data)[o] = ((const float *)ins[0]->data)[base + bi[j]];
             else
-                ((int32_t *)out->data)[o] = ((const int32_t *)ins[0]->data)[base + i];
+                ((int32_t *)out->data)[o] = ((const int32_t *)ins[0]->data)[base + bi[j]];
         }
     }
+    free(bv);
+    free(bi);
 }
 
 static si_status lower_topk(lower_ctx *c, si_error *err)

@@ -1476,6 +1476,236 @@ static si_status lower_gather_nd(lower_ctx *c, si_error *err)
     return SI_OK;
 }
 
+/* ---- depth/space/batch rearrangements: one strided copy each ---- */
+
+/* Row-major strides of a view's dims (the output side of a copy). */
+static void view_strides(int n, const int64_t *dims, int64_t *str)
+{
+    int64_t s = 1;
+    for (int i = n - 1; i >= 0; i--) {
+        str[i] = s;
+        s *= dims[i];
+    }
+}
+
+/* Copies x into a new tensor of shape os, walking os in the order of the view
+ * dims (whose row-major layout is os's) and reading x with istr; sets output k. */
+static si_status emit_view(lower_ctx *c, si_error *err, int k, int x, const core_shape *os, int n,
+                           const int64_t *dims, const int64_t *istr)
+{
+    si_dtype dt = lc_tensor(c, x)->dtype;
+    si_status st = check_shape(c, err, os, "the output");
+    if (st != SI_OK)
+        return st;
+    if (core_shape_count(os) == 0)
+        return set_const(c, err, k, dt, os, NULL);
+    int64_t ostr[MAX_VIEW];
+    view_strides(n, dims, ostr);
+    int t;
+    if ((st = new_tensor(c, err, dt, os, &t)) != SI_OK ||
+        (st = emit_copy(c, err, x, t, n, dims, istr, ostr, 0, 0, 0)) != SI_OK)
+        return st;
+    lc_set_output(c, k, t);
+    return SI_OK;
+}
+
+/* DepthToSpace / SpaceToDepth, NHWC, DCR order (the only one tfjs has):
+ * depth index (i * bs + j) * C + c holds the pixel (h * bs + i, w * bs + j). */
+static si_status lower_depth_space(lower_ctx *c, si_error *err)
+{
+    int to_space = !strcmp(lc_node(c)->op, "DepthToSpace");
+    int x;
+    char b1[128];
+    si_status st = input_tensor(c, err, 0, "x", &x);
+    if (st != SI_OK)
+        return st;
+    const core_shape *xs = &lc_tensor(c, x)->shape;
+    const char *fmt = lc_attr_str(c, "data_format", "NHWC");
+    if (strcasecmp(fmt, "NHWC"))
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "data_format '%s' (only NHWC)", fmt);
+    int64_t bs = lc_attr_int(c, "block_size", -1);
+    if (bs < 2 || bs > 65536)
+        return lc_fail(c, err, SI_ERR_SHAPE, "block_size %lld (must be at least 2)", (long long)bs);
+    if (xs->rank != 4)
+        return lc_fail(c, err, SI_ERR_SHAPE, "input %s is not rank 4", shp(xs, b1, sizeof b1));
+    int64_t n = xs->d[0], h = xs->d[1], w = xs->d[2], ch = xs->d[3];
+    core_shape os = {.rank = 4};
+    if (to_space) {
+        if (ch % (bs * bs))
+            return lc_fail(c, err, SI_ERR_SHAPE, "depth of %s is not a multiple of %lld",
+                           shp(xs, b1, sizeof b1), (long long)(bs * bs));
+        int64_t oc = ch / (bs * bs);
+        os = (core_shape){.rank = 4, .d = {n, h * bs, w * bs, oc}};
+        /* output as [n, h, i, w, j, oc] */
+        int64_t dims[6] = {n, h, bs, w, bs, oc};
+        int64_t istr[6] = {h * w * ch, w * ch, bs * oc, ch, oc, 1};
+        return emit_view(c, err, 0, x, &os, 6, dims, istr);
+    }
+    if (h % bs || w % bs)
+        return lc_fail(c, err, SI_ERR_SHAPE, "height and width of %s are not multiples of %lld",
+                       shp(xs, b1, sizeof b1), (long long)bs);
+    os = (core_shape){.rank = 4, .d = {n, h / bs, w / bs, ch * bs * bs}};
+    /* output as [n, h/bs, w/bs, i, j, ch] */
+    int64_t dims[6] = {n, h / bs, w / bs, bs, bs, ch};
+    int64_t istr[6] = {h * w * ch, bs * w * ch, bs * ch, w * ch, ch, 1};
+    return emit_view(c, err, 0, x, &os, 6, dims, istr);
+}
+
+/* block_shape (M values) and paddings/crops ([M, 2], non-negative) of the
+ * *ToBatchND / BatchTo*ND ops, checked against x's rank. */
+static si_status block_args(lower_ctx *c, si_error *err, const core_shape *xs, const char *what,
+                            int64_t *block, int64_t *pads, int *m)
+{
+    int np;
+    si_status st = const_ints(c, err, 1, "block_shape", block, SI_MAX_RANK, m);
+    if (st != SI_OK || (st = const_ints(c, err, 2, what, pads, 2 * SI_MAX_RANK, &np)) != SI_OK)
+        return st;
+    if (*m < 1 || xs->rank < 1 + *m)
+        return lc_fail(c, err, SI_ERR_SHAPE, "block_shape has %d values for rank %d", *m,
+                       xs->rank);
+    if (np != 2 * *m)
+        return lc_fail(c, err, SI_ERR_SHAPE, "%s has %d values for %d block dims", what, np, *m);
+    for (int i = 0; i < *m; i++) {
+        if (block[i] < 1)
+            return lc_fail(c, err, SI_ERR_SHAPE, "block_shape value %lld", (long long)block[i]);
+        if (pads[2 * i] < 0 || pads[2 * i + 1] < 0)
+            return lc_fail(c, err, SI_ERR_SHAPE, "negative %s", what);
+    }
+    return SI_OK;
+}
+
+/* tfjs: pad the M spatial dims with zeros, then out[(j_0..j_{M-1}) * B + b, y.., rest]
+ * = padded[b, y_i * block_i + j_i, rest], block index j row-major. */
+static si_status lower_space_to_batch(lower_ctx *c, si_error *err)
+{
+    int x, m;
+    int64_t block[SI_MAX_RANK], pads[2 * SI_MAX_RANK];
+    char b1[128];
+    si_status st = input_tensor(c, err, 0, "x", &x);
+    if (st != SI_OK)
+        return st;
+    const core_tensor *xt = lc_tensor(c, x);
+    core_shape xs = xt->shape, ps = xs;
+    if ((st = block_args(c, err, &xs, "paddings", block, pads, &m)) != SI_OK)
+        return st;
+    int padded = 0;
+    int64_t prod = 1;
+    for (int i = 0; i < m; i++) {
+        ps.d[i + 1] = xs.d[i + 1] + pads[2 * i] + pads[2 * i + 1];
+        if (ps.d[i + 1] % block[i])
+            return lc_fail(c, err, SI_ERR_SHAPE, "padded dim %d of %s is not a multiple of %lld",
+                           i + 1, shp(&xs, b1, sizeof b1), (long long)block[i]);
+        padded = padded || pads[2 * i] || pads[2 * i + 1];
+        prod *= block[i];
+    }
+    if ((st = check_shape(c, err, &ps, "the padded input")) != SI_OK)
+        return st;
+    core_shape os = ps;
+    os.d[0] = xs.d[0] * prod;
+    for (int i = 0; i < m; i++)
+        os.d[i + 1] = ps.d[i + 1] / block[i];
+    if ((st = check_shape(c, err, &os, "the output")) != SI_OK)
+        return st;
+    if (core_shape_count(&os) == 0)
+        return set_const(c, err, 0, xt->dtype, &os, NULL);
+    if (core_shape_count(&xs) == 0) /* all padding */
+        return set_const(c, err, 0, xt->dtype, &os, NULL);
+    int src = x;
+    if (padded) {
+        ck_step s = {.kind = CK_PAD, .n_in = 1, .in = {x}};
+        s.u.pad.rank = xs.rank;
+        for (int i = 0; i < xs.rank; i++) {
+            s.u.pad.in_dim[i] = (int32_t)xs.d[i];
+            s.u.pad.out_dim[i] = (int32_t)ps.d[i];
+            s.u.pad.before[i] = (int32_t)(i >= 1 && i <= m ? pads[2 * (i - 1)] : 0);
+        }
+        if ((st = new_tensor(c, err, xt->dtype, &ps, &s.out)) != SI_OK)
+            return st;
+        lc_emit(c, &s);
+        src = s.out;
+    }
+    int64_t pstr[SI_MAX_RANK], rest = 1;
+    core_strides(&ps, pstr);
+    for (int i = m + 1; i < ps.rank; i++)
+        rest *= ps.d[i];
+    /* output walked as [j_0..j_{M-1}, b, y_0..y_{M-1}, rest] */
+    int64_t dims[MAX_VIEW], istr[MAX_VIEW];
+    int v = 0;
+    for (int i = 0; i < m; i++)
+        dims[v] = block[i], istr[v++] = pstr[i + 1];
+    dims[v] = xs.d[0], istr[v++] = pstr[0];
+    for (int i = 0; i < m; i++)
+        dims[v] = os.d[i + 1], istr[v++] = block[i] * pstr[i + 1];
+    dims[v] = rest, istr[v++] = 1;
+    return emit_view(c, err, 0, src, &os, v, dims, istr);
+}
+
+/* The inverse: out[b, y_i * block_i + j_i - crop_i, rest] = x[(j..) * B + b, y.., rest]. */
+static si_status lower_batch_to_space(lower_ctx *c, si_error *err)
+{
+    int x, m;
+    int64_t block[SI_MAX_RANK], crops[2 * SI_MAX_RANK];
+    char b1[128];
+    si_status st = input_tensor(c, err, 0, "x", &x);
+    if (st != SI_OK)
+        return st;
+    const core_tensor *xt = lc_tensor(c, x);
+    core_shape xs = xt->shape;
+    if ((st = block_args(c, err, &xs, "crops", block, crops, &m)) != SI_OK)
+        return st;
+    int64_t prod = 1;
+    for (int i = 0; i < m; i++)
+        prod *= block[i];
+    if (xs.d[0] % prod)
+        return lc_fail(c, err, SI_ERR_SHAPE, "batch of %s is not a multiple of %lld",
+                       shp(&xs, b1, sizeof b1), (long long)prod);
+    core_shape us = xs, os; /* uncropped, cropped */
+    us.d[0] = xs.d[0] / prod;
+    int cropped = 0;
+    for (int i = 0; i < m; i++) {
+        us.d[i + 1] = xs.d[i + 1] * block[i];
+        if (crops[2 * i] + crops[2 * i + 1] > us.d[i + 1])
+            return lc_fail(c, err, SI_ERR_SHAPE, "crops of dim %d exceed its size %lld", i + 1,
+                           (long long)us.d[i + 1]);
+        cropped = cropped || crops[2 * i] || crops[2 * i + 1];
+    }
+    os = us;
+    for (int i = 0; i < m; i++)
+        os.d[i + 1] -= crops[2 * i] + crops[2 * i + 1];
+    if ((st = check_shape(c, err, &us, "the uncropped output")) != SI_OK)
+        return st;
+    if (core_shape_count(&os) == 0)
+        return set_const(c, err, 0, xt->dtype, &os, NULL);
+    int64_t xstr[SI_MAX_RANK], rest = 1;
+    core_strides(&xs, xstr);
+    for (int i = m + 1; i < xs.rank; i++)
+        rest *= xs.d[i];
+    /* uncropped output walked as [b, y_0, j_0, ..., y_{M-1}, j_{M-1}, rest] */
+    int64_t dims[MAX_VIEW], istr[MAX_VIEW], jstr = us.d[0] * xstr[0];
+    int v = 2 * m + 1;
+    dims[v] = rest, istr[v] = 1;
+    for (int i = m - 1; i >= 0; i--) {
+        dims[2 * i + 1] = xs.d[i + 1], istr[2 * i + 1] = xstr[i + 1];
+        dims[2 * i + 2] = block[i], istr[2 * i + 2] = jstr;
+        jstr *= block[i];
+    }
+    dims[0] = us.d[0], istr[0] = xstr[0];
+    if (!cropped)
+        return emit_view(c, err, 0, x, &os, v + 1, dims, istr);
+    int64_t ostr[MAX_VIEW];
+    view_strides(v + 1, dims, ostr);
+    int t;
+    if ((st = new_tensor(c, err, xt->dtype, &us, &t)) != SI_OK ||
+        (st = emit_copy(c, err, x, t, v + 1, dims, istr, ostr, 0, 0, 0)) != SI_OK)
+        return st;
+    int64_t begin[SI_MAX_RANK] = {0}, step[SI_MAX_RANK];
+    for (int i = 0; i < us.rank; i++)
+        step[i] = 1;
+    for (int i = 0; i < m; i++)
+        begin[i + 1] = crops[2 * i];
+    return emit_slice(c, err, 0, t, begin, step, os.d, &os);
+}
+
 const core_op_def core_ops_shape[] = {
     {"Identity", lower_identity}, {"Snapshot", lower_identity},
     {"StopGradient", lower_identity}, {"IdentityN", lower_identity_n},
@@ -1489,5 +1719,7 @@ const core_op_def core_ops_shape[] = {
     {"Transpose", lower_transpose}, {"GatherV2", lower_gather}, {"Gather", lower_gather},
     {"GatherNd", lower_gather_nd}, {"Fill", lower_fill}, {"ZerosLike", lower_zeros_ones_like},
     {"OnesLike", lower_zeros_ones_like}, {"Range", lower_range}, {"Tile", lower_tile},
-    {"BroadcastTo", lower_broadcast_to},
+    {"BroadcastTo", lower_broadcast_to}, {"DepthToSpace", lower_depth_space},
+    {"SpaceToDepth", lower_depth_space}, {"SpaceToBatchND", lower_space_to_batch},
+    {"BatchToSpaceND", lower_batch_to_space},
     {NULL, NULL}};

@@ -114,6 +114,24 @@ const char *ck_kind_name(ck_kind k)
     return (unsigned)k < CK__COUNT ? names[k] : "?";
 }
 
+int ck_runs_on_host(ck_kind k) { return k == CK_TOPK; }
+
+uint64_t ck_loop_iterations(const ck_step *s)
+{
+    const ck_conv_p *c = &s->u.conv;
+    switch (s->kind) {
+    case CK_CONV2D:
+    case CK_DECONV2D: return (uint64_t)c->k_h * (uint64_t)c->k_w * (uint64_t)c->in_c;
+    case CK_DWCONV2D: return (uint64_t)c->k_h * (uint64_t)c->k_w;
+    case CK_MATMUL: return (uint64_t)s->u.matmul.k;
+    case CK_POOL: return (uint64_t)s->u.pool.k_h * (uint64_t)s->u.pool.k_w;
+    case CK_REDUCE: return (uint64_t)s->u.reduce.n;
+    case CK_SOFTMAX: return (uint64_t)s->u.softmax.n;
+    case CK_ARGMAX: return (uint64_t)s->u.argmax.n;
+    default: return 1;
+    }
+}
+
 float ck_apply_act(int act, float x, float alpha)
 {
     switch (act) {

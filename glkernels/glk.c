@@ -123,6 +123,13 @@ const char *glk_renderer(const glk_ctx *g) { return g->renderer; }
 uint32_t glk_offset_align(const glk_ctx *g) { return g->offset_align; }
 uint64_t glk_max_binding(const glk_ctx *g) { return g->max_binding; }
 
+/* Mesa's software rasterizers stop any shader loop after 65535 iterations (a
+ * guard against endless loops; nested loops share the count), silently. */
+uint64_t glk_max_loop_iterations(const glk_ctx *g)
+{
+    return strstr(g->renderer, "llvmpipe") || strstr(g->renderer, "softpipe") ? 65535 : UINT64_MAX;
+}
+
 si_status glk_buffer_create(glk_ctx *g, uint64_t bytes, uint32_t *name, si_error *err)
 {
     (void)g;
@@ -429,8 +436,7 @@ static const glk_kernel kernels[CK__COUNT] = {
     [CK_REDUCE] = {"reduce", 0},      [CK_SOFTMAX] = {"softmax", -1},
     [CK_ARGMAX] = {"argmax", -1},     [CK_RESIZE] = {"resize", -1},
     [CK_GATHER] = {"gather", -1},     [CK_GATHERND] = {"gathernd", -1},
-    [CK_DEQUANT] = {"dequant", 1},    [CK_TOPK] = {"topk", -1},
-    [CK_SELECT] = {"select", -1},
+    [CK_DEQUANT] = {"dequant", 1},        [CK_SELECT] = {"select", -1},
 };
 
 /* Invocations a step needs; each kernel's shader maps gidx() the same way. */
@@ -447,7 +453,6 @@ static uint64_t step_invocations(const ck_step *s, uint64_t out_elems)
     case CK_SOFTMAX: return (uint64_t)s->u.softmax.outer;
     case CK_ARGMAX: return (uint64_t)s->u.argmax.outer * (uint64_t)s->u.argmax.inner;
     case CK_DEQUANT: return (uint64_t)s->u.dequant.count;
-    case CK_TOPK: return (uint64_t)s->u.topk.outer * (uint64_t)s->u.topk.n;
     default: return out_elems;
     }
 }

@@ -15,6 +15,8 @@ void glk_close(glk_ctx *g);
 const char *glk_renderer(const glk_ctx *g);
 /* Offsets of bound ranges must be multiples of this. */
 uint32_t glk_offset_align(const glk_ctx *g);
+/* Most loop iterations one invocation may run; steps needing more run on the host. */
+uint64_t glk_max_loop_iterations(const glk_ctx *g);
 /* Largest range one kernel argument may bind. */
 uint64_t glk_max_binding(const glk_ctx *g);
 

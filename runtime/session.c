@@ -419,10 +419,49 @@ static si_status transfer(si_model *m, int b, int to_gpu, si_error *err)
                   : glk_download(m->gpu, m->arena, off, m->home + home, bytes, err);
 }
 
+/* A host step in a GPU plan: its inputs come back, its output goes up. */
+static si_status run_host_step_on_gpu_data(si_model *m, const ck_step *st, si_error *err)
+{
+    const core_program *p = m->prog;
+    core_buf ins[CK_MAX_IN];
+    const core_buf *insp[CK_MAX_IN] = {0};
+    si_status rc = SI_OK;
+    const core_tensor *o = &p->tensors[st->out];
+    int ob = m->buf_of[core_storage(p, st->out)];
+    core_buf out = {o->dtype, o->shape, malloc(m->pb.buffers[ob].bytes + 4)};
+    if (!out.data)
+        return fail(err, SI_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < st->n_in && rc == SI_OK; i++) {
+        if (st->in[i] < 0)
+            continue;
+        const core_tensor *t = &p->tensors[st->in[i]];
+        int b = m->buf_of[core_storage(p, st->in[i])];
+        ins[i] = (core_buf){t->dtype, t->shape, malloc(m->pb.buffers[b].bytes + 4)};
+        insp[i] = &ins[i];
+        rc = ins[i].data ? dev_read(m, m->off[b], ins[i].data, m->pb.buffers[b].bytes, err)
+                         : fail(err, SI_ERR_NOMEM, "out of memory");
+        m->st.bytes_downloaded += m->pb.buffers[b].bytes;
+    }
+    if (rc == SI_OK)
+        rc = ck_host_run(st, insp, &out, err);
+    if (rc == SI_OK) {
+        rc = glk_upload(m->gpu, m->arena, m->off[ob], out.data, m->pb.buffers[ob].bytes, err);
+        m->st.bytes_uploaded += m->pb.buffers[ob].bytes;
+    }
+    for (int i = 0; i < st->n_in; i++)
+        if (insp[i])
+            free(ins[i].data);
+    free(out.data);
+    return rc;
+}
+
 static si_status run_step(si_model *m, int s, si_error *err)
 {
     const core_program *p = m->prog;
     const ck_step *st = &p->steps[s];
+    if (m->gpu && (ck_runs_on_host(st->kind) ||
+                   ck_loop_iterations(st) > glk_max_loop_iterations(m->gpu)))
+        return run_host_step_on_gpu_data(m, st, err);
     if (!m->gpu) {
         core_buf ins[CK_MAX_IN];
         const core_buf *insp[CK_MAX_IN] = {0};
@@ -465,7 +504,8 @@ static void check_step(si_model *m, int s)
         if (tol <= 0)
             tol = 0;
     }
-    if (tol == 0 || !m->gpu)
+    if (tol == 0 || !m->gpu || ck_runs_on_host(m->prog->steps[s].kind) ||
+        ck_loop_iterations(&m->prog->steps[s]) > glk_max_loop_iterations(m->gpu))
         return;
     const core_program *p = m->prog;
     const ck_step *st = &p->steps[s];

