@@ -319,8 +319,13 @@ typedef struct core_graph core_graph;
 typedef struct {
     const char *name;   /* as the model names it, e.g. "input_1" */
     si_dtype dtype;
-    core_shape shape;   /* -1 for dims given by the input */
+    core_shape shape;   /* -1 for dims given by the input; rank -1: any rank */
 } core_io_info;
+
+/* Inputs this small are bound by value when the program is built, like shapes:
+ * they are how models pass flags and ratios (rvm's downsample_ratio decides
+ * sizes and a Switch), and folding them lets the program stay static. */
+#define CORE_VALUE_INPUT_MAX 16
 
 si_status core_graph_build(const io_model *m, core_graph **out, si_error *err);
 void core_graph_free(core_graph *g);
@@ -335,8 +340,16 @@ typedef si_status (*core_weight_loader)(void *user, int weight, void *dst4, si_e
 /* Binds input shapes, infers every shape, folds what does not depend on the
  * input data, and lowers the rest to steps. */
 si_status core_program_build(const core_graph *g, const core_shape *input_shapes,
+                             const core_buf *const *input_values,
                              core_weight_loader load, void *load_user,
                              core_program **out, si_error *err);
 void core_program_free(core_program *p);
+
+/* Evaluates one node on the host from its input values, with the same op
+ * lowerings (everything folds, the inputs being constants). Outputs the node
+ * defines are filled (data malloc'ed, the caller frees); others keep data NULL. */
+si_status core_eval_node(const core_graph *g, int node, const core_buf *const *in, int n_in,
+                         core_buf *out, int max_out, core_weight_loader load, void *load_user,
+                         si_error *err);
 
 #endif

@@ -69,8 +69,7 @@ static si_status input_info(const core_graph *g, int node, core_io_info *info, s
         for (int i = 0; i < sh->shape.rank; i++)
             info->shape.d[i] = sh->shape.dim[i] < 0 ? -1 : sh->shape.dim[i];
     } else if (sh && sh->kind == IO_ATTR_SHAPE) {
-        return core_fail(err, SI_ERR_UNSUPPORTED, "%s: input '%s' has unknown rank",
-                         g->m->json_path, n->name);
+        info->shape.rank = -1; /* any rank: the given input decides */
     }
     return SI_OK;
 }

@@ -497,7 +497,55 @@ static si_status lower_const(builder *b, int k, si_error *err)
     return SI_OK;
 }
 
-static si_status lower_node(builder *b, int k, const core_shape *input_shapes, si_error *err)
+#define DEAD (-2) /* a tensor on the branch a Switch did not take */
+
+/* Switch and Merge with a predicate known when the program is built: the
+ * untaken branch is dead, and Merge forwards the live one. */
+static si_status lower_switch_merge(builder *b, int k, const int *in, int n_in, si_error *err)
+{
+    const core_graph *g = b->g;
+    const io_node *n = &g->m->nodes[k];
+    if (!strcmp(n->op, "Merge")) {
+        for (int i = 0; i < n_in; i++)
+            if (in[i] != DEAD) {
+                b->node_out[k][0] = in[i];
+                if (g->n_outs[k] > 1) {
+                    int32_t which = i;
+                    core_shape sc = {0};
+                    int t = add_tensor(b, n->name, SI_INT32, &sc, PT_CONST);
+                    if (t < 0 || !(b->p->tensors[t].host = malloc(4)))
+                        return core_fail(err, SI_ERR_NOMEM, "out of memory");
+                    memcpy(b->p->tensors[t].host, &which, 4);
+                    b->node_out[k][1] = t;
+                }
+                return SI_OK;
+            }
+        for (int j = 0; j < g->n_outs[k]; j++)
+            b->node_out[k][j] = DEAD;
+        return SI_OK;
+    }
+    /* Switch(data, pred) */
+    if (n_in < 2)
+        return core_fail(err, SI_ERR_FORMAT, "node '%s' (Switch): needs data and predicate", n->name);
+    int pr = core_storage(b->p, in[1]);
+    if (!b->is_const[pr])
+        return core_fail(err, SI_ERR_UNSUPPORTED,
+                         "node '%s' (Switch): its predicate depends on the input's values "
+                         "(control flow that needs the host interpreter)", n->name);
+    core_buf v;
+    si_status st = host_input(b, in[1], &v, err);
+    if (st != SI_OK)
+        return st;
+    int taken = ((const int32_t *)v.data)[0] != 0;
+    for (int j = 0; j < g->n_outs[k]; j++)
+        b->node_out[k][j] = DEAD;
+    if (taken < g->n_outs[k])
+        b->node_out[k][taken] = in[0];
+    return SI_OK;
+}
+
+static si_status lower_node(builder *b, int k, const core_shape *input_shapes,
+                            const core_buf *const *input_values, si_error *err)
 {
     const core_graph *g = b->g;
     const io_node *n = &g->m->nodes[k];
@@ -519,16 +567,26 @@ static si_status lower_node(builder *b, int k, const core_shape *input_shapes, s
                              g->m->json_path, n->name);
         }
         const core_io_info *info = &g->input_info[which];
-        int t = add_tensor(b, n->name, info->dtype, &input_shapes[which], PT_INPUT);
+        const core_buf *val = input_values ? input_values[which] : NULL;
+        int small = val && core_shape_count(&input_shapes[which]) <= CORE_VALUE_INPUT_MAX;
+        int t = add_tensor(b, n->name, info->dtype, &input_shapes[which], small ? PT_CONST : PT_INPUT);
         if (t < 0)
             return core_fail(err, SI_ERR_NOMEM, "out of memory");
-        b->p->tensors[t].input = which;
+        if (small) {
+            size_t bytes = (size_t)core_shape_count(&input_shapes[which]) * CORE_ELEM;
+            if (!(b->p->tensors[t].host = malloc(bytes ? bytes : 1)))
+                return core_fail(err, SI_ERR_NOMEM, "out of memory");
+            memcpy(b->p->tensors[t].host, val->data, bytes);
+        } else {
+            b->p->tensors[t].input = which;
+        }
         b->p->inputs[which] = t;
         b->node_out[k][0] = t;
         return SI_OK;
     }
-    const core_op_def *def = core_find_op(n->op);
-    if (!def)
+    int is_sm = !strcmp(n->op, "Switch") || !strcmp(n->op, "Merge");
+    const core_op_def *def = is_sm ? NULL : core_find_op(n->op);
+    if (!def && !is_sm)
         return core_fail(err, SI_ERR_UNSUPPORTED, "%s: unknown op '%s' at node '%s'",
                          g->m->json_path, n->op, n->name);
     int in[64];
@@ -537,19 +595,29 @@ static si_status lower_node(builder *b, int k, const core_shape *input_shapes, s
         return core_fail(err, SI_ERR_NOMEM, "out of memory");
     lower_ctx c = {.b = b, .node = k, .n = n, .n_in = 0, .in = inp};
     si_status st = SI_OK;
+    int dead = 0;
     for (int i = 0; i < n->n_inputs; i++) {
         const core_edge *e = &g->edges[k][i];
         if (e->ctrl)
             continue;
         int t = b->node_out[e->node][e->idx];
-        if (t < 0) {
+        if (t == DEAD)
+            dead = 1;
+        else if (t < 0) {
             st = core_fail(err, SI_ERR_UNSUPPORTED, "node '%s' (%s): input %d ('%s') has no value",
                            n->name, n->op, i, n->inputs[i]);
             break;
         }
         inp[c.n_in++] = t;
     }
-    if (st == SI_OK)
+    if (st == SI_OK && is_sm)
+        st = dead && !strcmp(n->op, "Switch") ? SI_OK : lower_switch_merge(b, k, inp, c.n_in, err);
+    if (st == SI_OK && (dead || is_sm)) {
+        /* a dead input makes every output dead (Merge aside, handled above) */
+        if (dead && strcmp(n->op, "Merge"))
+            for (int j = 0; j < g->n_outs[k]; j++)
+                b->node_out[k][j] = DEAD;
+    } else if (st == SI_OK)
         st = def->lower(&c, err);
     if (st == SI_OK && b->p->n_steps < 0)
         st = core_fail(err, SI_ERR_NOMEM, "out of memory");
@@ -634,6 +702,7 @@ done:
 }
 
 si_status core_program_build(const core_graph *g, const core_shape *input_shapes,
+                             const core_buf *const *input_values,
                              core_weight_loader load, void *load_user, core_program **out,
                              si_error *err)
 {
@@ -669,12 +738,17 @@ si_status core_program_build(const core_graph *g, const core_shape *input_shapes
         }
         for (int j = 0; j < g->n_outs[k]; j++)
             b.node_out[k][j] = -1;
-        st = lower_node(&b, k, input_shapes, err);
+        st = lower_node(&b, k, input_shapes, input_values, err);
         if (st != SI_OK)
             goto fail;
     }
     for (int o = 0; o < g->n_outputs; o++) {
         int t = b.node_out[g->outputs[o].node][g->outputs[o].idx];
+        if (t == DEAD) {
+            st = core_fail(err, SI_ERR_UNSUPPORTED, "output '%s' is on a branch not taken",
+                           g->m->nodes[g->outputs[o].node].name);
+            goto fail;
+        }
         if (t < 0) {
             st = core_fail(err, SI_ERR_UNSUPPORTED, "output '%s' has no value",
                            g->m->nodes[g->outputs[o].node].name);
@@ -716,4 +790,86 @@ void core_program_free(core_program *p)
     free(p->inputs);
     free(p->outputs);
     free(p);
+}
+
+/* ---- one node on the host ---- */
+
+si_status core_eval_node(const core_graph *g, int node, const core_buf *const *in, int n_in,
+                         core_buf *out, int max_out, core_weight_loader load, void *load_user,
+                         si_error *err)
+{
+    builder b = {.g = g, .load = load, .load_user = load_user};
+    si_status st = SI_OK;
+    const io_node *n = &g->m->nodes[node];
+    int n_outs = g->n_outs[node] > max_out ? max_out : g->n_outs[node];
+    int *ins = calloc((size_t)n_in + 1, sizeof *ins);
+    b.p = calloc(1, sizeof *b.p);
+    b.node_out = calloc((size_t)g->n_nodes + 1, sizeof *b.node_out);
+    if (!ins || !b.p || !b.node_out ||
+        !(b.node_out[node] = malloc(((size_t)g->n_outs[node] + 1) * sizeof **b.node_out))) {
+        st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (int j = 0; j < g->n_outs[node]; j++)
+        b.node_out[node][j] = -1;
+    for (int k = 0; k < max_out; k++)
+        out[k] = (core_buf){.data = NULL};
+    for (int i = 0; i < n_in; i++) {
+        int t = add_tensor(&b, n->name, in[i]->dtype, &in[i]->shape, PT_CONST);
+        size_t bytes = (size_t)core_shape_count(&in[i]->shape) * CORE_ELEM;
+        if (t < 0 || !(b.p->tensors[t].host = malloc(bytes ? bytes : 1))) {
+            st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        memcpy(b.p->tensors[t].host, in[i]->data, bytes);
+        ins[i] = t;
+    }
+    if (!strcmp(n->op, "Const")) {
+        st = lower_const(&b, node, err);
+    } else {
+        const core_op_def *def = core_find_op(n->op);
+        if (!def) {
+            st = core_fail(err, SI_ERR_UNSUPPORTED, "%s: unknown op '%s' at node '%s'",
+                           g->m->json_path, n->op, n->name);
+            goto done;
+        }
+        lower_ctx c = {.b = &b, .node = node, .n = n, .n_in = n_in, .in = ins};
+        st = def->lower(&c, err);
+        if (st == SI_OK && b.p->n_steps < 0)
+            st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+    }
+    for (int k = 0; k < n_outs && st == SI_OK; k++) {
+        int t = b.node_out[node][k];
+        if (t < 0)
+            continue;
+        core_buf v;
+        st = host_input(&b, t, &v, err);
+        if (st != SI_OK)
+            break;
+        size_t bytes = (size_t)core_shape_count(&v.shape) * CORE_ELEM;
+        out[k] = (core_buf){.dtype = v.dtype, .shape = v.shape, .data = malloc(bytes ? bytes : 1)};
+        if (!out[k].data) {
+            st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+            break;
+        }
+        memcpy(out[k].data, v.data, bytes);
+    }
+done:
+    if (st != SI_OK) {
+        if (err)
+            err->status = st;
+        for (int k = 0; k < max_out; k++) {
+            free(out[k].data);
+            out[k].data = NULL;
+        }
+    }
+    if (b.node_out)
+        free(b.node_out[node]);
+    free(b.node_out);
+    free(ins);
+    free(b.is_const);
+    free(b.vals);
+    free(b.step_const);
+    core_program_free(b.p);
+    return st;
 }

@@ -23,6 +23,7 @@ struct si_model {
     glk_ctx *gpu;
     /* the current program */
     core_shape *bound;       /* per input */
+    core_buf *bound_vals;    /* per input: the value, for inputs bound by value (data NULL if not) */
     core_program *prog;
     pg_problem pb;
     pg_plan *plan;
@@ -211,14 +212,49 @@ static int shapes_equal(const core_shape *a, const core_shape *b, int n)
     return 1;
 }
 
-static si_status build_program(si_model *m, const core_shape *shapes, si_error *err)
+/* The program depends on the input shapes and on the values of inputs small
+ * enough to be bound by value (CORE_VALUE_INPUT_MAX). */
+static int same_binding(const si_model *m, const core_shape *shapes, void *const *vals)
 {
     int ni = core_graph_n_inputs(m->g);
-    if (m->prog && shapes_equal(m->bound, shapes, ni))
+    if (!m->prog || !shapes_equal(m->bound, shapes, ni))
+        return 0;
+    for (int i = 0; i < ni; i++) {
+        int64_t n = core_shape_count(&shapes[i]);
+        if (n > CORE_VALUE_INPUT_MAX)
+            continue;
+        if (!vals || !vals[i] || !m->bound_vals[i].data ||
+            memcmp(m->bound_vals[i].data, vals[i], (size_t)n * 4))
+            return 0;
+    }
+    return 1;
+}
+
+static si_status build_program(si_model *m, const core_shape *shapes, void *const *vals,
+                               si_error *err)
+{
+    int ni = core_graph_n_inputs(m->g);
+    if (same_binding(m, shapes, vals))
         return SI_OK;
     drop_program(m);
     progress(m, "plan", 0, 1);
-    si_status st = core_program_build(m->g, shapes, load_weight, m, &m->prog, err);
+    const core_buf **vp = calloc((size_t)ni + 1, sizeof *vp);
+    if (!vp)
+        return fail(err, SI_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < ni; i++) {
+        free(m->bound_vals[i].data);
+        m->bound_vals[i] = (core_buf){.data = NULL};
+        int64_t n = core_shape_count(&shapes[i]);
+        if (!vals || !vals[i] || n > CORE_VALUE_INPUT_MAX)
+            continue;
+        m->bound_vals[i] = (core_buf){core_graph_input(m->g, i)->dtype, shapes[i],
+                                      malloc((size_t)(n ? n : 1) * 4)};
+        if (m->bound_vals[i].data)
+            memcpy(m->bound_vals[i].data, vals[i], (size_t)n * 4);
+        vp[i] = &m->bound_vals[i];
+    }
+    si_status st = core_program_build(m->g, shapes, vp, load_weight, m, &m->prog, err);
+    free(vp);
     if (st != SI_OK)
         return st;
     memcpy(m->bound, shapes, (size_t)ni * sizeof *shapes);
@@ -263,6 +299,8 @@ static int default_shapes(const si_model *m, core_shape *shapes)
 {
     for (int i = 0; i < core_graph_n_inputs(m->g); i++) {
         shapes[i] = core_graph_input(m->g, i)->shape;
+        if (shapes[i].rank < 0)
+            return 0;
         for (int d = 0; d < shapes[i].rank; d++)
             if (shapes[i].d[d] < 0) {
                 if (d != 0)
@@ -292,7 +330,9 @@ si_status si_open(const char *path, const si_options *opt, si_model **out, si_er
     si_status st = io_model_load(path, &m->io, err);
     if (st == SI_OK)
         st = core_graph_build(m->io, &m->g, err);
-    if (st == SI_OK && !(m->bound = calloc((size_t)core_graph_n_inputs(m->g) + 1, sizeof *m->bound)))
+    if (st == SI_OK &&
+        (!(m->bound = calloc((size_t)core_graph_n_inputs(m->g) + 1, sizeof *m->bound)) ||
+         !(m->bound_vals = calloc((size_t)core_graph_n_inputs(m->g) + 1, sizeof *m->bound_vals))))
         st = fail(err, SI_ERR_NOMEM, "out of memory");
     if (st == SI_OK)
         st = io_reader_open(m->io, m->opt.io_mode, &m->rd, err);
@@ -303,7 +343,7 @@ si_status si_open(const char *path, const si_options *opt, si_model **out, si_er
         if (!shapes)
             st = fail(err, SI_ERR_NOMEM, "out of memory");
         else if (default_shapes(m, shapes))
-            st = build_program(m, shapes, err);
+            st = build_program(m, shapes, NULL, err);
         free(shapes);
     }
     if (st != SI_OK) {
@@ -337,6 +377,10 @@ void si_close(si_model *m)
         free_run(m);
     drop_program(m);
     free(m->bound);
+    if (m->bound_vals && m->g)
+        for (int i = 0; i < core_graph_n_inputs(m->g); i++)
+            free(m->bound_vals[i].data);
+    free(m->bound_vals);
     glk_close(m->gpu);
     trace_free(&m->trace);
     io_reader_close(m->rd);
@@ -658,9 +702,10 @@ static si_status match_inputs(si_model *m, const si_tensor_in *inputs, int n_inp
             return fail(err, SI_ERR_SHAPE, "input '%s': rank %d not supported", info->name, in->rank);
         for (int d = 0; d < in->rank; d++)
             gs.d[d] = in->shape[d];
-        int ok = in->rank == info->shape.rank;
+        int ok = in->rank == info->shape.rank || info->shape.rank < 0;
         for (int d = 0; ok && d < in->rank; d++)
-            ok = in->shape[d] >= 0 && (info->shape.d[d] < 0 || info->shape.d[d] == in->shape[d]);
+            ok = in->shape[d] >= 0 && (info->shape.rank < 0 || info->shape.d[d] < 0 ||
+                                       info->shape.d[d] == in->shape[d]);
         if (!ok)
             return fail(err, SI_ERR_SHAPE, "input '%s' must have shape %s, got %s", info->name,
                         core_shape_str(&info->shape, want, sizeof want),
@@ -760,7 +805,7 @@ si_status si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error
             st = fail(err, SI_ERR_NOMEM, "out of memory");
             goto done;
         }
-    if ((st = build_program(m, shapes, err)) != SI_OK)
+    if ((st = build_program(m, shapes, m->in_dev, err)) != SI_OK)
         goto done;
     const pg_plan *pl = m->plan;
     for (int b = 0; b < m->pb.n_buffers; b++) {

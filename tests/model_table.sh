@@ -20,7 +20,7 @@ for f in "$M"/*.json; do
     movenet-multipose) SPECS="$SPECS $n@input=1,256,256,3 $n@input=1,192,320,3" ;;
     faceboxes) SPECS="$SPECS $n@image_tensor=1,240,320,3 $n@image_tensor=1,320,320,3" ;;
     handtrack) SPECS="$SPECS $n@input_tensor=1,320,320,3 $n@input_tensor=1,256,384,3" ;;
-    rvm) SPECS="$SPECS $n@src=1,256,256,3 $n@src=1,288,512,3" ;;
+    rvm) SPECS="$SPECS $n@src=1,256,256,3@r1i=@r2i=@r3i=@r4i=@downsample_ratio= $n@src=1,288,512,3@r1i=@r2i=@r3i=@r4i=@downsample_ratio=" ;;
     *) SPECS="$SPECS $n" ;;
     esac
 done
