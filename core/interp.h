@@ -1,0 +1,32 @@
+/* The host interpreter: runs the parts of a graph that a static program cannot
+ * hold — TF1 control flow (Enter, Exit, Merge, Switch, NextIteration, LoopCond),
+ * TensorArrayV3 and TensorList ops, and ops whose output shape depends on data
+ * (NonMaxSuppressionV3/V4/V5, Where, ...) — the way TensorFlow.js's
+ * executeAsync does, on host values. Ordinary ops inside it are evaluated with
+ * core_eval_node (the same lowerings and host references as everywhere else). */
+#ifndef SI_CORE_INTERP_H
+#define SI_CORE_INTERP_H
+
+#include "core.h"
+
+/* Host values keyed by graph tensor (node index, output index). Values are
+ * copied in and owned by the map. */
+typedef struct core_valmap core_valmap;
+core_valmap *core_valmap_new(const core_graph *g);
+void core_valmap_free(core_valmap *vm);
+si_status core_valmap_put(core_valmap *vm, int node, int idx, const core_buf *v, si_error *err);
+const core_buf *core_valmap_get(const core_valmap *vm, int node, int idx);
+
+/* Is this op one only the interpreter runs (its outputs' shapes or existence
+ * depend on data)? Everything downstream of such a node runs there too. */
+int core_op_is_dynamic(const char *op);
+
+/* Computes the model's outputs into vm. vm holds, on entry, the model inputs
+ * (at their Placeholder nodes) and any tensor already computed elsewhere (the
+ * GPU program's boundary values); anything else is computed here, weights read
+ * through load. On success every graph output (core_graph output i: node,
+ * index) has a value in vm. */
+si_status core_interp_run(const core_graph *g, core_valmap *vm, core_weight_loader load,
+                          void *load_user, si_error *err);
+
+#endif
