@@ -340,6 +340,23 @@ static int cmp_area_desc(const void *x, const void *y)
     return cmp_size_desc(x, y);
 }
 
+/* Long-lived first (resident between runs, then by lifetime), each group by size:
+ * keeps the weights that never move out of the way of the ones that churn. */
+static int cmp_long_first(const void *x, const void *y)
+{
+    const interval *a = *(interval *const *)x, *b = *(interval *const *)y;
+    int la = a->start2 >= 0 || (a->start < 0 && a->how_end == E_KEEP);
+    int lb = b->start2 >= 0 || (b->start < 0 && b->how_end == E_KEEP);
+    if (la != lb)
+        return lb - la;
+    if (!la) {
+        int sa = a->end - a->start, sb = b->end - b->start;
+        if ((sa > 64) != (sb > 64))
+            return sb > 64 ? 1 : -1;
+    }
+    return cmp_size_desc(x, y);
+}
+
 static int cmp_off(const void *x, const void *y)
 {
     const interval *a = *(interval *const *)x, *b = *(interval *const *)y;
@@ -394,11 +411,12 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
     return 0;
 }
 
-/* Tries greedy-by-size (TFLite's), by start time (like an online allocator)
- * and by size x lifetime, and keeps the smallest arena. */
+/* Tries greedy-by-size (TFLite's), by start time (like an online allocator),
+ * by size x lifetime and long-lived first, and keeps the smallest arena. */
 static int place(ivec *iv, uint64_t *arena)
 {
-    int (*const orders[])(const void *, const void *) = {cmp_size_desc, cmp_start, cmp_area_desc};
+    int (*const orders[])(const void *, const void *) = {cmp_size_desc, cmp_start, cmp_area_desc,
+                                                         cmp_long_first};
     uint64_t *best_off = malloc(((size_t)iv->n + 1) * sizeof *best_off);
     if (!best_off)
         return -1;

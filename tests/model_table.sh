@@ -59,7 +59,7 @@ for spec in $SPECS; do
     ins=""
     for f in "$C/refs/$spec"/input_*.npy; do ins="$ins --input $f"; done
     [ "$(ls "$C/refs/$spec"/input_*.npy | wc -l)" -gt 1 ] && ins=$(node -e '
-        const m = require(process.argv[1]); console.log(m.inputs.map(i => `--input ${i.name}=${process.argv[2]}/${i.file}`).join(" "))' \
+        const m = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); console.log(m.inputs.map(i => `--input ${i.name}=${process.argv[2]}/${i.file}`).join(" "))' \
         "$C/refs/$spec/manifest.json" "$C/refs/$spec")
     # shellcheck disable=SC2086
     "$B/streaminfer" -q $ins --output "$T/full" --stats "$T/full.json" "$M/$name.json" 2>/dev/null
