@@ -333,6 +333,8 @@ int core_graph_n_inputs(const core_graph *g);
 const core_io_info *core_graph_input(const core_graph *g, int i);
 int core_graph_n_outputs(const core_graph *g);
 const char *core_graph_output_name(const core_graph *g, int i);
+void core_graph_output_ref(const core_graph *g, int i, int *node, int *idx);
+int core_graph_input_node(const core_graph *g, int i);
 
 /* Loads a weight's host value (dequantized, 4 bytes an element). */
 typedef si_status (*core_weight_loader)(void *user, int weight, void *dst4, si_error *err);

@@ -208,3 +208,11 @@ const char *core_graph_output_name(const core_graph *g, int i)
 {
     return g->m->nodes[g->outputs[i].node].name;
 }
+
+void core_graph_output_ref(const core_graph *g, int i, int *node, int *idx)
+{
+    *node = g->outputs[i].node;
+    *idx = g->outputs[i].idx;
+}
+
+int core_graph_input_node(const core_graph *g, int i) { return g->inputs[i]; }

@@ -29,4 +29,13 @@ int core_op_is_dynamic(const char *op);
 si_status core_interp_run(const core_graph *g, core_valmap *vm, core_weight_loader load,
                           void *load_user, si_error *err);
 
+/* Host references of the data-dependent ops, as TensorFlow.js computes them
+ * (tfjs-core non_max_suppression_impl.js, where_impl.js); exposed for tests.
+ * boxes [n,4] float, scores [n] float. Returns the number selected (≤ max_out,
+ * or max_out when pad); idx/score (may be NULL) receive max(n_sel, padded) values. */
+int core_nms_host(const float *boxes, const float *scores, int n, int max_out, double iou_thr,
+                  double score_thr, double soft_sigma, int pad, int32_t *idx, float *score);
+/* Coordinates of the non-zero elements of cond: a new int32 [count, rank] tensor. */
+si_status core_where_host(const core_buf *cond, core_buf *out, si_error *err);
+
 #endif

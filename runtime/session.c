@@ -8,6 +8,7 @@
 #include <time.h>
 #include "runtime.h"
 #include "trace.h"
+#include "../core/interp.h"
 
 typedef struct {
     si_dtype dtype;
@@ -46,6 +47,9 @@ struct si_model {
     void **in_dev;           /* per model input: 4-byte-element copy of the given data */
     si_stats st;
     si_trace trace;
+    /* The graph has control flow or data-dependent shapes: it runs in the host
+     * interpreter (for now the whole model; the GPU/host split is to come). */
+    int interpreted;
     uint64_t in_use;         /* bytes allocated in the arena now (for the trace) */
 };
 
@@ -336,13 +340,21 @@ si_status si_open(const char *path, const si_options *opt, si_model **out, si_er
         st = fail(err, SI_ERR_NOMEM, "out of memory");
     if (st == SI_OK)
         st = io_reader_open(m->io, m->opt.io_mode, &m->rd, err);
-    if (st == SI_OK && m->opt.backend == SI_BACKEND_GPU)
+    /* Switch/Merge outside loops fold when the program is built (their predicate
+     * is known then); loops, tensor arrays and data-dependent shapes need the
+     * interpreter. */
+    if (st == SI_OK)
+        for (int k = 0; k < m->io->n_nodes && !m->interpreted; k++) {
+            const char *op = m->io->nodes[k].op;
+            m->interpreted = core_op_is_dynamic(op) && strcmp(op, "Switch") && strcmp(op, "Merge");
+        }
+    if (st == SI_OK && m->opt.backend == SI_BACKEND_GPU && !m->interpreted)
         st = glk_open(&m->gpu, err);
     if (st == SI_OK) {
         core_shape *shapes = calloc((size_t)core_graph_n_inputs(m->g) + 1, sizeof *shapes);
         if (!shapes)
             st = fail(err, SI_ERR_NOMEM, "out of memory");
-        else if (default_shapes(m, shapes))
+        else if (!m->interpreted && default_shapes(m, shapes))
             st = build_program(m, shapes, NULL, err);
         free(shapes);
     }
@@ -776,6 +788,50 @@ static si_status collect_outputs(si_model *m, si_error *err)
     return SI_OK;
 }
 
+/* The whole model in the host interpreter. */
+static si_status run_interpreted(si_model *m, const core_shape *shapes, si_error *err)
+{
+    int ni = core_graph_n_inputs(m->g), no = core_graph_n_outputs(m->g);
+    core_valmap *vm = core_valmap_new(m->g);
+    if (!vm)
+        return fail(err, SI_ERR_NOMEM, "out of memory");
+    si_status st = SI_OK;
+    for (int i = 0; i < ni && st == SI_OK; i++) {
+        core_buf v = {core_graph_input(m->g, i)->dtype, shapes[i], m->in_dev[i]};
+        st = core_valmap_put(vm, core_graph_input_node(m->g, i), 0, &v, err);
+    }
+    if (st == SI_OK)
+        st = core_interp_run(m->g, vm, load_weight, m, err);
+    if (st == SI_OK && !(m->outs = calloc((size_t)no + 1, sizeof *m->outs)))
+        st = fail(err, SI_ERR_NOMEM, "out of memory");
+    for (int o = 0; o < no && st == SI_OK; o++) {
+        int node, idx;
+        core_graph_output_ref(m->g, o, &node, &idx);
+        const core_buf *v = core_valmap_get(vm, node, idx);
+        if (!v) {
+            st = fail(err, SI_ERR_ARG, "output '%s' was not computed", core_graph_output_name(m->g, o));
+            break;
+        }
+        int64_t n = core_shape_count(&v->shape);
+        out_tensor *ot = &m->outs[o];
+        ot->dtype = v->dtype;
+        ot->shape = v->shape;
+        ot->data = malloc((size_t)(n ? n : 1) * 4);
+        if (!ot->data) {
+            st = fail(err, SI_ERR_NOMEM, "out of memory");
+            break;
+        }
+        if (v->dtype == SI_BOOL)
+            for (int64_t i = 0; i < n; i++)
+                ((uint8_t *)ot->data)[i] = ((const int32_t *)v->data)[i] != 0;
+        else
+            memcpy(ot->data, v->data, (size_t)n * 4);
+        m->n_out = o + 1;
+    }
+    core_valmap_free(vm);
+    return st;
+}
+
 si_status si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error *err)
 {
     si_error dummy;
@@ -805,6 +861,10 @@ si_status si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error
             st = fail(err, SI_ERR_NOMEM, "out of memory");
             goto done;
         }
+    if (m->interpreted) {
+        st = run_interpreted(m, shapes, err);
+        goto done;
+    }
     if ((st = build_program(m, shapes, m->in_dev, err)) != SI_OK)
         goto done;
     const pg_plan *pl = m->plan;

@@ -16,7 +16,9 @@ facemesh-detection-short faceres faceres-deep gear gender-ssrnet-imdb handdetect
 handlandmark-sparse handskeleton meet mobileface movenet-thunder nanodet
 movenet-multipose@input=1,256,256,3 movenet-multipose@input=1,192,320,3
 rvm@src=1,256,256,3@r1i=@r2i=@r3i=@r4i=@downsample_ratio=
-rvm@src=1,288,512,3@r1i=@r2i=@r3i=@r4i=@downsample_ratio="}
+rvm@src=1,288,512,3@r1i=@r2i=@r3i=@r4i=@downsample_ratio=
+faceboxes@image_tensor=1,240,320,3 faceboxes@image_tensor=1,320,320,3
+handtrack@input_tensor=1,320,320,3 handtrack@input_tensor=1,256,384,3"}
 passed=0
 failed=0
 failures=""
