@@ -39,7 +39,7 @@ $(B)/libstreaminfer.a: $(LIB_OBJ)
 $(B)/streaminfer: $(B)/cli/main.o $(B)/libstreaminfer.a
 	$(CC) $(CFLAGS) $^ $(LIBS) -o $@
 
-$(B)/tests/%: tests/%.c $(B)/libstreaminfer.a $(wildcard tests/*.h)
+$(B)/tests/%: tests/%.c $(B)/libstreaminfer.a $(wildcard tests/*.h) $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Icore -Iio -Iglkernels -Ipager $< $(B)/libstreaminfer.a $(LIBS) $(TESTLIBS) -o $@
 

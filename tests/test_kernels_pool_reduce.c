@@ -266,7 +266,7 @@ static core_program *lower_reduce_model(const char *op, const char *axes, int ke
         core_graph *g = NULL;
         si_error err = {0};
         if (io_model_load(path, &m, &err) != SI_OK || core_graph_build(m, &g, &err) != SI_OK ||
-            core_program_build(g, xs, NULL, NULL, &p, &err) != SI_OK)
+            core_program_build(g, xs, NULL, NULL, NULL, &p, &err) != SI_OK)
             fprintf(stderr, "lowering %s: %s\n", op, err.message);
         core_graph_free(g);
         io_model_free(m);

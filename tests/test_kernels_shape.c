@@ -297,7 +297,7 @@ static si_status lt_build(lt_model *t, const core_shape *xs, const char *nodes, 
     if (st == SI_OK)
         st = core_graph_build(t->m, &t->g, err);
     if (st == SI_OK)
-        st = core_program_build(t->g, xs, lt_no_weights, NULL, &t->p, err);
+        st = core_program_build(t->g, xs, NULL, lt_no_weights, NULL, &t->p, err);
     if (st != SI_OK)
         return st;
     /* x = 0, 1, 2, ... so every output value names the element it came from */
