@@ -119,6 +119,7 @@ typedef struct {
     ivec iv;
     uint64_t evictions;
     int bad_step;
+    int prefetch;      /* load the next step's buffers a step early when they fit */
 } sim;
 
 /* Distance to the next use, cyclic for what persists between runs; the final
@@ -241,6 +242,19 @@ static int simulate(sim *S, const uint8_t *start_set)
             S->bad_step = s;
             return 1;
         }
+        /* Prefetch: what the next step must load comes in now if it fits beside
+         * this step, so its copy is queued before this step's dispatch. */
+        if (s + 1 < n && S->prefetch)
+            for (int k = pb->step_start[s + 1]; k < pb->step_start[s + 2]; k++) {
+                int b = pb->step_bufs[k];
+                const pg_buffer *bf = &pb->buffers[b];
+                uint64_t sz = pg_size(S->p, bf->bytes);
+                if (S->cur[b] >= 0 || (bf->kind == PG_ACT && !S->written[b]) ||
+                    S->used + sz > S->cap)
+                    continue;
+                if (open_interval(S, b, s, bf->kind == PG_ACT ? L_RELOAD : L_UPLOAD))
+                    return -1;
+            }
         /* the step writes its output: a spilled copy is stale now */
         int out = pb->step_bufs[pb->step_start[s + 1] - 1];
         S->written[out] = 1;
@@ -613,6 +627,10 @@ si_status pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
     S.pb = pb;
     S.u = &u;
     S.p = p;
+    /* Off by default: measured on the H200 (bench/results/gpu-h200.md), loading
+     * a step early gains nothing in one GL context, whose queue runs copies and
+     * dispatches in order. SI_PLAN_PREFETCH=1 turns it on, for measuring. */
+    S.prefetch = getenv("SI_PLAN_PREFETCH") != NULL;
     if (budget && budget < p->lower_bound) {
         snprintf(msg, sizeof msg,
                  "no plan fits in %llu bytes: step %d alone needs %llu bytes (its inputs, output "
