@@ -277,7 +277,7 @@ int main(int argc, char **argv)
     if (si_open(model, &opt, &m, &err) != SI_OK)
         return die("%s%s", err.message, "");
     if (plan_only) {
-        si_status ps = si_print_plan(m, stdout, &err);
+        si_result ps = si_print_plan(m, stdout, &err);
         si_close(m);
         return ps == SI_OK ? 0 : die("%s%s", err.message, "");
     }
@@ -386,7 +386,7 @@ int main(int argc, char **argv)
                 die("out of memory%s%s", "", "");
                 goto out;
             }
-            si_status ws = si_npy_write(path, dt, rank, shape, data, &err);
+            si_result ws = si_npy_write(path, dt, rank, shape, data, &err);
             free(path);
             if (ws != SI_OK) {
                 die("%s%s", err.message, "");

@@ -8,7 +8,7 @@
 #include "streaminfer.h"
 #include "../io/io.h"
 
-si_status core_fail(si_error *err, si_status st, const char *fmt, ...)
+si_result core_fail(si_error *err, si_result st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 typedef struct {
@@ -251,7 +251,7 @@ uint64_t ck_loop_iterations(const ck_step *s);
 /* Host reference: runs one step. ins[i] may be NULL where step->in[i] == -1.
  * out->data is allocated by the caller with count*4 bytes (and, for an
  * accumulating copy, holds the earlier steps' writes). */
-si_status ck_host_run(const ck_step *s, const core_buf *const *ins, core_buf *out, si_error *err);
+si_result ck_host_run(const ck_step *s, const core_buf *const *ins, core_buf *out, si_error *err);
 
 /* Per-family host references (one file each); called by ck_host_run. */
 void ck_host_copy(const ck_step *s, const core_buf *const *ins, core_buf *out);
@@ -327,7 +327,7 @@ typedef struct {
  * sizes and a Switch), and folding them lets the program stay static. */
 #define CORE_VALUE_INPUT_MAX 16
 
-si_status core_graph_build(const io_model *m, core_graph **out, si_error *err);
+si_result core_graph_build(const io_model *m, core_graph **out, si_error *err);
 void core_graph_free(core_graph *g);
 int core_graph_n_inputs(const core_graph *g);
 const core_io_info *core_graph_input(const core_graph *g, int i);
@@ -337,11 +337,11 @@ void core_graph_output_ref(const core_graph *g, int i, int *node, int *idx);
 int core_graph_input_node(const core_graph *g, int i);
 
 /* Loads a weight's host value (dequantized, 4 bytes an element). */
-typedef si_status (*core_weight_loader)(void *user, int weight, void *dst4, si_error *err);
+typedef si_result (*core_weight_loader)(void *user, int weight, void *dst4, si_error *err);
 
 /* Binds input shapes, infers every shape, folds what does not depend on the
  * input data, and lowers the rest to steps. */
-si_status core_program_build(const core_graph *g, const core_shape *input_shapes,
+si_result core_program_build(const core_graph *g, const core_shape *input_shapes,
                              const core_buf *const *input_values,
                              core_weight_loader load, void *load_user,
                              core_program **out, si_error *err);
@@ -350,7 +350,7 @@ void core_program_free(core_program *p);
 /* Evaluates one node on the host from its input values, with the same op
  * lowerings (everything folds, the inputs being constants). Outputs the node
  * defines are filled (data malloc'ed, the caller frees); others keep data NULL. */
-si_status core_eval_node(const core_graph *g, int node, const core_buf *const *in, int n_in,
+si_result core_eval_node(const core_graph *g, int node, const core_buf *const *in, int n_in,
                          core_buf *out, int max_out, core_weight_loader load, void *load_user,
                          si_error *err);
 

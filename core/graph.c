@@ -26,7 +26,7 @@ int core_graph_find(const core_graph *g, const char *name, size_t len)
 }
 
 /* "node:2" → (node index, 2); "^node" is a control input (returns 1). */
-static si_status parse_ref(const core_graph *g, const char *ref, int *node, int *idx, int *ctrl,
+static si_result parse_ref(const core_graph *g, const char *ref, int *node, int *idx, int *ctrl,
                            const char *user, si_error *err)
 {
     *ctrl = ref[0] == '^';
@@ -50,7 +50,7 @@ static si_status parse_ref(const core_graph *g, const char *ref, int *node, int 
     return SI_OK;
 }
 
-static si_status input_info(const core_graph *g, int node, core_io_info *info, si_error *err)
+static si_result input_info(const core_graph *g, int node, core_io_info *info, si_error *err)
 {
     const io_node *n = &g->m->nodes[node];
     info->name = n->name;
@@ -74,7 +74,7 @@ static si_status input_info(const core_graph *g, int node, core_io_info *info, s
     return SI_OK;
 }
 
-si_status core_graph_build(const io_model *m, core_graph **out, si_error *err)
+si_result core_graph_build(const io_model *m, core_graph **out, si_error *err)
 {
     core_graph *g = calloc(1, sizeof *g);
     if (!g)
@@ -90,7 +90,7 @@ si_status core_graph_build(const io_model *m, core_graph **out, si_error *err)
     g->n_uses = calloc((size_t)m->n_nodes + 1, sizeof *g->n_uses);
     g->n_outs = calloc((size_t)m->n_nodes + 1, sizeof *g->n_outs);
     g->weight_of = malloc(((size_t)m->n_nodes + 1) * sizeof *g->weight_of);
-    si_status st = SI_OK;
+    si_result st = SI_OK;
     if (!g->hash || !g->edges || !g->n_uses || !g->n_outs || !g->weight_of) {
         st = core_fail(err, SI_ERR_NOMEM, "out of memory");
         goto fail;

@@ -96,7 +96,7 @@ static int vm_grow(core_valmap *vm)
     return 0;
 }
 
-si_status core_valmap_put(core_valmap *vm, int node, int idx, const core_buf *v, si_error *err)
+si_result core_valmap_put(core_valmap *vm, int node, int idx, const core_buf *v, si_error *err)
 {
     if (node < 0 || (vm->g && node >= vm->g->n_nodes) || idx < 0 || v->shape.rank < 0 ||
         v->shape.rank > SI_MAX_RANK)
@@ -312,12 +312,12 @@ static uint64_t nc_key(int node, int ctx) { return ((uint64_t)(uint32_t)node << 
 static const char *node_name(const interp *in, int k) { return in->g->m->nodes[k].name; }
 static const char *node_op(const interp *in, int k) { return in->g->m->nodes[k].op; }
 
-static si_status nomem(interp *in) { return core_fail(in->err, SI_ERR_NOMEM, "out of memory"); }
+static si_result nomem(interp *in) { return core_fail(in->err, SI_ERR_NOMEM, "out of memory"); }
 
-static si_status node_fail(interp *in, int k, si_status st, const char *fmt, ...)
+static si_result node_fail(interp *in, int k, si_result st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-static si_status node_fail(interp *in, int k, si_status st, const char *fmt, ...)
+static si_result node_fail(interp *in, int k, si_result st, const char *fmt, ...)
 {
     char msg[400];
     va_list ap;
@@ -483,7 +483,7 @@ static ientry *entry_make(interp *in, int node, int ctx, int n)
 }
 
 /* Weights are in tfjs's tensor map from the start; ours are read on first use. */
-static ientry *entry_lookup(interp *in, int node, int ctx, si_status *st)
+static ientry *entry_lookup(interp *in, int node, int ctx, si_result *st)
 {
     ientry *e = entry_find(in, node, ctx);
     if (e || ctx != 0 || !is_const_node(in, node))
@@ -498,7 +498,7 @@ static ientry *entry_lookup(interp *in, int node, int ctx, si_status *st)
 }
 
 /* tfjs getTensor: the innermost enclosing context holding the node decides. */
-static ientry *tensor_entry(interp *in, int node, int ctx, si_status *st)
+static ientry *tensor_entry(interp *in, int node, int ctx, si_result *st)
 {
     for (int c = ctx; c >= 0; c = in->ctx[c].parent) {
         ientry *e = entry_lookup(in, node, c, st);
@@ -515,7 +515,7 @@ static int entry_has(const ientry *e, int idx)
     return e->lazy ? idx == 0 : e->v[idx] != NULL;
 }
 
-static si_status materialize(interp *in, ientry *e)
+static si_result materialize(interp *in, ientry *e)
 {
     if (!e->lazy)
         return SI_OK;
@@ -523,7 +523,7 @@ static si_status materialize(interp *in, ientry *e)
     core_buf *out = calloc((size_t)n + 1, sizeof *out);
     if (!out)
         return nomem(in);
-    si_status st = core_eval_node(in->g, e->node, NULL, 0, out, n, in->load, in->load_user, in->err);
+    si_result st = core_eval_node(in->g, e->node, NULL, 0, out, n, in->load, in->load_user, in->err);
     if (st == SI_OK && !out[0].data)
         st = node_fail(in, e->node, SI_ERR_FORMAT, "the constant has no value");
     for (int i = 0; i < n && st == SI_OK; i++) {
@@ -543,7 +543,7 @@ static si_status materialize(interp *in, ientry *e)
 }
 
 /* Value of edge (node, idx) seen from ctx; NULL if absent. */
-static ival *tensor_get(interp *in, int node, int idx, int ctx, si_status *st)
+static ival *tensor_get(interp *in, int node, int idx, int ctx, si_result *st)
 {
     ientry *e = tensor_entry(in, node, ctx, st);
     if (!entry_has(e, idx))
@@ -553,14 +553,14 @@ static ival *tensor_get(interp *in, int node, int idx, int ctx, si_status *st)
     return e->v[idx];
 }
 
-static int tensor_present(interp *in, const core_edge *ed, int ctx, si_status *st)
+static int tensor_present(interp *in, const core_edge *ed, int ctx, si_result *st)
 {
     return entry_has(tensor_entry(in, ed->node, ctx, st), ed->idx);
 }
 
 /* ---- scheduling ---- */
 
-static si_status push_item(interp *in, int node, int ctx)
+static si_result push_item(interp *in, int node, int ctx)
 {
     if (in->n_stack == in->cap_stack) {
         int cap = in->cap_stack ? in->cap_stack * 2 : 1024;
@@ -574,10 +574,10 @@ static si_status push_item(interp *in, int node, int ctx)
     return SI_OK;
 }
 
-static si_status process_children(interp *in, int node, int ctx)
+static si_result process_children(interp *in, int node, int ctx)
 {
     const core_graph *g = in->g;
-    si_status st = SI_OK;
+    si_result st = SI_OK;
     for (int c = in->child_start[node]; c < in->child_start[node + 1]; c++) {
         int k = in->child[c];
         if (!in->used[k] || imap_get(&in->added, nc_key(k, ctx)) >= 0)
@@ -618,7 +618,7 @@ static void free_outs(ival **outs, int n)
 }
 
 /* Moves outs into the entry of node under key_ctx. */
-static si_status store(interp *in, int node, int key_ctx, ival **outs, int n)
+static si_result store(interp *in, int node, int key_ctx, ival **outs, int n)
 {
     ientry *e = entry_make(in, node, key_ctx, n);
     if (!e) {
@@ -644,7 +644,7 @@ typedef struct {
     int n_outs;
 } opctx;
 
-static si_status need_inputs(opctx *o, int count)
+static si_result need_inputs(opctx *o, int count)
 {
     if (o->n_data < count)
         return node_fail(o->in, o->node, SI_ERR_FORMAT, "needs %d inputs, has %d", count,
@@ -652,7 +652,7 @@ static si_status need_inputs(opctx *o, int count)
     return SI_OK;
 }
 
-static si_status in_number(opctx *o, int i, double *v)
+static si_result in_number(opctx *o, int i, double *v)
 {
     const core_buf *b = &o->data[i]->b;
     if (core_shape_count(&b->shape) < 1)
@@ -661,10 +661,10 @@ static si_status in_number(opctx *o, int i, double *v)
     return SI_OK;
 }
 
-static si_status in_int(opctx *o, int i, int64_t *v)
+static si_result in_int(opctx *o, int i, int64_t *v)
 {
     double d = 0;
-    si_status st = in_number(o, i, &d);
+    si_result st = in_number(o, i, &d);
     if (st != SI_OK)
         return st;
     if (!(d >= -2147483648.0 && d <= 2147483647.0))
@@ -674,7 +674,7 @@ static si_status in_int(opctx *o, int i, int64_t *v)
 }
 
 /* tfjs 'shape' param: a scalar means unknown rank, a vector the dims. */
-static si_status in_shape(opctx *o, int i, int *known, core_shape *s)
+static si_result in_shape(opctx *o, int i, int *known, core_shape *s)
 {
     const core_buf *b = &o->data[i]->b;
     if (b->shape.rank == 0) {
@@ -699,7 +699,7 @@ static int attr_bool(const io_node *n, const char *name, int dflt)
     return a && a->kind == IO_ATTR_B ? a->b : dflt;
 }
 
-static si_status attr_dtype(opctx *o, const char *name, si_dtype *dt, int *given)
+static si_result attr_dtype(opctx *o, const char *name, si_dtype *dt, int *given)
 {
     const io_attr *a = io_node_attr(o->n, name);
     *given = 0;
@@ -713,7 +713,7 @@ static si_status attr_dtype(opctx *o, const char *name, si_dtype *dt, int *given
     return SI_OK;
 }
 
-static si_status set_out(opctx *o, int i, ival *v)
+static si_result set_out(opctx *o, int i, ival *v)
 {
     if (!v)
         return nomem(o->in);
@@ -788,7 +788,7 @@ static int fully_defined(int known, const core_shape *s)
 }
 
 /* inferElementShape(list shape, list items, requested shape) */
-static si_status infer_elem_shape(opctx *o, const iresource *r, int kreq, const core_shape *req,
+static si_result infer_elem_shape(opctx *o, const iresource *r, int kreq, const core_shape *req,
                                   core_shape *out)
 {
     int k;
@@ -825,7 +825,7 @@ static si_status infer_elem_shape(opctx *o, const iresource *r, int kreq, const 
 }
 
 /* A new tensor stacking items[idx[0..n)] (each reshaped to elem) along a new axis 0. */
-static si_status stack_items(opctx *o, iresource *r, const int *idx, int n, const core_shape *elem,
+static si_result stack_items(opctx *o, iresource *r, const int *idx, int n, const core_shape *elem,
                              ival **out)
 {
     if (elem->rank + 1 > SI_MAX_RANK)
@@ -894,7 +894,7 @@ static int res_reserve(iresource *r, int n)
     return 0;
 }
 
-static si_status new_resource(opctx *o, int kind, iresource **out, int32_t *handle)
+static si_result new_resource(opctx *o, int kind, iresource **out, int32_t *handle)
 {
     interp *in = o->in;
     if (in->n_res == in->cap_res) {
@@ -915,7 +915,7 @@ static si_status new_resource(opctx *o, int kind, iresource **out, int32_t *hand
     return SI_OK;
 }
 
-static si_status get_resource(opctx *o, int i, int kind, iresource **out, int32_t *handle)
+static si_result get_resource(opctx *o, int i, int kind, iresource **out, int32_t *handle)
 {
     const core_buf *b = &o->data[i]->b;
     int32_t h = b->dtype == SI_INT32 && core_shape_count(&b->shape) == 1 ? *(int32_t *)b->data : -1;
@@ -930,7 +930,7 @@ static si_status get_resource(opctx *o, int i, int kind, iresource **out, int32_
 
 /* ---- TensorArray (tensor_array.js) ---- */
 
-static si_status ta_write(opctx *o, iresource *r, int64_t index, ival *t)
+static si_result ta_write(opctx *o, iresource *r, int64_t index, ival *t)
 {
     if (r->closed)
         return node_fail(o->in, o->node, SI_ERR_ARG, "TensorArray '%s' is closed", r->name);
@@ -967,7 +967,7 @@ static si_status ta_write(opctx *o, iresource *r, int64_t index, ival *t)
     return SI_OK;
 }
 
-static si_status ta_read(opctx *o, iresource *r, int64_t index, ival **out)
+static si_result ta_read(opctx *o, iresource *r, int64_t index, ival **out)
 {
     if (r->closed)
         return node_fail(o->in, o->node, SI_ERR_ARG, "TensorArray '%s' is closed", r->name);
@@ -982,11 +982,11 @@ static si_status ta_read(opctx *o, iresource *r, int64_t index, ival **out)
     return SI_OK;
 }
 
-static si_status op_tensor_array(opctx *o)
+static si_result op_tensor_array(opctx *o)
 {
     interp *in = o->in;
     const char *op = o->n->op;
-    si_status st;
+    si_result st;
     iresource *r;
     int32_t h;
     if (!strcmp(op, "TensorArrayV3")) {
@@ -1198,18 +1198,18 @@ static si_status op_tensor_array(opctx *o)
 
 /* ---- TensorList (tensor_list.js) ---- */
 
-static si_status tl_check_dtype(opctx *o, iresource *r)
+static si_result tl_check_dtype(opctx *o, iresource *r)
 {
     si_dtype dt;
     int given;
-    si_status st = attr_dtype(o, "element_dtype", &dt, &given);
+    si_result st = attr_dtype(o, "element_dtype", &dt, &given);
     if (st == SI_OK && given && dt != r->dtype)
         st = node_fail(o->in, o->node, SI_ERR_SHAPE, "list of %s, op wants %s", dt_name(r->dtype),
                        dt_name(dt));
     return st;
 }
 
-static si_status tl_set(opctx *o, iresource *r, int64_t index, ival *t)
+static si_result tl_set(opctx *o, iresource *r, int64_t index, ival *t)
 {
     if (t->b.dtype != r->dtype)
         return node_fail(o->in, o->node, SI_ERR_SHAPE, "list of %s gets %s", dt_name(r->dtype),
@@ -1228,10 +1228,10 @@ static si_status tl_set(opctx *o, iresource *r, int64_t index, ival *t)
     return SI_OK;
 }
 
-static si_status tl_new(opctx *o, si_dtype dt, int known, const core_shape *s, int max_elems,
+static si_result tl_new(opctx *o, si_dtype dt, int known, const core_shape *s, int max_elems,
                         iresource **r, int32_t *h)
 {
-    si_status st = new_resource(o, 1, r, h);
+    si_result st = new_resource(o, 1, r, h);
     if (st != SI_OK)
         return st;
     (*r)->dtype = dt;
@@ -1242,11 +1242,11 @@ static si_status tl_new(opctx *o, si_dtype dt, int known, const core_shape *s, i
     return SI_OK;
 }
 
-static si_status op_tensor_list(opctx *o)
+static si_result op_tensor_list(opctx *o)
 {
     interp *in = o->in;
     const char *op = o->n->op;
-    si_status st;
+    si_result st;
     iresource *r;
     int32_t h;
     si_dtype dt = SI_FLOAT32;
@@ -1464,12 +1464,12 @@ static si_status op_tensor_list(opctx *o)
 
 /* ---- NonMaxSuppression, Where ---- */
 
-static si_status op_nms(opctx *o)
+static si_result op_nms(opctx *o)
 {
     const char *op = o->n->op;
     int v5 = !strcmp(op, "NonMaxSuppressionV5"), v4 = !strcmp(op, "NonMaxSuppressionV4");
     int v2 = !strcmp(op, "NonMaxSuppressionV2");
-    si_status st;
+    si_result st;
     if ((st = need_inputs(o, v2 ? 4 : v5 ? 6 : 5)))
         return st;
     const core_buf *boxes = &o->data[0]->b, *scores = &o->data[1]->b;
@@ -1525,9 +1525,9 @@ static si_status op_nms(opctx *o)
     return SI_OK;
 }
 
-static si_status op_where(opctx *o)
+static si_result op_where(opctx *o)
 {
-    si_status st = need_inputs(o, 1);
+    si_result st = need_inputs(o, 1);
     if (st != SI_OK)
         return st;
     if (o->n_data > 1)
@@ -1543,7 +1543,7 @@ static si_status op_where(opctx *o)
 
 /* ---- executing one node ---- */
 
-static si_status eval_ordinary(opctx *o)
+static si_result eval_ordinary(opctx *o)
 {
     interp *in = o->in;
     const core_buf **bufs = malloc(((size_t)o->n_data + 1) * sizeof *bufs);
@@ -1555,7 +1555,7 @@ static si_status eval_ordinary(opctx *o)
     }
     for (int i = 0; i < o->n_data; i++)
         bufs[i] = &o->data[i]->b;
-    si_status st = core_eval_node(in->g, o->node, bufs, o->n_data, out, o->n_outs, in->load,
+    si_result st = core_eval_node(in->g, o->node, bufs, o->n_data, out, o->n_outs, in->load,
                                   in->load_user, in->err);
     for (int i = 0; i < o->n_outs; i++) {
         if (st == SI_OK && out[i].data) {
@@ -1586,12 +1586,12 @@ static int pred_true(const core_buf *b)
 }
 
 /* Runs node k in ctx; on success *outs (n entries) and *ctx_after are set. */
-static si_status execute(interp *in, int k, int ctx, ival ***outs_p, int *n_outs_p, int *ctx_after)
+static si_result execute(interp *in, int k, int ctx, ival ***outs_p, int *n_outs_p, int *ctx_after)
 {
     const core_graph *g = in->g;
     const io_node *n = &g->m->nodes[k];
     opctx o = {.in = in, .node = k, .n = n, .ctx = ctx};
-    si_status st = SI_OK;
+    si_result st = SI_OK;
     *ctx_after = ctx;
     o.n_outs = g->n_outs[k] < 2 ? 2 : g->n_outs[k];
     o.outs = calloc((size_t)o.n_outs, sizeof *o.outs);
@@ -1705,11 +1705,11 @@ done:
     return SI_OK;
 }
 
-static si_status process_item(interp *in, item it)
+static si_result process_item(interp *in, item it)
 {
     const core_graph *g = in->g;
     const io_node *n = &g->m->nodes[it.node];
-    si_status st = SI_OK;
+    si_result st = SI_OK;
     int key_ctx = -1;
     if (!strcmp(n->op, "Enter") && attr_bool(n, "is_constant", 0))
         key_ctx = it.ctx;
@@ -1745,7 +1745,7 @@ static si_status process_item(interp *in, item it)
 
 /* ---- setup and the run ---- */
 
-static si_status build_children(interp *in)
+static si_result build_children(interp *in)
 {
     const core_graph *g = in->g;
     int nn = g->n_nodes;
@@ -1776,7 +1776,7 @@ static si_status build_children(interp *in)
 
 /* getExecutionSubgraph: back from the outputs, stopping at known values,
  * weights and nodes with no inputs. */
-static si_status mark_used(interp *in, const uint8_t *known)
+static si_result mark_used(interp *in, const uint8_t *known)
 {
     const core_graph *g = in->g;
     in->used = calloc((size_t)g->n_nodes + 1, 1);
@@ -1843,11 +1843,11 @@ static void interp_free(interp *in)
     free(in->used);
 }
 
-si_status core_interp_run(const core_graph *g, core_valmap *vm, core_weight_loader load,
+si_result core_interp_run(const core_graph *g, core_valmap *vm, core_weight_loader load,
                           void *load_user, si_error *err)
 {
     interp in = {.g = g, .load = load, .load_user = load_user, .err = err};
-    si_status st = SI_OK;
+    si_result st = SI_OK;
     uint8_t *known = NULL;
     in.cap_ctx = 16;
     in.cap_ent = 256;

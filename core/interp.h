@@ -14,7 +14,7 @@
 typedef struct core_valmap core_valmap;
 core_valmap *core_valmap_new(const core_graph *g);
 void core_valmap_free(core_valmap *vm);
-si_status core_valmap_put(core_valmap *vm, int node, int idx, const core_buf *v, si_error *err);
+si_result core_valmap_put(core_valmap *vm, int node, int idx, const core_buf *v, si_error *err);
 const core_buf *core_valmap_get(const core_valmap *vm, int node, int idx);
 
 /* Is this op one only the interpreter runs (its outputs' shapes or existence
@@ -26,7 +26,7 @@ int core_op_is_dynamic(const char *op);
  * GPU program's boundary values); anything else is computed here, weights read
  * through load. On success every graph output (core_graph output i: node,
  * index) has a value in vm. */
-si_status core_interp_run(const core_graph *g, core_valmap *vm, core_weight_loader load,
+si_result core_interp_run(const core_graph *g, core_valmap *vm, core_weight_loader load,
                           void *load_user, si_error *err);
 
 /* Host references of the data-dependent ops, as TensorFlow.js computes them
@@ -36,6 +36,6 @@ si_status core_interp_run(const core_graph *g, core_valmap *vm, core_weight_load
 int core_nms_host(const float *boxes, const float *scores, int n, int max_out, double iou_thr,
                   double score_thr, double soft_sigma, int pad, int32_t *idx, float *score);
 /* Coordinates of the non-zero elements of cond: a new int32 [count, rank] tensor. */
-si_status core_where_host(const core_buf *cond, core_buf *out, si_error *err);
+si_result core_where_host(const core_buf *cond, core_buf *out, si_error *err);
 
 #endif

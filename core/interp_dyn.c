@@ -116,7 +116,7 @@ int core_nms_host(const float *boxes, const float *scores, int n, int max_out, d
     return ns;
 }
 
-si_status core_where_host(const core_buf *cond, core_buf *out, si_error *err)
+si_result core_where_host(const core_buf *cond, core_buf *out, si_error *err)
 {
     int64_t count = core_shape_count(&cond->shape);
     int rank = cond->shape.rank;

@@ -224,7 +224,7 @@ typedef struct {
     int64_t pad_h[2], pad_w[2];   /* explicit paddings */
 } conv_attrs;
 
-static si_status hw_pair(lower_ctx *c, si_error *err, const char *name, int64_t *h, int64_t *w)
+static si_result hw_pair(lower_ctx *c, si_error *err, const char *name, int64_t *h, int64_t *w)
 {
     int64_t v[4];
     int n = lc_attr_ints(c, name, v, 4);
@@ -240,13 +240,13 @@ static si_status hw_pair(lower_ctx *c, si_error *err, const char *name, int64_t 
     return SI_OK;
 }
 
-static si_status read_conv_attrs(lower_ctx *c, si_error *err, conv_attrs *a)
+static si_result read_conv_attrs(lower_ctx *c, si_error *err, conv_attrs *a)
 {
     memset(a, 0, sizeof *a);
     const char *df = lc_attr_str(c, "data_format", "NHWC");
     if (!ieq(df, "NHWC"))
         return lc_fail(c, err, SI_ERR_UNSUPPORTED, "data_format %s (only NHWC is supported)", df);
-    si_status st = hw_pair(c, err, "strides", &a->stride_h, &a->stride_w);
+    si_result st = hw_pair(c, err, "strides", &a->stride_h, &a->stride_w);
     if (st == SI_OK)
         st = hw_pair(c, err, "dilations", &a->dil_h, &a->dil_w);
     if (st != SI_OK)
@@ -289,7 +289,7 @@ typedef struct {
     float alpha;   /* LeakyRelu */
 } epi_req;
 
-static si_status parse_act(lower_ctx *c, si_error *err, const char *name, int *act)
+static si_result parse_act(lower_ctx *c, si_error *err, const char *name, int *act)
 {
     static const struct { const char *name; int act; } acts[] = {
         {"Relu", CK_ACT_RELU}, {"Relu6", CK_ACT_RELU6}, {"Prelu", CK_ACT_PRELU},
@@ -310,7 +310,7 @@ static si_status parse_act(lower_ctx *c, si_error *err, const char *name, int *a
  * fused_ops[0] is the extra op (BiasAdd), fused_ops[1] the activation. A conv
  * without BiasAdd takes its PReLU alpha from the first extra input; a matmul
  * always reads (bias, alpha) from the extra inputs in that order. */
-static si_status read_fused(lower_ctx *c, si_error *err, int is_matmul, epi_req *e)
+static si_result read_fused(lower_ctx *c, si_error *err, int is_matmul, epi_req *e)
 {
     const char *ops[4] = {NULL, NULL, NULL, NULL};
     int n = lc_attr_strs(c, "fused_ops", ops, 4);
@@ -318,7 +318,7 @@ static si_status read_fused(lower_ctx *c, si_error *err, int is_matmul, epi_req 
     if (ieq(extra, "FusedBatchNorm"))
         return lc_fail(c, err, SI_ERR_UNSUPPORTED, "fused FusedBatchNorm (tfjs does not support it)");
     int is_bias = ieq(extra, "BiasAdd");
-    si_status st = parse_act(c, err, n >= 2 ? ops[1] : NULL, &e->act);
+    si_result st = parse_act(c, err, n >= 2 ? ops[1] : NULL, &e->act);
     if (st != SI_OK)
         return st;
     int is_prelu = e->act == CK_ACT_PRELU;
@@ -356,7 +356,7 @@ static int channel_vector(const core_tensor *t, int64_t n, int max_rank)
     return t->shape.rank == 0 ? n == 1 : t->shape.d[t->shape.rank - 1] == n;
 }
 
-static si_status emit_unary_act(lower_ctx *c, si_error *err, int act, float alpha, int in,
+static si_result emit_unary_act(lower_ctx *c, si_error *err, int act, float alpha, int in,
                                 int *out)
 {
     static const int map[] = {
@@ -384,7 +384,7 @@ static si_status emit_unary_act(lower_ctx *c, si_error *err, int act, float alph
  * producing `shape`, with the epilogue fused where its operands allow; what
  * cannot be fused (a bias or alpha that is not one value per output channel)
  * follows as broadcasting binary / unary steps, as tfjs computes it unfused. */
-static si_status emit_with_epilogue(lower_ctx *c, si_error *err, ck_step *s, const core_shape *shape,
+static si_result emit_with_epilogue(lower_ctx *c, si_error *err, ck_step *s, const core_shape *shape,
                                     int64_t out_c, int max_rank, const epi_req *e, int32_t *has_bias,
                                     int32_t *act, int32_t *has_alpha, float *alpha)
 {
@@ -398,7 +398,7 @@ static si_status emit_with_epilogue(lower_ctx *c, si_error *err, ck_step *s, con
             alpha_vec = e->alpha_t;
         } else if (core_shape_count(&at->shape) == 1 && at->dtype == SI_FLOAT32) {
             /* One alpha for all: fused as a constant when its value is known now. */
-            si_status st;
+            si_result st;
             const core_buf *v = lc_value(c, e->alpha_in, &st, err);
             if (st != SI_OK)
                 return st;
@@ -431,7 +431,7 @@ static si_status emit_with_epilogue(lower_ctx *c, si_error *err, ck_step *s, con
         return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
     lc_emit(c, s);
     int t = s->out;
-    si_status st = SI_OK;
+    si_result st = SI_OK;
     if (!fuse_bias)
         st = core_emit_binary(c, CK_B_ADD, t, e->bias, err, &t);
     if (st == SI_OK && !fuse_act && e->act != CK_ACT_NONE) {
@@ -445,7 +445,7 @@ static si_status emit_with_epilogue(lower_ctx *c, si_error *err, ck_step *s, con
     return st;
 }
 
-static si_status need_float(lower_ctx *c, si_error *err, int n)
+static si_result need_float(lower_ctx *c, si_error *err, int n)
 {
     for (int i = 0; i < n; i++)
         if (lc_tensor(c, lc_in(c, i))->dtype != SI_FLOAT32)
@@ -468,12 +468,12 @@ static int nhwc(const core_shape *s, int64_t *d)
     return -1;
 }
 
-static si_status lower_conv_any(lower_ctx *c, si_error *err, ck_kind kind, int fused)
+static si_result lower_conv_any(lower_ctx *c, si_error *err, ck_kind kind, int fused)
 {
     char sb[96], sf[96];
     if (lc_n_inputs(c) < 2)
         return lc_fail(c, err, SI_ERR_FORMAT, "needs an input and a filter");
-    si_status st = need_float(c, err, 2);
+    si_result st = need_float(c, err, 2);
     if (st != SI_OK)
         return st;
     const core_tensor *x = lc_tensor(c, lc_in(c, 0)), *f = lc_tensor(c, lc_in(c, 1));
@@ -535,12 +535,12 @@ static si_status lower_conv_any(lower_ctx *c, si_error *err, ck_kind kind, int f
                               &p->has_alpha_tensor, &p->alpha);
 }
 
-static si_status lower_conv2d(lower_ctx *c, si_error *err)
+static si_result lower_conv2d(lower_ctx *c, si_error *err)
 {
     return lower_conv_any(c, err, CK_CONV2D, !strcmp(lc_node(c)->op, "_FusedConv2D"));
 }
 
-static si_status lower_dwconv2d(lower_ctx *c, si_error *err)
+static si_result lower_dwconv2d(lower_ctx *c, si_error *err)
 {
     return lower_conv_any(c, err, CK_DWCONV2D,
                           !strcmp(lc_node(c)->op, "FusedDepthwiseConv2dNative"));
@@ -548,7 +548,7 @@ static si_status lower_dwconv2d(lower_ctx *c, si_error *err)
 
 /* Conv2DBackpropInput(input_sizes, filter, out_backprop): the gradient of a
  * forward conv whose input has input_sizes, i.e. a transposed conv of dy. */
-static si_status lower_deconv2d(lower_ctx *c, si_error *err)
+static si_result lower_deconv2d(lower_ctx *c, si_error *err)
 {
     char sb[96], sf[96];
     if (lc_n_inputs(c) < 3)
@@ -579,7 +579,7 @@ static si_status lower_deconv2d(lower_ctx *c, si_error *err)
                        "input_sizes", core_shape_str(&f->shape, sf, sizeof sf),
                        core_shape_str(&dy->shape, sb, sizeof sb));
     conv_attrs a;
-    si_status st = read_conv_attrs(c, err, &a);
+    si_result st = read_conv_attrs(c, err, &a);
     if (st != SI_OK)
         return st;
     /* tfjs ignores dilations here (computes as if 1); TF would use them: refuse
@@ -629,7 +629,7 @@ static si_status lower_deconv2d(lower_ctx *c, si_error *err)
 /* MatMul, BatchMatMul(V2), _FusedMatMul. Batch dims broadcast the way tfjs's
  * kernel does it (flat index modulo each side's batch count), which agrees
  * with numpy broadcasting when each side's batch is either all or one. */
-static si_status lower_matmul(lower_ctx *c, si_error *err)
+static si_result lower_matmul(lower_ctx *c, si_error *err)
 {
     char sa[96], sb[96];
     const char *op = lc_node(c)->op;
@@ -639,7 +639,7 @@ static si_status lower_matmul(lower_ctx *c, si_error *err)
      * the matmul step reads int inputs and writes an int output as they are. */
     si_dtype dt0 = lc_tensor(c, lc_in(c, 0))->dtype, dt1 = lc_tensor(c, lc_in(c, 1))->dtype;
     int is_int = dt0 == SI_INT32 && dt1 == SI_INT32 && strcmp(op, "_FusedMatMul");
-    si_status st = is_int ? SI_OK : need_float(c, err, 2);
+    si_result st = is_int ? SI_OK : need_float(c, err, 2);
     if (st != SI_OK)
         return st;
     int batch_op = !strncmp(op, "BatchMatMul", 11);

@@ -268,7 +268,7 @@ static const struct { const char *op; int code; } binary_ops[] = {
     {"LogicalAnd", CK_B_AND}, {"LogicalOr", CK_B_OR},
     {NULL, 0}};
 
-static si_status lower_unary(lower_ctx *c, si_error *err)
+static si_result lower_unary(lower_ctx *c, si_error *err)
 {
     const char *op = lc_node(c)->op;
     int code = -1;
@@ -344,7 +344,7 @@ int core_emit_binary(lower_ctx *c, int op, int a, int b, si_error *err, int *out
     return SI_OK;
 }
 
-static si_status lower_binary(lower_ctx *c, si_error *err)
+static si_result lower_binary(lower_ctx *c, si_error *err)
 {
     const char *op = lc_node(c)->op;
     int code = -1;
@@ -354,7 +354,7 @@ static si_status lower_binary(lower_ctx *c, si_error *err)
     if (lc_n_inputs(c) < 2)
         return lc_fail(c, err, SI_ERR_FORMAT, "needs two inputs");
     int t;
-    si_status st = core_emit_binary(c, code, lc_in(c, 0), lc_in(c, 1), err, &t);
+    si_result st = core_emit_binary(c, code, lc_in(c, 0), lc_in(c, 1), err, &t);
     if (st == SI_OK)
         lc_set_output(c, 0, t);
     return st;
@@ -362,7 +362,7 @@ static si_status lower_binary(lower_ctx *c, si_error *err)
 
 /* Select (TF1: cond is a scalar, the same shape, or a vector over the first
  * dim) and SelectV2 (numpy broadcasting of all three). */
-static si_status lower_select(lower_ctx *c, si_error *err)
+static si_result lower_select(lower_ctx *c, si_error *err)
 {
     if (lc_n_inputs(c) < 3)
         return lc_fail(c, err, SI_ERR_FORMAT, "needs cond, a and b");
@@ -399,7 +399,7 @@ static si_status lower_select(lower_ctx *c, si_error *err)
     return SI_OK;
 }
 
-static si_status lower_addn(lower_ctx *c, si_error *err)
+static si_result lower_addn(lower_ctx *c, si_error *err)
 {
     int n = lc_n_inputs(c);
     if (n < 1)

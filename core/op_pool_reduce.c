@@ -296,7 +296,7 @@ void ck_host_resize(const ck_step *s, const core_buf *const *ins, core_buf *out)
 
 static int fits_i32(int64_t v) { return v >= 0 && v <= INT32_MAX; }
 
-static si_status lower_pool(lower_ctx *c, si_error *err)
+static si_result lower_pool(lower_ctx *c, si_error *err)
 {
     int is_max = !strcmp(lc_node(c)->op, "MaxPool");
     if (lc_n_inputs(c) < 1)
@@ -333,7 +333,7 @@ static si_status lower_pool(lower_ctx *c, si_error *err)
         epw = ep + 4;
     }
     int64_t oh, ow, pt, pl;
-    si_status s1 = core_conv_out(c, err, x->shape.d[1], ks[1], st[1], 1, padding, eph, &oh, &pt);
+    si_result s1 = core_conv_out(c, err, x->shape.d[1], ks[1], st[1], 1, padding, eph, &oh, &pt);
     if (s1 != SI_OK)
         return s1;
     s1 = core_conv_out(c, err, x->shape.d[2], ks[2], st[2], 1, padding, epw, &ow, &pl);
@@ -363,7 +363,7 @@ static si_status lower_pool(lower_ctx *c, si_error *err)
 
 /* Axes from constant input 1 (scalar or list), negatives resolved, duplicates
  * dropped, order kept (it decides tfjs's summation order). */
-static si_status read_axes(lower_ctx *c, si_error *err, int rank, int *axes, int *n_axes)
+static si_result read_axes(lower_ctx *c, si_error *err, int rank, int *axes, int *n_axes)
 {
     int64_t v[2 * SI_MAX_RANK];
     int n = lc_value_ints(c, 1, v, 2 * SI_MAX_RANK, err);
@@ -392,7 +392,7 @@ static const struct { const char *op; int code; } reduce_ops[] = {
     {"Sum", CK_R_SUM}, {"Mean", CK_R_MEAN}, {"Max", CK_R_MAX}, {"Min", CK_R_MIN},
     {"Prod", CK_R_PROD}, {"Any", CK_R_ANY}, {"All", CK_R_ALL}, {NULL, 0}};
 
-static si_status lower_reduce(lower_ctx *c, si_error *err)
+static si_result lower_reduce(lower_ctx *c, si_error *err)
 {
     const char *opname = lc_node(c)->op;
     int op = -1;
@@ -407,7 +407,7 @@ static si_status lower_reduce(lower_ctx *c, si_error *err)
     si_dtype in_dt = x->dtype;
     core_shape xs = x->shape;
     int axes[SI_MAX_RANK], na = 0;
-    si_status st = read_axes(c, err, rank, axes, &na);
+    si_result st = read_axes(c, err, rank, axes, &na);
     if (st != SI_OK)
         return st;
     int keep = lc_attr_bool(c, "keep_dims", 0);
@@ -501,7 +501,7 @@ static si_status lower_reduce(lower_ctx *c, si_error *err)
     return SI_OK;
 }
 
-static si_status lower_softmax(lower_ctx *c, si_error *err)
+static si_result lower_softmax(lower_ctx *c, si_error *err)
 {
     if (lc_n_inputs(c) < 1)
         return lc_fail(c, err, SI_ERR_FORMAT, "needs one input");
@@ -524,7 +524,7 @@ static si_status lower_softmax(lower_ctx *c, si_error *err)
     return SI_OK;
 }
 
-static si_status lower_argmax(lower_ctx *c, si_error *err)
+static si_result lower_argmax(lower_ctx *c, si_error *err)
 {
     if (lc_n_inputs(c) < 2)
         return lc_fail(c, err, SI_ERR_FORMAT, "needs an input and an axis");
@@ -533,7 +533,7 @@ static si_status lower_argmax(lower_ctx *c, si_error *err)
     if (rank < 1)
         return lc_fail(c, err, SI_ERR_SHAPE, "argmax of a scalar");
     int axes[SI_MAX_RANK], na = 0;
-    si_status st = read_axes(c, err, rank, axes, &na);
+    si_result st = read_axes(c, err, rank, axes, &na);
     if (st != SI_OK)
         return st;
     if (na < 1)
@@ -565,7 +565,7 @@ static si_status lower_argmax(lower_ctx *c, si_error *err)
     return SI_OK;
 }
 
-static si_status lower_resize(lower_ctx *c, si_error *err)
+static si_result lower_resize(lower_ctx *c, si_error *err)
 {
     int bilinear = !strcmp(lc_node(c)->op, "ResizeBilinear");
     if (lc_n_inputs(c) < 2)

@@ -57,7 +57,7 @@ void ck_host_topk(const ck_step *s, const core_buf *const *ins, core_buf *out)
     free(bi);
 }
 
-static si_status lower_topk(lower_ctx *c, si_error *err)
+static si_result lower_topk(lower_ctx *c, si_error *err)
 {
     if (lc_n_inputs(c) < 2)
         return lc_fail(c, err, SI_ERR_FORMAT, "needs x and k");
@@ -94,11 +94,11 @@ static si_status lower_topk(lower_ctx *c, si_error *err)
 
 /* SparseToDense with constant arguments (nanodet's are), folded to a constant.
  * Indices out of range fail, as validate_indices asks. */
-static si_status lower_sparse_to_dense(lower_ctx *c, si_error *err)
+static si_result lower_sparse_to_dense(lower_ctx *c, si_error *err)
 {
     if (lc_n_inputs(c) < 4)
         return lc_fail(c, err, SI_ERR_FORMAT, "needs indices, shape, values and default");
-    si_status st;
+    si_result st;
     const core_buf *idx = lc_value(c, 0, &st, err), *vals = NULL, *dflt = NULL;
     int64_t shape[SI_MAX_RANK];
     int rank = idx ? lc_value_ints(c, 1, shape, SI_MAX_RANK, err) : -1;

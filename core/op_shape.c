@@ -117,7 +117,7 @@ void ck_host_gathernd(const ck_step *s, const core_buf *const *ins, core_buf *ou
 
 #define MAX_SPEC 32 /* entries in a shape argument we accept (StridedSlice specs) */
 
-static si_status nomem(const lower_ctx *c, si_error *err)
+static si_result nomem(const lower_ctx *c, si_error *err)
 {
     return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
 }
@@ -125,7 +125,7 @@ static si_status nomem(const lower_ctx *c, si_error *err)
 static const char *shp(const core_shape *s, char *buf, size_t n) { return core_shape_str(s, buf, n); }
 
 /* Shapes whose element counts and offsets fit the kernels' int32 slots. */
-static si_status check_shape(const lower_ctx *c, si_error *err, const core_shape *s, const char *what)
+static si_result check_shape(const lower_ctx *c, si_error *err, const core_shape *s, const char *what)
 {
     char b[128];
     if (s->rank > SI_MAX_RANK)
@@ -145,7 +145,7 @@ static si_status check_shape(const lower_ctx *c, si_error *err, const core_shape
 
 /* Integer values of constant input i (a shape argument); fails when it depends
  * on the model's input or holds more than max values. */
-static si_status const_ints(lower_ctx *c, si_error *err, int i, const char *what, int64_t *out,
+static si_result const_ints(lower_ctx *c, si_error *err, int i, const char *what, int64_t *out,
                             int max, int *n)
 {
     *n = 0;
@@ -164,10 +164,10 @@ static si_status const_ints(lower_ctx *c, si_error *err, int i, const char *what
 }
 
 /* One constant scalar (first value) as a double, as tfjs reads a number param. */
-static si_status const_scalar(lower_ctx *c, si_error *err, int i, const char *what, double *v)
+static si_result const_scalar(lower_ctx *c, si_error *err, int i, const char *what, double *v)
 {
     *v = 0;
-    si_status st;
+    si_result st;
     if (lc_in(c, i) < 0)
         return lc_fail(c, err, SI_ERR_FORMAT, "missing input %d (%s)", i, what);
     const core_buf *b = lc_value(c, i, &st, err);
@@ -182,7 +182,7 @@ static si_status const_scalar(lower_ctx *c, si_error *err, int i, const char *wh
     return SI_OK;
 }
 
-static si_status input_tensor(const lower_ctx *c, si_error *err, int i, const char *what, int *t)
+static si_result input_tensor(const lower_ctx *c, si_error *err, int i, const char *what, int *t)
 {
     *t = lc_in(c, i);
     if (*t < 0)
@@ -191,7 +191,7 @@ static si_status input_tensor(const lower_ctx *c, si_error *err, int i, const ch
 }
 
 /* Axis in [-rank, rank) → [0, rank). */
-static si_status norm_axis(const lower_ctx *c, si_error *err, int64_t axis, int rank, int *out)
+static si_result norm_axis(const lower_ctx *c, si_error *err, int64_t axis, int rank, int *out)
 {
     *out = 0;
     if (axis < -rank || axis >= rank || rank == 0)
@@ -201,7 +201,7 @@ static si_status norm_axis(const lower_ctx *c, si_error *err, int64_t axis, int 
     return SI_OK;
 }
 
-static si_status set_alias(lower_ctx *c, si_error *err, int k, int t, const core_shape *shape)
+static si_result set_alias(lower_ctx *c, si_error *err, int k, int t, const core_shape *shape)
 {
     int a = lc_new_alias(c, t, shape);
     if (a < 0)
@@ -211,7 +211,7 @@ static si_status set_alias(lower_ctx *c, si_error *err, int k, int t, const core
 }
 
 /* A host constant of shape/dtype; data may be NULL for zeros. */
-static si_status set_const(lower_ctx *c, si_error *err, int k, si_dtype dt, const core_shape *shape,
+static si_result set_const(lower_ctx *c, si_error *err, int k, si_dtype dt, const core_shape *shape,
                            const void *data)
 {
     int64_t n = core_shape_count(shape);
@@ -230,7 +230,7 @@ static si_status set_const(lower_ctx *c, si_error *err, int k, si_dtype dt, cons
     return SI_OK;
 }
 
-static si_status new_tensor(lower_ctx *c, si_error *err, si_dtype dt, const core_shape *shape, int *t)
+static si_result new_tensor(lower_ctx *c, si_error *err, si_dtype dt, const core_shape *shape, int *t)
 {
     *t = lc_new_tensor(c, dt, shape);
     return *t < 0 ? nomem(c, err) : SI_OK;
@@ -263,7 +263,7 @@ static int coalesce(int n, const int64_t *dims, const int64_t *istr, const int64
 #define MAX_VIEW (2 * SI_MAX_RANK) /* dims of a copy view before coalescing */
 
 /* Emits one CK_COPY of the region dims[0..n) of x into out. */
-static si_status emit_copy(lower_ctx *c, si_error *err, int in, int out, int n, const int64_t *dims,
+static si_result emit_copy(lower_ctx *c, si_error *err, int in, int out, int n, const int64_t *dims,
                            const int64_t *istr, const int64_t *ostr, int64_t in_off,
                            int64_t out_off, int accumulate)
 {
@@ -287,13 +287,13 @@ static si_status emit_copy(lower_ctx *c, si_error *err, int in, int out, int n, 
 
 /* out[i] = x[begin + i*step] over dims (x's rank), stored contiguously with
  * out_shape (same element count). Empty results become constants. */
-static si_status emit_slice(lower_ctx *c, si_error *err, int k, int x, const int64_t *begin,
+static si_result emit_slice(lower_ctx *c, si_error *err, int k, int x, const int64_t *begin,
                             const int64_t *step, const int64_t *dims, const core_shape *out_shape)
 {
     const core_tensor *xt = lc_tensor(c, x);
     si_dtype dt = xt->dtype;
     int rank = xt->shape.rank;
-    si_status st = check_shape(c, err, out_shape, "the output");
+    si_result st = check_shape(c, err, out_shape, "the output");
     if (st != SI_OK)
         return st;
     if (core_shape_count(out_shape) == 0)
@@ -317,32 +317,32 @@ static si_status emit_slice(lower_ctx *c, si_error *err, int k, int x, const int
 
 /* ---- aliases: Identity, Reshape, Squeeze, ExpandDims ---- */
 
-static si_status lower_identity(lower_ctx *c, si_error *err)
+static si_result lower_identity(lower_ctx *c, si_error *err)
 {
     int x;
-    si_status st = input_tensor(c, err, 0, "x", &x);
+    si_result st = input_tensor(c, err, 0, "x", &x);
     if (st != SI_OK)
         return st;
     return set_alias(c, err, 0, x, &lc_tensor(c, x)->shape);
 }
 
-static si_status lower_identity_n(lower_ctx *c, si_error *err)
+static si_result lower_identity_n(lower_ctx *c, si_error *err)
 {
     for (int i = 0; i < lc_n_inputs(c); i++) {
         int x = lc_in(c, i);
-        si_status st = set_alias(c, err, i, x, &lc_tensor(c, x)->shape);
+        si_result st = set_alias(c, err, i, x, &lc_tensor(c, x)->shape);
         if (st != SI_OK)
             return st;
     }
     return SI_OK;
 }
 
-static si_status lower_reshape(lower_ctx *c, si_error *err)
+static si_result lower_reshape(lower_ctx *c, si_error *err)
 {
     int x, n;
     int64_t v[MAX_SPEC];
     char b1[128], b2[128];
-    si_status st = input_tensor(c, err, 0, "x", &x);
+    si_result st = input_tensor(c, err, 0, "x", &x);
     if (st != SI_OK || (st = const_ints(c, err, 1, "shape", v, MAX_SPEC, &n)) != SI_OK)
         return st;
     const core_shape *xs = &lc_tensor(c, x)->shape;
@@ -375,10 +375,10 @@ static si_status lower_reshape(lower_ctx *c, si_error *err)
     return set_alias(c, err, 0, x, &s);
 }
 
-static si_status lower_squeeze(lower_ctx *c, si_error *err)
+static si_result lower_squeeze(lower_ctx *c, si_error *err)
 {
     int x;
-    si_status st = input_tensor(c, err, 0, "x", &x);
+    si_result st = input_tensor(c, err, 0, "x", &x);
     if (st != SI_OK)
         return st;
     const core_shape *xs = &lc_tensor(c, x)->shape;
@@ -405,11 +405,11 @@ static si_status lower_squeeze(lower_ctx *c, si_error *err)
     return set_alias(c, err, 0, x, &s);
 }
 
-static si_status lower_expand_dims(lower_ctx *c, si_error *err)
+static si_result lower_expand_dims(lower_ctx *c, si_error *err)
 {
     int x, n;
     int64_t v[MAX_SPEC];
-    si_status st = input_tensor(c, err, 0, "x", &x);
+    si_result st = input_tensor(c, err, 0, "x", &x);
     if (st != SI_OK || (st = const_ints(c, err, 1, "axis", v, MAX_SPEC, &n)) != SI_OK)
         return st;
     if (n < 1)
@@ -430,10 +430,10 @@ static si_status lower_expand_dims(lower_ctx *c, si_error *err)
 
 /* ---- constants from static shapes ---- */
 
-static si_status lower_shape(lower_ctx *c, si_error *err)
+static si_result lower_shape(lower_ctx *c, si_error *err)
 {
     int x;
-    si_status st = input_tensor(c, err, 0, "x", &x);
+    si_result st = input_tensor(c, err, 0, "x", &x);
     if (st != SI_OK)
         return st;
     const core_shape *xs = &lc_tensor(c, x)->shape;
@@ -444,7 +444,7 @@ static si_status lower_shape(lower_ctx *c, si_error *err)
     return set_const(c, err, 0, SI_INT32, &s, v); /* tfjs: int32 whatever out_type says */
 }
 
-static si_status lower_shape_n(lower_ctx *c, si_error *err)
+static si_result lower_shape_n(lower_ctx *c, si_error *err)
 {
     for (int k = 0; k < lc_n_inputs(c); k++) {
         const core_shape *xs = &lc_tensor(c, lc_in(c, k))->shape;
@@ -452,17 +452,17 @@ static si_status lower_shape_n(lower_ctx *c, si_error *err)
         for (int i = 0; i < xs->rank; i++)
             v[i] = (int32_t)xs->d[i];
         core_shape s = {.rank = 1, .d = {xs->rank}};
-        si_status st = set_const(c, err, k, SI_INT32, &s, v);
+        si_result st = set_const(c, err, k, SI_INT32, &s, v);
         if (st != SI_OK)
             return st;
     }
     return SI_OK;
 }
 
-static si_status lower_size_rank(lower_ctx *c, si_error *err)
+static si_result lower_size_rank(lower_ctx *c, si_error *err)
 {
     int x;
-    si_status st = input_tensor(c, err, 0, "x", &x);
+    si_result st = input_tensor(c, err, 0, "x", &x);
     if (st != SI_OK)
         return st;
     const core_shape *xs = &lc_tensor(c, x)->shape;
@@ -473,7 +473,7 @@ static si_status lower_size_rank(lower_ctx *c, si_error *err)
 }
 
 /* A dtype attr, or dflt when absent; fails for dtypes streaminfer lacks. */
-static si_status dtype_attr(const lower_ctx *c, si_error *err, const char *name, si_dtype dflt,
+static si_result dtype_attr(const lower_ctx *c, si_error *err, const char *name, si_dtype dflt,
                             si_dtype *out)
 {
     int64_t t = lc_attr_int(c, name, dflt);
@@ -503,10 +503,10 @@ static int32_t store_as(si_dtype dt, double v)
     return (int32_t)(uint32_t)m;
 }
 
-static si_status lower_zeros_ones_like(lower_ctx *c, si_error *err)
+static si_result lower_zeros_ones_like(lower_ctx *c, si_error *err)
 {
     int x;
-    si_status st = input_tensor(c, err, 0, "x", &x);
+    si_result st = input_tensor(c, err, 0, "x", &x);
     if (st != SI_OK)
         return st;
     const core_tensor *xt = lc_tensor(c, x);
@@ -526,11 +526,11 @@ static si_status lower_zeros_ones_like(lower_ctx *c, si_error *err)
     return st;
 }
 
-static si_status lower_fill(lower_ctx *c, si_error *err)
+static si_result lower_fill(lower_ctx *c, si_error *err)
 {
     int64_t dims[MAX_SPEC];
     int n;
-    si_status st = const_ints(c, err, 0, "dims", dims, MAX_SPEC, &n);
+    si_result st = const_ints(c, err, 0, "dims", dims, MAX_SPEC, &n);
     if (st != SI_OK)
         return st;
     int vt;
@@ -581,10 +581,10 @@ static si_status lower_fill(lower_ctx *c, si_error *err)
     return st;
 }
 
-static si_status lower_range(lower_ctx *c, si_error *err)
+static si_result lower_range(lower_ctx *c, si_error *err)
 {
     double start, stop, step;
-    si_status st;
+    si_result st;
     if ((st = const_scalar(c, err, 0, "start", &start)) != SI_OK ||
         (st = const_scalar(c, err, 1, "limit", &stop)) != SI_OK ||
         (st = const_scalar(c, err, 2, "delta", &step)) != SI_OK)
@@ -634,11 +634,11 @@ static si_status lower_range(lower_ctx *c, si_error *err)
 
 /* ---- slices ---- */
 
-static si_status lower_slice(lower_ctx *c, si_error *err)
+static si_result lower_slice(lower_ctx *c, si_error *err)
 {
     int x, nb, ns;
     int64_t begin[MAX_SPEC], size[MAX_SPEC];
-    si_status st = input_tensor(c, err, 0, "x", &x);
+    si_result st = input_tensor(c, err, 0, "x", &x);
     if (st != SI_OK || (st = const_ints(c, err, 1, "begin", begin, MAX_SPEC, &nb)) != SI_OK ||
         (st = const_ints(c, err, 2, "size", size, MAX_SPEC, &ns)) != SI_OK)
         return st;
@@ -684,7 +684,7 @@ static int64_t canonical(int64_t x, int c, int64_t stride, int64_t dim, int mask
 /* A port of tfjs's slice_util.sliceInfo: the sparse spec (with ellipsis and
  * new axes) made dense over x's rank, then begin/stride/size per input dim and
  * the final shape. Returns whether the slice takes all of x unchanged. */
-static si_status strided_slice_info(const lower_ctx *c, si_error *err, const core_shape *xs, int n,
+static si_result strided_slice_info(const lower_ctx *c, si_error *err, const core_shape *xs, int n,
                                     const int64_t *begin, const int64_t *end,
                                     const int64_t *strides, int64_t bmask, int64_t emask,
                                     int64_t ellipsis, int64_t newaxis, int64_t shrink,
@@ -782,11 +782,11 @@ static si_status strided_slice_info(const lower_ctx *c, si_error *err, const cor
     return SI_OK;
 }
 
-static si_status lower_strided_slice(lower_ctx *c, si_error *err)
+static si_result lower_strided_slice(lower_ctx *c, si_error *err)
 {
     int x, nb, ne, ns;
     int64_t begin[MAX_SPEC], end[MAX_SPEC], strides[MAX_SPEC];
-    si_status st = input_tensor(c, err, 0, "x", &x);
+    si_result st = input_tensor(c, err, 0, "x", &x);
     if (st != SI_OK || (st = const_ints(c, err, 1, "begin", begin, MAX_SPEC, &nb)) != SI_OK ||
         (st = const_ints(c, err, 2, "end", end, MAX_SPEC, &ne)) != SI_OK ||
         (st = const_ints(c, err, 3, "strides", strides, MAX_SPEC, &ns)) != SI_OK)
@@ -811,7 +811,7 @@ static si_status lower_strided_slice(lower_ctx *c, si_error *err)
 }
 
 /* Slices of x along axis at the given sizes, one output each. */
-static si_status split_outputs(lower_ctx *c, si_error *err, int x, int axis, int n,
+static si_result split_outputs(lower_ctx *c, si_error *err, int x, int axis, int n,
                                const int64_t *sizes)
 {
     const core_shape *xs = &lc_tensor(c, x)->shape;
@@ -823,7 +823,7 @@ static si_status split_outputs(lower_ctx *c, si_error *err, int x, int axis, int
     for (int k = 0; k < n; k++) {
         core_shape s = *xs;
         s.d[axis] = sizes[k];
-        si_status st = emit_slice(c, err, k, x, begin, step, s.d, &s);
+        si_result st = emit_slice(c, err, k, x, begin, step, s.d, &s);
         if (st != SI_OK)
             return st;
         begin[axis] += sizes[k];
@@ -831,11 +831,11 @@ static si_status split_outputs(lower_ctx *c, si_error *err, int x, int axis, int
     return SI_OK;
 }
 
-static si_status lower_split(lower_ctx *c, si_error *err)
+static si_result lower_split(lower_ctx *c, si_error *err)
 {
     int x, n, axis = 0;
     int64_t a[MAX_SPEC];
-    si_status st = const_ints(c, err, 0, "axis", a, MAX_SPEC, &n);
+    si_result st = const_ints(c, err, 0, "axis", a, MAX_SPEC, &n);
     if (st != SI_OK || (st = input_tensor(c, err, 1, "x", &x)) != SI_OK)
         return st;
     if (n < 1)
@@ -857,11 +857,11 @@ static si_status lower_split(lower_ctx *c, si_error *err)
     return st;
 }
 
-static si_status lower_split_v(lower_ctx *c, si_error *err)
+static si_result lower_split_v(lower_ctx *c, si_error *err)
 {
     int x, n, na, axis = 0;
     int64_t sizes[256], a[MAX_SPEC];
-    si_status st = input_tensor(c, err, 0, "x", &x);
+    si_result st = input_tensor(c, err, 0, "x", &x);
     if (st != SI_OK || (st = const_ints(c, err, 1, "size_splits", sizes, 256, &n)) != SI_OK ||
         (st = const_ints(c, err, 2, "axis", a, MAX_SPEC, &na)) != SI_OK)
         return st;
@@ -891,10 +891,10 @@ static si_status lower_split_v(lower_ctx *c, si_error *err)
     return split_outputs(c, err, x, axis, n, sizes);
 }
 
-static si_status lower_unpack(lower_ctx *c, si_error *err)
+static si_result lower_unpack(lower_ctx *c, si_error *err)
 {
     int x, axis = 0;
-    si_status st = input_tensor(c, err, 0, "value", &x);
+    si_result st = input_tensor(c, err, 0, "value", &x);
     if (st != SI_OK)
         return st;
     const core_shape *xs = &lc_tensor(c, x)->shape;
@@ -923,12 +923,12 @@ static si_status lower_unpack(lower_ctx *c, si_error *err)
 
 /* Copies each input (already viewed with out's rank) into out at its offset
  * along axis; the first copy writes, the others accumulate. */
-static si_status concat_into(lower_ctx *c, si_error *err, int n, const int *ins,
+static si_result concat_into(lower_ctx *c, si_error *err, int n, const int *ins,
                              const core_shape *in_shapes, int axis, const core_shape *out_shape,
                              int k)
 {
     si_dtype dt = lc_tensor(c, ins[0])->dtype;
-    si_status st = check_shape(c, err, out_shape, "the output");
+    si_result st = check_shape(c, err, out_shape, "the output");
     if (st != SI_OK)
         return st;
     if (core_shape_count(out_shape) == 0)
@@ -963,7 +963,7 @@ static si_status concat_into(lower_ctx *c, si_error *err, int n, const int *ins,
     return SI_OK;
 }
 
-static si_status check_concat_dtype(const lower_ctx *c, si_error *err, si_dtype a, si_dtype b)
+static si_result check_concat_dtype(const lower_ctx *c, si_error *err, si_dtype a, si_dtype b)
 {
     /* int32 and bool share one layout; float with either would need a cast */
     if ((a == SI_FLOAT32) != (b == SI_FLOAT32))
@@ -971,7 +971,7 @@ static si_status check_concat_dtype(const lower_ctx *c, si_error *err, si_dtype 
     return SI_OK;
 }
 
-static si_status lower_concat(lower_ctx *c, si_error *err)
+static si_result lower_concat(lower_ctx *c, si_error *err)
 {
     int v2 = !strcmp(lc_node(c)->op, "ConcatV2");
     int nin = lc_n_inputs(c) - 1;
@@ -983,7 +983,7 @@ static si_status lower_concat(lower_ctx *c, si_error *err)
         nin = (int)nattr;
     int n, axis = 0;
     int64_t a[MAX_SPEC];
-    si_status st = const_ints(c, err, axis_in, "axis", a, MAX_SPEC, &n);
+    si_result st = const_ints(c, err, axis_in, "axis", a, MAX_SPEC, &n);
     if (st != SI_OK)
         return st;
     if (n < 1)
@@ -1023,7 +1023,7 @@ static si_status lower_concat(lower_ctx *c, si_error *err)
     return st;
 }
 
-static si_status lower_pack(lower_ctx *c, si_error *err)
+static si_result lower_pack(lower_ctx *c, si_error *err)
 {
     int nin = lc_n_inputs(c);
     if (nin < 1)
@@ -1049,7 +1049,7 @@ static si_status lower_pack(lower_ctx *c, si_error *err)
         free(shapes);
         return nomem(c, err);
     }
-    si_status st = SI_OK;
+    si_result st = SI_OK;
     char b1[128], b2[128];
     for (int i = 0; i < nin && st == SI_OK; i++) {
         ins[i] = lc_in(c, i);
@@ -1086,11 +1086,11 @@ static si_status lower_pack(lower_ctx *c, si_error *err)
 
 /* ---- transpose, tile, broadcast ---- */
 
-static si_status lower_transpose(lower_ctx *c, si_error *err)
+static si_result lower_transpose(lower_ctx *c, si_error *err)
 {
     int x, n;
     int64_t perm[MAX_SPEC];
-    si_status st = input_tensor(c, err, 0, "x", &x);
+    si_result st = input_tensor(c, err, 0, "x", &x);
     if (st != SI_OK || (st = const_ints(c, err, 1, "perm", perm, MAX_SPEC, &n)) != SI_OK)
         return st;
     const core_shape *xs = &lc_tensor(c, x)->shape;
@@ -1132,7 +1132,7 @@ static si_status lower_transpose(lower_ctx *c, si_error *err)
 /* out = x repeated reps[i] times along each axis (reps of the same rank).
  * One copy over the view [reps0, d0, reps1, d1, ...] with stride 0 on the
  * reps dims when that coalesces to ≤ SI_MAX_RANK dims; else one axis a step. */
-static si_status emit_tile(lower_ctx *c, si_error *err, int x, const int64_t *reps, int k)
+static si_result emit_tile(lower_ctx *c, si_error *err, int x, const int64_t *reps, int k)
 {
     const core_tensor *xt = lc_tensor(c, x);
     si_dtype dt = xt->dtype;
@@ -1140,7 +1140,7 @@ static si_status emit_tile(lower_ctx *c, si_error *err, int x, const int64_t *re
     int r = xs.rank;
     for (int i = 0; i < r; i++)
         os.d[i] = xs.d[i] * reps[i];
-    si_status st = check_shape(c, err, &os, "the output");
+    si_result st = check_shape(c, err, &os, "the output");
     if (st != SI_OK)
         return st;
     if (core_shape_count(&os) == 0)
@@ -1190,11 +1190,11 @@ static si_status emit_tile(lower_ctx *c, si_error *err, int x, const int64_t *re
     return SI_OK;
 }
 
-static si_status lower_tile(lower_ctx *c, si_error *err)
+static si_result lower_tile(lower_ctx *c, si_error *err)
 {
     int x, n;
     int64_t reps[MAX_SPEC];
-    si_status st = input_tensor(c, err, 0, "x", &x);
+    si_result st = input_tensor(c, err, 0, "x", &x);
     if (st != SI_OK || (st = const_ints(c, err, 1, "multiples", reps, MAX_SPEC, &n)) != SI_OK)
         return st;
     const core_shape *xs = &lc_tensor(c, x)->shape;
@@ -1211,12 +1211,12 @@ static si_status lower_tile(lower_ctx *c, si_error *err)
     return emit_tile(c, err, x, reps, 0);
 }
 
-static si_status lower_broadcast_to(lower_ctx *c, si_error *err)
+static si_result lower_broadcast_to(lower_ctx *c, si_error *err)
 {
     int x, n;
     int64_t v[MAX_SPEC];
     char b1[128], b2[128];
-    si_status st = input_tensor(c, err, 0, "x", &x);
+    si_result st = input_tensor(c, err, 0, "x", &x);
     if (st != SI_OK || (st = const_ints(c, err, 1, "shape", v, MAX_SPEC, &n)) != SI_OK)
         return st;
     const core_tensor *xt = lc_tensor(c, x);
@@ -1258,12 +1258,12 @@ static si_status lower_broadcast_to(lower_ctx *c, si_error *err)
 
 /* ---- pad ---- */
 
-static si_status lower_pad(lower_ctx *c, si_error *err)
+static si_result lower_pad(lower_ctx *c, si_error *err)
 {
     const char *op = lc_node(c)->op;
     int x, n;
     int64_t pads[2 * SI_MAX_RANK + 2];
-    si_status st = input_tensor(c, err, 0, "x", &x);
+    si_result st = input_tensor(c, err, 0, "x", &x);
     if (st != SI_OK || (st = const_ints(c, err, 1, "paddings", pads, 2 * SI_MAX_RANK + 2, &n)) != SI_OK)
         return st;
     const core_tensor *xt = lc_tensor(c, x);
@@ -1346,11 +1346,11 @@ static si_status lower_pad(lower_ctx *c, si_error *err)
 
 /* ---- gather ---- */
 
-static si_status lower_gather(lower_ctx *c, si_error *err)
+static si_result lower_gather(lower_ctx *c, si_error *err)
 {
     int v2 = !strcmp(lc_node(c)->op, "GatherV2");
     int x, ind, axis = 0;
-    si_status st = input_tensor(c, err, 0, "x", &x);
+    si_result st = input_tensor(c, err, 0, "x", &x);
     if (st != SI_OK || (st = input_tensor(c, err, 1, "indices", &ind)) != SI_OK)
         return st;
     const core_shape *xs = &lc_tensor(c, x)->shape;
@@ -1414,10 +1414,10 @@ static si_status lower_gather(lower_ctx *c, si_error *err)
     return SI_OK;
 }
 
-static si_status lower_gather_nd(lower_ctx *c, si_error *err)
+static si_result lower_gather_nd(lower_ctx *c, si_error *err)
 {
     int x, ind;
-    si_status st = input_tensor(c, err, 0, "params", &x);
+    si_result st = input_tensor(c, err, 0, "params", &x);
     if (st != SI_OK || (st = input_tensor(c, err, 1, "indices", &ind)) != SI_OK)
         return st;
     const core_tensor *xt = lc_tensor(c, x), *it = lc_tensor(c, ind);
@@ -1490,11 +1490,11 @@ static void view_strides(int n, const int64_t *dims, int64_t *str)
 
 /* Copies x into a new tensor of shape os, walking os in the order of the view
  * dims (whose row-major layout is os's) and reading x with istr; sets output k. */
-static si_status emit_view(lower_ctx *c, si_error *err, int k, int x, const core_shape *os, int n,
+static si_result emit_view(lower_ctx *c, si_error *err, int k, int x, const core_shape *os, int n,
                            const int64_t *dims, const int64_t *istr)
 {
     si_dtype dt = lc_tensor(c, x)->dtype;
-    si_status st = check_shape(c, err, os, "the output");
+    si_result st = check_shape(c, err, os, "the output");
     if (st != SI_OK)
         return st;
     if (core_shape_count(os) == 0)
@@ -1511,12 +1511,12 @@ static si_status emit_view(lower_ctx *c, si_error *err, int k, int x, const core
 
 /* DepthToSpace / SpaceToDepth, NHWC, DCR order (the only one tfjs has):
  * depth index (i * bs + j) * C + c holds the pixel (h * bs + i, w * bs + j). */
-static si_status lower_depth_space(lower_ctx *c, si_error *err)
+static si_result lower_depth_space(lower_ctx *c, si_error *err)
 {
     int to_space = !strcmp(lc_node(c)->op, "DepthToSpace");
     int x;
     char b1[128];
-    si_status st = input_tensor(c, err, 0, "x", &x);
+    si_result st = input_tensor(c, err, 0, "x", &x);
     if (st != SI_OK)
         return st;
     const core_shape *xs = &lc_tensor(c, x)->shape;
@@ -1553,11 +1553,11 @@ static si_status lower_depth_space(lower_ctx *c, si_error *err)
 
 /* block_shape (M values) and paddings/crops ([M, 2], non-negative) of the
  * *ToBatchND / BatchTo*ND ops, checked against x's rank. */
-static si_status block_args(lower_ctx *c, si_error *err, const core_shape *xs, const char *what,
+static si_result block_args(lower_ctx *c, si_error *err, const core_shape *xs, const char *what,
                             int64_t *block, int64_t *pads, int *m)
 {
     int np;
-    si_status st = const_ints(c, err, 1, "block_shape", block, SI_MAX_RANK, m);
+    si_result st = const_ints(c, err, 1, "block_shape", block, SI_MAX_RANK, m);
     if (st != SI_OK || (st = const_ints(c, err, 2, what, pads, 2 * SI_MAX_RANK, &np)) != SI_OK)
         return st;
     if (*m < 1 || xs->rank < 1 + *m)
@@ -1576,12 +1576,12 @@ static si_status block_args(lower_ctx *c, si_error *err, const core_shape *xs, c
 
 /* tfjs: pad the M spatial dims with zeros, then out[(j_0..j_{M-1}) * B + b, y.., rest]
  * = padded[b, y_i * block_i + j_i, rest], block index j row-major. */
-static si_status lower_space_to_batch(lower_ctx *c, si_error *err)
+static si_result lower_space_to_batch(lower_ctx *c, si_error *err)
 {
     int x, m;
     int64_t block[SI_MAX_RANK], pads[2 * SI_MAX_RANK];
     char b1[128];
-    si_status st = input_tensor(c, err, 0, "x", &x);
+    si_result st = input_tensor(c, err, 0, "x", &x);
     if (st != SI_OK)
         return st;
     const core_tensor *xt = lc_tensor(c, x);
@@ -1641,12 +1641,12 @@ static si_status lower_space_to_batch(lower_ctx *c, si_error *err)
 }
 
 /* The inverse: out[b, y_i * block_i + j_i - crop_i, rest] = x[(j..) * B + b, y.., rest]. */
-static si_status lower_batch_to_space(lower_ctx *c, si_error *err)
+static si_result lower_batch_to_space(lower_ctx *c, si_error *err)
 {
     int x, m;
     int64_t block[SI_MAX_RANK], crops[2 * SI_MAX_RANK];
     char b1[128];
-    si_status st = input_tensor(c, err, 0, "x", &x);
+    si_result st = input_tensor(c, err, 0, "x", &x);
     if (st != SI_OK)
         return st;
     const core_tensor *xt = lc_tensor(c, x);

@@ -9,7 +9,7 @@
 
 typedef struct lower_ctx lower_ctx;
 
-typedef si_status (*core_lower_fn)(lower_ctx *c, si_error *err);
+typedef si_result (*core_lower_fn)(lower_ctx *c, si_error *err);
 
 typedef struct {
     const char *op;     /* TF op name */
@@ -47,7 +47,7 @@ int lc_attr_strs(const lower_ctx *c, const char *name, const char **out, int max
 /* Host value of input i when it does not depend on the model's inputs
  * (folding it now if needed), else NULL. Errors (a weight that can't be read)
  * come back through *st. The buffer belongs to the program. */
-const core_buf *lc_value(lower_ctx *c, int i, si_status *st, si_error *err);
+const core_buf *lc_value(lower_ctx *c, int i, si_result *st, si_error *err);
 /* Same, asked as integers (int32 or float tensors), for shape arguments.
  * Returns count or -1 if not constant; sets err and returns -2 on failure. */
 int lc_value_ints(lower_ctx *c, int i, int64_t *out, int max, si_error *err);
@@ -64,12 +64,12 @@ void lc_emit(lower_ctx *c, const ck_step *s);
 void lc_set_output(lower_ctx *c, int k, int t);
 
 /* Fails with the node's name and op in the message. */
-si_status lc_fail(const lower_ctx *c, si_error *err, si_status st, const char *fmt, ...)
+si_result lc_fail(const lower_ctx *c, si_error *err, si_result st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /* Helpers shared by families. */
 /* SAME/VALID/EXPLICIT padding, TF rules: output size and the before-padding. */
-si_status core_conv_out(const lower_ctx *c, si_error *err, int64_t in, int64_t k, int64_t stride,
+si_result core_conv_out(const lower_ctx *c, si_error *err, int64_t in, int64_t k, int64_t stride,
                         int64_t dil, const char *padding, const int64_t *explicit_pad,
                         int64_t *out, int64_t *pad_before);
 

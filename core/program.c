@@ -112,13 +112,13 @@ static int add_step(builder *b, const ck_step *s)
 
 /* ---- host evaluation of constant tensors ---- */
 
-static si_status eval_storage(builder *b, int root, si_error *err);
+static si_result eval_storage(builder *b, int root, si_error *err);
 
-static si_status host_input(builder *b, int t, core_buf *out, si_error *err)
+static si_result host_input(builder *b, int t, core_buf *out, si_error *err)
 {
     core_program *p = b->p;
     int r = core_storage(p, t);
-    si_status st = eval_storage(b, r, err);
+    si_result st = eval_storage(b, r, err);
     if (st != SI_OK)
         return st;
     out->dtype = p->tensors[t].dtype;
@@ -127,7 +127,7 @@ static si_status host_input(builder *b, int t, core_buf *out, si_error *err)
     return SI_OK;
 }
 
-static si_status eval_storage(builder *b, int root, si_error *err)
+static si_result eval_storage(builder *b, int root, si_error *err)
 {
     core_program *p = b->p;
     core_tensor *t = &p->tensors[root];
@@ -151,7 +151,7 @@ static si_status eval_storage(builder *b, int root, si_error *err)
         if (s->out < 0 || core_storage(p, s->out) != root)
             continue;
         core_buf out = {.dtype = t->dtype, .shape = t->shape, .data = data};
-        si_status st;
+        si_result st;
         if (s->kind == CK_DEQUANT && p->tensors[s->in[0]].kind == PT_WEIGHT) {
             /* The loader dequantizes exactly as tfjs does. */
             st = b->load(b->load_user, p->tensors[s->in[0]].weight, data, err);
@@ -186,7 +186,7 @@ int lc_in(const lower_ctx *c, int i) { return i >= 0 && i < c->n_in ? c->in[i] :
 const core_tensor *lc_tensor(const lower_ctx *c, int t) { return &c->b->p->tensors[t]; }
 core_program *lc_program(lower_ctx *c) { return c->b->p; }
 
-si_status lc_fail(const lower_ctx *c, si_error *err, si_status st, const char *fmt, ...)
+si_result lc_fail(const lower_ctx *c, si_error *err, si_result st, const char *fmt, ...)
 {
     char msg[400];
     va_list ap;
@@ -266,7 +266,7 @@ int lc_attr_strs(const lower_ctx *c, const char *name, const char **out, int max
     return a->n;
 }
 
-const core_buf *lc_value(lower_ctx *c, int i, si_status *st, si_error *err)
+const core_buf *lc_value(lower_ctx *c, int i, si_result *st, si_error *err)
 {
     *st = SI_OK;
     int t = lc_in(c, i);
@@ -285,7 +285,7 @@ const core_buf *lc_value(lower_ctx *c, int i, si_status *st, si_error *err)
 
 int lc_value_ints(lower_ctx *c, int i, int64_t *out, int max, si_error *err)
 {
-    si_status st;
+    si_result st;
     const core_buf *v = lc_value(c, i, &st, err);
     if (st != SI_OK)
         return -2;
@@ -363,12 +363,12 @@ const core_op_def *core_find_op(const char *op)
 }
 
 /* Depth-first post-order over data inputs from the outputs: only needed nodes. */
-static si_status order_nodes(const core_graph *g, int *order, int *n_order, si_error *err)
+static si_result order_nodes(const core_graph *g, int *order, int *n_order, si_error *err)
 {
     uint8_t *state = calloc((size_t)g->n_nodes + 1, 1);
     int *stack = malloc(((size_t)g->n_nodes + 1) * sizeof *stack);
     int *pos = malloc(((size_t)g->n_nodes + 1) * sizeof *pos);
-    si_status st = SI_OK;
+    si_result st = SI_OK;
     if (!state || !stack || !pos) {
         st = core_fail(err, SI_ERR_NOMEM, "out of memory");
         goto done;
@@ -413,7 +413,7 @@ done:
     return st;
 }
 
-static si_status lower_const(builder *b, int k, si_error *err)
+static si_result lower_const(builder *b, int k, si_error *err)
 {
     const core_graph *g = b->g;
     const io_node *n = &g->m->nodes[k];
@@ -433,7 +433,7 @@ static si_status lower_const(builder *b, int k, si_error *err)
             t = add_tensor(b, n->name, SI_BOOL, &shape, PT_WEIGHT);
             if (t >= 0) {
                 b->p->tensors[t].weight = w;
-                si_status st = eval_storage(b, t, err);
+                si_result st = eval_storage(b, t, err);
                 if (st != SI_OK)
                     return st;
                 b->p->tensors[t].kind = PT_CONST;
@@ -501,7 +501,7 @@ static si_status lower_const(builder *b, int k, si_error *err)
 
 /* Switch and Merge with a predicate known when the program is built: the
  * untaken branch is dead, and Merge forwards the live one. */
-static si_status lower_switch_merge(builder *b, int k, const int *in, int n_in, si_error *err)
+static si_result lower_switch_merge(builder *b, int k, const int *in, int n_in, si_error *err)
 {
     const core_graph *g = b->g;
     const io_node *n = &g->m->nodes[k];
@@ -533,7 +533,7 @@ static si_status lower_switch_merge(builder *b, int k, const int *in, int n_in, 
                          "node '%s' (Switch): its predicate depends on the input's values "
                          "(control flow that needs the host interpreter)", n->name);
     core_buf v;
-    si_status st = host_input(b, in[1], &v, err);
+    si_result st = host_input(b, in[1], &v, err);
     if (st != SI_OK)
         return st;
     int taken = ((const int32_t *)v.data)[0] != 0;
@@ -544,7 +544,7 @@ static si_status lower_switch_merge(builder *b, int k, const int *in, int n_in, 
     return SI_OK;
 }
 
-static si_status lower_node(builder *b, int k, const core_shape *input_shapes,
+static si_result lower_node(builder *b, int k, const core_shape *input_shapes,
                             const core_buf *const *input_values, si_error *err)
 {
     const core_graph *g = b->g;
@@ -594,7 +594,7 @@ static si_status lower_node(builder *b, int k, const core_shape *input_shapes,
     if (!inp)
         return core_fail(err, SI_ERR_NOMEM, "out of memory");
     lower_ctx c = {.b = b, .node = k, .n = n, .n_in = 0, .in = inp};
-    si_status st = SI_OK;
+    si_result st = SI_OK;
     int dead = 0;
     for (int i = 0; i < n->n_inputs; i++) {
         const core_edge *e = &g->edges[k][i];
@@ -627,12 +627,12 @@ static si_status lower_node(builder *b, int k, const core_shape *input_shapes,
 }
 
 /* Keeps the steps the outputs need; everything constant among them is folded. */
-static si_status finalize(builder *b, si_error *err)
+static si_result finalize(builder *b, si_error *err)
 {
     core_program *p = b->p;
     uint8_t *needed = calloc((size_t)p->n_tensors + 1, 1);
     uint8_t *live = calloc((size_t)p->n_steps + 1, 1);
-    si_status st = SI_OK;
+    si_result st = SI_OK;
     if (!needed || !live) {
         st = core_fail(err, SI_ERR_NOMEM, "out of memory");
         goto done;
@@ -701,13 +701,13 @@ done:
     return st;
 }
 
-si_status core_program_build(const core_graph *g, const core_shape *input_shapes,
+si_result core_program_build(const core_graph *g, const core_shape *input_shapes,
                              const core_buf *const *input_values,
                              core_weight_loader load, void *load_user, core_program **out,
                              si_error *err)
 {
     builder b = {.g = g, .load = load, .load_user = load_user};
-    si_status st = SI_OK;
+    si_result st = SI_OK;
     int *order = NULL, n_order = 0;
     b.p = calloc(1, sizeof *b.p);
     b.node_out = calloc((size_t)g->n_nodes + 1, sizeof *b.node_out);
@@ -794,12 +794,12 @@ void core_program_free(core_program *p)
 
 /* ---- one node on the host ---- */
 
-si_status core_eval_node(const core_graph *g, int node, const core_buf *const *in, int n_in,
+si_result core_eval_node(const core_graph *g, int node, const core_buf *const *in, int n_in,
                          core_buf *out, int max_out, core_weight_loader load, void *load_user,
                          si_error *err)
 {
     builder b = {.g = g, .load = load, .load_user = load_user};
-    si_status st = SI_OK;
+    si_result st = SI_OK;
     const io_node *n = &g->m->nodes[node];
     int n_outs = g->n_outs[node] > max_out ? max_out : g->n_outs[node];
     int *ins = calloc((size_t)n_in + 1, sizeof *ins);

@@ -5,7 +5,7 @@
 #include <string.h>
 #include "ops.h"
 
-si_status core_fail(si_error *err, si_status st, const char *fmt, ...)
+si_result core_fail(si_error *err, si_result st, const char *fmt, ...)
 {
     if (err) {
         va_list ap;
@@ -69,7 +69,7 @@ int core_broadcast_shape(const core_shape *a, const core_shape *b, core_shape *o
     return 0;
 }
 
-si_status core_conv_out(const lower_ctx *c, si_error *err, int64_t in, int64_t k, int64_t stride,
+si_result core_conv_out(const lower_ctx *c, si_error *err, int64_t in, int64_t k, int64_t stride,
                         int64_t dil, const char *padding, const int64_t *explicit_pad,
                         int64_t *out, int64_t *pad_before)
 {
@@ -148,7 +148,7 @@ float ck_apply_act(int act, float x, float alpha)
 
 typedef void (*host_fn)(const ck_step *, const core_buf *const *, core_buf *);
 
-si_status ck_host_run(const ck_step *s, const core_buf *const *ins, core_buf *out, si_error *err)
+si_result ck_host_run(const ck_step *s, const core_buf *const *ins, core_buf *out, si_error *err)
 {
     static const host_fn fns[CK__COUNT] = {
         [CK_COPY] = ck_host_copy,         [CK_PAD] = ck_host_pad,

@@ -46,7 +46,7 @@ static EGLDisplay try_surfaceless(const char *client)
     return EGL_NO_DISPLAY;
 }
 
-si_status glk_egl_open(glk_ctx *g, si_error *err)
+si_result glk_egl_open(glk_ctx *g, si_error *err)
 {
     const char *client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
     if (!client)

@@ -5,7 +5,7 @@
 #include <string.h>
 #include "glk_internal.h"
 
-si_status glk_fail(si_error *err, si_status st, const char *fmt, ...)
+si_result glk_fail(si_error *err, si_result st, const char *fmt, ...)
 {
     if (err) {
         va_list ap;
@@ -17,7 +17,7 @@ si_status glk_fail(si_error *err, si_status st, const char *fmt, ...)
     return st;
 }
 
-static si_status gl_check(si_error *err, const char *what)
+static si_result gl_check(si_error *err, const char *what)
 {
     GLenum e = glGetError();
     if (e == GL_NO_ERROR)
@@ -30,7 +30,7 @@ static si_status gl_check(si_error *err, const char *what)
 /* Does fma() round once here? One tiny dispatch tells: with a = b = 1 + 2^-12,
  * fma(a, b, -1) is 2^-11 + 2^-24 when fused and 2^-11 when not. The 4-byte probe
  * buffer is gone before any plan exists, so it never counts against a budget. */
-static si_status probe_fma(glk_ctx *g, si_error *err)
+static si_result probe_fma(glk_ctx *g, si_error *err)
 {
     static const char *src =
         "#version 320 es\nlayout(local_size_x = 1) in;\n"
@@ -73,14 +73,14 @@ static si_status probe_fma(glk_ctx *g, si_error *err)
     return gl_check(err, "fma probe");
 }
 
-si_status glk_open(glk_ctx **out, si_error *err)
+si_result glk_open(glk_ctx **out, si_error *err)
 {
     glk_ctx *g = calloc(1, sizeof *g);
     if (!g)
         return glk_fail(err, SI_ERR_NOMEM, "out of host memory");
     g->dpy = EGL_NO_DISPLAY;
     g->ctx = EGL_NO_CONTEXT;
-    si_status st = glk_egl_open(g, err);
+    si_result st = glk_egl_open(g, err);
     if (st != SI_OK) {
         glk_egl_close(g);
         free(g);
@@ -130,7 +130,7 @@ uint64_t glk_max_loop_iterations(const glk_ctx *g)
     return strstr(g->renderer, "llvmpipe") || strstr(g->renderer, "softpipe") ? 65535 : UINT64_MAX;
 }
 
-si_status glk_buffer_create(glk_ctx *g, uint64_t bytes, uint32_t *name, si_error *err)
+si_result glk_buffer_create(glk_ctx *g, uint64_t bytes, uint32_t *name, si_error *err)
 {
     (void)g;
     GLuint b = 0;
@@ -139,7 +139,7 @@ si_status glk_buffer_create(glk_ctx *g, uint64_t bytes, uint32_t *name, si_error
     glGenBuffers(1, &b);
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, b);
     glBufferData(GL_SHADER_STORAGE_BUFFER, (GLsizeiptr)(bytes ? bytes : 4), NULL, GL_DYNAMIC_DRAW);
-    si_status st = gl_check(err, "buffer allocation");
+    si_result st = gl_check(err, "buffer allocation");
     if (st != SI_OK) {
         glDeleteBuffers(1, &b);
         return st;
@@ -156,7 +156,7 @@ void glk_buffer_destroy(glk_ctx *g, uint32_t name)
         glDeleteBuffers(1, &b);
 }
 
-si_status glk_upload(glk_ctx *g, uint32_t buf, uint64_t offset, const void *src, uint64_t bytes,
+si_result glk_upload(glk_ctx *g, uint32_t buf, uint64_t offset, const void *src, uint64_t bytes,
                      si_error *err)
 {
     (void)g;
@@ -165,7 +165,7 @@ si_status glk_upload(glk_ctx *g, uint32_t buf, uint64_t offset, const void *src,
     return gl_check(err, "upload");
 }
 
-si_status glk_download(glk_ctx *g, uint32_t buf, uint64_t offset, void *dst, uint64_t bytes,
+si_result glk_download(glk_ctx *g, uint32_t buf, uint64_t offset, void *dst, uint64_t bytes,
                        si_error *err)
 {
     (void)g;
@@ -181,7 +181,7 @@ si_status glk_download(glk_ctx *g, uint32_t buf, uint64_t offset, void *dst, uin
     return gl_check(err, "download");
 }
 
-si_status glk_host_pool_create(glk_ctx *g, uint64_t bytes, uint32_t *name, void **ptr,
+si_result glk_host_pool_create(glk_ctx *g, uint64_t bytes, uint32_t *name, void **ptr,
                                si_error *err)
 {
     (void)g;
@@ -197,7 +197,7 @@ si_status glk_host_pool_create(glk_ctx *g, uint64_t bytes, uint32_t *name, void 
     glBufferStorageEXT(GL_COPY_WRITE_BUFFER, (GLsizeiptr)(bytes ? bytes : 4), NULL,
                        flags | GL_CLIENT_STORAGE_BIT_EXT);
     void *p = glMapBufferRange(GL_COPY_WRITE_BUFFER, 0, (GLsizeiptr)(bytes ? bytes : 4), flags);
-    si_status st = gl_check(err, "host pool");
+    si_result st = gl_check(err, "host pool");
     if (st != SI_OK || !p) {
         glDeleteBuffers(1, &b);
         return st != SI_OK ? st : glk_fail(err, SI_ERR_GPU, "cannot map the host pool");
@@ -218,7 +218,7 @@ void glk_host_pool_destroy(glk_ctx *g, uint32_t name)
     glDeleteBuffers(1, &b);
 }
 
-si_status glk_copy(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uint64_t dst_off,
+si_result glk_copy(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uint64_t dst_off,
                    uint64_t bytes, si_error *err)
 {
     (void)g;
@@ -229,7 +229,7 @@ si_status glk_copy(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uin
     return gl_check(err, "copy");
 }
 
-si_status glk_finish(glk_ctx *g, si_error *err)
+si_result glk_finish(glk_ctx *g, si_error *err)
 {
     (void)g;
     glFinish();
@@ -358,7 +358,7 @@ static const char *prelude =
     "    float s, t; two_sum(f, d.x, s, t); precise float r = s + (t + d.y); return r;\n"
     "}\n";
 
-static si_status compile(int fused, const char *shader, const char *defines, glk_program *out,
+static si_result compile(int fused, const char *shader, const char *defines, glk_program *out,
                          si_error *err)
 {
     static const char *head32 =
@@ -457,7 +457,7 @@ static uint64_t step_invocations(const ck_step *s, uint64_t out_elems)
     }
 }
 
-static si_status get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, si_dtype out_dt,
+static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, si_dtype out_dt,
                              glk_program **out, si_error *err)
 {
     const glk_kernel *k = &kernels[s->kind];
@@ -485,7 +485,7 @@ static si_status get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
                       dtype_glsl(i < s->n_in && s->in[i] >= 0 ? in_dt[i] : SI_FLOAT32));
     snprintf(defs + m, sizeof defs - (size_t)m, "#define TO %s\n", dtype_glsl(out_dt));
     glk_program *p = &g->programs[g->n_programs];
-    si_status st = compile(g->fused_fma, k->shader, defs, p, err);
+    si_result st = compile(g->fused_fma, k->shader, defs, p, err);
     if (st != SI_OK)
         return st;
     snprintf(p->key, sizeof p->key, "%s", key);
@@ -494,12 +494,12 @@ static si_status get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
     return SI_OK;
 }
 
-si_status glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
+si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
                        const si_dtype *in_dtypes, const glk_range *out, si_dtype out_dtype,
                        si_error *err)
 {
     glk_program *p;
-    si_status st = get_program(g, s, in_dtypes, out_dtype, &p, err);
+    si_result st = get_program(g, s, in_dtypes, out_dtype, &p, err);
     if (st != SI_OK)
         return st;
     glUseProgram(p->prog);

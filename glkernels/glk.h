@@ -10,7 +10,7 @@
 
 typedef struct glk_ctx glk_ctx;
 
-si_status glk_open(glk_ctx **out, si_error *err);
+si_result glk_open(glk_ctx **out, si_error *err);
 void glk_close(glk_ctx *g);
 const char *glk_renderer(const glk_ctx *g);
 /* Offsets of bound ranges must be multiples of this. */
@@ -21,11 +21,11 @@ uint64_t glk_max_loop_iterations(const glk_ctx *g);
 uint64_t glk_max_binding(const glk_ctx *g);
 
 /* Device buffers: plain GL buffer names. */
-si_status glk_buffer_create(glk_ctx *g, uint64_t bytes, uint32_t *name, si_error *err);
+si_result glk_buffer_create(glk_ctx *g, uint64_t bytes, uint32_t *name, si_error *err);
 void glk_buffer_destroy(glk_ctx *g, uint32_t name);
-si_status glk_upload(glk_ctx *g, uint32_t buf, uint64_t offset, const void *src, uint64_t bytes,
+si_result glk_upload(glk_ctx *g, uint32_t buf, uint64_t offset, const void *src, uint64_t bytes,
                      si_error *err);
-si_status glk_download(glk_ctx *g, uint32_t buf, uint64_t offset, void *dst, uint64_t bytes,
+si_result glk_download(glk_ctx *g, uint32_t buf, uint64_t offset, void *dst, uint64_t bytes,
                        si_error *err);
 
 /* Host memory the GPU copies from and to: a persistently mapped GL buffer in
@@ -33,11 +33,11 @@ si_status glk_download(glk_ctx *g, uint32_t buf, uint64_t offset, void *dst, uin
  * bus speed with no CPU memcpy and no stall. It holds no VRAM (bench/ checks
  * that with nvidia-smi), so it is not part of the VRAM budget. Fails with
  * SI_ERR_UNSUPPORTED where GL_EXT_buffer_storage is missing. */
-si_status glk_host_pool_create(glk_ctx *g, uint64_t bytes, uint32_t *name, void **ptr,
+si_result glk_host_pool_create(glk_ctx *g, uint64_t bytes, uint32_t *name, void **ptr,
                                si_error *err);
 void glk_host_pool_destroy(glk_ctx *g, uint32_t name);
 /* Copies between buffers on the GPU's timeline (ordered after earlier steps). */
-si_status glk_copy(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uint64_t dst_off,
+si_result glk_copy(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uint64_t dst_off,
                    uint64_t bytes, si_error *err);
 
 typedef struct {
@@ -48,10 +48,10 @@ typedef struct {
 
 /* Dispatches one step; ins[i] ignored where s->in[i] < 0. in_dtypes give the
  * tensors' dtypes (shader variants), out_dtype the output's. */
-si_status glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
+si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
                        const si_dtype *in_dtypes, const glk_range *out, si_dtype out_dtype,
                        si_error *err);
 /* Waits for all submitted work (timing, tests). */
-si_status glk_finish(glk_ctx *g, si_error *err);
+si_result glk_finish(glk_ctx *g, si_error *err);
 
 #endif

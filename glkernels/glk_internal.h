@@ -25,9 +25,9 @@ struct glk_ctx {
     glk_program programs[GLK_MAX_PROGRAMS];
 };
 
-si_status glk_fail(si_error *err, si_status st, const char *fmt, ...)
+si_result glk_fail(si_error *err, si_result st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-si_status glk_egl_open(glk_ctx *g, si_error *err);
+si_result glk_egl_open(glk_ctx *g, si_error *err);
 void glk_egl_close(glk_ctx *g);
 
 /* Embedded shader sources (generated from the .comp files at build time). */

@@ -21,10 +21,10 @@ typedef enum {
     SI_ERR_GPU,      /* EGL/GL failure */
     SI_ERR_BUDGET,   /* no plan fits the VRAM budget */
     SI_ERR_NOMEM     /* host allocation failed */
-} si_status;
+} si_result;
 
 typedef struct {
-    si_status status;
+    si_result status;
     char message[512];
 } si_error;
 
@@ -78,12 +78,12 @@ typedef struct {
 typedef struct si_model si_model;
 
 /* path: a folder holding model.json, or a path to a graph-model .json file. */
-si_status si_open(const char *path, const si_options *opt, si_model **out, si_error *err);
+si_result si_open(const char *path, const si_options *opt, si_model **out, si_error *err);
 void si_close(si_model *m);
 
 int si_input_count(const si_model *m);
 /* Shape as declared by the model; -1 marks a dimension bound by the input. */
-si_status si_input_info(const si_model *m, int i, const char **name, si_dtype *dtype,
+si_result si_input_info(const si_model *m, int i, const char **name, si_dtype *dtype,
                         int *rank, int64_t shape[SI_MAX_RANK]);
 int si_output_count(const si_model *m);
 const char *si_output_name(const si_model *m, int i);
@@ -91,28 +91,28 @@ const char *si_output_name(const si_model *m, int i);
 /* Runs the model. inputs[i] are matched by name (or position when name is NULL).
  * Any dimension declared -1 is bound from the given input; the program is
  * planned once per distinct set of input shapes. */
-si_status si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error *err);
+si_result si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error *err);
 
 /* Valid after a successful si_run until the next si_run or si_close. */
-si_status si_output(const si_model *m, int i, si_dtype *dtype, int *rank,
+si_result si_output(const si_model *m, int i, si_dtype *dtype, int *rank,
                     int64_t shape[SI_MAX_RANK], const void **data, si_error *err);
 
 void si_get_stats(const si_model *m, si_stats *st);
 
 /* Prints the plan for the current input shapes as a table: segments, steps,
  * working sets, uploads, evictions, GPU bytes in use, peak. Needs no GPU run. */
-si_status si_print_plan(const si_model *m, FILE *f, si_error *err);
+si_result si_print_plan(const si_model *m, FILE *f, si_error *err);
 
 /* Tensor files, for callers that have no reader of their own (the CLI).
  * si_npy_read allocates *data (free with free()); bool is 1 byte an element. */
-si_status si_npy_read(const char *path, si_dtype *dtype, int *rank, int64_t shape[SI_MAX_RANK],
+si_result si_npy_read(const char *path, si_dtype *dtype, int *rank, int64_t shape[SI_MAX_RANK],
                       void **data, si_error *err);
-si_status si_npy_write(const char *path, si_dtype dtype, int rank, const int64_t *shape,
+si_result si_npy_write(const char *path, si_dtype dtype, int rank, const int64_t *shape,
                        const void *data, si_error *err);
 /* Decodes an image (jpg, png, bmp, ...), resizes it to height x width, RGB, HWC;
  * float32 scaled to [0,1], int32 0..255. height/width 0 keep the image's own size,
  * reported back through them. */
-si_status si_image_read(const char *path, int *height, int *width, si_dtype dtype, void **data,
+si_result si_image_read(const char *path, int *height, int *width, si_dtype dtype, void **data,
                         si_error *err);
 
 const char *si_dtype_name(si_dtype t);

@@ -3,7 +3,7 @@
 
 #include "io.h"
 
-si_status io_fail(si_error *err, si_status st, const char *fmt, ...)
+si_result io_fail(si_error *err, si_result st, const char *fmt, ...)
 {
     if (!err)
         return st;

@@ -8,7 +8,7 @@
 
 #include "io.h"
 
-si_status io_image_read(const char *path, int *height_io, int *width_io, si_dtype dtype, void **data,
+si_result io_image_read(const char *path, int *height_io, int *width_io, si_dtype dtype, void **data,
                         si_error *err)
 {
     *data = NULL;

@@ -8,7 +8,7 @@
 #include "streaminfer.h"
 
 /* Sets err->status and a printf-style message; returns the status. */
-si_status io_fail(si_error *err, si_status st, const char *fmt, ...)
+si_result io_fail(si_error *err, si_result st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* TF DataType as written by the converter ("DT_FLOAT" ...). Values below
@@ -107,7 +107,7 @@ typedef struct {
 /* path: a folder holding model.json, or a path to a graph-model .json.
  * Checks: JSON well formed, format graph-model, shards exist and are at least as
  * long as the manifest says, every weight's bytes agree with shape and dtype. */
-si_status io_model_load(const char *path, io_model **out, si_error *err);
+si_result io_model_load(const char *path, io_model **out, si_error *err);
 void io_model_free(io_model *m);
 
 const io_attr *io_node_attr(const io_node *n, const char *name);
@@ -121,25 +121,25 @@ float io_half_to_float(uint16_t h);
 
 /* Shard readers: one interface, two implementations. */
 typedef struct io_reader io_reader;
-si_status io_reader_open(const io_model *m, si_io_mode mode, io_reader **out, si_error *err);
+si_result io_reader_open(const io_model *m, si_io_mode mode, io_reader **out, si_error *err);
 /* Queue a read of weight w's stored bytes into dst (nbytes of the weight). */
-si_status io_reader_submit(io_reader *r, int w, void *dst, si_error *err);
+si_result io_reader_submit(io_reader *r, int w, void *dst, si_error *err);
 /* Wait for every queued read. */
-si_status io_reader_wait(io_reader *r, si_error *err);
-si_status io_reader_read(io_reader *r, int w, void *dst, si_error *err); /* submit + wait */
+si_result io_reader_wait(io_reader *r, si_error *err);
+si_result io_reader_read(io_reader *r, int w, void *dst, si_error *err); /* submit + wait */
 void io_reader_close(io_reader *r);
 
 /* .npy: reads <f4 <i4 |b1 |u1 (u1 → int32) <f8 (→ float32) <i8 (→ int32, range checked), C order.
  * Data: float32, int32, or 1 byte per bool. */
-si_status io_npy_read(const char *path, si_dtype *dtype, int *rank, int64_t shape[SI_MAX_RANK],
+si_result io_npy_read(const char *path, si_dtype *dtype, int *rank, int64_t shape[SI_MAX_RANK],
                       void **data, si_error *err);
-si_status io_npy_write(const char *path, si_dtype dtype, int rank, const int64_t *shape,
+si_result io_npy_write(const char *path, si_dtype dtype, int rank, const int64_t *shape,
                        const void *data, si_error *err);
 
 /* Image (.jpg/.png/.bmp ... via stb_image), resized (bilinear) to height x width, RGB,
  * HWC. float32 scaled to [0,1], int32 0..255. A size of 0 keeps the image's own,
  * written back. */
-si_status io_image_read(const char *path, int *height, int *width, si_dtype dtype,
+si_result io_image_read(const char *path, int *height, int *width, si_dtype dtype,
                         void **data, si_error *err);
 
 #endif

@@ -25,7 +25,7 @@ static char *io_strdup(const char *s)
     return d;
 }
 
-static si_status io_nomem(const io_ctx *c)
+static si_result io_nomem(const io_ctx *c)
 {
     return io_fail(c->err, SI_ERR_NOMEM, "%s: out of memory", c->file);
 }
@@ -179,7 +179,7 @@ static int io_json_type_attr(const cJSON *v, io_dtype *dt, const char **name)
 }
 
 /* TensorShapeProto. Returns SI_OK, or a status with *why set. */
-static si_status io_json_shape(const cJSON *v, io_shape *s, const char **why)
+static si_result io_json_shape(const cJSON *v, io_shape *s, const char **why)
 {
     memset(s, 0, sizeof *s);
     if (!cJSON_IsObject(v)) {
@@ -220,12 +220,12 @@ static size_t io_dtype_bytes(io_dtype dt)
     return dt == IO_DT_BOOL ? 1 : 4;
 }
 
-static si_status io_attr_bad(const io_ctx *c, const io_attr *a, si_status st, const char *why)
+static si_result io_attr_bad(const io_ctx *c, const io_attr *a, si_result st, const char *why)
 {
     return io_fail(c->err, st, "%s: node '%s': attr '%s': %s", c->file, c->node, a->name, why);
 }
 
-static si_status io_json_tensor(const io_ctx *c, const cJSON *v, io_attr *a)
+static si_result io_json_tensor(const io_ctx *c, const cJSON *v, io_attr *a)
 {
     io_tensor_value *t = &a->tensor;
     const char *name, *why = NULL;
@@ -239,7 +239,7 @@ static si_status io_json_tensor(const io_ctx *c, const cJSON *v, io_attr *a)
     }
     const cJSON *shape = io_get(v, "tensorShape", "tensor_shape");
     if (shape) {
-        si_status st = io_json_shape(shape, &t->shape, &why);
+        si_result st = io_json_shape(shape, &t->shape, &why);
         if (st)
             return io_attr_bad(c, a, st, why);
     }
@@ -304,7 +304,7 @@ static const char *io_list_keys[] = {"i", "f", "b", "s", "type", "shape"};
 static const io_attr_kind io_list_kinds[] = {IO_ATTR_I, IO_ATTR_F, IO_ATTR_B,
                                              IO_ATTR_S, IO_ATTR_TYPE, IO_ATTR_SHAPE};
 
-static si_status io_json_list(const io_ctx *c, const cJSON *v, io_attr *a)
+static si_result io_json_list(const io_ctx *c, const cJSON *v, io_attr *a)
 {
     if (!cJSON_IsObject(v))
         return io_attr_bad(c, a, SI_ERR_FORMAT, "list is not an object");
@@ -339,7 +339,7 @@ static si_status io_json_list(const io_ctx *c, const cJSON *v, io_attr *a)
     const cJSON *e;
     cJSON_ArrayForEach(e, arr) {
         const char *why = "bad list value", *name;
-        si_status st = SI_OK;
+        si_result st = SI_OK;
         size_t len;
         int r;
         switch (a->list_kind) {
@@ -372,11 +372,11 @@ static si_status io_json_list(const io_ctx *c, const cJSON *v, io_attr *a)
     return SI_OK;
 }
 
-static si_status io_json_attr(const io_ctx *c, const cJSON *v, io_attr *a)
+static si_result io_json_attr(const io_ctx *c, const cJSON *v, io_attr *a)
 {
     const cJSON *x;
     const char *why = NULL;
-    si_status st;
+    si_result st;
     if (!cJSON_IsObject(v))
         return io_attr_bad(c, a, SI_ERR_FORMAT, "value is not an object");
     if ((x = io_get(v, "i", NULL))) {
@@ -435,7 +435,7 @@ static si_status io_json_attr(const io_ctx *c, const cJSON *v, io_attr *a)
     return SI_OK;
 }
 
-static si_status io_json_node(io_ctx *c, int idx, const cJSON *v, io_node *n)
+static si_result io_json_node(io_ctx *c, int idx, const cJSON *v, io_node *n)
 {
     const cJSON *name = cJSON_IsObject(v) ? io_get(v, "name", NULL) : NULL;
     if (!cJSON_IsString(name))
@@ -481,7 +481,7 @@ static si_status io_json_node(io_ctx *c, int idx, const cJSON *v, io_node *n)
             io_attr *a = &n->attrs[i++];
             if (!(a->name = io_strdup(e->string)))
                 return io_nomem(c);
-            si_status st = io_json_attr(c, e, a);
+            si_result st = io_json_attr(c, e, a);
             if (st)
                 return st;
         }
@@ -490,12 +490,12 @@ static si_status io_json_node(io_ctx *c, int idx, const cJSON *v, io_node *n)
     return SI_OK;
 }
 
-static si_status io_weight_bad(const io_ctx *c, const char *w, si_status st, const char *why)
+static si_result io_weight_bad(const io_ctx *c, const char *w, si_result st, const char *why)
 {
     return io_fail(c->err, st, "%s: weight '%s': %s", c->file, w, why);
 }
 
-static si_status io_json_weight(const io_ctx *c, const cJSON *v, io_weight *w, int idx)
+static si_result io_json_weight(const io_ctx *c, const cJSON *v, io_weight *w, int idx)
 {
     const cJSON *name = cJSON_IsObject(v) ? io_get(v, "name", NULL) : NULL;
     if (!cJSON_IsString(name))
@@ -581,7 +581,7 @@ static char *io_join(const char *dir, const char *name)
     return p;
 }
 
-static si_status io_json_group(const io_ctx *c, io_model *m, int gi, const cJSON *v, int *wi)
+static si_result io_json_group(const io_ctx *c, io_model *m, int gi, const cJSON *v, int *wi)
 {
     io_group *g = &m->groups[gi];
     const cJSON *paths = cJSON_IsObject(v) ? io_get(v, "paths", NULL) : NULL;
@@ -616,7 +616,7 @@ static si_status io_json_group(const io_ctx *c, io_model *m, int gi, const cJSON
     uint64_t off = 0;
     cJSON_ArrayForEach(e, weights) {
         io_weight *w = &m->weights[*wi];
-        si_status st = io_json_weight(c, e, w, *wi);
+        si_result st = io_json_weight(c, e, w, *wi);
         (*wi)++;
         if (st)
             return st;
@@ -640,7 +640,7 @@ static si_status io_json_group(const io_ctx *c, io_model *m, int gi, const cJSON
     return SI_OK;
 }
 
-static si_status io_json_manifest(io_ctx *c, io_model *m, const cJSON *man)
+static si_result io_json_manifest(io_ctx *c, io_model *m, const cJSON *man)
 {
     if (!man)
         return SI_OK;
@@ -660,14 +660,14 @@ static si_status io_json_manifest(io_ctx *c, io_model *m, const cJSON *man)
     m->n_weights = nw;
     int gi = 0, wi = 0;
     cJSON_ArrayForEach(g, man) {
-        si_status st = io_json_group(c, m, gi++, g, &wi);
+        si_result st = io_json_group(c, m, gi++, g, &wi);
         if (st)
             return st;
     }
     return SI_OK;
 }
 
-static si_status io_json_sig_side(const io_ctx *c, const cJSON *v, const char *side, int *n,
+static si_result io_json_sig_side(const io_ctx *c, const cJSON *v, const char *side, int *n,
                                   char ***keys, char ***names)
 {
     if (!v)
@@ -693,9 +693,9 @@ static si_status io_json_sig_side(const io_ctx *c, const cJSON *v, const char *s
     return SI_OK;
 }
 
-static si_status io_json_model(io_ctx *c, io_model *m, const cJSON *root)
+static si_result io_json_model(io_ctx *c, io_model *m, const cJSON *root)
 {
-    si_status st;
+    si_result st;
     if (!cJSON_IsObject(root))
         return io_fail(c->err, SI_ERR_FORMAT, "%s: top level is not a JSON object", c->file);
     const cJSON *fmt = io_get(root, "format", NULL);
@@ -751,7 +751,7 @@ static si_status io_json_model(io_ctx *c, io_model *m, const cJSON *root)
     return SI_OK;
 }
 
-static si_status io_resolve(const char *path, io_model *m, si_error *err)
+static si_result io_resolve(const char *path, io_model *m, si_error *err)
 {
     struct stat st;
     if (!path || !path[0])
@@ -778,7 +778,7 @@ static si_status io_resolve(const char *path, io_model *m, si_error *err)
     return SI_OK;
 }
 
-static si_status io_read_all(const char *file, char **buf, size_t *len, si_error *err)
+static si_result io_read_all(const char *file, char **buf, size_t *len, si_error *err)
 {
     FILE *f = fopen(file, "rb");
     if (!f)
@@ -807,7 +807,7 @@ static si_status io_read_all(const char *file, char **buf, size_t *len, si_error
     return SI_OK;
 }
 
-si_status io_model_load(const char *path, io_model **out, si_error *err)
+si_result io_model_load(const char *path, io_model **out, si_error *err)
 {
     *out = NULL;
     io_model *m = calloc(1, sizeof *m);
@@ -815,7 +815,7 @@ si_status io_model_load(const char *path, io_model **out, si_error *err)
         return io_fail(err, SI_ERR_NOMEM, "%s: out of memory", path ? path : "(null)");
     char *buf = NULL;
     size_t len = 0;
-    si_status st = io_resolve(path, m, err);
+    si_result st = io_resolve(path, m, err);
     if (!st)
         st = io_read_all(m->json_path, &buf, &len, err);
     if (st) {

@@ -39,7 +39,7 @@ static const struct {
     {"u1", IO_NPY_U1, 1}, {"f8", IO_NPY_F8, 8}, {"i8", IO_NPY_I8, 8},
 };
 
-static si_status io_npy_header(const char *path, const char *h, io_npy_kind *kind, size_t *esize,
+static si_result io_npy_header(const char *path, const char *h, io_npy_kind *kind, size_t *esize,
                                int *rank, int64_t *shape, uint64_t *count, si_error *err)
 {
     const char *d = io_npy_value(h, "descr");
@@ -108,7 +108,7 @@ static si_status io_npy_header(const char *path, const char *h, io_npy_kind *kin
     return SI_OK;
 }
 
-static si_status io_npy_convert(const char *path, io_npy_kind kind, const uint8_t *src, uint64_t n,
+static si_result io_npy_convert(const char *path, io_npy_kind kind, const uint8_t *src, uint64_t n,
                                 si_dtype *dtype, void **data, si_error *err)
 {
     size_t osize = kind == IO_NPY_B1 ? 1 : 4;
@@ -150,7 +150,7 @@ static si_status io_npy_convert(const char *path, io_npy_kind kind, const uint8_
     return SI_OK;
 }
 
-si_status io_npy_read(const char *path, si_dtype *dtype, int *rank, int64_t shape[SI_MAX_RANK],
+si_result io_npy_read(const char *path, si_dtype *dtype, int *rank, int64_t shape[SI_MAX_RANK],
                       void **data, si_error *err)
 {
     *data = NULL;
@@ -170,7 +170,7 @@ si_status io_npy_read(const char *path, si_dtype *dtype, int *rank, int64_t shap
     }
     size_t got = fread(buf, 1, len, f);
     fclose(f);
-    si_status s = SI_OK;
+    si_result s = SI_OK;
     if (got != len) {
         s = io_fail(err, SI_ERR_IO, "%s: read failed", path);
         goto done;
@@ -227,7 +227,7 @@ done:
     return s;
 }
 
-si_status io_npy_write(const char *path, si_dtype dtype, int rank, const int64_t *shape,
+si_result io_npy_write(const char *path, si_dtype dtype, int rank, const int64_t *shape,
                        const void *data, si_error *err)
 {
     const char *descr = dtype == SI_FLOAT32 ? "<f4" : dtype == SI_INT32 ? "<i4" : dtype == SI_BOOL ? "|b1" : NULL;

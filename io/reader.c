@@ -6,7 +6,7 @@
 
 #include "reader_internal.h"
 
-si_status io_reader_open(const io_model *m, si_io_mode mode, io_reader **out, si_error *err)
+si_result io_reader_open(const io_model *m, si_io_mode mode, io_reader **out, si_error *err)
 {
     if (!out)
         return io_fail(err, SI_ERR_ARG, "io_reader_open: out is NULL");
@@ -20,7 +20,7 @@ si_status io_reader_open(const io_model *m, si_io_mode mode, io_reader **out, si
     return io_fail(err, SI_ERR_ARG, "%s: unknown io mode %d", m->json_path, (int)mode);
 }
 
-si_status io_reader_submit(io_reader *r, int w, void *dst, si_error *err)
+si_result io_reader_submit(io_reader *r, int w, void *dst, si_error *err)
 {
     if (!r)
         return io_fail(err, SI_ERR_ARG, "io_reader_submit: reader is NULL");
@@ -35,16 +35,16 @@ si_status io_reader_submit(io_reader *r, int w, void *dst, si_error *err)
     return r->ops->submit(r, wt, dst, err);
 }
 
-si_status io_reader_wait(io_reader *r, si_error *err)
+si_result io_reader_wait(io_reader *r, si_error *err)
 {
     if (!r)
         return io_fail(err, SI_ERR_ARG, "io_reader_wait: reader is NULL");
     return r->ops->wait(r, err);
 }
 
-si_status io_reader_read(io_reader *r, int w, void *dst, si_error *err)
+si_result io_reader_read(io_reader *r, int w, void *dst, si_error *err)
 {
-    si_status st = io_reader_submit(r, w, dst, err);
+    si_result st = io_reader_submit(r, w, dst, err);
     if (st) {
         /* Reads already queued may still write into caller memory: finish them. */
         si_error ignored;
@@ -61,7 +61,7 @@ void io_reader_close(io_reader *r)
         r->ops->close(r);
 }
 
-si_status io_reader_spans(io_reader *r, const io_weight *w, void *dst, io_span_fn fn, si_error *err)
+si_result io_reader_spans(io_reader *r, const io_weight *w, void *dst, io_span_fn fn, si_error *err)
 {
     const io_model *m = r->m;
     if (w->group < 0 || w->group >= m->n_groups)
@@ -81,7 +81,7 @@ si_status io_reader_spans(io_reader *r, const io_weight *w, void *dst, io_span_f
             n = left;
         if (n == 0)
             continue;
-        si_status st = fn(r, w->group, s, off, d, n, err);
+        si_result st = fn(r, w->group, s, off, d, n, err);
         if (st)
             return st;
         d += n;
@@ -90,7 +90,7 @@ si_status io_reader_spans(io_reader *r, const io_weight *w, void *dst, io_span_f
     return SI_OK;
 }
 
-si_status io_shard_open(const io_model *m, int g, int shard, int *fd, si_error *err)
+si_result io_shard_open(const io_model *m, int g, int shard, int *fd, si_error *err)
 {
     const char *path = m->groups[g].paths[shard];
     int f = open(path, O_RDONLY | O_CLOEXEC);

@@ -6,8 +6,8 @@
 #include "io.h"
 
 typedef struct io_reader_ops {
-    si_status (*submit)(io_reader *r, const io_weight *w, void *dst, si_error *err);
-    si_status (*wait)(io_reader *r, si_error *err);
+    si_result (*submit)(io_reader *r, const io_weight *w, void *dst, si_error *err);
+    si_result (*wait)(io_reader *r, si_error *err);
     void (*close)(io_reader *r);
 } io_reader_ops;
 
@@ -17,17 +17,17 @@ struct io_reader {
 };
 
 /* One piece of a weight that lies inside a single shard file. */
-typedef si_status (*io_span_fn)(io_reader *r, int group, int shard, uint64_t shard_offset,
+typedef si_result (*io_span_fn)(io_reader *r, int group, int shard, uint64_t shard_offset,
                                 uint8_t *dst, uint64_t len, si_error *err);
 
 /* Splits weight w's bytes at shard boundaries and calls fn for each piece, in order. */
-si_status io_reader_spans(io_reader *r, const io_weight *w, void *dst, io_span_fn fn, si_error *err);
+si_result io_reader_spans(io_reader *r, const io_weight *w, void *dst, io_span_fn fn, si_error *err);
 
 /* Opens shard `shard` of group g read-only and checks it still holds the bytes
  * io_model_load saw. */
-si_status io_shard_open(const io_model *m, int g, int shard, int *fd, si_error *err);
+si_result io_shard_open(const io_model *m, int g, int shard, int *fd, si_error *err);
 
-si_status io_reader_mmap_open(const io_model *m, io_reader **out, si_error *err);
-si_status io_reader_uring_open(const io_model *m, io_reader **out, si_error *err);
+si_result io_reader_mmap_open(const io_model *m, io_reader **out, si_error *err);
+si_result io_reader_uring_open(const io_model *m, io_reader **out, si_error *err);
 
 #endif

@@ -15,7 +15,7 @@ typedef struct {
     int *first;       /* index in maps of each group's first shard */
 } io_mmap_reader;
 
-static si_status io_mmap_copy(io_reader *r, int group, int shard, uint64_t off, uint8_t *dst,
+static si_result io_mmap_copy(io_reader *r, int group, int shard, uint64_t off, uint8_t *dst,
                               uint64_t len, si_error *err)
 {
     io_mmap_reader *mr = (io_mmap_reader *)r;
@@ -24,12 +24,12 @@ static si_status io_mmap_copy(io_reader *r, int group, int shard, uint64_t off, 
     return SI_OK;
 }
 
-static si_status io_mmap_submit(io_reader *r, const io_weight *w, void *dst, si_error *err)
+static si_result io_mmap_submit(io_reader *r, const io_weight *w, void *dst, si_error *err)
 {
     return io_reader_spans(r, w, dst, io_mmap_copy, err);
 }
 
-static si_status io_mmap_wait(io_reader *r, si_error *err)
+static si_result io_mmap_wait(io_reader *r, si_error *err)
 {
     (void)r;
     (void)err;
@@ -50,7 +50,7 @@ static void io_mmap_close(io_reader *r)
 
 static const io_reader_ops io_mmap_ops = {io_mmap_submit, io_mmap_wait, io_mmap_close};
 
-si_status io_reader_mmap_open(const io_model *m, io_reader **out, si_error *err)
+si_result io_reader_mmap_open(const io_model *m, io_reader **out, si_error *err)
 {
     io_mmap_reader *mr = calloc(1, sizeof *mr);
     if (!mr)
@@ -76,7 +76,7 @@ si_status io_reader_mmap_open(const io_model *m, io_reader **out, si_error *err)
             if (len == 0)
                 continue; /* mmap refuses empty mappings, and nothing is read from it */
             int fd;
-            si_status st = io_shard_open(m, g, s, &fd, err);
+            si_result st = io_shard_open(m, g, s, &fd, err);
             if (st) {
                 io_mmap_close(&mr->base);
                 return st;

@@ -6,10 +6,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* liburing pulls in <signal.h>, whose siginfo_t defines si_status as a macro;
- * it would rewrite our status type. Nothing here uses siginfo_t. */
-#undef si_status
-
 /* Valgrind does not see the kernel write through io_uring; tell it, or every
  * byte read this way looks uninitialised in the memcheck runs. */
 #if defined(__has_include)
@@ -53,7 +49,7 @@ typedef struct {
     int broken;                /* the ring itself failed: nothing more can be read */
 } io_uring_reader;
 
-static void io_uring_record(io_uring_reader *ur, si_status st, const char *path, const char *what, int e)
+static void io_uring_record(io_uring_reader *ur, si_result st, const char *path, const char *what, int e)
 {
     if (!ur->failed)
         io_fail(&ur->fail, st, "%s: io_uring %s: %s", path, what, strerror(e));
@@ -158,7 +154,7 @@ static int io_uring_in_flight(const io_uring_reader *ur)
     return IO_URING_DEPTH - ur->n_free;
 }
 
-static si_status io_uring_enqueue(io_reader *r, int group, int shard, uint64_t off, uint8_t *dst,
+static si_result io_uring_enqueue(io_reader *r, int group, int shard, uint64_t off, uint8_t *dst,
                                   uint64_t len, si_error *err)
 {
     io_uring_reader *ur = (io_uring_reader *)r;
@@ -169,12 +165,12 @@ static si_status io_uring_enqueue(io_reader *r, int group, int shard, uint64_t o
     return SI_OK;
 }
 
-static si_status io_uring_submit_w(io_reader *r, const io_weight *w, void *dst, si_error *err)
+static si_result io_uring_submit_w(io_reader *r, const io_weight *w, void *dst, si_error *err)
 {
     io_uring_reader *ur = (io_uring_reader *)r;
     if (ur->broken)
         return io_fail(err, ur->fail.status, "%s", ur->fail.message);
-    si_status st = io_reader_spans(r, w, dst, io_uring_enqueue, err);
+    si_result st = io_reader_spans(r, w, dst, io_uring_enqueue, err);
     /* Reap what is done without blocking, then start as much as fits. */
     struct io_uring_cqe *cqe;
     while (io_uring_in_flight(ur) > 0 && io_uring_peek_cqe(&ur->ring, &cqe) == 0)
@@ -183,7 +179,7 @@ static si_status io_uring_submit_w(io_reader *r, const io_weight *w, void *dst, 
     return st;
 }
 
-static si_status io_uring_wait_all(io_reader *r, si_error *err)
+static si_result io_uring_wait_all(io_reader *r, si_error *err)
 {
     io_uring_reader *ur = (io_uring_reader *)r;
     for (;;) {
@@ -206,7 +202,7 @@ static si_status io_uring_wait_all(io_reader *r, si_error *err)
     }
     ur->q_head = ur->q_len = 0;
     if (ur->failed) {
-        si_status st = io_fail(err, ur->fail.status, "%s", ur->fail.message);
+        si_result st = io_fail(err, ur->fail.status, "%s", ur->fail.message);
         if (!ur->broken)
             ur->failed = 0;
         return st;
@@ -234,7 +230,7 @@ static void io_uring_close(io_reader *r)
 
 static const io_reader_ops io_uring_ops = {io_uring_submit_w, io_uring_wait_all, io_uring_close};
 
-si_status io_reader_uring_open(const io_model *m, io_reader **out, si_error *err)
+si_result io_reader_uring_open(const io_model *m, io_reader **out, si_error *err)
 {
     io_uring_reader *ur = calloc(1, sizeof *ur);
     if (!ur)
@@ -268,7 +264,7 @@ si_status io_reader_uring_open(const io_model *m, io_reader **out, si_error *err
     for (int g = 0; g < m->n_groups; g++) {
         ur->first[g] = k;
         for (int s = 0; s < m->groups[g].n_paths; s++, k++) {
-            si_status st = io_shard_open(m, g, s, &ur->fds[k], err);
+            si_result st = io_shard_open(m, g, s, &ur->fds[k], err);
             if (st) {
                 io_uring_close(&ur->base);
                 return st;

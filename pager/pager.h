@@ -68,7 +68,7 @@ typedef struct {
 } pg_plan;
 
 /* align: a power of two; every buffer is placed on it. */
-si_status pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, pg_plan **out,
+si_result pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, pg_plan **out,
                         si_error *err);
 void pg_plan_free(pg_plan *p);
 uint64_t pg_size(const pg_plan *p, uint64_t bytes); /* bytes a buffer takes in the arena */

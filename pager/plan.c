@@ -31,7 +31,7 @@ typedef struct {
     int n, cap;
 } ivec;
 
-static si_status fail(si_error *err, si_status st, const char *msg)
+static si_result fail(si_error *err, si_result st, const char *msg)
 {
     if (err) {
         err->status = st;
@@ -588,7 +588,7 @@ static int emit(const pg_problem *pb, const ivec *iv, pg_plan *p)
     return 0;
 }
 
-si_status pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, pg_plan **out,
+si_result pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, pg_plan **out,
                         si_error *err)
 {
     if (align == 0 || (align & (align - 1)))
@@ -598,7 +598,7 @@ si_status pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
     uses u = {0};
     sim S = {0};
     uint8_t *start_set = calloc((size_t)nb + 1, 1);
-    si_status st = SI_OK;
+    si_result st = SI_OK;
     char msg[512];
     if (!p || !start_set || make_uses(pb, &u) ||
         !(S.cur = malloc(((size_t)nb + 1) * sizeof *S.cur)) || !(S.written = calloc((size_t)nb + 1, 1)) ||

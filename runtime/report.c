@@ -9,7 +9,7 @@ static const char *mib(uint64_t b, char *buf)
     return buf;
 }
 
-si_status si_print_plan(const si_model *m, FILE *f, si_error *err)
+si_result si_print_plan(const si_model *m, FILE *f, si_error *err)
 {
     const pg_plan *pl = si_model_plan(m);
     const core_program *p = si_model_program(m);

@@ -60,9 +60,9 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static si_status fail(si_error *err, si_status st, const char *fmt, ...)
+static si_result fail(si_error *err, si_result st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static si_status fail(si_error *err, si_status st, const char *fmt, ...)
+static si_result fail(si_error *err, si_result st, const char *fmt, ...)
 {
     if (err) {
         va_list ap;
@@ -81,14 +81,14 @@ static void progress(si_model *m, const char *phase, int done, int total)
 }
 
 /* core_weight_loader: a weight's value on the host, dequantized as tfjs does. */
-static si_status load_weight(void *user, int w, void *dst4, si_error *err)
+static si_result load_weight(void *user, int w, void *dst4, si_error *err)
 {
     si_model *m = user;
     const io_weight *wt = &m->io->weights[w];
     void *raw = malloc(wt->nbytes ? wt->nbytes : 1);
     if (!raw)
         return fail(err, SI_ERR_NOMEM, "out of memory reading weight %s", wt->name);
-    si_status st = io_reader_read(m->rd, w, raw, err);
+    si_result st = io_reader_read(m->rd, w, raw, err);
     if (st == SI_OK)
         io_weight_dequantize(wt, raw, dst4);
     free(raw);
@@ -128,7 +128,7 @@ static void drop_program(si_model *m)
 
 /* The pager's view of the program: one buffer per storage root that a step
  * touches or an output needs from the GPU. */
-static si_status make_problem(si_model *m, si_error *err)
+static si_result make_problem(si_model *m, si_error *err)
 {
     core_program *p = m->prog;
     pg_problem *pb = &m->pb;
@@ -173,7 +173,7 @@ static si_status make_problem(si_model *m, si_error *err)
 }
 
 /* A home in the host pool for every buffer the plan moves between host and GPU. */
-static si_status make_homes(si_model *m, si_error *err)
+static si_result make_homes(si_model *m, si_error *err)
 {
     const pg_plan *pl = m->plan;
     int nb = m->pb.n_buffers;
@@ -191,7 +191,7 @@ static si_status make_homes(si_model *m, si_error *err)
         m->home_off[ac->buf] = total;
         total += (m->pb.buffers[ac->buf].bytes + 15) / 16 * 16;
     }
-    si_status st = SI_ERR_UNSUPPORTED;
+    si_result st = SI_ERR_UNSUPPORTED;
     if (m->gpu)
         st = glk_host_pool_create(m->gpu, total, &m->home_buf, (void **)&m->home, err);
     if (st != SI_OK) {
@@ -234,7 +234,7 @@ static int same_binding(const si_model *m, const core_shape *shapes, void *const
     return 1;
 }
 
-static si_status build_program(si_model *m, const core_shape *shapes, void *const *vals,
+static si_result build_program(si_model *m, const core_shape *shapes, void *const *vals,
                                si_error *err)
 {
     int ni = core_graph_n_inputs(m->g);
@@ -257,7 +257,7 @@ static si_status build_program(si_model *m, const core_shape *shapes, void *cons
             memcpy(m->bound_vals[i].data, vals[i], (size_t)n * 4);
         vp[i] = &m->bound_vals[i];
     }
-    si_status st = core_program_build(m->g, shapes, vp, load_weight, m, &m->prog, err);
+    si_result st = core_program_build(m->g, shapes, vp, load_weight, m, &m->prog, err);
     free(vp);
     if (st != SI_OK)
         return st;
@@ -315,7 +315,7 @@ static int default_shapes(const si_model *m, core_shape *shapes)
     return 1;
 }
 
-si_status si_open(const char *path, const si_options *opt, si_model **out, si_error *err)
+si_result si_open(const char *path, const si_options *opt, si_model **out, si_error *err)
 {
     si_error dummy;
     if (!err)
@@ -331,7 +331,7 @@ si_status si_open(const char *path, const si_options *opt, si_model **out, si_er
         return fail(err, SI_ERR_NOMEM, "out of memory");
     if (opt)
         m->opt = *opt;
-    si_status st = io_model_load(path, &m->io, err);
+    si_result st = io_model_load(path, &m->io, err);
     if (st == SI_OK)
         st = core_graph_build(m->io, &m->g, err);
     if (st == SI_OK &&
@@ -403,7 +403,7 @@ void si_close(si_model *m)
 
 int si_input_count(const si_model *m) { return core_graph_n_inputs(m->g); }
 
-si_status si_input_info(const si_model *m, int i, const char **name, si_dtype *dtype, int *rank,
+si_result si_input_info(const si_model *m, int i, const char **name, si_dtype *dtype, int *rank,
                         int64_t shape[SI_MAX_RANK])
 {
     if (i < 0 || i >= core_graph_n_inputs(m->g))
@@ -430,7 +430,7 @@ const char *si_output_name(const si_model *m, int i)
 /* ---- running ---- */
 
 /* Reads the arena, on the GPU or (host backend) in host memory. */
-static si_status dev_read(si_model *m, uint64_t off, void *dst, uint64_t bytes, si_error *err)
+static si_result dev_read(si_model *m, uint64_t off, void *dst, uint64_t bytes, si_error *err)
 {
     if (m->gpu)
         return glk_download(m->gpu, m->arena, off, dst, bytes, err);
@@ -440,9 +440,9 @@ static si_status dev_read(si_model *m, uint64_t off, void *dst, uint64_t bytes, 
 
 /* Reads every weight the plan uploads straight into its home, all reads queued
  * at once so io_uring can overlap them; later uploads copy from there. */
-static si_status read_weights(si_model *m, si_error *err)
+static si_result read_weights(si_model *m, si_error *err)
 {
-    si_status st = SI_OK;
+    si_result st = SI_OK;
     for (int b = 0; b < m->pb.n_buffers && st == SI_OK; b++) {
         const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
         if (t->kind != PT_WEIGHT || m->home_off[b] == UINT64_MAX)
@@ -451,12 +451,12 @@ static si_status read_weights(si_model *m, si_error *err)
         memset(dst, 0, m->pb.buffers[b].bytes); /* the padding to 4 bytes */
         st = io_reader_submit(m->rd, t->weight, dst, err);
     }
-    si_status w = io_reader_wait(m->rd, err);
+    si_result w = io_reader_wait(m->rd, err);
     return st != SI_OK ? st : w;
 }
 
 /* Moves a buffer between its home and its place in the arena. */
-static si_status transfer(si_model *m, int b, int to_gpu, si_error *err)
+static si_result transfer(si_model *m, int b, int to_gpu, si_error *err)
 {
     uint64_t bytes = m->pb.buffers[b].bytes, home = m->home_off[b], off = m->off[b];
     if (home == UINT64_MAX)
@@ -476,12 +476,12 @@ static si_status transfer(si_model *m, int b, int to_gpu, si_error *err)
 }
 
 /* A host step in a GPU plan: its inputs come back, its output goes up. */
-static si_status run_host_step_on_gpu_data(si_model *m, const ck_step *st, si_error *err)
+static si_result run_host_step_on_gpu_data(si_model *m, const ck_step *st, si_error *err)
 {
     const core_program *p = m->prog;
     core_buf ins[CK_MAX_IN];
     const core_buf *insp[CK_MAX_IN] = {0};
-    si_status rc = SI_OK;
+    si_result rc = SI_OK;
     const core_tensor *o = &p->tensors[st->out];
     int ob = m->buf_of[core_storage(p, st->out)];
     core_buf out = {o->dtype, o->shape, malloc(m->pb.buffers[ob].bytes + 4)};
@@ -511,7 +511,7 @@ static si_status run_host_step_on_gpu_data(si_model *m, const ck_step *st, si_er
     return rc;
 }
 
-static si_status run_step(si_model *m, int s, si_error *err)
+static si_result run_step(si_model *m, int s, si_error *err)
 {
     const core_program *p = m->prog;
     const ck_step *st = &p->steps[s];
@@ -609,11 +609,11 @@ static void check_step(si_model *m, int s)
 }
 
 /* Executes one action of the plan. */
-static si_status do_action(si_model *m, const pg_action *ac, si_error *err)
+static si_result do_action(si_model *m, const pg_action *ac, si_error *err)
 {
     const core_program *p = m->prog;
     const pg_buffer *pbuf = ac->buf >= 0 ? &m->pb.buffers[ac->buf] : NULL;
-    si_status st = SI_OK;
+    si_result st = SI_OK;
     double t0 = now_ms();
     switch (ac->kind) {
     case PA_ALLOC:
@@ -669,7 +669,7 @@ static void *to_dev(const si_tensor_in *in, int64_t n)
     return d;
 }
 
-static si_status match_inputs(si_model *m, const si_tensor_in *inputs, int n_inputs,
+static si_result match_inputs(si_model *m, const si_tensor_in *inputs, int n_inputs,
                               core_shape *shapes, const si_tensor_in **given, si_error *err)
 {
     int ni = core_graph_n_inputs(m->g);
@@ -731,7 +731,7 @@ static si_status match_inputs(si_model *m, const si_tensor_in *inputs, int n_inp
     return SI_OK;
 }
 
-static si_status collect_outputs(si_model *m, si_error *err)
+static si_result collect_outputs(si_model *m, si_error *err)
 {
     const core_program *p = m->prog;
     m->n_out = p->n_outputs;
@@ -748,7 +748,7 @@ static si_status collect_outputs(si_model *m, si_error *err)
         int32_t *words = malloc((size_t)(n ? n : 1) * 4);
         if (!words)
             return fail(err, SI_ERR_NOMEM, "out of memory");
-        si_status st = SI_OK;
+        si_result st = SI_OK;
         const core_tensor *rt = &p->tensors[r];
         if (m->buf_of[r] >= 0 && rt->kind == PT_ACT) {
             /* downloaded at the end of the run, or spilled after its last write */
@@ -789,13 +789,13 @@ static si_status collect_outputs(si_model *m, si_error *err)
 }
 
 /* The whole model in the host interpreter. */
-static si_status run_interpreted(si_model *m, const core_shape *shapes, si_error *err)
+static si_result run_interpreted(si_model *m, const core_shape *shapes, si_error *err)
 {
     int ni = core_graph_n_inputs(m->g), no = core_graph_n_outputs(m->g);
     core_valmap *vm = core_valmap_new(m->g);
     if (!vm)
         return fail(err, SI_ERR_NOMEM, "out of memory");
-    si_status st = SI_OK;
+    si_result st = SI_OK;
     for (int i = 0; i < ni && st == SI_OK; i++) {
         core_buf v = {core_graph_input(m->g, i)->dtype, shapes[i], m->in_dev[i]};
         st = core_valmap_put(vm, core_graph_input_node(m->g, i), 0, &v, err);
@@ -832,7 +832,7 @@ static si_status run_interpreted(si_model *m, const core_shape *shapes, si_error
     return st;
 }
 
-si_status si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error *err)
+si_result si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error *err)
 {
     si_error dummy;
     if (!err)
@@ -849,7 +849,7 @@ si_status si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error
     core_shape *shapes = calloc((size_t)ni + 1, sizeof *shapes);
     const si_tensor_in **given = calloc((size_t)ni + 1, sizeof *given);
     m->in_dev = calloc((size_t)ni + 1, sizeof *m->in_dev);
-    si_status st = SI_OK;
+    si_result st = SI_OK;
     if (!shapes || !given || !m->in_dev) {
         st = fail(err, SI_ERR_NOMEM, "out of memory");
         goto done;
@@ -952,7 +952,7 @@ done:
     return st;
 }
 
-si_status si_output(const si_model *m, int i, si_dtype *dtype, int *rank,
+si_result si_output(const si_model *m, int i, si_dtype *dtype, int *rank,
                     int64_t shape[SI_MAX_RANK], const void **data, si_error *err)
 {
     if (!m || i < 0 || i >= m->n_out)

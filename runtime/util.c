@@ -50,19 +50,19 @@ int si_parse_size(const char *s, uint64_t *bytes)
 
 #include "../io/io.h"
 
-si_status si_npy_read(const char *path, si_dtype *dtype, int *rank, int64_t shape[SI_MAX_RANK],
+si_result si_npy_read(const char *path, si_dtype *dtype, int *rank, int64_t shape[SI_MAX_RANK],
                       void **data, si_error *err)
 {
     return io_npy_read(path, dtype, rank, shape, data, err);
 }
 
-si_status si_npy_write(const char *path, si_dtype dtype, int rank, const int64_t *shape,
+si_result si_npy_write(const char *path, si_dtype dtype, int rank, const int64_t *shape,
                        const void *data, si_error *err)
 {
     return io_npy_write(path, dtype, rank, shape, data, err);
 }
 
-si_status si_image_read(const char *path, int *height, int *width, si_dtype dtype, void **data,
+si_result si_image_read(const char *path, int *height, int *width, si_dtype dtype, void **data,
                         si_error *err)
 {
     return io_image_read(path, height, width, dtype, data, err);

@@ -1,6 +1,8 @@
 /* Bad input through the public API: each case gives one clear error naming the
  * file, node or op, a non-zero status, no crash; run_all.sh runs this under
  * valgrind, so a leak on any error path fails it. */
+/* signal.h first: its siginfo_t macros (si_status ...) must not touch the API */
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -44,17 +46,17 @@ static char *model_json(const char *op, const char *wshape)
 
 static const float wdata[4] = {1.5f, -2.f, 3.25f, 0.5f};
 
-static si_status open_err(si_model **m, si_error *err)
+static si_result open_err(si_model **m, si_error *err)
 {
     si_options opt = {.backend = SI_BACKEND_HOST};
     return si_open(dir, &opt, m, err);
 }
 
-static void expect_open_error(const char *what, si_status want, const char *needle)
+static void expect_open_error(const char *what, si_result want, const char *needle)
 {
     si_model *m = NULL;
     si_error err = {0};
-    si_status st = open_err(&m, &err);
+    si_result st = open_err(&m, &err);
     if (st == SI_OK)
         si_close(m);
     if (st != want || !strstr(err.message, needle))

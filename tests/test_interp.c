@@ -122,14 +122,14 @@ typedef struct {
     io_reader *r;
 } model;
 
-static si_status loader(void *user, int w, void *dst4, si_error *err)
+static si_result loader(void *user, int w, void *dst4, si_error *err)
 {
     model *md = user;
     const io_weight *wt = &md->m->weights[w];
     void *stored = malloc(wt->nbytes ? wt->nbytes : 1);
     if (!stored)
         return core_fail(err, SI_ERR_NOMEM, "out of memory");
-    si_status st = io_reader_read(md->r, w, stored, err);
+    si_result st = io_reader_read(md->r, w, stored, err);
     if (st == SI_OK)
         io_weight_dequantize(wt, stored, dst4);
     free(stored);
@@ -144,10 +144,10 @@ static void model_close(model *md)
     memset(md, 0, sizeof *md);
 }
 
-static si_status model_open(const char *path, model *md, si_error *err)
+static si_result model_open(const char *path, model *md, si_error *err)
 {
     memset(md, 0, sizeof *md);
-    si_status st = io_model_load(path, &md->m, err);
+    si_result st = io_model_load(path, &md->m, err);
     if (st == SI_OK)
         st = core_graph_build(md->m, &md->g, err);
     if (st == SI_OK)
@@ -169,7 +169,7 @@ static void write_model(jb *j, const char *file, model *md)
     free(j->buf);
     memset(j, 0, sizeof *j);
     si_error err = {0};
-    si_status st = model_open(path, md, &err);
+    si_result st = model_open(path, md, &err);
     if (st != SI_OK)
         fail_msg("%s", err.message);
 }
@@ -201,7 +201,7 @@ static const core_buf *get(const core_valmap *vm, const model *md, const char *n
     return b;
 }
 
-static si_status run(model *md, core_valmap *vm, si_error *err)
+static si_result run(model *md, core_valmap *vm, si_error *err)
 {
     return core_interp_run(md->g, vm, loader, md, err);
 }
@@ -247,7 +247,7 @@ static void test_while_loop(void **state)
     int32_t x = 100;
     put(vm, &md, "x", SI_INT32, 0, NULL, &x);
     si_error err = {0};
-    si_status st = run(&md, vm, &err);
+    si_result st = run(&md, vm, &err);
     if (st != SI_OK)
         fail_msg("%s", err.message);
     assert_int_equal(core_graph_n_outputs(md.g), 2);
@@ -614,7 +614,7 @@ static int check_reference(const char *model_json, const char *ref_dir)
         free(data);
     }
     double t0 = now_s();
-    si_status st = core_interp_run(md.g, vm, loader, &md, &err);
+    si_result st = core_interp_run(md.g, vm, loader, &md, &err);
     double dt_run = now_s() - t0;
     if (st != SI_OK)
         fail_msg("%s: %s", model_json, err.message);

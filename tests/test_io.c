@@ -514,11 +514,11 @@ static void test_weights(void **state)
 
 /* ---- bad input ---- */
 
-static void expect_fail(const char *path, si_status want, const char *n1, const char *n2, const char *n3)
+static void expect_fail(const char *path, si_result want, const char *n1, const char *n2, const char *n3)
 {
     io_model *m = (io_model *)1;
     si_error err = {0};
-    si_status st = io_model_load(path, &m, &err);
+    si_result st = io_model_load(path, &m, &err);
     print_message("  %s -> %d: %s\n", path, st, err.message);
     assert_int_equal(st, want);
     assert_int_equal(err.status, want);
@@ -740,7 +740,7 @@ static void test_npy(void **state)
         const char *name, *dict;
         const void *data;
         size_t len;
-        si_status want;
+        si_result want;
     } bad[] = {
         {"fortran.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", f, sizeof f, SI_ERR_FORMAT},
         {"i8big.npy", "{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }",
@@ -769,7 +769,7 @@ static void test_npy(void **state)
 
 /* ---- image ---- */
 
-static si_status read_img(const char *path, int h, int w, si_dtype dt, void **data, si_error *err)
+static si_result read_img(const char *path, int h, int w, si_dtype dt, void **data, si_error *err)
 {
     return io_image_read(path, &h, &w, dt, data, err);
 }

@@ -266,14 +266,14 @@ typedef struct {
     float *x;
 } lt_model;
 
-static si_status lt_no_weights(void *user, int weight, void *dst4, si_error *err)
+static si_result lt_no_weights(void *user, int weight, void *dst4, si_error *err)
 {
     (void)user, (void)weight, (void)dst4;
     return core_fail(err, SI_ERR_ARG, "no weights here");
 }
 
 /* nodes: JSON array body after the placeholder "x" of shape xs (float32). */
-static si_status lt_build(lt_model *t, const core_shape *xs, const char *nodes, si_error *err)
+static si_result lt_build(lt_model *t, const core_shape *xs, const char *nodes, si_error *err)
 {
     memset(t, 0, sizeof *t);
     snprintf(t->dir, sizeof t->dir, "/tmp/si-shape-test-XXXXXX");
@@ -293,7 +293,7 @@ static si_status lt_build(lt_model *t, const core_shape *xs, const char *nodes, 
             "\"shape\":{\"shape\":{\"dim\":[%s]}}}},%s]},\"weightsManifest\":[]}",
             dims, nodes);
     fclose(f);
-    si_status st = io_model_load(path, &t->m, err);
+    si_result st = io_model_load(path, &t->m, err);
     if (st == SI_OK)
         st = core_graph_build(t->m, &t->g, err);
     if (st == SI_OK)
@@ -449,7 +449,7 @@ static void test_lower_strided_slice(void **state)
                  k->bm, k->em, k->elm, k->nam, k->sam);
         lt_model t;
         si_error err = {0};
-        si_status st = lt_build(&t, &xs, nodes, &err);
+        si_result st = lt_build(&t, &xs, nodes, &err);
         if (st != SI_OK)
             fprintf(stderr, "%s: %s\n", k->what, err.message);
         assert_int_equal(st, SI_OK);
@@ -494,7 +494,7 @@ static void test_lower_join_split(void **state)
              ",{\"name\":\"rs\",\"op\":\"Reshape\",\"input\":[\"x\",\"flat\"]}");
     lt_model t;
     si_error err = {0};
-    si_status st = lt_build(&t, &xs, nodes, &err);
+    si_result st = lt_build(&t, &xs, nodes, &err);
     if (st != SI_OK)
         fprintf(stderr, "join/split: %s\n", err.message);
     assert_int_equal(st, SI_OK);
@@ -541,7 +541,7 @@ static void test_lower_alias_and_errors(void **state)
              ",{\"name\":\"rs\",\"op\":\"Reshape\",\"input\":[\"ed\",\"shp\"]}");
     lt_model t;
     si_error err = {0};
-    si_status st = lt_build(&t, &xs, nodes, &err);
+    si_result st = lt_build(&t, &xs, nodes, &err);
     if (st != SI_OK)
         fprintf(stderr, "alias: %s\n", err.message);
     assert_int_equal(st, SI_OK);
@@ -597,7 +597,7 @@ static void test_lower_fold(void **state)
              ",{\"name\":\"pk2\",\"op\":\"Identity\",\"input\":[\"pk\"]}");
     lt_model t;
     si_error err = {0};
-    si_status st = lt_build(&t, &xs, nodes, &err);
+    si_result st = lt_build(&t, &xs, nodes, &err);
     if (st != SI_OK)
         fprintf(stderr, "fold: %s\n", err.message);
     assert_int_equal(st, SI_OK);
@@ -674,7 +674,7 @@ static void test_lower_depth_space(void **state)
             ",{\"name\":\"y\",\"op\":\"Identity\",\"input\":[\"d2s\"]}";
         lt_model t;
         si_error err = {0};
-        si_status st = lt_build(&t, &cases[ci].xs, nodes, &err);
+        si_result st = lt_build(&t, &cases[ci].xs, nodes, &err);
         if (st != SI_OK)
             fprintf(stderr, "depth_space: %s\n", err.message);
         assert_int_equal(st, SI_OK);
@@ -705,7 +705,7 @@ static void test_lower_depth_space(void **state)
                  first_d2s ? "SpaceToDepth" : "DepthToSpace", bs);
         lt_model t;
         si_error err = {0};
-        si_status st = lt_build(&t, &xs, nodes, &err);
+        si_result st = lt_build(&t, &xs, nodes, &err);
         if (st != SI_OK)
             fprintf(stderr, "depth_space rep %d: %s\n", rep, err.message);
         assert_int_equal(st, SI_OK);
@@ -728,7 +728,7 @@ static void test_lower_depth_space(void **state)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         lt_model t;
         si_error err = {0};
-        si_status st = lt_build(&t, &xs, bad[i], &err);
+        si_result st = lt_build(&t, &xs, bad[i], &err);
         assert_true(st == SI_ERR_SHAPE || (i == 2 && st == SI_ERR_UNSUPPORTED));
         assert_non_null(strstr(err.message, "node '"));
         lt_free(&t);
@@ -767,7 +767,7 @@ static void test_lower_space_batch(void **state)
                  ",{\"name\":\"y\",\"op\":\"Identity\",\"input\":[\"s2b\"]}");
         lt_model t;
         si_error err = {0};
-        si_status st = lt_build(&t, &cases[ci].xs, nodes, &err);
+        si_result st = lt_build(&t, &cases[ci].xs, nodes, &err);
         if (st != SI_OK)
             fprintf(stderr, "space_batch: %s\n", err.message);
         assert_int_equal(st, SI_OK);
@@ -805,7 +805,7 @@ static void test_lower_space_batch(void **state)
                  ",{\"name\":\"b2s\",\"op\":\"BatchToSpaceND\",\"input\":[\"s2b\",\"blk\",\"pads\"]}");
         lt_model t;
         si_error err = {0};
-        si_status st = lt_build(&t, &xs, nodes, &err);
+        si_result st = lt_build(&t, &xs, nodes, &err);
         if (st != SI_OK)
             fprintf(stderr, "space_batch rep %d: %s\n", rep, err.message);
         assert_int_equal(st, SI_OK);

@@ -103,7 +103,7 @@ static void test_random_programs(void **state)
             double f = t == 0 ? 0.9 : 1.0 + (rnd() % 1000) / 1000.0 * (t == 5 ? 3.0 : 0.6);
             uint64_t budget = (uint64_t)(lb * f);
             pg_plan *p = NULL;
-            si_status st = pg_plan_build(&g.pb, budget, 256, &p, &err);
+            si_result st = pg_plan_build(&g.pb, budget, 256, &p, &err);
             if (budget < lb) {
                 assert_int_equal(st, SI_ERR_BUDGET);
                 assert_non_null(strstr(err.message, "budget"));
