@@ -120,6 +120,7 @@ typedef struct {
     uint64_t evictions;
     int bad_step;
     int prefetch;      /* load the next step's buffers a step early when they fit */
+    uint64_t *capv;    /* per step: the byte limit there (lowered where placement overflowed) */
 } sim;
 
 /* Distance to the next use, cyclic for what persists between runs; the final
@@ -169,7 +170,8 @@ static int open_interval(sim *S, int b, int start, int load)
 /* Evicts until `need` more bytes fit before step s. */
 static int make_room(sim *S, int s, uint64_t need)
 {
-    while (S->used + need > S->cap) {
+    uint64_t cap = S->capv ? S->capv[s] : S->cap;
+    while (S->used + need > cap) {
         int victim = -1;
         double best = -1;
         for (int b = 0; b < S->pb->n_buffers; b++) {
@@ -250,7 +252,7 @@ static int simulate(sim *S, const uint8_t *start_set)
                 const pg_buffer *bf = &pb->buffers[b];
                 uint64_t sz = pg_size(S->p, bf->bytes);
                 if (S->cur[b] >= 0 || (bf->kind == PG_ACT && !S->written[b]) ||
-                    S->used + sz > S->cap)
+                    S->used + sz > (S->capv ? S->capv[s] : S->cap))
                     continue;
                 if (open_interval(S, b, s, bf->kind == PG_ACT ? L_RELOAD : L_UPLOAD))
                     return -1;
@@ -598,6 +600,7 @@ si_result pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
     uses u = {0};
     sim S = {0};
     uint8_t *start_set = calloc((size_t)nb + 1, 1);
+    uint64_t *wsv = NULL, *ovf = NULL;
     si_result st = SI_OK;
     char msg[512];
     if (!p || !start_set || make_uses(pb, &u) ||
@@ -609,6 +612,12 @@ si_result pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
     p->budget = budget;
     p->align = align;
     p->lower_bound_step = -1;
+    wsv = calloc((size_t)pb->n_steps + 1, sizeof *wsv);
+    ovf = calloc((size_t)pb->n_steps + 1, sizeof *ovf);
+    if (!wsv || !ovf || !(S.capv = calloc((size_t)pb->n_steps + 1, sizeof *S.capv))) {
+        st = fail(err, SI_ERR_NOMEM, "out of memory while planning");
+        goto done;
+    }
     for (int s = 0; s < pb->n_steps; s++) {
         uint64_t ws = 0;
         for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++) {
@@ -619,6 +628,7 @@ si_result pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
         }
         for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++)
             S.in_step[pb->step_bufs[k]] = 0;
+        wsv[s] = ws;
         if (ws > p->lower_bound) {
             p->lower_bound = ws;
             p->lower_bound_step = s;
@@ -642,9 +652,13 @@ si_result pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
     }
     /* Capacity for phase 1: the budget, lowered while placement overflows it. */
     uint64_t cap = budget ? budget : UINT64_MAX / 4;
+    for (int t = 0; t < pb->n_steps; t++)
+        S.capv[t] = cap;
     /* First with weights kept between runs (steady state); if that cannot be
-     * packed, with nothing kept: long-lived residents fragment a tight arena. */
-    int steady = 1;
+     * packed, with nothing kept: long-lived residents fragment a tight arena.
+     * Where placement overflows, the capacity is lowered at the steps the
+     * overflowing stays span, then everywhere. */
+    int steady = 1, local = 1;
     for (int attempt = 0;; attempt++) {
         S.cap = cap;
         int r = simulate(&S, NULL);
@@ -671,16 +685,52 @@ si_result pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
             p->evictions = S.evictions;
             break;
         }
+        if (r == 0 && local && attempt < 200) {
+            /* per step, the largest overflow of a stay that spans it */
+            int changed = 0;
+            for (int t = 0; t < pb->n_steps; t++)
+                ovf[t] = 0;
+            for (int k = 0; k < S.iv.n; k++) {
+                const interval *it = &S.iv.v[k];
+                if (it->offset + it->size <= budget)
+                    continue;
+                uint64_t o = it->offset + it->size - budget;
+                for (int part = 0; part < 2; part++) {
+                    int a = part ? it->start2 : it->start, z = part ? pb->n_steps - 1 : it->end;
+                    if (part && it->start2 < 0)
+                        continue;
+                    for (int t = a < 0 ? 0 : a; t <= z && t < pb->n_steps; t++)
+                        if (o > ovf[t])
+                            ovf[t] = o;
+                }
+            }
+            for (int t = 0; t < pb->n_steps; t++) {
+                if (!ovf[t])
+                    continue;
+                uint64_t o = ovf[t] < align ? align : ovf[t];
+                uint64_t nc = S.capv[t] > wsv[t] + o ? S.capv[t] - o : wsv[t];
+                if (nc < S.capv[t]) {
+                    S.capv[t] = nc;
+                    changed = 1;
+                }
+            }
+            if (changed)
+                continue;
+        }
+        local = 0;
         /* Over the budget: less capacity next time, down to the lower bound. */
         uint64_t over = r == 0 ? arena - budget : align;
         uint64_t step = over > cap / 32 ? over : cap / 32;
-        if (steady && r == 0 && (cap <= p->lower_bound || attempt > 60)) {
+        if (steady && r == 0 && (cap <= p->lower_bound || attempt > 260)) {
             steady = 0;
+            local = 1;
             attempt = 0;
             cap = budget;
+            for (int t = 0; t < pb->n_steps; t++)
+                S.capv[t] = cap;
             continue;
         }
-        if (r != 0 || cap <= p->lower_bound || attempt > 60) {
+        if (r != 0 || cap <= p->lower_bound || attempt > 260) {
             /* what would work: plan at the lower bound and see how big the arena gets */
             snprintf(msg, sizeof msg,
                      "no plan fits in %llu bytes (largest step: %d, %llu bytes; arena fragmentation "
@@ -692,6 +742,8 @@ si_result pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
             goto done;
         }
         cap = cap > p->lower_bound + step ? cap - step : p->lower_bound;
+        for (int t = 0; t < pb->n_steps; t++)
+            S.capv[t] = S.capv[t] < cap ? S.capv[t] : cap;
     }
     if (getenv("SI_PLAN_DEBUG"))
         for (int k = 0; k < S.iv.n; k++) {
@@ -713,6 +765,9 @@ done:
     free(S.written);
     free(S.spilled);
     free(S.in_step);
+    free(S.capv);
+    free(wsv);
+    free(ovf);
     free(S.iv.v);
     free(start_set);
     pg_plan_free(p);
