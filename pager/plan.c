@@ -373,6 +373,17 @@ static int cmp_long_first(const void *x, const void *y)
     return cmp_size_desc(x, y);
 }
 
+/* Long-lived first (by size), then the rest in start order, like an online
+ * allocator whose long-lived buffers were set aside at the bottom. */
+static int cmp_long_then_start(const void *x, const void *y)
+{
+    const interval *a = *(interval *const *)x, *b = *(interval *const *)y;
+    int la = a->start2 >= 0 || a->end - a->start > 64, lb = b->start2 >= 0 || b->end - b->start > 64;
+    if (la != lb)
+        return lb - la;
+    return la ? cmp_size_desc(x, y) : cmp_start(x, y);
+}
+
 static int cmp_off(const void *x, const void *y)
 {
     const interval *a = *(interval *const *)x, *b = *(interval *const *)y;
@@ -431,8 +442,8 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
  * by size x lifetime and long-lived first, and keeps the smallest arena. */
 static int place(ivec *iv, uint64_t *arena)
 {
-    int (*const orders[])(const void *, const void *) = {cmp_size_desc, cmp_start, cmp_area_desc,
-                                                         cmp_long_first};
+    int (*const orders[])(const void *, const void *) = {
+        cmp_size_desc, cmp_start, cmp_area_desc, cmp_long_first, cmp_long_then_start};
     uint64_t *best_off = malloc(((size_t)iv->n + 1) * sizeof *best_off);
     if (!best_off)
         return -1;
@@ -443,6 +454,8 @@ static int place(ivec *iv, uint64_t *arena)
             free(best_off);
             return -1;
         }
+        if (getenv("SI_PLAN_DEBUG"))
+            fprintf(stderr, "placement order %zu: arena %llu\n", o, (unsigned long long)a);
         if (a < best) {
             best = a;
             for (int k = 0; k < iv->n; k++)
