@@ -304,7 +304,11 @@ typedef struct {
     int n_steps, cap_steps;
     ck_step *steps;
     int n_outputs;
-    int *outputs;       /* tensor ids, model output order */
+    int *outputs;       /* tensor ids, model output order; -1: made by the host interpreter */
+    /* The static tensors the host interpreter reads (graph node, output index). */
+    int n_boundary;
+    int *boundary, *boundary_node, *boundary_idx;
+    int has_dynamic;    /* some outputs come from the host interpreter */
     int n_inputs;
     int *inputs;        /* tensor ids, model input order (-1 if unused) */
 } core_program;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "graph.h"
+#include "interp.h"
 
 typedef struct {
     const core_graph *g;
@@ -386,7 +387,9 @@ static si_result order_nodes(const core_graph *g, int *order, int *n_order, si_e
             const io_node *n = &g->m->nodes[k];
             if (pos[sp - 1] < n->n_inputs) {
                 const core_edge *e = &g->edges[k][pos[sp - 1]++];
-                if (e->ctrl)
+                /* a loop's back edge (NextIteration → Merge) is not an ordering
+                 * edge: the interpreter runs loops */
+                if (e->ctrl || !strcmp(g->m->nodes[e->node].op, "NextIteration"))
                     continue;
                 if (state[e->node] == 1) {
                     st = core_fail(err, SI_ERR_UNSUPPORTED,
@@ -638,7 +641,10 @@ static si_result finalize(builder *b, si_error *err)
         goto done;
     }
     for (int o = 0; o < p->n_outputs; o++)
-        needed[core_storage(p, p->outputs[o])] = 1;
+        if (p->outputs[o] >= 0)
+            needed[core_storage(p, p->outputs[o])] = 1;
+    for (int q = 0; q < p->n_boundary; q++)
+        needed[core_storage(p, p->boundary[q])] = 1;
     for (int k = p->n_steps - 1; k >= 0; k--) {
         const ck_step *s = &p->steps[k];
         int root = core_storage(p, s->out);
@@ -656,9 +662,12 @@ static si_result finalize(builder *b, si_error *err)
             if (s->in[i] >= 0)
                 needed[core_storage(p, s->in[i])] = 1;
     }
-    /* Outputs that are constant get their values now. */
-    for (int o = 0; o < p->n_outputs; o++) {
-        int root = core_storage(p, p->outputs[o]);
+    /* Outputs (and boundary tensors) that are constant get their values now. */
+    for (int o = 0; o < p->n_outputs + p->n_boundary; o++) {
+        int t = o < p->n_outputs ? p->outputs[o] : p->boundary[o - p->n_outputs];
+        if (t < 0)
+            continue;
+        int root = core_storage(p, t);
         if (b->is_const[root] && p->tensors[root].kind == PT_ACT) {
             int made_on_gpu = 0;
             for (int k = 0; k < p->n_steps; k++)
@@ -709,6 +718,7 @@ si_result core_program_build(const core_graph *g, const core_shape *input_shapes
     builder b = {.g = g, .load = load, .load_user = load_user};
     si_result st = SI_OK;
     int *order = NULL, n_order = 0;
+    uint8_t *dyn = NULL;
     b.p = calloc(1, sizeof *b.p);
     b.node_out = calloc((size_t)g->n_nodes + 1, sizeof *b.node_out);
     order = malloc(((size_t)g->n_nodes + 1) * sizeof *order);
@@ -729,6 +739,32 @@ si_result core_program_build(const core_graph *g, const core_shape *input_shapes
     st = order_nodes(g, order, &n_order, err);
     if (st != SI_OK)
         goto fail;
+    /* Nodes the host interpreter runs (loops, tensor arrays, data-dependent
+     * shapes) and all that depends on them are not lowered; the static tensors
+     * they read are the program's boundary, brought back after the GPU part. */
+    dyn = calloc((size_t)g->n_nodes + 1, 1);
+    if (!dyn) {
+        st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    for (int i = 0; i < n_order; i++) {
+        int k = order[i];
+        const io_node *nk = &g->m->nodes[k];
+        dyn[k] = core_op_is_dynamic(nk->op) && strcmp(nk->op, "Switch") && strcmp(nk->op, "Merge");
+        for (int j = 0; j < nk->n_inputs && !dyn[k]; j++)
+            if (!g->edges[k][j].ctrl && dyn[g->edges[k][j].node])
+                dyn[k] = 1;
+    }
+    /* NextIteration edges were skipped: what a loop feeds back is dynamic too */
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < n_order; i++) {
+            int k = order[i];
+            for (int j = 0; j < g->m->nodes[k].n_inputs && !dyn[k]; j++)
+                if (!g->edges[k][j].ctrl && dyn[g->edges[k][j].node])
+                    dyn[k] = changed = 1;
+        }
+    }
     for (int i = 0; i < n_order; i++) {
         int k = order[i];
         b.node_out[k] = malloc((size_t)g->n_outs[k] * sizeof **b.node_out);
@@ -738,11 +774,52 @@ si_result core_program_build(const core_graph *g, const core_shape *input_shapes
         }
         for (int j = 0; j < g->n_outs[k]; j++)
             b.node_out[k][j] = -1;
+        if (dyn[k])
+            continue;
         st = lower_node(&b, k, input_shapes, input_values, err);
         if (st != SI_OK)
             goto fail;
     }
+    for (int i = 0; i < n_order; i++) {
+        int k = order[i];
+        if (!dyn[k])
+            continue;
+        for (int j = 0; j < g->m->nodes[k].n_inputs; j++) {
+            const core_edge *e = &g->edges[k][j];
+            if (e->ctrl || dyn[e->node])
+                continue;
+            int t = b.node_out[e->node] ? b.node_out[e->node][e->idx] : -1;
+            if (t < 0)
+                continue;
+            int seen = 0;
+            for (int q = 0; q < b.p->n_boundary; q++)
+                seen |= b.p->boundary_node[q] == e->node && b.p->boundary_idx[q] == e->idx;
+            if (seen)
+                continue;
+            int q = b.p->n_boundary++;
+            int *bt = realloc(b.p->boundary, (size_t)(q + 1) * sizeof *bt);
+            int *bn = bt ? realloc(b.p->boundary_node, (size_t)(q + 1) * sizeof *bn) : NULL;
+            if (bt)
+                b.p->boundary = bt;
+            if (bn)
+                b.p->boundary_node = bn;
+            int *bi = bn ? realloc(b.p->boundary_idx, (size_t)(q + 1) * sizeof *bi) : NULL;
+            if (!bt || !bn || !bi) {
+                st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+                goto fail;
+            }
+            b.p->boundary_idx = bi;
+            bt[q] = t;
+            bn[q] = e->node;
+            bi[q] = e->idx;
+        }
+    }
     for (int o = 0; o < g->n_outputs; o++) {
+        if (dyn[g->outputs[o].node]) {
+            b.p->outputs[o] = -1;
+            b.p->has_dynamic = 1;
+            continue;
+        }
         int t = b.node_out[g->outputs[o].node][g->outputs[o].idx];
         if (t == DEAD) {
             st = core_fail(err, SI_ERR_UNSUPPORTED, "output '%s' is on a branch not taken",
@@ -769,6 +846,7 @@ fail:
             free(b.node_out[k]);
     free(b.node_out);
     free(order);
+    free(dyn);
     free(b.is_const);
     free(b.vals);
     free(b.step_const);
@@ -789,6 +867,9 @@ void core_program_free(core_program *p)
     free(p->steps);
     free(p->inputs);
     free(p->outputs);
+    free(p->boundary);
+    free(p->boundary_node);
+    free(p->boundary_idx);
     free(p);
 }
 

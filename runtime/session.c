@@ -47,9 +47,6 @@ struct si_model {
     void **in_dev;           /* per model input: 4-byte-element copy of the given data */
     si_stats st;
     si_trace trace;
-    /* The graph has control flow or data-dependent shapes: it runs in the host
-     * interpreter (for now the whole model; the GPU/host split is to come). */
-    int interpreted;
     uint64_t in_use;         /* bytes allocated in the arena now (for the trace) */
 };
 
@@ -164,8 +161,11 @@ static si_result make_problem(si_model *m, si_error *err)
         }
     }
     pb->step_start[p->n_steps] = n;
-    for (int o = 0; o < p->n_outputs; o++) {
-        int r = core_storage(p, p->outputs[o]);
+    for (int o = 0; o < p->n_outputs + p->n_boundary; o++) {
+        int t = o < p->n_outputs ? p->outputs[o] : p->boundary[o - p->n_outputs];
+        if (t < 0)
+            continue;
+        int r = core_storage(p, t);
         if (m->buf_of[r] >= 0 && p->tensors[r].kind == PT_ACT)
             pb->buffers[m->buf_of[r]].is_output = 1;
     }
@@ -340,21 +340,13 @@ si_result si_open(const char *path, const si_options *opt, si_model **out, si_er
         st = fail(err, SI_ERR_NOMEM, "out of memory");
     if (st == SI_OK)
         st = io_reader_open(m->io, m->opt.io_mode, &m->rd, err);
-    /* Switch/Merge outside loops fold when the program is built (their predicate
-     * is known then); loops, tensor arrays and data-dependent shapes need the
-     * interpreter. */
-    if (st == SI_OK)
-        for (int k = 0; k < m->io->n_nodes && !m->interpreted; k++) {
-            const char *op = m->io->nodes[k].op;
-            m->interpreted = core_op_is_dynamic(op) && strcmp(op, "Switch") && strcmp(op, "Merge");
-        }
-    if (st == SI_OK && m->opt.backend == SI_BACKEND_GPU && !m->interpreted)
+    if (st == SI_OK && m->opt.backend == SI_BACKEND_GPU)
         st = glk_open(&m->gpu, err);
     if (st == SI_OK) {
         core_shape *shapes = calloc((size_t)core_graph_n_inputs(m->g) + 1, sizeof *shapes);
         if (!shapes)
             st = fail(err, SI_ERR_NOMEM, "out of memory");
-        else if (!m->interpreted && default_shapes(m, shapes))
+        else if (default_shapes(m, shapes))
             st = build_program(m, shapes, NULL, err);
         free(shapes);
     }
@@ -731,6 +723,82 @@ static si_result match_inputs(si_model *m, const si_tensor_in *inputs, int n_inp
     return SI_OK;
 }
 
+/* A program tensor's value after a run, 4 bytes an element, into words. */
+static si_result tensor_value(si_model *m, int t, int32_t *words, si_error *err)
+{
+    const core_program *p = m->prog;
+    int r = core_storage(p, t);
+    const core_tensor *ct = &p->tensors[t], *rt = &p->tensors[r];
+    size_t bytes = (size_t)core_shape_count(&ct->shape) * 4;
+    if (m->buf_of[r] >= 0 && rt->kind == PT_ACT) {
+        /* downloaded at the end of the run, or spilled after its last write */
+        int b = m->buf_of[r];
+        if (m->home_off[b] == UINT64_MAX)
+            return fail(err, SI_ERR_ARG, "internal: %s was never brought back", ct->name);
+        memcpy(words, m->home + m->home_off[b], bytes);
+    } else if (rt->kind == PT_CONST || (rt->kind == PT_ACT && rt->host)) {
+        memcpy(words, rt->host, bytes);
+    } else if (rt->kind == PT_INPUT) {
+        memcpy(words, m->in_dev[rt->input], bytes);
+    } else if (rt->kind == PT_WEIGHT) {
+        return load_weight(m, rt->weight, words, err);
+    } else {
+        return fail(err, SI_ERR_ARG, "internal: %s has no value", ct->name);
+    }
+    return SI_OK;
+}
+
+/* 4-byte words → the caller's layout (bool as one byte). Takes words. */
+static si_result set_output(out_tensor *ot, si_dtype dt, const core_shape *shape, int32_t *words,
+                            si_error *err)
+{
+    int64_t n = core_shape_count(shape);
+    ot->dtype = dt;
+    ot->shape = *shape;
+    if (dt != SI_BOOL) {
+        ot->data = words;
+        return SI_OK;
+    }
+    uint8_t *b = malloc((size_t)(n ? n : 1));
+    if (!b) {
+        free(words);
+        return fail(err, SI_ERR_NOMEM, "out of memory");
+    }
+    for (int64_t i = 0; i < n; i++)
+        b[i] = words[i] != 0;
+    free(words);
+    ot->data = b;
+    return SI_OK;
+}
+
+/* The host interpreter finishes what the GPU program could not hold: it gets
+ * the model's inputs and the program's boundary tensors. */
+static si_result run_dynamic_part(si_model *m, core_valmap *vm, si_error *err)
+{
+    const core_program *p = m->prog;
+    si_result st = SI_OK;
+    for (int i = 0; i < p->n_inputs && st == SI_OK; i++) {
+        core_buf v = {core_graph_input(m->g, i)->dtype, m->bound[i], m->in_dev[i]};
+        st = core_valmap_put(vm, core_graph_input_node(m->g, i), 0, &v, err);
+    }
+    for (int q = 0; q < p->n_boundary && st == SI_OK; q++) {
+        const core_tensor *ct = &p->tensors[p->boundary[q]];
+        int64_t n = core_shape_count(&ct->shape);
+        int32_t *words = malloc((size_t)(n ? n : 1) * 4);
+        if (!words)
+            return fail(err, SI_ERR_NOMEM, "out of memory");
+        st = tensor_value(m, p->boundary[q], words, err);
+        if (st == SI_OK) {
+            core_buf v = {ct->dtype, ct->shape, words};
+            st = core_valmap_put(vm, p->boundary_node[q], p->boundary_idx[q], &v, err);
+        }
+        free(words);
+    }
+    if (st == SI_OK)
+        st = core_interp_run(m->g, vm, load_weight, m, err);
+    return st;
+}
+
 static si_result collect_outputs(si_model *m, si_error *err)
 {
     const core_program *p = m->prog;
@@ -738,95 +806,49 @@ static si_result collect_outputs(si_model *m, si_error *err)
     m->outs = calloc((size_t)p->n_outputs + 1, sizeof *m->outs);
     if (!m->outs)
         return fail(err, SI_ERR_NOMEM, "out of memory");
-    for (int o = 0; o < p->n_outputs; o++) {
-        int t = p->outputs[o], r = core_storage(p, t);
+    core_valmap *vm = NULL;
+    si_result st = SI_OK;
+    if (p->has_dynamic) {
+        double t0 = now_ms();
+        if (!(vm = core_valmap_new(m->g)))
+            return fail(err, SI_ERR_NOMEM, "out of memory");
+        st = run_dynamic_part(m, vm, err);
+        m->st.host_ms += now_ms() - t0;
+    }
+    for (int o = 0; o < p->n_outputs && st == SI_OK; o++) {
+        int t = p->outputs[o];
+        if (t < 0) {
+            int node, idx;
+            core_graph_output_ref(m->g, o, &node, &idx);
+            const core_buf *v = core_valmap_get(vm, node, idx);
+            if (!v) {
+                st = fail(err, SI_ERR_ARG, "output '%s' was not computed",
+                          core_graph_output_name(m->g, o));
+                break;
+            }
+            int64_t n = core_shape_count(&v->shape);
+            int32_t *words = malloc((size_t)(n ? n : 1) * 4);
+            if (!words) {
+                st = fail(err, SI_ERR_NOMEM, "out of memory");
+                break;
+            }
+            memcpy(words, v->data, (size_t)n * 4);
+            st = set_output(&m->outs[o], v->dtype, &v->shape, words, err);
+            continue;
+        }
         const core_tensor *ct = &p->tensors[t];
-        out_tensor *ot = &m->outs[o];
-        ot->dtype = ct->dtype;
-        ot->shape = ct->shape;
         int64_t n = core_shape_count(&ct->shape);
         int32_t *words = malloc((size_t)(n ? n : 1) * 4);
-        if (!words)
-            return fail(err, SI_ERR_NOMEM, "out of memory");
-        si_result st = SI_OK;
-        const core_tensor *rt = &p->tensors[r];
-        if (m->buf_of[r] >= 0 && rt->kind == PT_ACT) {
-            /* downloaded at the end of the run, or spilled after its last write */
-            int b = m->buf_of[r];
-            const void *src = m->home_off[b] != UINT64_MAX ? m->home + m->home_off[b] : NULL;
-            if (!src)
-                st = fail(err, SI_ERR_ARG, "internal: output %s was never brought back", ct->name);
-            else
-                memcpy(words, src, (size_t)n * 4);
-        } else if (rt->kind == PT_CONST || (rt->kind == PT_ACT && rt->host)) {
-            memcpy(words, rt->host, (size_t)n * 4);
-        } else if (rt->kind == PT_INPUT) {
-            memcpy(words, m->in_dev[rt->input], (size_t)n * 4);
-        } else if (rt->kind == PT_WEIGHT) {
-            st = load_weight(m, rt->weight, words, err);
-        } else {
-            st = fail(err, SI_ERR_ARG, "internal: output %s has no value", ct->name);
-        }
-        if (st != SI_OK) {
-            free(words);
-            return st;
-        }
-        if (ct->dtype == SI_BOOL) {
-            uint8_t *b = malloc((size_t)(n ? n : 1));
-            if (!b) {
-                free(words);
-                return fail(err, SI_ERR_NOMEM, "out of memory");
-            }
-            for (int64_t i = 0; i < n; i++)
-                b[i] = words[i] != 0;
-            free(words);
-            ot->data = b;
-        } else {
-            ot->data = words;
-        }
-    }
-    return SI_OK;
-}
-
-/* The whole model in the host interpreter. */
-static si_result run_interpreted(si_model *m, const core_shape *shapes, si_error *err)
-{
-    int ni = core_graph_n_inputs(m->g), no = core_graph_n_outputs(m->g);
-    core_valmap *vm = core_valmap_new(m->g);
-    if (!vm)
-        return fail(err, SI_ERR_NOMEM, "out of memory");
-    si_result st = SI_OK;
-    for (int i = 0; i < ni && st == SI_OK; i++) {
-        core_buf v = {core_graph_input(m->g, i)->dtype, shapes[i], m->in_dev[i]};
-        st = core_valmap_put(vm, core_graph_input_node(m->g, i), 0, &v, err);
-    }
-    if (st == SI_OK)
-        st = core_interp_run(m->g, vm, load_weight, m, err);
-    if (st == SI_OK && !(m->outs = calloc((size_t)no + 1, sizeof *m->outs)))
-        st = fail(err, SI_ERR_NOMEM, "out of memory");
-    for (int o = 0; o < no && st == SI_OK; o++) {
-        int node, idx;
-        core_graph_output_ref(m->g, o, &node, &idx);
-        const core_buf *v = core_valmap_get(vm, node, idx);
-        if (!v) {
-            st = fail(err, SI_ERR_ARG, "output '%s' was not computed", core_graph_output_name(m->g, o));
-            break;
-        }
-        int64_t n = core_shape_count(&v->shape);
-        out_tensor *ot = &m->outs[o];
-        ot->dtype = v->dtype;
-        ot->shape = v->shape;
-        ot->data = malloc((size_t)(n ? n : 1) * 4);
-        if (!ot->data) {
+        if (!words) {
             st = fail(err, SI_ERR_NOMEM, "out of memory");
             break;
         }
-        if (v->dtype == SI_BOOL)
-            for (int64_t i = 0; i < n; i++)
-                ((uint8_t *)ot->data)[i] = ((const int32_t *)v->data)[i] != 0;
-        else
-            memcpy(ot->data, v->data, (size_t)n * 4);
-        m->n_out = o + 1;
+        st = tensor_value(m, t, words, err);
+        if (st != SI_OK) {
+            free(words);
+            break;
+        }
+        st = set_output(&m->outs[o], ct->dtype, &ct->shape, words, err);
     }
     core_valmap_free(vm);
     return st;
@@ -861,10 +883,6 @@ si_result si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error
             st = fail(err, SI_ERR_NOMEM, "out of memory");
             goto done;
         }
-    if (m->interpreted) {
-        st = run_interpreted(m, shapes, err);
-        goto done;
-    }
     if ((st = build_program(m, shapes, m->in_dev, err)) != SI_OK)
         goto done;
     const pg_plan *pl = m->plan;
