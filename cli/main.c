@@ -427,8 +427,9 @@ int main(int argc, char **argv)
                st.bytes_spilled / 1048576.0, st.bytes_reloaded / 1048576.0);
         printf("traffic  uploaded %s, downloaded %s\n", mib(st.bytes_uploaded, b1),
                mib(st.bytes_downloaded, b2));
-        printf("time     open %.1f ms, run %.1f ms (%llu GPU steps), wall %.1f ms\n", st.open_ms,
-               st.run_ms, (unsigned long long)st.gpu_steps, wall);
+        printf("time     open %.1f ms, run %.1f ms (%llu GPU steps%s), wall %.1f ms\n", st.open_ms,
+               st.run_ms, (unsigned long long)st.gpu_steps,
+               st.host_ms > 0 ? ", then the host interpreter" : "", wall);
     }
     if (stats_path) {
         FILE *f = fopen(stats_path, "w");
@@ -444,7 +445,8 @@ int main(int argc, char **argv)
                    "  \"bytes_spilled\": %llu,\n  \"bytes_reloaded\": %llu,\n"
                    "  \"evictions\": %llu,\n  \"segments\": %llu,\n  \"gpu_steps\": %llu,\n"
                    "  \"open_ms\": %.3f,\n  \"run_ms\": %.3f,\n  \"upload_ms\": %.3f,\n"
-                   "  \"compute_ms\": %.3f,\n  \"stall_ms\": %.3f,\n  \"wall_ms\": %.3f,\n"
+                   "  \"compute_ms\": %.3f,\n  \"stall_ms\": %.3f,\n  \"host_ms\": %.3f,\n"
+                   "  \"wall_ms\": %.3f,\n"
                    "  \"outputs\": [",
                 (unsigned long long)st.budget_bytes, (unsigned long long)st.peak_vram_bytes,
                 (unsigned long long)st.lower_bound_bytes, (unsigned long long)st.weights_bytes,
@@ -452,7 +454,7 @@ int main(int argc, char **argv)
                 (unsigned long long)st.bytes_spilled, (unsigned long long)st.bytes_reloaded,
                 (unsigned long long)st.evictions, (unsigned long long)st.segments,
                 (unsigned long long)st.gpu_steps, st.open_ms, st.run_ms, st.upload_ms,
-                st.compute_ms, st.stall_ms, wall);
+                st.compute_ms, st.stall_ms, st.host_ms, wall);
         for (int o = 0; o < no && o < 64; o++) {
             si_dtype dt;
             int rank;
