@@ -121,6 +121,13 @@ typedef struct {
     int bad_step;
     int prefetch;      /* load the next step's buffers a step early when they fit */
     uint64_t *capv;    /* per step: the byte limit there (lowered where placement overflowed) */
+    /* Online mode: offsets are chosen as the buffers arrive, inside [0, arena_cap),
+     * evicting by address when no gap is big enough (the fallback when offline
+     * placement of the stays cannot fit: it sees fragmentation as it happens). */
+    int online;
+    uint64_t arena_cap;
+    uint64_t *start_off;  /* where the resident set lives between runs */
+    int *occ;             /* scratch: resident buffers sorted by offset */
 } sim;
 
 /* Distance to the next use, cyclic for what persists between runs; the final
@@ -159,6 +166,8 @@ static int open_interval(sim *S, int b, int start, int load)
 {
     interval it = {.buf = b, .start = start, .end = -2, .start2 = -1, .load = load,
                    .size = pg_size(S->p, S->pb->buffers[b].bytes)};
+    if (S->online && S->start_off && start == -1)
+        it.offset = S->start_off[b];
     int k = ivec_push(&S->iv, it);
     if (k < 0)
         return -1;
@@ -197,6 +206,87 @@ static int make_room(sim *S, int s, uint64_t need)
     return 0;
 }
 
+static uint64_t off_of(sim *S, int b) { return S->iv.v[S->cur[b]].offset; }
+
+/* qsort has no context argument in C11; planning is single-threaded per plan,
+ * but plans may be built from several threads, so the context is thread-local. */
+static _Thread_local sim *occ_sim;
+static int cmp_occ(const void *x, const void *y)
+{
+    uint64_t a = off_of(occ_sim, *(const int *)x), b = off_of(occ_sim, *(const int *)y);
+    return a < b ? -1 : a > b;
+}
+
+/* Online mode: a place for b before step s, evicting the cheapest window of
+ * unpinned buffers when no gap fits. Returns the offset or UINT64_MAX. */
+static uint64_t online_place(sim *S, int b, int s)
+{
+    const pg_problem *pb = S->pb;
+    uint64_t size = pg_size(S->p, pb->buffers[b].bytes), cap = S->arena_cap;
+    int r = 0;
+    for (int x = 0; x < pb->n_buffers; x++)
+        if (S->cur[x] >= 0)
+            S->occ[r++] = x;
+    occ_sim = S;
+    qsort(S->occ, (size_t)r, sizeof *S->occ, cmp_occ);
+    /* best-fitting free gap */
+    uint64_t best = UINT64_MAX, best_gap = UINT64_MAX, at = 0;
+    for (int i = 0; i <= r; i++) {
+        uint64_t next = i < r ? off_of(S, S->occ[i]) : cap;
+        if (next >= at && next - at >= size && next - at < best_gap) {
+            best = at;
+            best_gap = next - at;
+        }
+        if (i < r) {
+            uint64_t e = off_of(S, S->occ[i]) + S->iv.v[S->cur[S->occ[i]]].size;
+            if (e > at)
+                at = e;
+        }
+    }
+    if (best != UINT64_MAX)
+        return best;
+    /* windows starting at 0 or at the end of a resident buffer */
+    double best_cost = 1e300;
+    uint64_t win = UINT64_MAX;
+    for (int i = -1; i < r; i++) {
+        uint64_t w0 = i < 0 ? 0 : off_of(S, S->occ[i]) + S->iv.v[S->cur[S->occ[i]]].size;
+        if (w0 + size > cap)
+            continue;
+        double cost = 0;
+        int ok = 1;
+        for (int j = 0; j < r && ok; j++) {
+            int x = S->occ[j];
+            uint64_t o = off_of(S, x), e = o + S->iv.v[S->cur[x]].size;
+            if (e <= w0 || o >= w0 + size)
+                continue;
+            if (S->in_step[x])
+                ok = 0;
+            else /* bytes to move again, sooner needed = dearer */
+                cost += (double)S->iv.v[S->cur[x]].size / (eviction_score(S, x, s) + 1.0);
+        }
+        if (ok && cost < best_cost) {
+            best_cost = cost;
+            win = w0;
+        }
+    }
+    if (win == UINT64_MAX)
+        return UINT64_MAX;
+    for (int j = 0; j < r; j++) {
+        int x = S->occ[j];
+        uint64_t o = off_of(S, x), e = o + S->iv.v[S->cur[x]].size;
+        if (e <= win || o >= win + size)
+            continue;
+        int how = E_DROP;
+        if (pb->buffers[x].kind == PG_ACT && !S->spilled[x]) {
+            how = E_SPILL;
+            S->spilled[x] = 1;
+        }
+        close_interval(S, x, s - 1, how);
+        S->evictions++;
+    }
+    return win;
+}
+
 /* One run from the resident set `start_set` (NULL: empty). */
 static int simulate(sim *S, const uint8_t *start_set)
 {
@@ -221,7 +311,7 @@ static int simulate(sim *S, const uint8_t *start_set)
                 need += pg_size(S->p, pb->buffers[b].bytes);
             S->in_step[b] = 1;
         }
-        int room = make_room(S, s, need);
+        int room = S->online ? 0 : make_room(S, s, need);
         if (room == 0) {
             for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++) {
                 int b = pb->step_bufs[k];
@@ -232,8 +322,15 @@ static int simulate(sim *S, const uint8_t *start_set)
                     load = S->written[b] ? L_RELOAD : L_FIRST;
                 else
                     load = L_UPLOAD;
+                uint64_t off = 0;
+                if (S->online && (off = online_place(S, b, s)) == UINT64_MAX) {
+                    room = -1;
+                    break;
+                }
                 if (open_interval(S, b, s, load))
                     room = -2;
+                else if (S->online)
+                    S->iv.v[S->cur[b]].offset = off;
             }
         }
         for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++)
@@ -246,7 +343,7 @@ static int simulate(sim *S, const uint8_t *start_set)
         }
         /* Prefetch: what the next step must load comes in now if it fits beside
          * this step, so its copy is queued before this step's dispatch. */
-        if (s + 1 < n && S->prefetch)
+        if (s + 1 < n && S->prefetch && !S->online)
             for (int k = pb->step_start[s + 1]; k < pb->step_start[s + 2]; k++) {
                 int b = pb->step_bufs[k];
                 const pg_buffer *bf = &pb->buffers[b];
@@ -283,7 +380,8 @@ static int close_run(sim *S, const uint8_t *start_set)
     const pg_problem *pb = S->pb;
     int n = pb->n_steps;
     for (int b = 0; b < pb->n_buffers; b++) {
-        if (S->cur[b] >= 0 && !start_set[b])
+        if (S->cur[b] >= 0 &&
+            (!start_set[b] || (S->online && off_of(S, b) != S->start_off[b])))
             close_interval(S, b, n - 1, E_DROP);
     }
     for (int b = 0; b < pb->n_buffers; b++) {
@@ -291,6 +389,8 @@ static int close_run(sim *S, const uint8_t *start_set)
             continue;
         if (S->cur[b] < 0 && open_interval(S, b, n, L_UPLOAD))
             return -1;
+        if (S->online)
+            S->iv.v[S->cur[b]].offset = S->start_off[b];
         interval *last = &S->iv.v[S->cur[b]];
         last->end = n;
         last->how_end = E_KEEP;
@@ -743,6 +843,46 @@ si_result pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
                 S.capv[t] = cap;
             continue;
         }
+        if (budget && !S.online && (r != 0 || cap <= p->lower_bound || attempt > 260)) {
+            /* Offline placement cannot fit: place online instead, run 1 from
+             * empty, run 2 from where run 1 left the weights. */
+            S.online = 1;
+            S.arena_cap = budget;
+            S.prefetch = 0;
+            free(S.capv);
+            S.capv = NULL;
+            S.occ = malloc(((size_t)nb + 1) * sizeof *S.occ);
+            S.start_off = calloc((size_t)nb + 1, sizeof *S.start_off);
+            if (!S.occ || !S.start_off) {
+                st = fail(err, SI_ERR_NOMEM, "out of memory while planning");
+                goto done;
+            }
+            int ro = simulate(&S, NULL);
+            if (ro == 0) {
+                for (int b = 0; b < nb; b++) {
+                    start_set[b] = S.cur[b] >= 0 && persists(&pb->buffers[b]);
+                    if (start_set[b])
+                        S.start_off[b] = off_of(&S, b);
+                }
+                ro = simulate(&S, start_set);
+                if (ro == 0 && close_run(&S, start_set))
+                    ro = -1;
+            }
+            if (ro < 0) {
+                st = fail(err, SI_ERR_NOMEM, "out of memory while planning");
+                goto done;
+            }
+            if (ro == 0) {
+                uint64_t top = 0;
+                for (int k = 0; k < S.iv.n; k++)
+                    if (S.iv.v[k].offset + S.iv.v[k].size > top)
+                        top = S.iv.v[k].offset + S.iv.v[k].size;
+                p->arena_bytes = top;
+                p->capacity = budget;
+                p->evictions = S.evictions;
+                break;
+            }
+        }
         if (r != 0 || cap <= p->lower_bound || attempt > 260) {
             /* what would work: plan at the lower bound and see how big the arena gets */
             snprintf(msg, sizeof msg,
@@ -779,6 +919,8 @@ done:
     free(S.spilled);
     free(S.in_step);
     free(S.capv);
+    free(S.occ);
+    free(S.start_off);
     free(wsv);
     free(ovf);
     free(S.iv.v);
