@@ -66,3 +66,10 @@ models-table: all $(TESTS) $(B)/bench/hold_context
 	./tests/fetch_models.sh $(CACHE)
 	./tests/model_table.sh $(B) $(CACHE) > tests/MODELS.md
 	tail -1 tests/MODELS.md
+
+# Synthetic large models (issue 5): EfficientDet D0-D7 and frcnn-irv2, seeded
+# random weights, tensorflowjs_converter format, into a git-ignored cache.
+BIG ?= .cache/big
+models:
+	node bench/gen/gen.js all $(BIG)
+.PHONY: models

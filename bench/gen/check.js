@@ -1,0 +1,113 @@
+#!/usr/bin/env node
+// Checks a generated model.
+//   node bench/gen/check.js stats DIR...           mean/std/min/max of every .npy in DIR
+//   node bench/gen/check.js compare REFDIR OUTDIR  max|out-ref| against 1e-3*max(1,max|ref|)
+//   node bench/gen/check.js probe MODEL [--size S] [--every N]
+//       runs tfjs-cpu on a seeded input and prints the statistics of the outputs and
+//       of every Nth Relu/AddV2/Mul node: activations must stay finite and not vanish.
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+const oracle = require('../../tests/oracle/reference.js');
+// tfjs is installed beside the oracle (tests/oracle/setup.sh).
+const oracleRequire = require('module').createRequire(require.resolve('../../tests/oracle/reference.js'));
+
+function stat(values) {
+  let n = 0; let s = 0; let s2 = 0; let lo = Infinity; let hi = -Infinity; let bad = 0; let zero = 0;
+  for (const v of values) {
+    if (!Number.isFinite(v)) { bad++; continue; }
+    n++; s += v; s2 += v * v; if (v < lo) lo = v; if (v > hi) hi = v; if (v === 0) zero++;
+  }
+  const mean = s / n;
+  return { mean, std: Math.sqrt(Math.max(0, s2 / n - mean * mean)), lo, hi, bad, zero, n };
+}
+const fmt = (st) => `mean ${st.mean.toExponential(3)} std ${st.std.toExponential(3)} min ${st.lo.toExponential(3)} ` +
+  `max ${st.hi.toExponential(3)} nonfinite ${st.bad} zero ${(100 * st.zero / Math.max(1, st.n)).toFixed(1)}%`;
+
+function npys(dir) { return fs.readdirSync(dir).filter((f) => f.endsWith('.npy') && !f.startsWith('input_')).sort(); }
+
+function stats(dirs) {
+  for (const d of dirs) {
+    for (const f of npys(d)) {
+      const a = oracle.readNpy(path.join(d, f));
+      console.log(`${path.join(d, f)} [${a.shape}] ${fmt(stat(a.values))}`);
+    }
+  }
+}
+
+function compare(refDir, outDir) {
+  let ok = true;
+  for (const f of npys(refDir)) {
+    const r = oracle.readNpy(path.join(refDir, f));
+    const p = path.join(outDir, f);
+    if (!fs.existsSync(p)) { console.log(`${f}: missing in ${outDir}`); ok = false; continue; }
+    const o = oracle.readNpy(p);
+    if (o.shape.join() !== r.shape.join()) { console.log(`${f}: shape [${o.shape}] vs ref [${r.shape}]`); ok = false; continue; }
+    let maxRef = 0; let maxDiff = 0; let at = -1;
+    for (let i = 0; i < r.values.length; i++) {
+      maxRef = Math.max(maxRef, Math.abs(r.values[i]));
+      const dv = Math.abs(o.values[i] - r.values[i]);
+      if (!(dv <= maxDiff)) { maxDiff = Number.isNaN(dv) ? Infinity : dv; at = i; }
+    }
+    const tol = 1e-3 * Math.max(1, maxRef);
+    const pass = maxDiff <= tol;
+    ok = ok && pass;
+    console.log(`${f} [${r.shape}]: max|out-ref| ${maxDiff.toExponential(3)} (at ${at}) tol ${tol.toExponential(3)} ${pass ? 'PASS' : 'FAIL'}`);
+  }
+  return ok;
+}
+
+async function probe(model, size, every) {
+  const tf = oracleRequire('@tensorflow/tfjs-core');
+  oracleRequire('@tensorflow/tfjs-backend-cpu');
+  const { loadGraphModel } = oracleRequire('@tensorflow/tfjs-converter');
+  console.warn = () => {};
+  await tf.setBackend('cpu');
+  const dir = model;
+  const json = JSON.parse(fs.readFileSync(path.join(dir, 'model.json'), 'utf8'));
+  const bufs = json.weightsManifest[0].paths.map((p) => fs.readFileSync(path.join(dir, p)));
+  const all = Buffer.concat(bufs);
+  const m = await loadGraphModel({
+    load: async () => ({
+      modelTopology: json.modelTopology, weightSpecs: json.weightsManifest[0].weights,
+      weightData: all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength),
+      format: json.format, generatedBy: json.generatedBy, convertedBy: json.convertedBy, signature: json.signature,
+    }),
+  });
+  const inp = m.inputs[0];
+  const shape = inp.shape.map((d, i) => (d > 0 ? d : i === 0 ? 1 : i === 3 ? 3 : size));
+  const count = shape.reduce((a, b) => a * b, 1);
+  const x = tf.tensor(oracle.generateValues('float32', count, 1), shape);
+  const picks = json.modelTopology.node.filter((n) => ['Relu', 'AddV2', 'Mul'].includes(n.op) &&
+    /(add|Relu|se\/mul|swish\/mul)$/.test(n.name));
+  const chosen = picks.filter((_, i) => i % every === 0 || i === picks.length - 1).map((n) => n.name);
+  const outNames = m.outputNodes;
+  const t0 = Date.now();
+  const res = await m.executeAsync({ [m.inputNodes[0]]: x }, [...chosen, ...outNames]);
+  const secs = (Date.now() - t0) / 1000;
+  res.forEach((t, i) => {
+    const name = i < chosen.length ? chosen[i] : `OUTPUT ${outNames[i - chosen.length]}`;
+    console.log(`${name} [${t.shape}] ${fmt(stat(t.dataSync()))}`);
+  });
+  console.log(`input [${shape}], tfjs-cpu ${secs.toFixed(1)} s`);
+}
+
+async function main() {
+  const [cmd, ...rest] = process.argv.slice(2);
+  if (cmd === 'stats') stats(rest);
+  else if (cmd === 'compare') { if (!compare(rest[0], rest[1])) process.exit(1); } else if (cmd === 'probe') {
+    let size = 128; let every = 10; const pos = [];
+    for (let i = 0; i < rest.length; i++) {
+      if (rest[i] === '--size') size = Number(rest[++i]);
+      else if (rest[i] === '--every') every = Number(rest[++i]);
+      else pos.push(rest[i]);
+    }
+    await probe(pos[0], size, every);
+  } else {
+    console.error('usage: check.js stats DIR... | compare REFDIR OUTDIR | probe MODEL [--size S] [--every N]');
+    process.exit(2);
+  }
+}
+
+main().catch((e) => { console.error(`check.js: error: ${e.message}`); process.exit(1); });
