@@ -9,13 +9,14 @@
 
 static const char usage[] =
     "usage: streaminfer [options] MODEL\n"
-    "       streaminfer plan [--vram SIZE] MODEL\n"
+    "       streaminfer plan [--vram SIZE] [--input ...] MODEL\n"
     "\n"
     "Runs a TensorFlow.js graph model (MODEL: a folder holding model.json, or a\n"
     "graph-model .json file with its shards beside it) on the GPU through OpenGL ES\n"
     "compute shaders, and prints its outputs and the GPU memory it used.\n"
     "`plan` prints the plan for that budget as a table (segments, steps, working\n"
-    "sets, uploads, evictions, GPU bytes in use, peak) without running anything.\n"
+    "sets, uploads, evictions, GPU bytes in use, peak) without running anything;\n"
+    "a model whose input sizes are free takes them from --input.\n"
     "\n"
     "options:\n"
     "  --vram SIZE          GPU memory budget: 512M, 1G, 1.5G or plain bytes (default: no\n"
@@ -276,11 +277,7 @@ int main(int argc, char **argv)
         opt.backend = SI_BACKEND_HOST;
     if (si_open(model, &opt, &m, &err) != SI_OK)
         return die("%s%s", err.message, "");
-    if (plan_only) {
-        si_result ps = si_print_plan(m, stdout, &err);
-        si_close(m);
-        return ps == SI_OK ? 0 : die("%s%s", err.message, "");
-    }
+
     int ni = si_input_count(m), rc = 1;
     si_tensor_in tin[MAX_INPUTS];
     void *owned[MAX_INPUTS] = {0};
@@ -352,6 +349,14 @@ int main(int argc, char **argv)
             owned[i] = random_input(dt, n, seed + 7919u * (uint32_t)i);
             tin[i].data = owned[i];
         }
+    }
+    if (plan_only) {
+        if (si_plan(m, tin, ni, &err) != SI_OK || si_print_plan(m, stdout, &err) != SI_OK) {
+            die("%s%s", err.message, "");
+            goto out;
+        }
+        rc = 0;
+        goto out;
     }
     for (int r = 0; r < runs; r++)
         if (si_run(m, tin, ni, &err) != SI_OK) {

@@ -94,6 +94,11 @@ const char *si_output_name(const si_model *m, int i);
  * planned once per distinct set of input shapes. */
 si_result si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error *err);
 
+/* Binds the inputs' shapes (and small inputs' values) and makes the plan, as
+ * si_run would, without running anything: for si_print_plan on models whose
+ * input sizes are free. */
+si_result si_plan(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error *err);
+
 /* Valid after a successful si_run until the next si_run or si_close. */
 si_result si_output(const si_model *m, int i, si_dtype *dtype, int *rank,
                     int64_t shape[SI_MAX_RANK], const void **data, si_error *err);

@@ -47,6 +47,7 @@ struct si_model {
     void **in_dev;           /* per model input: 4-byte-element copy of the given data */
     si_stats st;
     si_trace trace;
+    int plan_only;           /* si_plan: bind the inputs and plan, run nothing */
     uint64_t in_use;         /* bytes allocated in the arena now (for the trace) */
 };
 
@@ -883,7 +884,7 @@ si_result si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error
             st = fail(err, SI_ERR_NOMEM, "out of memory");
             goto done;
         }
-    if ((st = build_program(m, shapes, m->in_dev, err)) != SI_OK)
+    if ((st = build_program(m, shapes, m->in_dev, err)) != SI_OK || m->plan_only)
         goto done;
     const pg_plan *pl = m->plan;
     for (int b = 0; b < m->pb.n_buffers; b++) {
@@ -967,6 +968,17 @@ done:
     m->st.run_ms = now_ms() - t0;
     if (st != SI_OK)
         free_run(m);
+    return st;
+}
+
+si_result si_plan(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error *err)
+{
+    if (!m)
+        return fail(err, SI_ERR_ARG, "si_plan: no model");
+    m->plan_only = 1;
+    si_result st = si_run(m, inputs, n_inputs, err);
+    m->plan_only = 0;
+    free_run(m);
     return st;
 }
 
