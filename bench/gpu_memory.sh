@@ -7,15 +7,7 @@
 set -eu
 B=$1; DIR=$2; RUNS=$3; shift 3
 T=$(mktemp -d)
-used() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1; }
-sampler() { # writes the highest memory.used seen to $T/max until killed
-    max=0
-    while :; do
-        u=$(used)
-        if [ "$u" -gt "$max" ]; then max=$u; echo "$max" >"$T/max"; fi
-        sleep 0.02
-    done
-}
+. "$(dirname "$0")/smi.sh"
 idle=$(used)
 "$B/bench/hold_context" 3 >/dev/null & pid=$!
 sleep 1.5
@@ -27,7 +19,7 @@ for mb in "$@"; do
     m=${mb%%:*}; b=${mb#*:}
     vr=""; [ "$b" = none ] || vr="--vram $b"
     echo 0 >"$T/max"
-    sampler & spid=$!
+    sampler "$T/max" & spid=$!
     # shellcheck disable=SC2086
     ok=1; "$B/streaminfer" -q $vr --runs "$RUNS" --stats "$T/s.json" "$DIR/$m.json" || ok=0
     kill "$spid"; wait "$spid" 2>/dev/null || true

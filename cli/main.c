@@ -21,8 +21,10 @@ static const char usage[] =
     "options:\n"
     "  --vram SIZE          GPU memory budget: 512M, 1G, 1.5G or plain bytes (default: no\n"
     "                       limit). Every GPU byte streaminfer owns stays within it:\n"
-    "                       weights are streamed and activations spilled as needed; a\n"
-    "                       budget no plan fits is refused with one that would work.\n"
+    "                       weights are streamed and activations spilled as needed,\n"
+    "                       and a step too big for it is split into parts along output\n"
+    "                       rows or channels (same results, bit for bit); a budget no\n"
+    "                       plan fits is refused, naming the step that does not fit.\n"
     "  --input FILE         input for a one-input model: .npy, or .jpg/.png (resized to\n"
     "                       the input's height x width, RGB; float inputs scaled to [0,1],\n"
     "                       int inputs 0..255)\n"
@@ -430,6 +432,10 @@ int main(int argc, char **argv)
                mib(st.lower_bound_bytes, b3), mib(st.weights_bytes, b4),
                (unsigned long long)st.segments, (unsigned long long)st.evictions,
                st.bytes_spilled / 1048576.0, st.bytes_reloaded / 1048576.0);
+        if (st.steps_split)
+            printf("tiling   %llu steps split into parts of at most %s (largest step untiled %s)\n",
+                   (unsigned long long)st.steps_split, mib(st.tile_limit_bytes, b1),
+                   mib(st.untiled_bound_bytes, b2));
         printf("traffic  uploaded %s, downloaded %s\n", mib(st.bytes_uploaded, b1),
                mib(st.bytes_downloaded, b2));
         printf("time     open %.1f ms, run %.1f ms (%llu GPU steps%s), wall %.1f ms\n", st.open_ms,
@@ -445,7 +451,9 @@ int main(int argc, char **argv)
         fprintf(f, "{\n  \"model\": ");
         json_str(f, model);
         fprintf(f, ",\n  \"budget_bytes\": %llu,\n  \"peak_vram_bytes\": %llu,\n"
-                   "  \"lower_bound_bytes\": %llu,\n  \"weights_bytes\": %llu,\n"
+                   "  \"lower_bound_bytes\": %llu,\n  \"untiled_bound_bytes\": %llu,\n"
+                   "  \"tile_limit_bytes\": %llu,\n  \"steps_split\": %llu,\n"
+                   "  \"weights_bytes\": %llu,\n"
                    "  \"bytes_uploaded\": %llu,\n  \"bytes_downloaded\": %llu,\n"
                    "  \"bytes_spilled\": %llu,\n  \"bytes_reloaded\": %llu,\n"
                    "  \"evictions\": %llu,\n  \"segments\": %llu,\n  \"gpu_steps\": %llu,\n"
@@ -454,7 +462,9 @@ int main(int argc, char **argv)
                    "  \"wall_ms\": %.3f,\n"
                    "  \"outputs\": [",
                 (unsigned long long)st.budget_bytes, (unsigned long long)st.peak_vram_bytes,
-                (unsigned long long)st.lower_bound_bytes, (unsigned long long)st.weights_bytes,
+                (unsigned long long)st.lower_bound_bytes, (unsigned long long)st.untiled_bound_bytes,
+                (unsigned long long)st.tile_limit_bytes, (unsigned long long)st.steps_split,
+                (unsigned long long)st.weights_bytes,
                 (unsigned long long)st.bytes_uploaded, (unsigned long long)st.bytes_downloaded,
                 (unsigned long long)st.bytes_spilled, (unsigned long long)st.bytes_reloaded,
                 (unsigned long long)st.evictions, (unsigned long long)st.segments,

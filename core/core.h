@@ -166,10 +166,14 @@ typedef struct {
     int32_t k_h, k_w, stride_h, stride_w, pad_top, pad_left;
 } ck_pool_p;
 
+/* A tiled reduction runs over parts of n in order, each part starting from the
+ * previous part's result (has_init: input 1), so the sum is the same sum. */
 typedef struct {
     int32_t op;                   /* ck_reduce_op */
     int32_t outer, n, inner;
     int32_t dtype;
+    int32_t divisor;              /* Mean divides by this (the whole n); 0: n */
+    int32_t has_init;             /* input 1 [outer, inner]: the running result so far */
 } ck_reduce_p;
 
 typedef struct {
@@ -183,10 +187,13 @@ typedef struct {
     int32_t in_dtype;
 } ck_argmax_p;
 
+/* A row tile computes output rows [y0, y0+rows) of the whole resize from input
+ * rows [in_y0, in_y0+in_rows); rows 0 means the whole (y0, in_y0 0). */
 typedef struct {
     int32_t bilinear;             /* 1 bilinear, 0 nearest */
     int32_t n, in_h, in_w, c, out_h, out_w;
     int32_t align_corners, half_pixel_centers;
+    int32_t y0, in_y0, rows, in_rows;
 } ck_resize_p;
 
 /* out[o, j, i] = params[o, idx[j], i]; indices out of range give 0 (TF on CPU errors;
@@ -274,6 +281,9 @@ void ck_host_dequant(const ck_step *s, const core_buf *const *ins, core_buf *out
 void ck_host_topk(const ck_step *s, const core_buf *const *ins, core_buf *out);
 void ck_host_select(const ck_step *s, const core_buf *const *ins, core_buf *out);
 
+/* Input rows [*lo, *hi] that output row oy of a whole resize reads. */
+void ck_resize_rows(const ck_resize_p *p, int32_t oy, int32_t *lo, int32_t *hi);
+
 /* Scalar semantics shared by host references (and mirrored in GLSL). */
 float ck_apply_act(int act, float x, float alpha);
 
@@ -350,6 +360,19 @@ si_result core_program_build(const core_graph *g, const core_shape *input_shapes
                              core_weight_loader load, void *load_user,
                              core_program **out, si_error *err);
 void core_program_free(core_program *p);
+
+/* Bytes of the buffers step s touches, each rounded up to 256 as the planner places them. */
+uint64_t core_step_working_set(const core_program *p, int s);
+
+/* Tiling (core/tile.c): rewrites the program so that steps whose working set is
+ * over `limit` bytes, or whose output is over limit/4, run as parts along output
+ * rows (or output channels where the weights dominate), each part's working set
+ * within the limit where the step allows it. Big tensors then exist only as
+ * bands; a step that needs one whole gets it by copies. Outputs are bitwise
+ * those of the untiled program. load gives float32 weights for channel splits.
+ * *n_split: how many steps were split. */
+si_result core_program_tile(core_program *p, uint64_t limit, core_weight_loader load,
+                            void *load_user, int *n_split, si_error *err);
 
 /* Evaluates one node on the host from its input values, with the same op
  * lowerings (everything folds, the inputs being constants). Outputs the node

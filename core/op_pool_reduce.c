@@ -58,6 +58,9 @@ void ck_host_reduce(const ck_step *s, const core_buf *const *ins, core_buf *out)
     const float *xf = x->data;
     const int32_t *xi = x->data;
     int in_f = x->dtype == SI_FLOAT32, out_f = out->dtype == SI_FLOAT32;
+    int init = p->has_init && ins[1];
+    const float *initf = init ? ins[1]->data : NULL;
+    const int32_t *initi = init ? ins[1]->data : NULL;
     for (int32_t o = 0; o < p->outer; o++)
         for (int32_t k = 0; k < p->inner; k++) {
             int64_t base = (int64_t)o * p->n * p->inner + k, oi = (int64_t)o * p->inner + k;
@@ -65,7 +68,7 @@ void ck_host_reduce(const ck_step *s, const core_buf *const *ins, core_buf *out)
             switch (p->op) {
             case CK_R_MEAN: {
                 /* tfjs Mean: cast to float32, divide every element by n, then sum. */
-                float acc = 0.f, fn = (float)p->n;
+                float acc = init ? initf[oi] : 0.f, fn = (float)(p->divisor ? p->divisor : p->n);
                 for (int32_t j = 0; j < p->n; j++)
                     acc += (in_f ? xf[AT(j)] : (float)xi[AT(j)]) / fn;
                 ((float *)out->data)[oi] = acc;
@@ -75,7 +78,7 @@ void ck_host_reduce(const ck_step *s, const core_buf *const *ins, core_buf *out)
             case CK_R_PROD: {
                 int is_sum = p->op == CK_R_SUM;
                 if (out_f) {
-                    float acc = is_sum ? 0.f : 1.f;
+                    float acc = init ? initf[oi] : is_sum ? 0.f : 1.f;
                     for (int32_t j = 0; j < p->n; j++) {
                         float v = in_f ? xf[AT(j)] : (float)xi[AT(j)];
                         acc = is_sum ? acc + v : acc * v;
@@ -83,7 +86,7 @@ void ck_host_reduce(const ck_step *s, const core_buf *const *ins, core_buf *out)
                     ((float *)out->data)[oi] = acc;
                 } else {
                     /* int32 results wrap, as storing tfjs's exact sum in an Int32Array does */
-                    uint32_t acc = is_sum ? 0u : 1u;
+                    uint32_t acc = init ? (uint32_t)initi[oi] : is_sum ? 0u : 1u;
                     for (int32_t j = 0; j < p->n; j++) {
                         uint32_t v = (uint32_t)xi[AT(j)];
                         acc = is_sum ? acc + v : acc * v;
@@ -97,7 +100,7 @@ void ck_host_reduce(const ck_step *s, const core_buf *const *ins, core_buf *out)
                 int is_max = p->op == CK_R_MAX;
                 if (in_f) {
                     /* NaN sticks: `isNaN(v) || v > m` */
-                    float m = xf[AT(0)];
+                    float m = init ? initf[oi] : xf[AT(0)];
                     for (int32_t j = 0; j < p->n; j++) {
                         float v = xf[AT(j)];
                         if (isnan(v) || (is_max ? v > m : v < m))
@@ -105,7 +108,7 @@ void ck_host_reduce(const ck_step *s, const core_buf *const *ins, core_buf *out)
                     }
                     ((float *)out->data)[oi] = m;
                 } else {
-                    int32_t m = xi[AT(0)];
+                    int32_t m = init ? initi[oi] : xi[AT(0)];
                     for (int32_t j = 0; j < p->n; j++) {
                         int32_t v = xi[AT(j)];
                         if (is_max ? v > m : v < m)
@@ -118,8 +121,8 @@ void ck_host_reduce(const ck_step *s, const core_buf *const *ins, core_buf *out)
             case CK_R_ANY:
             case CK_R_ALL: {
                 int is_any = p->op == CK_R_ANY;
-                int acc = in_f ? xf[AT(0)] != 0.f : xi[AT(0)] != 0;
-                for (int32_t j = 1; j < p->n; j++) {
+                int acc = init ? initi[oi] != 0 : in_f ? xf[AT(0)] != 0.f : xi[AT(0)] != 0;
+                for (int32_t j = init ? 0 : 1; j < p->n; j++) {
                     int v = in_f ? xf[AT(j)] != 0.f : xi[AT(j)] != 0;
                     acc = is_any ? (acc || v) : (acc && v);
                 }
@@ -249,6 +252,16 @@ static int32_t nearest_axis(int32_t r, int32_t in, int32_t out, int align, int h
     return (int32_t)i;
 }
 
+void ck_resize_rows(const ck_resize_p *p, int32_t oy, int32_t *lo, int32_t *hi)
+{
+    if (p->bilinear) {
+        float f;
+        bilinear_axis(oy, p->in_h, p->out_h, p->align_corners, p->half_pixel_centers, lo, hi, &f);
+    } else {
+        *lo = *hi = nearest_axis(oy, p->in_h, p->out_h, p->align_corners, p->half_pixel_centers);
+    }
+}
+
 void ck_host_resize(const ck_step *s, const core_buf *const *ins, core_buf *out)
 {
     const ck_resize_p *p = &s->u.resize;
@@ -256,10 +269,11 @@ void ck_host_resize(const ck_step *s, const core_buf *const *ins, core_buf *out)
     int in_f = x->dtype == SI_FLOAT32, out_f = out->dtype == SI_FLOAT32;
     int64_t o = 0;
 #define RD(i) (in_f ? ((const float *)x->data)[i] : (float)((const int32_t *)x->data)[i])
+    int32_t rows = p->rows ? p->rows : p->out_h, in_rows = p->rows ? p->in_rows : p->in_h;
     for (int32_t b = 0; b < p->n; b++)
-        for (int32_t oy = 0; oy < p->out_h; oy++)
+        for (int32_t oy = p->y0; oy < p->y0 + rows; oy++)
             for (int32_t ox = 0; ox < p->out_w; ox++) {
-                int64_t bo = (int64_t)b * p->in_h;
+                int64_t bo = (int64_t)b * in_rows - p->in_y0;
                 if (p->bilinear) {
                     int32_t y0, y1, x0, x1;
                     float fy, fx;

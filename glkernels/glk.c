@@ -115,6 +115,8 @@ void glk_close(glk_ctx *g)
         return;
     for (int i = 0; i < g->n_programs; i++)
         glDeleteProgram(g->programs[i].prog);
+    if (g->batch_fence)
+        glDeleteSync(g->batch_fence);
     glk_egl_close(g);
     free(g);
 }
@@ -227,6 +229,23 @@ si_result glk_copy(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uin
     glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, (GLintptr)src_off,
                         (GLintptr)dst_off, (GLsizeiptr)bytes);
     return gl_check(err, "copy");
+}
+
+si_result glk_throttle(glk_ctx *g, si_error *err)
+{
+    if (++g->n_submitted % GLK_BATCH)
+        return SI_OK;
+    if (g->batch_fence) {
+        GLenum r;
+        do
+            r = glClientWaitSync(g->batch_fence, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000ull);
+        while (r == GL_TIMEOUT_EXPIRED);
+        glDeleteSync(g->batch_fence);
+        if (r == GL_WAIT_FAILED)
+            return glk_fail(err, SI_ERR_GPU, "waiting for the GPU failed");
+    }
+    g->batch_fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+    return gl_check(err, "fence");
 }
 
 si_result glk_finish(glk_ctx *g, si_error *err)

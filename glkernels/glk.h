@@ -51,6 +51,13 @@ typedef struct {
 si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
                        const si_dtype *in_dtypes, const glk_range *out, si_dtype out_dtype,
                        si_error *err);
+/* Called after each command submitted in a run: every GLK_BATCH commands,
+ * waits until the batch before the last one has finished, so that no more
+ * than two batches are queued. A driver keeps what a queued command needs
+ * (its uniforms, copy staging) in its own memory until the command has run;
+ * thousands of queued steps would hold VRAM outside the budget. */
+#define GLK_BATCH 128
+si_result glk_throttle(glk_ctx *g, si_error *err);
 /* Waits for all submitted work (timing, tests). */
 si_result glk_finish(glk_ctx *g, si_error *err);
 

@@ -23,6 +23,8 @@ struct glk_ctx {
     int fused_fma;           /* fma() rounds once */
     int n_programs;
     glk_program programs[GLK_MAX_PROGRAMS];
+    uint64_t n_submitted;    /* commands since the context opened (glk_throttle) */
+    GLsync batch_fence;      /* end of the previous batch, or 0 */
 };
 
 si_result glk_fail(si_error *err, si_result st, const char *fmt, ...)

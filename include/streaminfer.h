@@ -63,7 +63,10 @@ typedef struct {
 typedef struct {
     uint64_t budget_bytes;
     uint64_t peak_vram_bytes;    /* counted by the pager, every GPU byte we own */
-    uint64_t lower_bound_bytes;  /* largest working set of any step */
+    uint64_t lower_bound_bytes;  /* largest working set of any step (after tiling) */
+    uint64_t untiled_bound_bytes; /* largest working set of any step before tiling */
+    uint64_t tile_limit_bytes;   /* steps were split into parts of at most this (0: none) */
+    uint64_t steps_split;        /* steps split into parts */
     uint64_t weights_bytes;      /* bytes of weights as stored in the shards */
     uint64_t bytes_uploaded;
     uint64_t bytes_downloaded;

@@ -32,6 +32,12 @@ si_result si_print_plan(const si_model *m, FILE *f, si_error *err)
             p->n_steps, (unsigned long long)pl->segments, mib(pl->bytes_uploaded, a),
             mib(pl->bytes_spilled, b), mib(pl->bytes_reloaded, c),
             (unsigned long long)pl->evictions);
+    si_stats stt;
+    si_get_stats(m, &stt);
+    if (stt.steps_split)
+        fprintf(f, "tiling: %llu steps split into parts of at most %s MiB (largest step untiled "
+                   "%s MiB)\n", (unsigned long long)stt.steps_split, mib(stt.tile_limit_bytes, a),
+                mib(stt.untiled_bound_bytes, b));
     fprintf(f, "prologue (once): %d buffers made resident, %s MiB\n\n", pl->n_prologue / 2,
             mib(pl->resident_bytes, a));
     fprintf(f, "%4s %5s %-9s %10s %6s %10s %6s %10s %10s  %s\n", "seg", "step", "kernel",

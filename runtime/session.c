@@ -49,6 +49,9 @@ struct si_model {
     si_trace trace;
     int plan_only;           /* si_plan: bind the inputs and plan, run nothing */
     uint64_t in_use;         /* bytes allocated in the arena now (for the trace) */
+    uint64_t tile_limit;     /* steps were split into parts within this many bytes (0: none) */
+    int n_split;             /* steps split */
+    uint64_t untiled_bound;  /* the largest step's working set before splitting */
 };
 
 static double now_ms(void)
@@ -235,6 +238,19 @@ static int same_binding(const si_model *m, const core_shape *shapes, void *const
     return 1;
 }
 
+/* What a GPU driver allocates in VRAM for a context running our kernels,
+ * beyond an empty context (compiled programs, command buffers): not ours to
+ * place, but the card's memory must stay within the budget, so the plan
+ * leaves it free. Measured on the H200 (bench/results): up to 1.6 MiB. Mesa's
+ * llvmpipe has no VRAM. */
+static uint64_t driver_reserve(const si_model *m, uint64_t budget)
+{
+    if (!budget || !m->gpu || strstr(glk_renderer(m->gpu), "llvmpipe"))
+        return 0;
+    uint64_t r = budget / 64;
+    return r < (2u << 20) ? r : (2u << 20);
+}
+
 static si_result build_program(si_model *m, const core_shape *shapes, void *const *vals,
                                si_error *err)
 {
@@ -258,18 +274,70 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
             memcpy(m->bound_vals[i].data, vals[i], (size_t)n * 4);
         vp[i] = &m->bound_vals[i];
     }
-    si_result st = core_program_build(m->g, shapes, vp, load_weight, m, &m->prog, err);
-    free(vp);
-    if (st != SI_OK)
-        return st;
-    memcpy(m->bound, shapes, (size_t)ni * sizeof *shapes);
-    if ((st = make_problem(m, err)) != SI_OK)
-        goto fail;
+    /* Untiled first; where no plan fits, steps are split into parts of at most
+     * budget/2, /4, ... bytes (core/tile.c) and planned again. */
+    si_result st = SI_OK;
+    si_error first = {0};
+    uint64_t worst_ws = 0, best_ws = 0, best_limit = 0;
+    int worst_node = -1, best_node = -1;
+    uint64_t budget = m->opt.vram_budget;
+    const char *force = getenv("SI_TILE_LIMIT"); /* tests: split at this many bytes */
+    uint64_t forced = force ? strtoull(force, NULL, 10) : 0;
     uint32_t align = m->gpu ? glk_offset_align(m->gpu) : 256;
     if (align < 256)
         align = 256;
-    if ((st = pg_plan_build(&m->pb, m->opt.vram_budget, align, &m->plan, err)) != SI_OK)
+    for (int attempt = forced ? 1 : 0; attempt <= 6; attempt++) {
+        drop_program(m);
+        if ((st = core_program_build(m->g, shapes, vp, load_weight, m, &m->prog, err)) != SI_OK)
+            break;
+        m->tile_limit = 0;
+        m->n_split = 0;
+        m->untiled_bound = 0;
+        for (int k = 0; k < m->prog->n_steps; k++) {
+            uint64_t ws = core_step_working_set(m->prog, k);
+            if (ws > m->untiled_bound)
+                m->untiled_bound = ws;
+        }
+        if (attempt > 0) {
+            m->tile_limit = forced ? forced : budget >> attempt;
+            if ((st = core_program_tile(m->prog, m->tile_limit, load_weight, m, &m->n_split, err)) !=
+                SI_OK)
+                break;
+        }
+        if ((st = make_problem(m, err)) != SI_OK)
+            break;
+        st = pg_plan_build(&m->pb, budget - driver_reserve(m, budget), align, &m->plan, err);
+        if (st == SI_OK || !budget || forced || st == SI_ERR_NOMEM)
+            break;
+        if (attempt == 0 && err)
+            first = *err;
+        /* the closest attempt, for the message */
+        for (int k = 0; k < m->prog->n_steps; k++) {
+            uint64_t ws = core_step_working_set(m->prog, k);
+            if (ws > worst_ws || k == 0) {
+                if (k == 0)
+                    worst_ws = 0;
+                worst_ws = ws;
+                worst_node = m->prog->steps[k].node;
+            }
+        }
+        if (attempt == 0 || worst_ws < best_ws) {
+            best_ws = worst_ws;
+            best_node = worst_node;
+            best_limit = m->tile_limit;
+        }
+    }
+    free(vp);
+    if (st != SI_OK) {
+        if (first.message[0] && err && st == SI_ERR_BUDGET && best_limit)
+            fail(err, st, "no plan fits in a budget of %llu bytes, even with steps split into parts (at best, "
+                 "parts of %llu bytes leave a step of %llu bytes, node '%s'); untiled, the largest "
+                 "step needs %llu bytes", (unsigned long long)budget,
+                 (unsigned long long)best_limit, (unsigned long long)best_ws,
+                 si_model_node_name(m, best_node), (unsigned long long)m->untiled_bound);
         goto fail;
+    }
+    memcpy(m->bound, shapes, (size_t)ni * sizeof *shapes);
     for (int b = 0; b < m->pb.n_buffers; b++)
         if (m->gpu && m->pb.buffers[b].bytes > glk_max_binding(m->gpu)) {
             st = fail(err, SI_ERR_GPU, "tensor '%s' (%llu bytes) exceeds the GPU's %llu-byte limit "
@@ -617,6 +685,8 @@ static si_result do_action(si_model *m, const pg_action *ac, si_error *err)
     case PA_UPLOAD:
     case PA_RELOAD:
         st = transfer(m, ac->buf, 1, err);
+        if (st == SI_OK && m->gpu)
+            st = glk_throttle(m->gpu, err);
         m->st.bytes_uploaded += pbuf->bytes;
         if (ac->kind == PA_RELOAD)
             m->st.bytes_reloaded += pbuf->bytes;
@@ -625,6 +695,8 @@ static si_result do_action(si_model *m, const pg_action *ac, si_error *err)
     case PA_SPILL:
     case PA_DOWNLOAD:
         st = transfer(m, ac->buf, 0, err);
+        if (st == SI_OK && m->gpu)
+            st = glk_throttle(m->gpu, err);
         m->st.bytes_downloaded += pbuf->bytes;
         if (ac->kind == PA_SPILL)
             m->st.bytes_spilled += pbuf->bytes;
@@ -632,6 +704,8 @@ static si_result do_action(si_model *m, const pg_action *ac, si_error *err)
         return st;
     case PA_RUN:
         st = run_step(m, ac->step, err);
+        if (st == SI_OK && m->gpu)
+            st = glk_throttle(m->gpu, err);
         if (st == SI_OK)
             check_step(m, ac->step);
         if (st != SI_OK && err->message[0]) {
@@ -960,6 +1034,9 @@ done:
         m->st.budget_bytes = m->opt.vram_budget;
         m->st.peak_vram_bytes = m->gpu ? m->plan->arena_bytes : 0;
         m->st.lower_bound_bytes = m->plan->lower_bound;
+        m->st.untiled_bound_bytes = m->untiled_bound;
+        m->st.tile_limit_bytes = m->tile_limit;
+        m->st.steps_split = (uint64_t)m->n_split;
         m->st.gpu_steps = (uint64_t)m->prog->n_steps;
         m->st.segments = m->plan->segments;
         m->st.evictions = m->plan->evictions;

@@ -65,6 +65,17 @@ else
     failures="$failures fetch-models-or-refs"
 fi
 
+# tiling: seeded synthetic EfficientDet-D0 at its native 512x512 (bench/gen), under
+# budgets below its largest step (72 MiB)
+BIG=$CACHE/big
+if [ -f "$BIG/effdet-d0/model.json" ] || node "$HERE/../bench/gen/gen.js" effdet-d0 "$BIG/effdet-d0"; then
+    check "effdet-d0 split into parts at 40M and 24M: bitwise the no-limit answer" \
+        "$HERE/tiling_test.sh" "$B/streaminfer" "$BIG/effdet-d0" 40M 24M
+else
+    failed=$((failed + 1))
+    failures="$failures generate-effdet-d0"
+fi
+
 [ -z "$failures" ] || echo "failed:$failures"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

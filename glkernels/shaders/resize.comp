@@ -1,5 +1,6 @@
 // CK_RESIZE: P = {bilinear, n, in_h, in_w, c, out_h, out_w, align_corners,
-// half_pixel_centers}. One invocation per NHWC output element. Source coordinates are
+// half_pixel_centers, y0, in_y0, rows, in_rows}: a row tile computes output rows
+// y0.. of the whole resize (rows of them) from input rows in_y0.. (in_rows). One invocation per NHWC output element. Source coordinates are
 // exact rationals num/den in integers (see resize_src in core/op_pool_reduce.c): the
 // floors are the same on every GPU, since GLSL float division is not exact.
 int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
@@ -35,12 +36,13 @@ void main() {
     uint o = gidx();
     if (o >= NT) return;
     int in_h = P[2], in_w = P[3], c = P[4], out_h = P[5], out_w = P[6];
+    int rows = P[11] != 0 ? P[11] : out_h, in_rows = P[11] != 0 ? P[12] : in_h;
     int t = int(o);
     int ch = t % c; t /= c;
     int ox = t % out_w; t /= out_w;
-    int oy = t % out_h;
-    int b = t / out_h;
-    int bo = b * in_h;
+    int oy = t % rows + P[9];
+    int b = t / rows;
+    int bo = b * in_rows - P[10];
     if (P[0] != 0) {
         int y0, y1, x0, x1;
         float fy, fx;

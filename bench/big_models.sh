@@ -1,0 +1,153 @@
+#!/bin/sh
+# The big-model table (issue 5): for each synthetic model of `make models`, its
+# weight bytes and tensors, the largest step untiled, the smallest budget the
+# planner accepts (bisection with `streaminfer plan` down to 1/16 of the largest
+# step, to 2%), and runs with no limit,
+# at 1G and at 256M: outputs bitwise against the no-limit run, the pager's peak,
+# the card's measured memory (nvidia-smi memory.used, sampled every 20 ms, less
+# an empty context; "-" without nvidia-smi), bytes uploaded per run, and wall
+# time of a run relative to the no-limit run (the second of two runs, so
+# weights that stay resident are resident, as in a kiosk's steady state).
+#   bench/big_models.sh BUILD_DIR BIG_DIR OUT_DIR [MODEL[@SIZE]...]
+# Default models: effdet-d0 ... effdet-d7 at native size, frcnn-irv2@600 and @1024.
+# Writes OUT_DIR/big.md (the table) and OUT_DIR/big.log.
+set -u
+B=$1; BIG=$2; OUT=$3; shift 3
+[ $# -gt 0 ] || set -- effdet-d0 effdet-d1 effdet-d2 effdet-d3 effdet-d4 effdet-d5 effdet-d6 \
+    effdet-d7 frcnn-irv2@600 frcnn-irv2@1024
+SI=$B/streaminfer
+mkdir -p "$OUT"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+LOG=$OUT/big.log
+: >"$LOG"
+have_smi=0
+command -v nvidia-smi >/dev/null 2>&1 && have_smi=1
+. "$(dirname "$0")/smi.sh"
+ctx=0
+if [ "$have_smi" = 1 ]; then
+    "$B/bench/hold_context" 3 >/dev/null & pid=$!
+    sleep 1.5
+    ctx=$(used)
+    wait "$pid"
+    echo "empty streaminfer context: $ctx MiB ($(nvidia-smi --query-gpu=name --format=csv,noheader))" >>"$LOG"
+fi
+key() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2"; }
+mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+
+# A seeded uniform [0,1) float32 input of [1,S,S,3] as .npy (frcnn's sizes are free).
+make_input() { # SIZE FILE
+    python3 - "$1" "$2" <<'EOF'
+import array, random, sys
+s = int(sys.argv[1]); random.seed(1)
+a = array.array('f', (random.random() for _ in range(s * s * 3)))
+hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, %d, %d, 3), }" % (s, s)
+hdr += ' ' * (63 - (10 + len(hdr)) % 64) + '\n'
+with open(sys.argv[2], 'wb') as f:
+    f.write(b'\x93NUMPY\x01\x00' + len(hdr).to_bytes(2, 'little') + hdr.encode()); a.tofile(f)
+EOF
+}
+
+# One run at a budget ("none": no limit): the stats, the card's peak, the outputs.
+run() { # NAME MODEL BUDGET INPUT_ARGS...
+    n=$1; m=$2; b=$3; shift 3
+    vr=""; [ "$b" = none ] || vr="--vram $b"
+    echo 0 >"$T/max"
+    spid=""
+    if [ "$have_smi" = 1 ]; then sampler "$T/max" & spid=$!; fi
+    # shellcheck disable=SC2086
+    "$SI" -q $vr --runs 2 "$@" --output "$T/$n-$b" --stats "$T/$n-$b.json" "$m" >>"$LOG" 2>&1
+    rc=$?
+    [ -z "$spid" ] || { kill "$spid"; wait "$spid" 2>/dev/null; }
+    cp "$T/max" "$T/$n-$b.max"
+    return $rc
+}
+
+# smallest accepted budget, by bisection on plans (1 MiB resolution)
+smallest() { # MODEL INPUT_ARGS...
+    m=$1; shift
+    [ -z "${NO_SMALLEST:-}" ] || { echo "-"; return; }
+    lb=$("$SI" plan "$@" "$m" | sed -n 's/.*lower bound \([0-9.]*\) MiB.*/\1/p' | head -1)
+    hi=$(awk -v x="$lb" 'BEGIN { printf "%d", x * 1048576 * 1.02 + 1048576 }')
+    lo=$((hi / 16))
+    "$SI" plan --vram "$hi" "$@" "$m" >/dev/null 2>&1 || { echo "-"; return; }
+    while [ $((hi - lo)) -gt $((hi / 50)) ]; do
+        mid=$(((lo + hi) / 2))
+        if "$SI" plan --vram "$mid" "$@" "$m" >/dev/null 2>&1; then hi=$mid; else lo=$mid; fi
+    done
+    echo "$hi"
+}
+
+{
+    echo "| model | input | weight bytes | weight tensors | largest step untiled | smallest budget accepted | no limit: peak, time | 1G: peak counted / measured | 1G: uploaded/run | 1G: time vs none | 1G: bitwise | 256M: peak counted / measured | 256M: uploaded/run | 256M: time vs none | 256M: bitwise |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+} >"$OUT/big.md"
+# the bisections first, all at once in the background (each is many plans, CPU only)
+for spec in "$@"; do
+    name=${spec%@*}; size=""
+    [ "$spec" = "$name" ] || size=${spec#*@}
+    tag=$name${size:+-$size}
+    if [ -n "$size" ]; then
+        make_input "$size" "$T/in-$size.npy"
+        (smallest "$BIG/$name" --input "$T/in-$size.npy" >"$T/small-$tag") &
+    else
+        (smallest "$BIG/$name" >"$T/small-$tag") &
+    fi
+done
+if [ -n "${SMALLEST_ONLY:-}" ]; then # only the bisections
+    wait
+    for spec in "$@"; do
+        tag=$(echo "$spec" | tr @ -)
+        echo "$tag smallest accepted $(cat "$T/small-$tag")"
+    done
+    exit 0
+fi
+fails=0
+for spec in "$@"; do
+    name=${spec%@*}; size=""
+    [ "$spec" = "$name" ] || size=${spec#*@}
+    m=$BIG/$name
+    set --
+    [ -z "$size" ] || set -- --input "$T/in-$size.npy"
+    tag=$name${size:+-$size}
+    wb=$(python3 -c "import json,sys; j=json.load(open(sys.argv[1])); w=[x for g in j['weightsManifest'] for x in g['weights']]; print(len(w))" "$m/model.json")
+    bytes=$(cat "$m"/*.bin | wc -c)
+    row="| $name | ${size:-native} | $bytes | $wb"
+    if ! run "$tag" "$m" none "$@"; then
+        echo "$row | @SMALLEST@ | no-limit run failed |" >>"$T/rows"; fails=$((fails + 1)); continue
+    fi
+    s0=$T/$tag-none.json
+    t0=$(key run_ms "$s0")
+    row="$row | $(mib "$(key lower_bound_bytes "$s0")") MiB | @SMALLEST@ | $(mib "$(key peak_vram_bytes "$s0")") MiB, $(printf %.1f "$t0") ms"
+    for b in 1G 256M; do
+        if ! run "$tag" "$m" "$b" "$@"; then
+            row="$row | failed | | | |"; fails=$((fails + 1)); continue
+        fi
+        s=$T/$tag-$b.json
+        same=yes
+        for f in "$T/$tag-none"/*.npy; do
+            cmp -s "$f" "$T/$tag-$b/$(basename "$f")" || same=NO
+        done
+        [ "$same" = yes ] || fails=$((fails + 1))
+        meas=-
+        [ "$have_smi" = 0 ] || meas="$(($(cat "$T/$tag-$b.max") - ctx)) MiB"
+        ratio=$(awk -v a="$(key run_ms "$s")" -v b="$t0" 'BEGIN { printf "%.2f", a / b }')
+        row="$row | $(mib "$(key peak_vram_bytes "$s")") / $meas | $(mib "$(key bytes_uploaded "$s")") MiB | $ratio | $same"
+        echo "   $b: split $(key steps_split "$s") steps at $(key tile_limit_bytes "$s") bytes, spilled $(key bytes_spilled "$s")" >>"$LOG"
+    done
+    echo "$row |" >>"$T/rows"
+    echo "$row |" >>"$LOG"
+    rm -rf "$T/$tag-"*/
+done
+wait
+# the smallest accepted budgets go in last (their bisections ran beside the runs)
+while IFS= read -r row; do
+    tag=$(echo "$row" | awk -F'|' '{ gsub(/ /, "", $2); gsub(/ /, "", $3); print $2 ($3 == "native" ? "" : "-" $3) }')
+    small=$(cat "$T/small-$tag" 2>/dev/null || echo -)
+    [ "$small" = - ] || small="$(mib "$small") MiB"
+    echo "$row" | sed "s/@SMALLEST@/$small/" >>"$OUT/big.md"
+    echo "== $tag: smallest accepted $small" >>"$LOG"
+done <"$T/rows"
+
+cat "$OUT/big.md"
+[ "$fails" -eq 0 ]

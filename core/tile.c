@@ -1,0 +1,961 @@
+/* Tiling: a program transform that splits steps so that no step's working set
+ * (the bytes of the buffers it touches) is over a limit.
+ *
+ * A big tensor is never made whole: its producer is split along output rows
+ * and each part writes its own tensor, a *band* (a contiguous range of the
+ * tensor's elements: with batch 1, rows of NHWC are contiguous). A consumer
+ * split the same way reads, for each of its parts, the window of input rows
+ * that part needs (with the halo of a kernel): the band itself when it is
+ * exactly that range, else a window tensor assembled by copies from the bands
+ * it overlaps. Each part is the same kernel on a sub-tensor with shifted
+ * padding (convolution, depthwise, pooling), shifted source rows (resize), or
+ * fewer rows (elementwise, matmul rows, reductions over an outer axis); a
+ * reduction over the rows themselves runs its parts in order, each starting
+ * from the result of the parts before, so every output element is computed by
+ * the same arithmetic in the same order as without tiling: bitwise identical.
+ * Where the weights dominate (a MatMul or convolution whose weights alone are
+ * over the limit), the output channels are split instead, with host slices of
+ * the weights, and the parts copied into the whole output.
+ *
+ * What cannot be split (or a banded tensor that a step needs whole) is made
+ * whole by copies from its bands, and the planner sees the rest. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core.h"
+
+#define TILE_ALIGN 256 /* the planner's placement granule */
+
+typedef struct {
+    int64_t e0, e1; /* elements of the storage root */
+    int t;          /* tensor holding them */
+} band;
+
+typedef struct {
+    int n, cap;
+    band *v;
+    int whole;      /* the root itself holds the value too */
+} bandset;
+
+typedef struct {
+    core_program *p;
+    uint64_t limit, band_max;
+    core_weight_loader load;
+    void *load_user;
+    ck_step *steps;
+    int n_steps, cap_steps;
+    bandset *bs;    /* per tensor id; only storage roots used */
+    int cap_bs;
+    int *writers;   /* per storage root: steps of the original program writing it */
+    int node;       /* node of the step being rewritten */
+    int oom;
+} tiler;
+
+static uint64_t rnd(uint64_t b)
+{
+    if (!b)
+        b = 4;
+    return (b + TILE_ALIGN - 1) / TILE_ALIGN * TILE_ALIGN;
+}
+
+static int64_t count_of(const core_program *p, int t) { return core_shape_count(&p->tensors[t].shape); }
+
+static int grow_bs(tiler *T)
+{
+    if (T->p->n_tensors <= T->cap_bs)
+        return 0;
+    int cap = T->p->n_tensors * 2 + 16;
+    bandset *nb = realloc(T->bs, (size_t)cap * sizeof *nb);
+    if (!nb)
+        return -1;
+    memset(nb + T->cap_bs, 0, (size_t)(cap - T->cap_bs) * sizeof *nb);
+    T->bs = nb;
+    T->cap_bs = cap;
+    return 0;
+}
+
+/* A new activation like tensor `like`, count elements, named after it. */
+static int new_tensor(tiler *T, int like, int64_t count, const char *fmt, int64_t a, int64_t b)
+{
+    core_program *p = T->p;
+    if (p->n_tensors == p->cap_tensors) {
+        int cap = p->cap_tensors ? p->cap_tensors * 2 : 256;
+        core_tensor *nt = realloc(p->tensors, (size_t)cap * sizeof *nt);
+        if (!nt) {
+            T->oom = 1;
+            return -1;
+        }
+        p->tensors = nt;
+        p->cap_tensors = cap;
+    }
+    int id = p->n_tensors++;
+    core_tensor *t = &p->tensors[id];
+    const core_tensor *l = &p->tensors[like];
+    memset(t, 0, sizeof *t);
+    char nm[64];
+    snprintf(nm, sizeof nm, fmt, (long long)a, (long long)b);
+    size_t ln = strlen(l->name ? l->name : "?");
+    t->name = malloc(ln + strlen(nm) + 1);
+    if (t->name) {
+        memcpy(t->name, l->name ? l->name : "?", ln);
+        strcpy(t->name + ln, nm);
+    }
+    t->dtype = l->dtype;
+    t->shape.rank = 1;
+    t->shape.d[0] = count;
+    t->bytes = (uint64_t)count * CORE_ELEM;
+    t->kind = PT_ACT;
+    t->weight = t->input = t->alias_of = -1;
+    if (grow_bs(T)) {
+        T->oom = 1;
+        return -1;
+    }
+    return id;
+}
+
+static void emit(tiler *T, const ck_step *s)
+{
+    if (T->n_steps == T->cap_steps) {
+        int cap = T->cap_steps ? T->cap_steps * 2 : 1024;
+        ck_step *ns = realloc(T->steps, (size_t)cap * sizeof *ns);
+        if (!ns) {
+            T->oom = 1;
+            return;
+        }
+        T->steps = ns;
+        T->cap_steps = cap;
+    }
+    T->steps[T->n_steps] = *s;
+    T->steps[T->n_steps].node = T->node;
+    T->n_steps++;
+}
+
+/* out[out_off..+n) = in[in_off..+n) */
+static void emit_copy(tiler *T, int in, int64_t in_off, int out, int64_t out_off, int64_t n, int acc)
+{
+    ck_step c = {.kind = CK_COPY, .n_in = 1, .out = out, .accumulate = acc};
+    c.in[0] = in;
+    c.u.copy.rank = 1;
+    c.u.copy.dim[0] = (int32_t)n;
+    c.u.copy.in_stride[0] = c.u.copy.out_stride[0] = 1;
+    c.u.copy.in_offset = (int32_t)in_off;
+    c.u.copy.out_offset = (int32_t)out_off;
+    emit(T, &c);
+}
+
+static int banded(const tiler *T, int root) { return T->bs[root].n > 0 && !T->bs[root].whole; }
+
+static int add_band(tiler *T, int root, int64_t e0, int64_t e1, int t)
+{
+    bandset *b = &T->bs[root];
+    if (b->n == b->cap) {
+        int cap = b->cap ? b->cap * 2 : 8;
+        band *nv = realloc(b->v, (size_t)cap * sizeof *nv);
+        if (!nv)
+            return -1;
+        b->v = nv;
+        b->cap = cap;
+    }
+    b->v[b->n++] = (band){e0, e1, t};
+    return 0;
+}
+
+/* The root holds its value: copies from its bands. */
+static void materialize(tiler *T, int root)
+{
+    if (!banded(T, root))
+        return;
+    bandset *b = &T->bs[root];
+    for (int i = 0; i < b->n; i++)
+        emit_copy(T, b->v[i].t, 0, root, b->v[i].e0, b->v[i].e1 - b->v[i].e0, i > 0);
+    b->whole = 1;
+}
+
+/* A tensor holding elements [a, b) of t's storage: a band, t itself, or a new
+ * window filled by copies. */
+static int get_range(tiler *T, int t, int64_t a, int64_t b)
+{
+    core_program *p = T->p;
+    int root = core_storage(p, t);
+    if (!banded(T, root)) {
+        if (a == 0 && b == count_of(p, root))
+            return t;
+        int w = new_tensor(T, root, b - a, "{%lld:%lld}", a, b);
+        if (w < 0)
+            return -1;
+        emit_copy(T, t, a, w, 0, b - a, 0);
+        return w;
+    }
+    const bandset *bs = &T->bs[root];
+    for (int i = 0; i < bs->n; i++)
+        if (bs->v[i].e0 == a && bs->v[i].e1 == b)
+            return bs->v[i].t;
+    int w = new_tensor(T, root, b - a, "{%lld:%lld}", a, b);
+    if (w < 0)
+        return -1;
+    int first = 1;
+    for (int i = 0; i < T->bs[root].n; i++) {
+        band v = T->bs[root].v[i];
+        int64_t lo = v.e0 > a ? v.e0 : a, hi = v.e1 < b ? v.e1 : b;
+        if (lo >= hi)
+            continue;
+        emit_copy(T, v.t, lo - v.e0, w, lo - a, hi - lo, !first);
+        first = 0;
+    }
+    return w;
+}
+
+static uint64_t step_ws(const core_program *p, const ck_step *s)
+{
+    int roots[CK_MAX_IN + 1], n = 0;
+    uint64_t ws = 0;
+    for (int i = 0; i <= s->n_in; i++) {
+        int t = i < s->n_in ? s->in[i] : s->out;
+        if (t < 0)
+            continue;
+        int r = core_storage(p, t), dup = 0;
+        for (int j = 0; j < n; j++)
+            dup |= roots[j] == r;
+        if (dup)
+            continue;
+        roots[n++] = r;
+        ws += rnd(p->tensors[r].bytes);
+    }
+    return ws;
+}
+
+uint64_t core_step_working_set(const core_program *p, int s) { return step_ws(p, &p->steps[s]); }
+
+/* ---- splitting along output rows ---- */
+
+typedef struct {
+    int64_t rows, row_elems; /* output rows, elements in one */
+    int main_in;             /* input whose bands the parts may follow (-1 none) */
+    int64_t in_row;          /* elements of main_in per output row, when part r reads its row r */
+    int can_whole;           /* input 0 may be bound whole instead of a window */
+} rowplan;
+
+/* First axis of a broadcast output with more than one element. */
+static int lead_axis(int rank, const int32_t *dim)
+{
+    for (int j = 0; j < rank; j++)
+        if (dim[j] > 1)
+            return j;
+    return -1;
+}
+
+static int64_t prod(const int32_t *dim, int from, int to)
+{
+    int64_t n = 1;
+    for (int j = from; j < to; j++)
+        n *= dim[j];
+    return n;
+}
+
+/* Elements an input reads for output rows [r0, r1) along `ax` with strides st:
+ * [*a, *b). Broadcast along ax: the whole input (*a = -1). */
+static void strided_window(int rank, const int32_t *dim, const int32_t *st, int ax, int64_t r0,
+                           int64_t r1, int64_t *a, int64_t *b)
+{
+    if (st[ax] == 0) {
+        *a = *b = -1;
+        return;
+    }
+    int64_t foot = 1;
+    for (int j = ax + 1; j < rank; j++)
+        foot += (int64_t)(dim[j] - 1) * st[j];
+    *a = r0 * st[ax];
+    *b = (r1 - 1) * st[ax] + foot;
+}
+
+static int strides_ok(int rank, const int32_t *st)
+{
+    for (int j = 0; j < rank; j++)
+        if (st[j] < 0)
+            return 0;
+    return 1;
+}
+
+static int row_info(const ck_step *s, rowplan *rp)
+{
+    memset(rp, 0, sizeof *rp);
+    rp->main_in = -1;
+    switch (s->kind) {
+    case CK_CONV2D:
+    case CK_DWCONV2D: {
+        const ck_conv_p *c = &s->u.conv;
+        if (c->n != 1)
+            return -1;
+        rp->rows = c->out_h;
+        rp->row_elems = (int64_t)c->out_w * c->out_c;
+        rp->main_in = 0;
+        if (c->k_h == 1 && c->stride_h == 1 && c->pad_top == 0 && c->in_h == c->out_h)
+            rp->in_row = (int64_t)c->in_w * c->in_c;
+        rp->can_whole = 1;
+        return 0;
+    }
+    case CK_POOL: {
+        const ck_pool_p *c = &s->u.pool;
+        if (c->n != 1)
+            return -1;
+        rp->rows = c->out_h;
+        rp->row_elems = (int64_t)c->out_w * c->c;
+        rp->main_in = 0;
+        if (c->k_h == 1 && c->stride_h == 1 && c->pad_top == 0 && c->in_h == c->out_h)
+            rp->in_row = (int64_t)c->in_w * c->c;
+        rp->can_whole = 1;
+        return 0;
+    }
+    case CK_RESIZE: {
+        const ck_resize_p *c = &s->u.resize;
+        if (c->n != 1 || c->rows)
+            return -1;
+        rp->rows = c->out_h;
+        rp->row_elems = (int64_t)c->out_w * c->c;
+        rp->main_in = 0;
+        rp->can_whole = 1;
+        return 0;
+    }
+    case CK_UNARY:
+        rp->rows = s->u.unary.count;
+        rp->row_elems = 1;
+        rp->main_in = 0;
+        rp->in_row = 1;
+        return 0;
+    case CK_ADDN:
+        rp->rows = s->u.addn.count;
+        rp->row_elems = 1;
+        rp->main_in = 0;
+        rp->in_row = 1;
+        return 0;
+    case CK_BINARY:
+    case CK_SELECT: {
+        int rank = s->kind == CK_BINARY ? s->u.binary.rank : s->u.select.rank;
+        const int32_t *dim = s->kind == CK_BINARY ? s->u.binary.out_dim : s->u.select.out_dim;
+        const int32_t *sts[3] = {s->u.binary.a_stride, s->u.binary.b_stride, NULL};
+        if (s->kind == CK_SELECT) {
+            sts[0] = s->u.select.c_stride;
+            sts[1] = s->u.select.a_stride;
+            sts[2] = s->u.select.b_stride;
+        }
+        int ax = lead_axis(rank, dim);
+        if (ax < 0)
+            return -1;
+        rp->rows = dim[ax];
+        rp->row_elems = prod(dim, ax + 1, rank);
+        for (int i = 0; i < s->n_in; i++) {
+            if (!strides_ok(rank, sts[i]))
+                return -1;
+            if (rp->main_in < 0 && sts[i][ax] != 0) {
+                rp->main_in = i;
+                /* follows the bands only where it reads exactly its own rows */
+                int contiguous = 1;
+                int64_t want = 1;
+                for (int j = rank - 1; j >= ax; j--) {
+                    contiguous &= sts[i][j] == want;
+                    want *= dim[j];
+                }
+                if (contiguous)
+                    rp->in_row = rp->row_elems;
+            }
+        }
+        return 0;
+    }
+    case CK_REDUCE:
+        if (s->u.reduce.outer <= 1 || s->u.reduce.has_init)
+            return -1;
+        rp->rows = s->u.reduce.outer;
+        rp->row_elems = s->u.reduce.inner;
+        rp->main_in = 0;
+        rp->in_row = (int64_t)s->u.reduce.n * s->u.reduce.inner;
+        return 0;
+    case CK_MATMUL: {
+        const ck_matmul_p *m = &s->u.matmul;
+        if (m->batch != 1 || m->trans_a)
+            return -1;
+        rp->rows = m->m;
+        rp->row_elems = m->n;
+        rp->main_in = 0;
+        rp->in_row = m->k;
+        return 0;
+    }
+    default:
+        return -1;
+    }
+}
+
+/* Input rows [*w0, *w1) that output rows [r0, r1) of a windowed kernel read,
+ * given the first row each output row starts at (y = r*stride - pad) and the
+ * extent (k-1)*dil + 1; at least one row, so a part reading only padding
+ * still has an input. */
+static void rows_needed(int64_t r0, int64_t r1, int64_t stride, int64_t pad, int64_t extent,
+                        int64_t in_h, int64_t *w0, int64_t *w1)
+{
+    int64_t lo = r0 * stride - pad, hi = (r1 - 1) * stride - pad + extent;
+    *w0 = lo < 0 ? 0 : lo > in_h - 1 ? in_h - 1 : lo;
+    *w1 = hi > in_h ? in_h : hi;
+    if (*w1 <= *w0)
+        *w1 = *w0 + 1;
+}
+
+/* The step computing output rows [r0, r1), and each input's window [a, b) of
+ * elements (a = -1: the whole input). whole0: bind input 0 whole. */
+static void row_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck_step *ts,
+                     int64_t *a, int64_t *b)
+{
+    *ts = *s;
+    for (int i = 0; i < CK_MAX_IN; i++)
+        a[i] = b[i] = -1;
+    int64_t n = r1 - r0;
+    switch (s->kind) {
+    case CK_CONV2D:
+    case CK_DWCONV2D: {
+        const ck_conv_p *c = &s->u.conv;
+        int64_t w0 = 0, w1 = c->in_h;
+        if (!whole0)
+            rows_needed(r0, r1, c->stride_h, c->pad_top, (int64_t)(c->k_h - 1) * c->dil_h + 1,
+                        c->in_h, &w0, &w1);
+        ts->u.conv.in_h = (int32_t)(w1 - w0);
+        ts->u.conv.out_h = (int32_t)n;
+        ts->u.conv.pad_top = (int32_t)(c->pad_top - r0 * c->stride_h + w0);
+        if (!whole0) {
+            a[0] = w0 * c->in_w * c->in_c;
+            b[0] = w1 * c->in_w * c->in_c;
+        }
+        break;
+    }
+    case CK_POOL: {
+        const ck_pool_p *c = &s->u.pool;
+        int64_t w0 = 0, w1 = c->in_h;
+        if (!whole0)
+            rows_needed(r0, r1, c->stride_h, c->pad_top, c->k_h, c->in_h, &w0, &w1);
+        ts->u.pool.in_h = (int32_t)(w1 - w0);
+        ts->u.pool.out_h = (int32_t)n;
+        ts->u.pool.pad_top = (int32_t)(c->pad_top - r0 * c->stride_h + w0);
+        if (!whole0) {
+            a[0] = w0 * c->in_w * c->c;
+            b[0] = w1 * c->in_w * c->c;
+        }
+        break;
+    }
+    case CK_RESIZE: {
+        const ck_resize_p *c = &s->u.resize;
+        int64_t w0 = c->in_h, w1 = 0;
+        for (int64_t r = r0; r < r1; r++) {
+            int32_t lo, hi;
+            ck_resize_rows(c, (int32_t)r, &lo, &hi);
+            if (lo < w0)
+                w0 = lo;
+            if (hi + 1 > w1)
+                w1 = hi + 1;
+        }
+        if (whole0) {
+            w0 = 0;
+            w1 = c->in_h;
+        }
+        ts->u.resize.y0 = (int32_t)r0;
+        ts->u.resize.rows = (int32_t)n;
+        ts->u.resize.in_y0 = (int32_t)w0;
+        ts->u.resize.in_rows = (int32_t)(w1 - w0);
+        if (!whole0) {
+            a[0] = w0 * c->in_w * c->c;
+            b[0] = w1 * c->in_w * c->c;
+        }
+        break;
+    }
+    case CK_UNARY:
+        ts->u.unary.count = (int32_t)n;
+        a[0] = r0;
+        b[0] = r1;
+        break;
+    case CK_ADDN:
+        ts->u.addn.count = (int32_t)n;
+        for (int i = 0; i < s->n_in; i++) {
+            a[i] = r0;
+            b[i] = r1;
+        }
+        break;
+    case CK_BINARY:
+    case CK_SELECT: {
+        int sel = s->kind == CK_SELECT;
+        int rank = sel ? s->u.select.rank : s->u.binary.rank;
+        const int32_t *dim = sel ? s->u.select.out_dim : s->u.binary.out_dim;
+        const int32_t *sts[3] = {s->u.binary.a_stride, s->u.binary.b_stride, NULL};
+        if (sel) {
+            sts[0] = s->u.select.c_stride;
+            sts[1] = s->u.select.a_stride;
+            sts[2] = s->u.select.b_stride;
+        }
+        int ax = lead_axis(rank, dim);
+        int64_t inner = prod(dim, ax + 1, rank);
+        for (int i = 0; i < s->n_in; i++)
+            strided_window(rank, dim, sts[i], ax, r0, r1, &a[i], &b[i]);
+        if (sel) {
+            ts->u.select.out_dim[ax] = (int32_t)n;
+            ts->u.select.count = (int32_t)(n * inner);
+        } else {
+            ts->u.binary.out_dim[ax] = (int32_t)n;
+            ts->u.binary.count = (int32_t)(n * inner);
+        }
+        break;
+    }
+    case CK_REDUCE:
+        ts->u.reduce.outer = (int32_t)n;
+        a[0] = r0 * s->u.reduce.n * s->u.reduce.inner;
+        b[0] = r1 * s->u.reduce.n * s->u.reduce.inner;
+        break;
+    case CK_MATMUL:
+        ts->u.matmul.m = (int32_t)n;
+        a[0] = r0 * s->u.matmul.k;
+        b[0] = r1 * s->u.matmul.k;
+        break;
+    default:
+        break;
+    }
+}
+
+/* Working set of one part. */
+static uint64_t part_ws(const tiler *T, const ck_step *s, const rowplan *rp, int64_t r0, int64_t r1,
+                        int whole0)
+{
+    ck_step ts;
+    int64_t a[CK_MAX_IN], b[CK_MAX_IN];
+    row_part(s, r0, r1, whole0, &ts, a, b);
+    uint64_t ws = rnd((uint64_t)((r1 - r0) * rp->row_elems) * CORE_ELEM);
+    for (int i = 0; i < s->n_in; i++) {
+        if (s->in[i] < 0)
+            continue;
+        int dup = 0;
+        for (int j = 0; j < i; j++)
+            dup |= s->in[j] == s->in[i] && a[j] == a[i] && b[j] == b[i];
+        if (dup)
+            continue;
+        ws += a[i] < 0 ? rnd(T->p->tensors[core_storage(T->p, s->in[i])].bytes)
+                       : rnd((uint64_t)(b[i] - a[i]) * CORE_ELEM);
+    }
+    return ws;
+}
+
+static int parts_fit(const tiler *T, const ck_step *s, const rowplan *rp, const int64_t *cut, int k,
+                     int whole0)
+{
+    for (int i = 0; i < k; i++) {
+        if (part_ws(T, s, rp, cut[i], cut[i + 1], whole0) > T->limit)
+            return 0;
+        if ((uint64_t)((cut[i + 1] - cut[i]) * rp->row_elems) * CORE_ELEM > T->band_max &&
+            cut[i + 1] - cut[i] > 1)
+            return 0;
+    }
+    return 1;
+}
+
+/* Part boundaries cut[0..k]: the main input's bands where each part reads
+ * exactly its own rows, else even parts, as few as fit (one row a part where
+ * none do). Returns k, 0 on failure. */
+static int choose_cuts(const tiler *T, const ck_step *s, const rowplan *rp, int whole0, int64_t **out)
+{
+    int64_t rows = rp->rows;
+    int64_t *cut = NULL;
+    int in = rp->main_in >= 0 ? s->in[rp->main_in] : -1;
+    if (in >= 0 && rp->in_row > 0 && banded(T, core_storage(T->p, in))) {
+        const bandset *bs = &T->bs[core_storage(T->p, in)];
+        cut = malloc(((size_t)bs->n + 1) * sizeof *cut);
+        if (!cut)
+            return 0;
+        int k = 0, ok = 1;
+        cut[0] = 0;
+        for (int i = 0; i < bs->n && ok; i++) {
+            ok = bs->v[i].e1 % rp->in_row == 0 && bs->v[i].e0 == cut[k] * rp->in_row;
+            cut[++k] = bs->v[i].e1 / rp->in_row;
+        }
+        if (ok && cut[k] == rows && parts_fit(T, s, rp, cut, k, whole0)) {
+            *out = cut;
+            return k;
+        }
+        free(cut);
+    }
+    uint64_t whole = step_ws(T->p, s);
+    int64_t k = (int64_t)(whole / (T->limit ? T->limit : 1)) + 1;
+    uint64_t ob = (uint64_t)(rows * rp->row_elems) * CORE_ELEM;
+    if (k < (int64_t)(ob / T->band_max) + 1)
+        k = (int64_t)(ob / T->band_max) + 1;
+    if (k < 2)
+        k = 2;
+    for (;;) {
+        if (k > rows)
+            k = rows;
+        cut = malloc(((size_t)k + 1) * sizeof *cut);
+        if (!cut)
+            return 0;
+        for (int64_t i = 0; i <= k; i++)
+            cut[i] = rows * i / k;
+        /* one row a part is the best there is, even where it does not fit */
+        if (k == rows || parts_fit(T, s, rp, cut, (int)k, whole0)) {
+            *out = cut;
+            return (int)k;
+        }
+        free(cut);
+        k = k + k / 4 + 1;
+    }
+}
+
+/* Splits s along output rows; 0 done, -1 not possible here. */
+static int tile_rows(tiler *T, const ck_step *s)
+{
+    core_program *p = T->p;
+    rowplan rp;
+    if (row_info(s, &rp) || rp.rows < 2)
+        return -1;
+    int out_root = core_storage(p, s->out);
+    int whole0 = 0;
+    if (rp.can_whole) {
+        int r0 = core_storage(p, s->in[0]);
+        whole0 = !banded(T, r0) && rnd(p->tensors[r0].bytes) <= T->limit / 4;
+    }
+    int64_t *cut = NULL;
+    int k = choose_cuts(T, s, &rp, whole0, &cut);
+    if (k == 0 && whole0)
+        k = choose_cuts(T, s, &rp, whole0 = 0, &cut);
+    if (k == 0)
+        return -1;
+    /* inputs used whole are whole */
+    ck_step ts;
+    int64_t a[CK_MAX_IN], b[CK_MAX_IN];
+    row_part(s, cut[0], cut[1], whole0, &ts, a, b);
+    for (int i = 0; i < s->n_in; i++)
+        if (s->in[i] >= 0 && a[i] < 0)
+            materialize(T, core_storage(p, s->in[i]));
+    for (int q = 0; q < k && !T->oom; q++) {
+        row_part(s, cut[q], cut[q + 1], whole0, &ts, a, b);
+        for (int i = 0; i < s->n_in; i++)
+            if (s->in[i] >= 0 && a[i] >= 0 && (ts.in[i] = get_range(T, s->in[i], a[i], b[i])) < 0)
+                break;
+        int64_t e0 = cut[q] * rp.row_elems, e1 = cut[q + 1] * rp.row_elems;
+        ts.out = new_tensor(T, out_root, e1 - e0, "[%lld:%lld]", e0, e1);
+        if (ts.out < 0 || add_band(T, out_root, e0, e1, ts.out)) {
+            T->oom = 1;
+            break;
+        }
+        ts.accumulate = 0;
+        emit(T, &ts);
+    }
+    free(cut);
+    return 0;
+}
+
+/* A reduction over rows of a banded input ([1, n, inner]): parts along n, in
+ * order, each from the previous result. */
+static int tile_reduce_carry(tiler *T, const ck_step *s)
+{
+    core_program *p = T->p;
+    const ck_reduce_p *r = &s->u.reduce;
+    if (r->outer != 1 || r->has_init || r->n < 2)
+        return -1;
+    int in = s->in[0], root = core_storage(p, in);
+    int64_t inner = r->inner, n = r->n;
+    int64_t *cut = malloc(((size_t)n + 1) * sizeof *cut);
+    if (!cut)
+        return -1;
+    int k = 0;
+    cut[0] = 0;
+    if (banded(T, root)) {
+        const bandset *bs = &T->bs[root];
+        int ok = 1;
+        for (int i = 0; i < bs->n && ok; i++) {
+            ok = bs->v[i].e1 % inner == 0 && bs->v[i].e0 == cut[k] * inner;
+            cut[++k] = bs->v[i].e1 / inner;
+        }
+        if (!ok || cut[k] != n)
+            k = 0;
+    }
+    if (k == 0) {
+        uint64_t per_row = (uint64_t)inner * CORE_ELEM;
+        int64_t rows = (int64_t)(T->band_max / per_row);
+        if (rows < 1)
+            rows = 1;
+        for (int64_t e = 0; e < n; e += rows)
+            cut[++k] = e + rows < n ? e + rows : n;
+    }
+    int prev = -1, out_root = core_storage(p, s->out);
+    for (int q = 0; q < k && !T->oom; q++) {
+        ck_step ts = *s;
+        ts.u.reduce.n = (int32_t)(cut[q + 1] - cut[q]);
+        ts.u.reduce.divisor = r->divisor ? r->divisor : r->n;
+        ts.in[0] = get_range(T, in, cut[q] * inner, cut[q + 1] * inner);
+        if (q > 0) {
+            ts.n_in = 2;
+            ts.in[1] = prev;
+            ts.u.reduce.has_init = 1;
+        }
+        ts.out = q == k - 1 ? s->out : new_tensor(T, out_root, inner, "<%lld/%lld>", q + 1, k);
+        if (ts.in[0] < 0 || ts.out < 0)
+            break;
+        emit(T, &ts);
+        prev = ts.out;
+    }
+    free(cut);
+    return 0;
+}
+
+/* A strided copy from a banded source: one copy per run of the region's outer
+ * index whose source elements lie in one band (a window where one straddles). */
+static int tile_copy(tiler *T, const ck_step *s)
+{
+    core_program *p = T->p;
+    const ck_copy_p *c = &s->u.copy;
+    int in = s->in[0], root = core_storage(p, in);
+    if (!banded(T, root))
+        return -1;
+    int ax = lead_axis(c->rank, c->dim);
+    if (ax < 0 || !strides_ok(c->rank, c->in_stride) || c->in_stride[ax] == 0)
+        return -1;
+    if (core_storage(p, s->out) == root)
+        return -1;
+    int64_t span = 1;
+    for (int j = ax + 1; j < c->rank; j++)
+        span += (int64_t)(c->dim[j] - 1) * c->in_stride[j];
+    const bandset *bs = &T->bs[root];
+    int first = 1;
+    int64_t i0 = 0;
+    while (i0 < c->dim[ax] && !T->oom) {
+        int64_t s0 = c->in_offset + i0 * c->in_stride[ax];
+        int bi = 0;
+        while (bi < bs->n && !(bs->v[bi].e0 <= s0 && s0 < bs->v[bi].e1))
+            bi++;
+        int64_t i1 = i0;
+        while (bi < bs->n && i1 < c->dim[ax] &&
+               c->in_offset + i1 * c->in_stride[ax] + span <= bs->v[bi].e1)
+            i1++;
+        ck_step ts = *s;
+        int src;
+        int64_t base;
+        if (i1 > i0) {
+            src = bs->v[bi].t;
+            base = bs->v[bi].e0;
+        } else { /* one outer index straddling bands */
+            i1 = i0 + 1;
+            base = s0;
+            src = get_range(T, in, s0, s0 + span);
+            bs = &T->bs[root];
+            if (src < 0)
+                return 0;
+        }
+        ts.in[0] = src;
+        ts.u.copy.dim[ax] = (int32_t)(i1 - i0);
+        ts.u.copy.in_offset = (int32_t)(s0 - base);
+        ts.u.copy.out_offset = (int32_t)(c->out_offset + i0 * c->out_stride[ax]);
+        ts.accumulate = first ? s->accumulate : 1;
+        first = 0;
+        emit(T, &ts);
+        i0 = i1;
+    }
+    return 0;
+}
+
+/* ---- splitting along output channels (weights dominate) ---- */
+
+/* Host value of a constant or float32 weight tensor (4 bytes an element), or NULL. */
+static float *host_value(tiler *T, int t, si_error *err)
+{
+    core_program *p = T->p;
+    int r = core_storage(p, t);
+    const core_tensor *ct = &p->tensors[r];
+    int64_t n = count_of(p, r);
+    float *v = malloc((size_t)(n ? n : 1) * CORE_ELEM);
+    if (!v)
+        return NULL;
+    if (ct->kind == PT_CONST && ct->host) {
+        memcpy(v, ct->host, (size_t)n * CORE_ELEM);
+        return v;
+    }
+    if (ct->kind == PT_WEIGHT && T->load && ct->bytes == (uint64_t)n * CORE_ELEM &&
+        T->load(T->load_user, ct->weight, v, err) == SI_OK)
+        return v;
+    free(v);
+    return NULL;
+}
+
+/* A host constant holding columns [c0, c1) of v viewed as [rows, cols]. */
+static int const_cols(tiler *T, int like, const float *v, int64_t rows, int64_t cols, int64_t c0,
+                      int64_t c1)
+{
+    int t = new_tensor(T, like, rows * (c1 - c0), "(%lld:%lld)", c0, c1);
+    if (t < 0)
+        return -1;
+    core_tensor *ct = &T->p->tensors[t];
+    int64_t nd = rows * (c1 - c0);
+    float *d = malloc((size_t)(nd > 0 ? nd : 1) * CORE_ELEM);
+    if (!d) {
+        T->oom = 1;
+        return -1;
+    }
+    for (int64_t r = 0; r < rows; r++)
+        memcpy(d + r * (c1 - c0), v + r * cols + c0, (size_t)(c1 - c0) * CORE_ELEM);
+    ct->kind = PT_CONST;
+    ct->host = d;
+    return t;
+}
+
+static int tile_channels(tiler *T, const ck_step *s, si_error *err)
+{
+    core_program *p = T->p;
+    int64_t rows_w, cols, out_rows; /* weights as [rows_w, cols]; output as [out_rows, cols] */
+    if (s->kind == CK_MATMUL) {
+        const ck_matmul_p *m = &s->u.matmul;
+        if (m->batch != 1 || m->trans_b)
+            return -1;
+        rows_w = m->k;
+        cols = m->n;
+        out_rows = m->m;
+    } else if (s->kind == CK_CONV2D) {
+        const ck_conv_p *c = &s->u.conv;
+        rows_w = (int64_t)c->k_h * c->k_w * c->in_c;
+        cols = c->out_c;
+        out_rows = (int64_t)c->n * c->out_h * c->out_w;
+    } else {
+        return -1;
+    }
+    uint64_t wbytes = rnd(p->tensors[core_storage(p, s->in[1])].bytes);
+    if (wbytes <= T->limit / 2 || cols < 2)
+        return -1;
+    /* the rest of the working set: input, and the whole output the parts land in */
+    uint64_t rest = rnd(p->tensors[core_storage(p, s->in[0])].bytes) +
+                    rnd(p->tensors[core_storage(p, s->out)].bytes);
+    if (rest >= T->limit / 2)
+        return -1;
+    float *w = host_value(T, s->in[1], err);
+    if (!w)
+        return -1;
+    float *bias = NULL, *alpha = NULL;
+    int has_bias = s->n_in > 2 && s->in[2] >= 0, has_alpha = s->n_in > 3 && s->in[3] >= 0;
+    int64_t alpha_n = has_alpha ? count_of(p, s->in[3]) : 0;
+    if ((has_bias && !(bias = host_value(T, s->in[2], err))) ||
+        (has_alpha && !(alpha = host_value(T, s->in[3], err)))) {
+        free(w);
+        free(bias);
+        free(alpha);
+        return -1;
+    }
+    int64_t per = (int64_t)((T->limit / 2) / ((uint64_t)rows_w * CORE_ELEM));
+    if (per < 1)
+        per = 1;
+    materialize(T, core_storage(p, s->in[0]));
+    int out_root = core_storage(p, s->out);
+    for (int64_t c0 = 0; c0 < cols && !T->oom; c0 += per) {
+        int64_t c1 = c0 + per < cols ? c0 + per : cols;
+        ck_step ts = *s;
+        ts.in[1] = const_cols(T, s->in[1], w, rows_w, cols, c0, c1);
+        if (has_bias)
+            ts.in[2] = const_cols(T, s->in[2], bias, 1, cols, c0, c1);
+        if (has_alpha && alpha_n > 1)
+            ts.in[3] = const_cols(T, s->in[3], alpha, 1, cols, c0, c1);
+        if (s->kind == CK_MATMUL)
+            ts.u.matmul.n = (int32_t)(c1 - c0);
+        else
+            ts.u.conv.out_c = (int32_t)(c1 - c0);
+        ts.out = new_tensor(T, out_root, out_rows * (c1 - c0), "(%lld:%lld)", c0, c1);
+        if (ts.out < 0)
+            break;
+        emit(T, &ts);
+        /* into columns [c0, c1) of the whole output */
+        ck_step cp = {.kind = CK_COPY, .n_in = 1, .out = s->out, .accumulate = c0 > 0};
+        cp.in[0] = ts.out;
+        cp.u.copy.rank = 2;
+        cp.u.copy.dim[0] = (int32_t)out_rows;
+        cp.u.copy.dim[1] = (int32_t)(c1 - c0);
+        cp.u.copy.in_stride[0] = (int32_t)(c1 - c0);
+        cp.u.copy.in_stride[1] = 1;
+        cp.u.copy.out_stride[0] = (int32_t)cols;
+        cp.u.copy.out_stride[1] = 1;
+        cp.u.copy.out_offset = (int32_t)c0;
+        emit(T, &cp);
+    }
+    free(w);
+    free(bias);
+    free(alpha);
+    return 0;
+}
+
+/* ---- the pass ---- */
+
+static int tileable_out(const tiler *T, const ck_step *s)
+{
+    /* a tensor several steps write (concat) stays whole */
+    return T->writers[core_storage(T->p, s->out)] == 1 && !s->accumulate;
+}
+
+static void rewrite(tiler *T, const ck_step *s, si_error *err)
+{
+    core_program *p = T->p;
+    int any_banded = 0;
+    for (int i = 0; i < s->n_in; i++)
+        if (s->in[i] >= 0 && banded(T, core_storage(p, s->in[i])))
+            any_banded = 1;
+    uint64_t ws = step_ws(p, s);
+    uint64_t ob = rnd(p->tensors[core_storage(p, s->out)].bytes);
+    int big = ws > T->limit || ob > T->band_max;
+    if (!ck_runs_on_host(s->kind) && (big || any_banded)) {
+        if (big && tileable_out(T, s) && tile_channels(T, s, err) == 0)
+            return;
+        if (s->kind == CK_COPY && any_banded && tile_copy(T, s) == 0)
+            return;
+        if (s->kind == CK_REDUCE && s->u.reduce.outer == 1 && tile_reduce_carry(T, s) == 0)
+            return;
+        if (tileable_out(T, s) && tile_rows(T, s) == 0)
+            return;
+    }
+    for (int i = 0; i < s->n_in; i++)
+        if (s->in[i] >= 0)
+            materialize(T, core_storage(p, s->in[i]));
+    materialize(T, core_storage(p, s->out)); /* an accumulating write keeps what it had */
+    emit(T, s);
+}
+
+si_result core_program_tile(core_program *p, uint64_t limit, core_weight_loader load,
+                            void *load_user, int *n_split, si_error *err)
+{
+    tiler T = {.p = p, .limit = limit, .band_max = limit / 4, .load = load, .load_user = load_user};
+    if (T.band_max < TILE_ALIGN)
+        T.band_max = TILE_ALIGN;
+    si_result st = SI_OK;
+    int n_orig = p->n_steps;
+    ck_step *orig = p->steps;
+    int split = 0;
+    T.writers = calloc((size_t)p->n_tensors + 1, sizeof *T.writers);
+    if (!T.writers || grow_bs(&T)) {
+        st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (int k = 0; k < n_orig; k++)
+        T.writers[core_storage(p, orig[k].out)]++;
+    for (int k = 0; k < n_orig && !T.oom; k++) {
+        T.node = orig[k].node;
+        int before = T.n_steps;
+        rewrite(&T, &orig[k], err);
+        split += T.n_steps - before > 1;
+    }
+    T.node = n_orig ? orig[n_orig - 1].node : -1;
+    for (int o = 0; o < p->n_outputs + p->n_boundary && !T.oom; o++) {
+        int t = o < p->n_outputs ? p->outputs[o] : p->boundary[o - p->n_outputs];
+        if (t >= 0)
+            materialize(&T, core_storage(p, t));
+    }
+    if (T.oom) {
+        st = core_fail(err, SI_ERR_NOMEM, "out of memory while tiling");
+        goto done;
+    }
+    p->steps = T.steps;
+    p->n_steps = T.n_steps;
+    p->cap_steps = T.cap_steps;
+    T.steps = orig;
+    if (n_split)
+        *n_split = split;
+done:
+    free(T.steps);
+    free(T.writers);
+    if (T.bs)
+        for (int i = 0; i < T.cap_bs; i++)
+            free(T.bs[i].v);
+    free(T.bs);
+    return st;
+}

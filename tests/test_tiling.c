@@ -1,0 +1,492 @@
+/* Tiling (core/tile.c): programs of one or a few steps on random shapes and
+ * values, run untiled and split into parts by core_program_tile, on the GPU
+ * (llvmpipe in CI) and with the host references. The outputs must be bitwise
+ * identical, the program must actually have been split, and every part must
+ * fit the limit. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include "kernel_util.h"
+
+/* ---- building programs by hand ---- */
+
+static core_program *prog_new(void)
+{
+    core_program *p = calloc(1, sizeof *p);
+    p->cap_tensors = 64;
+    p->tensors = calloc((size_t)p->cap_tensors, sizeof *p->tensors);
+    p->cap_steps = 64;
+    p->steps = calloc((size_t)p->cap_steps, sizeof *p->steps);
+    p->outputs = calloc(8, sizeof *p->outputs);
+    return p;
+}
+
+static int prog_tensor(core_program *p, si_dtype dt, int rank, const int64_t *dims, const float *host)
+{
+    assert_true(p->n_tensors < p->cap_tensors);
+    int id = p->n_tensors++;
+    core_tensor *t = &p->tensors[id];
+    memset(t, 0, sizeof *t);
+    char nm[32];
+    snprintf(nm, sizeof nm, "t%d", id);
+    t->name = strdup(nm);
+    t->dtype = dt;
+    t->shape.rank = rank;
+    for (int i = 0; i < rank; i++)
+        t->shape.d[i] = dims[i];
+    int64_t n = core_shape_count(&t->shape);
+    t->bytes = (uint64_t)n * CORE_ELEM;
+    t->weight = t->input = t->alias_of = -1;
+    t->kind = host ? PT_CONST : PT_ACT;
+    if (host) {
+        t->host = malloc((size_t)(n ? n : 1) * CORE_ELEM);
+        memcpy(t->host, host, (size_t)n * CORE_ELEM);
+    }
+    return id;
+}
+
+/* A constant of random values. */
+static int prog_random(core_program *p, int rank, const int64_t *dims, float lo, float hi)
+{
+    core_buf b = kt_random(SI_FLOAT32, rank, dims, lo, hi);
+    int t = prog_tensor(p, SI_FLOAT32, rank, dims, b.data);
+    kt_free(&b);
+    return t;
+}
+
+static void prog_step(core_program *p, const ck_step *s)
+{
+    assert_true(p->n_steps < p->cap_steps);
+    p->steps[p->n_steps++] = *s;
+}
+
+static core_program *prog_copy(const core_program *p)
+{
+    core_program *q = calloc(1, sizeof *q);
+    *q = *p;
+    q->tensors = calloc((size_t)p->cap_tensors, sizeof *q->tensors);
+    memcpy(q->tensors, p->tensors, (size_t)p->n_tensors * sizeof *q->tensors);
+    for (int t = 0; t < p->n_tensors; t++) {
+        q->tensors[t].name = strdup(p->tensors[t].name);
+        if (p->tensors[t].host) {
+            q->tensors[t].host = malloc(p->tensors[t].bytes + 4);
+            memcpy(q->tensors[t].host, p->tensors[t].host, p->tensors[t].bytes);
+        }
+    }
+    q->steps = calloc((size_t)p->cap_steps, sizeof *q->steps);
+    memcpy(q->steps, p->steps, (size_t)p->n_steps * sizeof *q->steps);
+    q->outputs = calloc(8, sizeof *q->outputs);
+    memcpy(q->outputs, p->outputs, (size_t)p->n_outputs * sizeof *q->outputs);
+    return q;
+}
+
+/* The largest working set of a step; compute_only: leaving out the copies
+ * that cut windows from whole tensors or assemble them (a one-step program's
+ * input and output are whole by necessity). */
+static uint64_t max_ws_of(const core_program *p, int compute_only)
+{
+    uint64_t m = 0;
+    for (int k = 0; k < p->n_steps; k++)
+        if ((!compute_only || p->steps[k].kind != CK_COPY) && core_step_working_set(p, k) > m)
+            m = core_step_working_set(p, k);
+    return m;
+}
+
+static uint64_t max_ws(const core_program *p) { return max_ws_of(p, 0); }
+
+/* ---- running a program: every storage root its own buffer ---- */
+
+/* Output o's values (malloc'ed) on the GPU (gpu=1) or the host. */
+static float *prog_run(const core_program *p, int o, int gpu)
+{
+    int n = p->n_tensors;
+    uint32_t *buf = calloc((size_t)n, sizeof *buf);
+    core_buf *hb = calloc((size_t)n, sizeof *hb);
+    si_error err = {0};
+    for (int t = 0; t < n; t++) {
+        const core_tensor *ct = &p->tensors[t];
+        if (ct->alias_of >= 0)
+            continue;
+        hb[t] = (core_buf){ct->dtype, ct->shape, calloc(1, ct->bytes + 4)};
+        if (ct->host)
+            memcpy(hb[t].data, ct->host, ct->bytes);
+        if (gpu) {
+            assert_int_equal(glk_buffer_create(kt_gpu, ct->bytes + 4, &buf[t], &err), SI_OK);
+            assert_int_equal(glk_upload(kt_gpu, buf[t], 0, hb[t].data, ct->bytes + 4, &err), SI_OK);
+        }
+    }
+    for (int k = 0; k < p->n_steps; k++) {
+        const ck_step *s = &p->steps[k];
+        int ro = core_storage(p, s->out);
+        if (gpu && !ck_runs_on_host(s->kind)) {
+            glk_range r[CK_MAX_IN], out;
+            si_dtype dts[CK_MAX_IN] = {0};
+            for (int i = 0; i < s->n_in; i++) {
+                if (s->in[i] < 0)
+                    continue;
+                int ri = core_storage(p, s->in[i]);
+                r[i] = (glk_range){buf[ri], 0, p->tensors[ri].bytes};
+                dts[i] = p->tensors[s->in[i]].dtype;
+            }
+            out = (glk_range){buf[ro], 0, p->tensors[ro].bytes};
+            si_result st = glk_run_step(kt_gpu, s, r, dts, &out, p->tensors[s->out].dtype, &err);
+            if (st != SI_OK)
+                fprintf(stderr, "step %d (%s): %s\n", k, ck_kind_name(s->kind), err.message);
+            assert_int_equal(st, SI_OK);
+        } else {
+            const core_buf *ins[CK_MAX_IN] = {0};
+            core_buf views[CK_MAX_IN];
+            for (int i = 0; i < s->n_in; i++) {
+                if (s->in[i] < 0)
+                    continue;
+                views[i] = hb[core_storage(p, s->in[i])];
+                views[i].shape = p->tensors[s->in[i]].shape;
+                ins[i] = &views[i];
+            }
+            core_buf ov = hb[ro];
+            ov.shape = p->tensors[s->out].shape;
+            assert_int_equal(ck_host_run(s, ins, &ov, &err), SI_OK);
+        }
+    }
+    int rt = core_storage(p, p->outputs[o]);
+    float *res = malloc(p->tensors[rt].bytes + 4);
+    if (gpu)
+        assert_int_equal(glk_download(kt_gpu, buf[rt], 0, res, p->tensors[rt].bytes, &err), SI_OK);
+    else
+        memcpy(res, hb[rt].data, p->tensors[rt].bytes);
+    for (int t = 0; t < n; t++) {
+        if (buf[t])
+            glk_buffer_destroy(kt_gpu, buf[t]);
+        free(hb[t].data);
+    }
+    free(buf);
+    free(hb);
+    return res;
+}
+
+/* Tiles a copy of p at `limit` bytes and checks: split, smaller largest step,
+ * bitwise-identical outputs on the GPU and on the host. */
+static void check_tiled(const core_program *p, uint64_t limit, const char *what)
+{
+    core_program *q = prog_copy(p);
+    si_error err = {0};
+    if (!limit)
+        limit = max_ws(p) / 3;
+    int n_split = 0;
+    assert_int_equal(core_program_tile(q, limit, NULL, NULL, &n_split, &err), SI_OK);
+    uint64_t before = max_ws(p), after = max_ws_of(q, 1);
+    if (n_split == 0 || after >= before)
+        fprintf(stderr, "%s: split %d steps, largest working set %llu -> %llu (limit %llu)\n", what,
+                n_split, (unsigned long long)before, (unsigned long long)after,
+                (unsigned long long)limit);
+    assert_true(n_split > 0);
+    assert_true(after <= limit);
+    for (int o = 0; o < p->n_outputs; o++) {
+        int rt = core_storage(p, p->outputs[o]);
+        size_t bytes = p->tensors[rt].bytes;
+        for (int gpu = 1; gpu >= 0; gpu--) {
+            float *a = prog_run(p, o, gpu), *b = prog_run(q, o, gpu);
+            if (memcmp(a, b, bytes)) {
+                size_t i = 0;
+                while (((uint32_t *)a)[i] == ((uint32_t *)b)[i])
+                    i++;
+                fprintf(stderr, "%s (%s): output %d differs at %zu: %.9g vs %.9g (%d -> %d steps)\n",
+                        what, gpu ? "gpu" : "host", o, i, a[i], b[i], p->n_steps, q->n_steps);
+            }
+            assert_memory_equal(a, b, bytes);
+            free(a);
+            free(b);
+        }
+    }
+    core_program_free(q);
+}
+
+static int rnd_pad(int in, int k, int stride, int dil, int same, int *before)
+{
+    int ke = (k - 1) * dil + 1;
+    if (!same) {
+        *before = 0;
+        return (in - ke) / stride + 1;
+    }
+    int out = (in + stride - 1) / stride;
+    int total = (out - 1) * stride + ke - in;
+    *before = total > 0 ? total / 2 : 0;
+    return out;
+}
+
+/* ---- cases ---- */
+
+static void conv_case(int depthwise, int rep)
+{
+    core_program *p = prog_new();
+    int h = kt_randint(24, 60), w = kt_randint(8, 24), c = kt_randint(4, 12);
+    int kh = kt_randint(1, 5), kw = kt_randint(1, 4), sh = kt_randint(1, 3), sw = kt_randint(1, 2);
+    int dh = kt_randint(1, 2), same = rep % 2;
+    if ((kh - 1) * dh + 1 > h)
+        dh = 1;
+    int pt, pl;
+    int oh = rnd_pad(h, kh, sh, dh, same, &pt), ow = rnd_pad(w, kw, sw, 1, same, &pl);
+    if (ow < 1) {
+        kw = 1;
+        ow = rnd_pad(w, kw, sw, 1, same, &pl);
+    }
+    int mult = depthwise ? kt_randint(1, 2) : 1;
+    int oc = depthwise ? c * mult : kt_randint(4, 16);
+    int64_t xd[4] = {1, h, w, c}, fd[4] = {kh, kw, c, depthwise ? mult : oc}, bd[1] = {oc};
+    int x = prog_random(p, 4, xd, -1.f, 1.f);
+    int f = prog_random(p, 4, fd, -1.f, 1.f);
+    int b = prog_random(p, 1, bd, -1.f, 1.f);
+    int64_t od[4] = {1, oh, ow, oc};
+    ck_step s = {.kind = depthwise ? CK_DWCONV2D : CK_CONV2D, .n_in = 3};
+    s.in[0] = x;
+    s.in[1] = f;
+    s.in[2] = b;
+    s.u.conv = (ck_conv_p){.n = 1, .in_h = h, .in_w = w, .in_c = c, .out_h = oh, .out_w = ow,
+                           .out_c = oc, .k_h = kh, .k_w = kw, .stride_h = sh, .stride_w = sw,
+                           .dil_h = dh, .dil_w = 1, .pad_top = pt, .pad_left = pl,
+                           .ch_mult = mult, .has_bias = 1, .act = rep % 3 ? CK_ACT_RELU : CK_ACT_NONE};
+    s.out = prog_tensor(p, SI_FLOAT32, 4, od, NULL);
+    prog_step(p, &s);
+    p->outputs[p->n_outputs++] = s.out;
+    check_tiled(p, 0, depthwise ? "dwconv2d" : "conv2d");
+    core_program_free(p);
+}
+
+static void test_conv(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 12; rep++)
+        conv_case(0, rep);
+}
+
+static void test_dwconv(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 12; rep++)
+        conv_case(1, rep);
+}
+
+static void test_pool(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 12; rep++) {
+        core_program *p = prog_new();
+        int h = kt_randint(24, 60), w = kt_randint(8, 24), c = kt_randint(4, 12);
+        int kh = kt_randint(1, 4), kw = kt_randint(1, 3), sh = kt_randint(1, 3), sw = kt_randint(1, 2);
+        int pt, pl, same = rep % 2;
+        int oh = rnd_pad(h, kh, sh, 1, same, &pt), ow = rnd_pad(w, kw, sw, 1, same, &pl);
+        int64_t xd[4] = {1, h, w, c}, od[4] = {1, oh, ow, c};
+        ck_step s = {.kind = CK_POOL, .n_in = 1};
+        s.in[0] = prog_random(p, 4, xd, -2.f, 2.f);
+        s.u.pool = (ck_pool_p){.is_max = rep % 3 != 0, .n = 1, .in_h = h, .in_w = w, .c = c,
+                               .out_h = oh, .out_w = ow, .k_h = kh, .k_w = kw, .stride_h = sh,
+                               .stride_w = sw, .pad_top = pt, .pad_left = pl};
+        s.out = prog_tensor(p, SI_FLOAT32, 4, od, NULL);
+        prog_step(p, &s);
+        p->outputs[p->n_outputs++] = s.out;
+        check_tiled(p, 0, "pool");
+        core_program_free(p);
+    }
+}
+
+static void test_resize(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 16; rep++) {
+        core_program *p = prog_new();
+        int h = kt_randint(6, 40), w = kt_randint(4, 16), c = kt_randint(4, 10);
+        int oh = kt_randint(24, 80), ow = kt_randint(4, 20);
+        int align = (rep / 2) % 2, hpc = !align && (rep / 4) % 2;
+        int64_t xd[4] = {1, h, w, c}, od[4] = {1, oh, ow, c};
+        ck_step s = {.kind = CK_RESIZE, .n_in = 1};
+        s.in[0] = prog_random(p, 4, xd, -2.f, 2.f);
+        s.u.resize = (ck_resize_p){.bilinear = rep % 2, .n = 1, .in_h = h, .in_w = w, .c = c,
+                                   .out_h = oh, .out_w = ow, .align_corners = align,
+                                   .half_pixel_centers = hpc};
+        s.out = prog_tensor(p, SI_FLOAT32, 4, od, NULL);
+        prog_step(p, &s);
+        p->outputs[p->n_outputs++] = s.out;
+        check_tiled(p, 0, "resize");
+        core_program_free(p);
+    }
+}
+
+/* Row parts (A's rows) and column parts (weights over the limit, host slices). */
+static void test_matmul(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 8; rep++) {
+        core_program *p = prog_new();
+        int by_cols = rep % 2;
+        int m = by_cols ? kt_randint(1, 6) : kt_randint(40, 120);
+        int k = by_cols ? kt_randint(60, 200) : kt_randint(3, 30);
+        int n = by_cols ? kt_randint(64, 300) : kt_randint(3, 40);
+        int64_t ad[2] = {m, k}, bd[2] = {k, n}, biasd[1] = {n}, od[2] = {m, n};
+        ck_step s = {.kind = CK_MATMUL, .n_in = 3};
+        s.in[0] = prog_random(p, 2, ad, -1.f, 1.f);
+        s.in[1] = prog_random(p, 2, bd, -1.f, 1.f);
+        s.in[2] = prog_random(p, 1, biasd, -1.f, 1.f);
+        s.u.matmul = (ck_matmul_p){.batch = 1, .m = m, .n = n, .k = k, .has_bias = 1,
+                                   .act = rep % 4 < 2 ? CK_ACT_RELU6 : CK_ACT_NONE};
+        s.out = prog_tensor(p, SI_FLOAT32, 2, od, NULL);
+        prog_step(p, &s);
+        p->outputs[p->n_outputs++] = s.out;
+        uint64_t limit = by_cols ? (uint64_t)k * n * 4 / 2 : (uint64_t)(m * k + m * n) * 4 / 3 + k * n * 4 + 3 * 256;
+        check_tiled(p, limit, by_cols ? "matmul (columns)" : "matmul (rows)");
+        core_program_free(p);
+    }
+}
+
+/* A 1x1 convolution whose weights are over the limit: output channel parts. */
+static void test_conv_channels(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 4; rep++) {
+        core_program *p = prog_new();
+        int h = kt_randint(1, 4), w = kt_randint(1, 4), c = kt_randint(100, 300), oc = kt_randint(64, 200);
+        int64_t xd[4] = {1, h, w, c}, fd[4] = {1, 1, c, oc}, bd[1] = {oc}, od[4] = {1, h, w, oc};
+        ck_step s = {.kind = CK_CONV2D, .n_in = 3};
+        s.in[0] = prog_random(p, 4, xd, -1.f, 1.f);
+        s.in[1] = prog_random(p, 4, fd, -1.f, 1.f);
+        s.in[2] = prog_random(p, 1, bd, -1.f, 1.f);
+        s.u.conv = (ck_conv_p){.n = 1, .in_h = h, .in_w = w, .in_c = c, .out_h = h, .out_w = w,
+                               .out_c = oc, .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1,
+                               .dil_h = 1, .dil_w = 1, .has_bias = 1, .act = CK_ACT_SIGMOID};
+        s.out = prog_tensor(p, SI_FLOAT32, 4, od, NULL);
+        prog_step(p, &s);
+        p->outputs[p->n_outputs++] = s.out;
+        check_tiled(p, (uint64_t)c * oc * 4 / 2, "conv2d (channels)");
+        core_program_free(p);
+    }
+}
+
+/* An MBConv-like chain, so that bands flow from step to step: conv, swish
+ * (sigmoid, mul), depthwise, squeeze-excite (mean over rows carried part to
+ * part, 1x1 convs, broadcast mul), a residual add, a max pool, and a concat
+ * of a banded tensor into a whole one. */
+static void test_chain(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 6; rep++) {
+        core_program *p = prog_new();
+        int h = kt_randint(24, 60), w = kt_randint(8, 20), c = kt_randint(4, 8), e = c * kt_randint(2, 4);
+        int64_t xd[4] = {1, h, w, c}, fd[4] = {1, 1, c, e}, ed[4] = {1, h, w, e};
+        int x = prog_random(p, 4, xd, -1.f, 1.f);
+        ck_step s = {.kind = CK_CONV2D, .n_in = 2};
+        s.in[0] = x;
+        s.in[1] = prog_random(p, 4, fd, -1.f, 1.f);
+        s.u.conv = (ck_conv_p){.n = 1, .in_h = h, .in_w = w, .in_c = c, .out_h = h, .out_w = w,
+                               .out_c = e, .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1,
+                               .dil_h = 1, .dil_w = 1};
+        int y = s.out = prog_tensor(p, SI_FLOAT32, 4, ed, NULL);
+        prog_step(p, &s);
+        int n = h * w * e;
+        ck_step u = {.kind = CK_UNARY, .n_in = 1};
+        u.in[0] = y;
+        u.u.unary = (ck_unary_p){.op = CK_U_SIGMOID, .count = n};
+        int sg = u.out = prog_tensor(p, SI_FLOAT32, 4, ed, NULL);
+        prog_step(p, &u);
+        ck_step m = {.kind = CK_BINARY, .n_in = 2};
+        m.in[0] = y;
+        m.in[1] = sg;
+        m.u.binary = (ck_binary_p){.op = CK_B_MUL, .rank = 4, .count = n};
+        int32_t st[4] = {h * w * e, w * e, e, 1};
+        for (int i = 0; i < 4; i++) {
+            m.u.binary.out_dim[i] = (int32_t)ed[i];
+            m.u.binary.a_stride[i] = m.u.binary.b_stride[i] = st[i];
+        }
+        int sw = m.out = prog_tensor(p, SI_FLOAT32, 4, ed, NULL);
+        prog_step(p, &m);
+        /* depthwise 3x3, stride 1 or 2 */
+        int sh = 1 + rep % 2, pt, pl;
+        int oh = rnd_pad(h, 3, sh, 1, 1, &pt), ow = rnd_pad(w, 3, sh, 1, 1, &pl);
+        int64_t dwf[4] = {3, 3, e, 1}, dd[4] = {1, oh, ow, e};
+        ck_step d = {.kind = CK_DWCONV2D, .n_in = 2};
+        d.in[0] = sw;
+        d.in[1] = prog_random(p, 4, dwf, -1.f, 1.f);
+        d.u.conv = (ck_conv_p){.n = 1, .in_h = h, .in_w = w, .in_c = e, .out_h = oh, .out_w = ow,
+                               .out_c = e, .k_h = 3, .k_w = 3, .stride_h = sh, .stride_w = sh,
+                               .dil_h = 1, .dil_w = 1, .pad_top = pt, .pad_left = pl, .ch_mult = 1};
+        int dv = d.out = prog_tensor(p, SI_FLOAT32, 4, dd, NULL);
+        prog_step(p, &d);
+        /* squeeze-excite: mean over rows, sigmoid, broadcast multiply */
+        int64_t sd[4] = {1, 1, 1, e};
+        ck_step r = {.kind = CK_REDUCE, .n_in = 1};
+        r.in[0] = dv;
+        r.u.reduce = (ck_reduce_p){.op = CK_R_MEAN, .outer = 1, .n = oh * ow, .inner = e,
+                                   .dtype = SI_FLOAT32};
+        int mean = r.out = prog_tensor(p, SI_FLOAT32, 4, sd, NULL);
+        prog_step(p, &r);
+        ck_step u2 = {.kind = CK_UNARY, .n_in = 1};
+        u2.in[0] = mean;
+        u2.u.unary = (ck_unary_p){.op = CK_U_SIGMOID, .count = e};
+        int gate = u2.out = prog_tensor(p, SI_FLOAT32, 4, sd, NULL);
+        prog_step(p, &u2);
+        ck_step g = {.kind = CK_BINARY, .n_in = 2};
+        g.in[0] = dv;
+        g.in[1] = gate;
+        g.u.binary = (ck_binary_p){.op = CK_B_MUL, .rank = 4, .count = oh * ow * e};
+        int32_t dst[4] = {oh * ow * e, ow * e, e, 1};
+        for (int i = 0; i < 4; i++) {
+            g.u.binary.out_dim[i] = (int32_t)dd[i];
+            g.u.binary.a_stride[i] = dst[i];
+            g.u.binary.b_stride[i] = i == 3 ? 1 : 0;
+        }
+        int ex = g.out = prog_tensor(p, SI_FLOAT32, 4, dd, NULL);
+        prog_step(p, &g);
+        /* max pool 3x3 stride 2, SAME */
+        int ph = rnd_pad(oh, 3, 2, 1, 1, &pt), pw = rnd_pad(ow, 3, 2, 1, 1, &pl);
+        int64_t pd[4] = {1, ph, pw, e};
+        ck_step pool = {.kind = CK_POOL, .n_in = 1};
+        pool.in[0] = ex;
+        pool.u.pool = (ck_pool_p){.is_max = 1, .n = 1, .in_h = oh, .in_w = ow, .c = e, .out_h = ph,
+                                  .out_w = pw, .k_h = 3, .k_w = 3, .stride_h = 2, .stride_w = 2,
+                                  .pad_top = pt, .pad_left = pl};
+        int pv = pool.out = prog_tensor(p, SI_FLOAT32, 4, pd, NULL);
+        prog_step(p, &pool);
+        /* concat [ex viewed as rows, a constant] along rows, into a whole output */
+        int64_t tail_n = kt_randint(10, 100);
+        int64_t cd[2] = {(int64_t)oh * ow * e + tail_n, 1}, tdim[1] = {tail_n};
+        int tail = prog_random(p, 1, tdim, -1.f, 1.f);
+        int cat = prog_tensor(p, SI_FLOAT32, 2, cd, NULL);
+        ck_step c1 = {.kind = CK_COPY, .n_in = 1, .out = cat};
+        c1.in[0] = ex;
+        c1.u.copy = (ck_copy_p){.rank = 2, .dim = {oh * ow, e}, .in_stride = {e, 1}, .out_stride = {e, 1}};
+        prog_step(p, &c1);
+        ck_step c2 = {.kind = CK_COPY, .n_in = 1, .out = cat, .accumulate = 1};
+        c2.in[0] = tail;
+        c2.u.copy = (ck_copy_p){.rank = 1, .dim = {(int32_t)tail_n}, .in_stride = {1}, .out_stride = {1},
+                                .out_offset = oh * ow * e};
+        prog_step(p, &c2);
+        p->outputs[p->n_outputs++] = pv;
+        p->outputs[p->n_outputs++] = cat;
+        p->outputs[p->n_outputs++] = mean;
+        check_tiled(p, (uint64_t)n * 4 / 2, "chain");
+        core_program_free(p);
+    }
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return kt_gpu_open();
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    kt_gpu_close();
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conv),     cmocka_unit_test(test_dwconv),
+        cmocka_unit_test(test_pool),     cmocka_unit_test(test_resize),
+        cmocka_unit_test(test_matmul),   cmocka_unit_test(test_conv_channels),
+        cmocka_unit_test(test_chain),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

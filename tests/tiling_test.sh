@@ -1,0 +1,34 @@
+#!/bin/sh
+# A real model end to end under budgets below its largest step, so that steps
+# must be split into parts: every output bitwise identical to the no-limit run,
+# the pager's peak within the budget, and steps actually split.
+#   tests/tiling_test.sh STREAMINFER MODEL_DIR BUDGET...
+set -u
+SI=$1
+M=$2
+shift 2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+key() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2"; }
+fails=0
+"$SI" -q --output "$T/full" --stats "$T/full.json" "$M" || { echo "  FAIL no-limit run"; exit 1; }
+lb=$(key lower_bound_bytes "$T/full.json")
+for b in "$@"; do
+    out=$T/$b
+    if ! "$SI" -q --vram "$b" --output "$out" --stats "$out.json" "$M" 2>"$T/err"; then
+        echo "  FAIL at $b: $(cat "$T/err")"; fails=$((fails + 1)); continue
+    fi
+    peak=$(key peak_vram_bytes "$out.json")
+    split=$(key steps_split "$out.json")
+    bytes=$(numfmt --from=iec "$b")
+    [ "$bytes" -lt "$lb" ] || { echo "  FAIL $b is not below the untiled lower bound $lb"; fails=$((fails + 1)); }
+    [ "$split" -gt 0 ] || { echo "  FAIL at $b: no step was split"; fails=$((fails + 1)); }
+    [ "$peak" -le "$bytes" ] || { echo "  FAIL at $b: peak $peak over budget"; fails=$((fails + 1)); }
+    for f in "$T/full"/*.npy; do
+        cmp -s "$f" "$out/$(basename "$f")" ||
+            { echo "  FAIL at $b: $(basename "$f") differs from the no-limit run"; fails=$((fails + 1)); }
+    done
+    echo "  ok   $(basename "$M") at $b (untiled lower bound $lb): $split steps split, peak $peak," \
+         "lower bound $(key lower_bound_bytes "$out.json"), spilled $(key bytes_spilled "$out.json")"
+done
+[ "$fails" -eq 0 ]
