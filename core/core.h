@@ -321,6 +321,10 @@ typedef struct {
     int has_dynamic;    /* some outputs come from the host interpreter */
     int n_inputs;
     int *inputs;        /* tensor ids, model input order (-1 if unused) */
+    /* A later stage's program (core_program_build_given): graph tensors an
+     * earlier stage computed, read as inputs n_inputs + i (PT_INPUT). */
+    int n_seeds;
+    int *seed_node, *seed_idx;
 } core_program;
 
 /* Storage root of a tensor (follows alias_of). */
@@ -359,6 +363,15 @@ si_result core_program_build(const core_graph *g, const core_shape *input_shapes
                              const core_buf *const *input_values,
                              core_weight_loader load, void *load_user,
                              core_program **out, si_error *err);
+/* The same, for a later stage of a model with dynamic parts: the graph
+ * tensors in `given` (a core_valmap, core/interp.h) are known already; the
+ * program computes what can be computed from them on the GPU, up to the next
+ * nodes the host interpreter must run. */
+struct core_valmap;
+si_result core_program_build_given(const core_graph *g, const core_shape *input_shapes,
+                                   const core_buf *const *input_values,
+                                   const struct core_valmap *given, core_weight_loader load,
+                                   void *load_user, core_program **out, si_error *err);
 void core_program_free(core_program *p);
 
 /* Bytes of the buffers step s touches, each rounded up to 256 as the planner places them. */

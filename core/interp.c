@@ -68,6 +68,19 @@ void core_valmap_free(core_valmap *vm)
     free(vm);
 }
 
+size_t core_valmap_size(const core_valmap *vm) { return vm->n; }
+
+int core_valmap_next(const core_valmap *vm, int slot, int *node, int *idx)
+{
+    for (size_t i = (size_t)(slot + 1); i < vm->cap; i++)
+        if (vm->slots[i].node >= 0) {
+            *node = vm->slots[i].node;
+            *idx = vm->slots[i].idx;
+            return (int)i;
+        }
+    return -1;
+}
+
 static vm_slot *vm_find(const core_valmap *vm, int node, int idx)
 {
     for (size_t i = vm_hash(node, idx) & (vm->cap - 1);; i = (i + 1) & (vm->cap - 1)) {
@@ -219,6 +232,7 @@ typedef struct {
     imap added;          /* (node, ctx) → 1 */
     int *child_start, *child;
     uint8_t *used;
+    uint8_t *defer;      /* staged run: static nodes left for the next GPU stage */
     item *stack;
     int n_stack, cap_stack;
     pending *pend;
@@ -1716,6 +1730,8 @@ static si_result process_item(interp *in, item it)
     /* tfjs tests the bare node name: a node with a root value never reruns */
     if (entry_lookup(in, it.node, 0, &st) || st != SI_OK)
         return st != SI_OK ? st : process_children(in, it.node, it.ctx);
+    if (in->defer && it.ctx == 0 && in->defer[it.node])
+        return SI_OK; /* the next GPU stage computes it */
     if (++in->executed > MAX_EXECUTED)
         return node_fail(in, it.node, SI_ERR_ARG, "more than %lld node runs", MAX_EXECUTED);
     ival **outs = NULL;
@@ -1840,11 +1856,71 @@ static void interp_free(interp *in)
     free(in->stack);
     free(in->child_start);
     free(in->child);
+    free(in->defer);
     free(in->used);
 }
 
+/* Nodes a staged run leaves to the GPU: ordinary ops at the top level (not in
+ * a loop frame) that have data inputs; constants and the interpreter's own ops
+ * (control flow, tensor arrays and lists, data-dependent shapes) run here. */
+static uint8_t *defer_set(const core_graph *g, const uint8_t *known)
+{
+    uint8_t *d = calloc((size_t)g->n_nodes + 1, 1);
+    if (!d)
+        return NULL;
+    for (int k = 0; k < g->n_nodes; k++) {
+        const io_node *n = &g->m->nodes[k];
+        int data_in = 0;
+        for (int j = 0; j < n->n_inputs; j++)
+            data_in |= !g->edges[k][j].ctrl;
+        d[k] = !known[k] && data_in && !core_op_is_dynamic(n->op) && strcmp(n->op, "Const") &&
+               strncmp(n->op, "Placeholder", 11);
+    }
+    return d;
+}
+
+/* After a staged run: the values a deferred node or a graph output reads go
+ * into vm (whole nodes, all their outputs), for the next stage. */
+static si_result export_values(interp *in, core_valmap *vm, const uint8_t *known)
+{
+    const core_graph *g = in->g;
+    si_result st = SI_OK;
+    for (int k = 0; k < g->n_nodes && st == SI_OK; k++) {
+        if (known[k] || !entry_find(in, k, 0))
+            continue;
+        int want = 0;
+        for (int i = 0; i < g->n_outputs; i++)
+            want |= g->outputs[i].node == k;
+        for (int c = in->child_start[k]; c < in->child_start[k + 1] && !want; c++)
+            want = in->defer[in->child[c]];
+        if (!want)
+            continue;
+        for (int j = 0; j < g->n_outs[k] && st == SI_OK; j++) {
+            ival *v = tensor_get(in, k, j, 0, &st);
+            if (st == SI_OK && v)
+                st = core_valmap_put(vm, k, j, &v->b, in->err);
+        }
+    }
+    return st;
+}
+
+static si_result interp_run(const core_graph *g, core_valmap *vm, core_weight_loader load,
+                            void *load_user, int staged, int *complete, si_error *err);
+
 si_result core_interp_run(const core_graph *g, core_valmap *vm, core_weight_loader load,
                           void *load_user, si_error *err)
+{
+    return interp_run(g, vm, load, load_user, 0, NULL, err);
+}
+
+si_result core_interp_run_stage(const core_graph *g, core_valmap *vm, core_weight_loader load,
+                                void *load_user, int *complete, si_error *err)
+{
+    return interp_run(g, vm, load, load_user, 1, complete, err);
+}
+
+static si_result interp_run(const core_graph *g, core_valmap *vm, core_weight_loader load,
+                            void *load_user, int staged, int *complete, si_error *err)
 {
     interp in = {.g = g, .load = load, .load_user = load_user, .err = err};
     si_result st = SI_OK;
@@ -1901,6 +1977,10 @@ si_result core_interp_run(const core_graph *g, core_valmap *vm, core_weight_load
     }
     if ((st = build_children(&in)) || (st = mark_used(&in, known)))
         goto done;
+    if (staged && !(in.defer = defer_set(g, known))) {
+        st = nomem(&in);
+        goto done;
+    }
     /* tfjs's first stack: inputs, weights, init nodes (popped from the end) */
     for (int k = 0; k < g->n_nodes && st == SI_OK; k++)
         if (known[k] && in.used[k])
@@ -1933,6 +2013,15 @@ si_result core_interp_run(const core_graph *g, core_valmap *vm, core_weight_load
     }
     if (st != SI_OK)
         goto done;
+    if (staged) {
+        if ((st = export_values(&in, vm, known)) != SI_OK)
+            goto done;
+        *complete = 1;
+        for (int i = 0; i < g->n_outputs; i++)
+            if (!core_valmap_get(vm, g->outputs[i].node, g->outputs[i].idx))
+                *complete = 0;
+        goto done;
+    }
     for (int i = 0; i < g->n_outputs; i++) {
         const core_edge *o = &g->outputs[i];
         if (core_valmap_get(vm, o->node, o->idx))

@@ -16,6 +16,9 @@ core_valmap *core_valmap_new(const core_graph *g);
 void core_valmap_free(core_valmap *vm);
 si_result core_valmap_put(core_valmap *vm, int node, int idx, const core_buf *v, si_error *err);
 const core_buf *core_valmap_get(const core_valmap *vm, int node, int idx);
+size_t core_valmap_size(const core_valmap *vm);
+/* Iterates: slot = core_valmap_next(vm, slot, &node, &idx) from slot -1; -1 at the end. */
+int core_valmap_next(const core_valmap *vm, int slot, int *node, int *idx);
 
 /* Is this op one only the interpreter runs (its outputs' shapes or existence
  * depend on data)? Everything downstream of such a node runs there too. */
@@ -28,6 +31,14 @@ int core_op_is_dynamic(const char *op);
  * index) has a value in vm. */
 si_result core_interp_run(const core_graph *g, core_valmap *vm, core_weight_loader load,
                           void *load_user, si_error *err);
+
+/* One stage of a model run in stages: computes what the interpreter must
+ * (loops, tensor arrays, data-dependent ops) as far as it can without the
+ * ordinary top-level ops that are not known yet, which it leaves for a GPU
+ * program (core_program_build_given); the values those ops and the outputs
+ * read go into vm. *complete: every graph output is in vm. */
+si_result core_interp_run_stage(const core_graph *g, core_valmap *vm, core_weight_loader load,
+                                void *load_user, int *complete, si_error *err);
 
 /* Host references of the data-dependent ops, as TensorFlow.js computes them
  * (tfjs-core non_max_suppression_impl.js, where_impl.js); exposed for tests.

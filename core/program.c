@@ -10,6 +10,7 @@
 
 typedef struct {
     const core_graph *g;
+    const core_valmap *given; /* values known already (a later stage); may be NULL */
     core_program *p;
     core_weight_loader load;
     void *load_user;
@@ -364,7 +365,51 @@ const core_op_def *core_find_op(const char *op)
 }
 
 /* Depth-first post-order over data inputs from the outputs: only needed nodes. */
-static si_result order_nodes(const core_graph *g, int *order, int *n_order, si_error *err)
+/* Post-order DFS from root over data edges, appending to order. */
+static int is_given(const core_valmap *vm, int k) { return vm && core_valmap_get(vm, k, 0); }
+
+static si_result order_from(const core_graph *g, const core_valmap *vm, int root, uint8_t *state,
+                            int *stack, int *pos, int *order, int *n_order, si_error *err)
+{
+    int sp = 0;
+    if (state[root])
+        return SI_OK;
+    stack[sp] = root;
+    pos[sp++] = 0;
+    state[root] = 1;
+    while (sp > 0) {
+        int k = stack[sp - 1];
+        const io_node *n = &g->m->nodes[k];
+        if (pos[sp - 1] < n->n_inputs && !is_given(vm, k)) {
+            const core_edge *e = &g->edges[k][pos[sp - 1]++];
+            /* a loop's back edge (NextIteration → Merge) is not an ordering
+             * edge: the interpreter runs loops */
+            if (e->ctrl || !strcmp(g->m->nodes[e->node].op, "NextIteration"))
+                continue;
+            if (state[e->node] == 1)
+                return core_fail(err, SI_ERR_UNSUPPORTED,
+                                 "%s: node '%s' is part of a cycle (control flow loops are not "
+                                 "supported yet)", g->m->json_path, g->m->nodes[e->node].name);
+            if (state[e->node] == 0) {
+                state[e->node] = 1;
+                stack[sp] = e->node;
+                pos[sp++] = 0;
+            }
+        } else {
+            state[k] = 2;
+            order[(*n_order)++] = k;
+            sp--;
+        }
+    }
+    return SI_OK;
+}
+
+/* The nodes the outputs need, inputs first. A loop body hangs off its Merge
+ * nodes only through the back edge (NextIteration), so bodies are walked too:
+ * the static tensors a body reads (say a backbone's output a TensorArray
+ * scatters) must be computed for the interpreter. */
+static si_result order_nodes(const core_graph *g, const core_valmap *vm, int *order, int *n_order,
+                             si_error *err)
 {
     uint8_t *state = calloc((size_t)g->n_nodes + 1, 1);
     int *stack = malloc(((size_t)g->n_nodes + 1) * sizeof *stack);
@@ -375,38 +420,16 @@ static si_result order_nodes(const core_graph *g, int *order, int *n_order, si_e
         goto done;
     }
     *n_order = 0;
-    for (int o = 0; o < g->n_outputs; o++) {
-        int sp = 0;
-        if (state[g->outputs[o].node])
+    for (int o = 0; o < g->n_outputs && st == SI_OK; o++)
+        st = order_from(g, vm, g->outputs[o].node, state, stack, pos, order, n_order, err);
+    for (int i = 0; i < *n_order && st == SI_OK; i++) {
+        int k = order[i];
+        if (strcmp(g->m->nodes[k].op, "Merge"))
             continue;
-        stack[sp] = g->outputs[o].node;
-        pos[sp++] = 0;
-        state[g->outputs[o].node] = 1;
-        while (sp > 0) {
-            int k = stack[sp - 1];
-            const io_node *n = &g->m->nodes[k];
-            if (pos[sp - 1] < n->n_inputs) {
-                const core_edge *e = &g->edges[k][pos[sp - 1]++];
-                /* a loop's back edge (NextIteration → Merge) is not an ordering
-                 * edge: the interpreter runs loops */
-                if (e->ctrl || !strcmp(g->m->nodes[e->node].op, "NextIteration"))
-                    continue;
-                if (state[e->node] == 1) {
-                    st = core_fail(err, SI_ERR_UNSUPPORTED,
-                                   "%s: node '%s' is part of a cycle (control flow loops are not "
-                                   "supported yet)", g->m->json_path, g->m->nodes[e->node].name);
-                    goto done;
-                }
-                if (state[e->node] == 0) {
-                    state[e->node] = 1;
-                    stack[sp] = e->node;
-                    pos[sp++] = 0;
-                }
-            } else {
-                state[k] = 2;
-                order[(*n_order)++] = k;
-                sp--;
-            }
+        for (int j = 0; j < g->m->nodes[k].n_inputs && st == SI_OK; j++) {
+            const core_edge *e = &g->edges[k][j];
+            if (!e->ctrl && !strcmp(g->m->nodes[e->node].op, "NextIteration"))
+                st = order_from(g, vm, e->node, state, stack, pos, order, n_order, err);
         }
     }
 done:
@@ -710,12 +733,62 @@ done:
     return st;
 }
 
+/* A node whose values an earlier stage computed: its outputs are inputs of
+ * this program (seeds, uploaded every run), or constants when they are small
+ * enough to be bound by value like small model inputs. */
+static si_result given_node(builder *b, int k, si_error *err)
+{
+    const core_graph *g = b->g;
+    core_program *p = b->p;
+    for (int j = 0; j < g->n_outs[k]; j++) {
+        const core_buf *v = core_valmap_get(b->given, k, j);
+        if (!v)
+            continue;
+        int64_t n = core_shape_count(&v->shape);
+        int small = n <= CORE_VALUE_INPUT_MAX;
+        char name[512];
+        snprintf(name, sizeof name, "%s:%d", g->m->nodes[k].name, j);
+        int t = add_tensor(b, name, v->dtype, &v->shape, small ? PT_CONST : PT_INPUT);
+        if (t < 0)
+            return core_fail(err, SI_ERR_NOMEM, "out of memory");
+        if (small) {
+            if (!(p->tensors[t].host = malloc((size_t)(n ? n : 1) * CORE_ELEM)))
+                return core_fail(err, SI_ERR_NOMEM, "out of memory");
+            memcpy(p->tensors[t].host, v->data, (size_t)n * CORE_ELEM);
+        } else {
+            int q = p->n_seeds;
+            int *sn = realloc(p->seed_node, (size_t)(q + 1) * sizeof *sn);
+            if (sn)
+                p->seed_node = sn;
+            int *si = sn ? realloc(p->seed_idx, (size_t)(q + 1) * sizeof *si) : NULL;
+            if (si)
+                p->seed_idx = si;
+            if (!sn || !si)
+                return core_fail(err, SI_ERR_NOMEM, "out of memory");
+            sn[q] = k;
+            si[q] = j;
+            p->n_seeds++;
+            p->tensors[t].input = g->n_inputs + q;
+        }
+        b->node_out[k][j] = t;
+    }
+    return SI_OK;
+}
+
 si_result core_program_build(const core_graph *g, const core_shape *input_shapes,
                              const core_buf *const *input_values,
                              core_weight_loader load, void *load_user, core_program **out,
                              si_error *err)
 {
-    builder b = {.g = g, .load = load, .load_user = load_user};
+    return core_program_build_given(g, input_shapes, input_values, NULL, load, load_user, out, err);
+}
+
+si_result core_program_build_given(const core_graph *g, const core_shape *input_shapes,
+                                   const core_buf *const *input_values, const core_valmap *given,
+                                   core_weight_loader load, void *load_user, core_program **out,
+                                   si_error *err)
+{
+    builder b = {.g = g, .given = given, .load = load, .load_user = load_user};
     si_result st = SI_OK;
     int *order = NULL, n_order = 0;
     uint8_t *dyn = NULL;
@@ -736,7 +809,7 @@ si_result core_program_build(const core_graph *g, const core_shape *input_shapes
     }
     for (int i = 0; i < g->n_inputs; i++)
         b.p->inputs[i] = -1;
-    st = order_nodes(g, order, &n_order, err);
+    st = order_nodes(g, given, order, &n_order, err);
     if (st != SI_OK)
         goto fail;
     /* Nodes the host interpreter runs (loops, tensor arrays, data-dependent
@@ -750,6 +823,8 @@ si_result core_program_build(const core_graph *g, const core_shape *input_shapes
     for (int i = 0; i < n_order; i++) {
         int k = order[i];
         const io_node *nk = &g->m->nodes[k];
+        if (is_given(given, k))
+            continue;
         dyn[k] = core_op_is_dynamic(nk->op) && strcmp(nk->op, "Switch") && strcmp(nk->op, "Merge");
         for (int j = 0; j < nk->n_inputs && !dyn[k]; j++)
             if (!g->edges[k][j].ctrl && dyn[g->edges[k][j].node])
@@ -760,7 +835,7 @@ si_result core_program_build(const core_graph *g, const core_shape *input_shapes
         changed = 0;
         for (int i = 0; i < n_order; i++) {
             int k = order[i];
-            for (int j = 0; j < g->m->nodes[k].n_inputs && !dyn[k]; j++)
+            for (int j = 0; j < g->m->nodes[k].n_inputs && !dyn[k] && !is_given(given, k); j++)
                 if (!g->edges[k][j].ctrl && dyn[g->edges[k][j].node])
                     dyn[k] = changed = 1;
         }
@@ -776,7 +851,8 @@ si_result core_program_build(const core_graph *g, const core_shape *input_shapes
             b.node_out[k][j] = -1;
         if (dyn[k])
             continue;
-        st = lower_node(&b, k, input_shapes, input_values, err);
+        st = is_given(given, k) ? given_node(&b, k, err)
+                                : lower_node(&b, k, input_shapes, input_values, err);
         if (st != SI_OK)
             goto fail;
     }
@@ -870,6 +946,8 @@ void core_program_free(core_program *p)
     free(p->boundary);
     free(p->boundary_node);
     free(p->boundary_idx);
+    free(p->seed_node);
+    free(p->seed_idx);
     free(p);
 }
 

@@ -52,7 +52,18 @@ struct si_model {
     uint64_t tile_limit;     /* steps were split into parts within this many bytes (0: none) */
     int n_split;             /* steps split */
     uint64_t untiled_bound;  /* the largest step's working set before splitting */
+    /* Models with dynamic parts run in stages: the GPU program above, the host
+     * interpreter, then GPU programs for what follows (built once per shape of
+     * what they are given, kept here), the interpreter again ... */
+    const core_valmap *given; /* while building a later stage: what it is given */
+    si_model *parent;         /* a later stage: shares opt, io, g, rd, gpu */
+    si_model **stages;
+    int n_stages;
+    char *stage_key;          /* a later stage: the shapes (and small values) it was built for */
 };
+
+static void stage_free(si_model *s);
+static si_result run_plan(si_model *m, si_error *err);
 
 static double now_ms(void)
 {
@@ -238,6 +249,50 @@ static int same_binding(const si_model *m, const core_shape *shapes, void *const
     return 1;
 }
 
+/* The one GPU allocation: the arena the plan asks for, made before a run.
+ * The stages of a model run in turns, each with its own plan: only the one
+ * running holds its arena (the budget is for all of them together). */
+static si_result ensure_arena(si_model *m, si_error *err)
+{
+    if (m->gpu && !m->arena)
+        return glk_buffer_create(m->gpu, m->plan->arena_bytes, &m->arena, err);
+    if (!m->gpu && !m->host_arena &&
+        !(m->host_arena = calloc(1, m->plan->arena_bytes ? m->plan->arena_bytes : 4)))
+        return fail(err, SI_ERR_NOMEM, "out of memory");
+    return SI_OK;
+}
+
+static void release_arena(si_model *m)
+{
+    if (m->gpu && m->arena) {
+        glk_buffer_destroy(m->gpu, m->arena);
+        m->arena = 0;
+        m->resident = 0; /* what stayed between runs is gone */
+    }
+}
+
+/* Before `active` (the model or one of its stages) runs: the arenas held must
+ * fit the budget together, else the others give theirs up (and re-upload what
+ * they keep between runs when they run next). */
+static void make_room(si_model *root, si_model *active)
+{
+    uint64_t budget = root->opt.vram_budget, total = active->arena ? 0 : active->plan->arena_bytes;
+    if (!budget || !root->gpu)
+        return;
+    for (int i = -1; i < root->n_stages; i++) {
+        si_model *x = i < 0 ? root : root->stages[i];
+        if (x->arena)
+            total += x->plan->arena_bytes;
+    }
+    if (total <= budget)
+        return;
+    for (int i = -1; i < root->n_stages; i++) {
+        si_model *x = i < 0 ? root : root->stages[i];
+        if (x != active)
+            release_arena(x);
+    }
+}
+
 /* What a GPU driver allocates in VRAM for a context running our kernels,
  * beyond an empty context (compiled programs, command buffers): not ours to
  * place, but the card's memory must stay within the budget, so the plan
@@ -288,7 +343,8 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
         align = 256;
     for (int attempt = forced ? 1 : 0; attempt <= 6; attempt++) {
         drop_program(m);
-        if ((st = core_program_build(m->g, shapes, vp, load_weight, m, &m->prog, err)) != SI_OK)
+        if ((st = core_program_build_given(m->g, shapes, vp, m->given, load_weight, m, &m->prog,
+                                           err)) != SI_OK)
             break;
         m->tile_limit = 0;
         m->n_split = 0;
@@ -350,14 +406,6 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
     if (!m->off || (st = make_homes(m, err)) != SI_OK) {
         if (st == SI_OK)
             st = fail(err, SI_ERR_NOMEM, "out of memory");
-        goto fail;
-    }
-    /* The one GPU allocation: the arena the plan asked for. */
-    if (m->gpu) {
-        if ((st = glk_buffer_create(m->gpu, m->plan->arena_bytes, &m->arena, err)) != SI_OK)
-            goto fail;
-    } else if (!(m->host_arena = calloc(1, m->plan->arena_bytes ? m->plan->arena_bytes : 4))) {
-        st = fail(err, SI_ERR_NOMEM, "out of memory");
         goto fail;
     }
     progress(m, "plan", 1, 1);
@@ -448,6 +496,9 @@ void si_close(si_model *m)
         return;
     if (m->g)
         free_run(m);
+    for (int i = 0; i < m->n_stages; i++)
+        stage_free(m->stages[i]);
+    free(m->stages);
     drop_program(m);
     free(m->bound);
     if (m->bound_vals && m->g)
@@ -848,6 +899,165 @@ static si_result set_output(out_tensor *ot, si_dtype dt, const core_shape *shape
 
 /* The host interpreter finishes what the GPU program could not hold: it gets
  * the model's inputs and the program's boundary tensors. */
+
+/* What a later stage is built for: every given tensor's shape, and the values
+ * of those small enough to be bound by value. */
+static char *stage_key(const core_valmap *vm)
+{
+    size_t cap = 256, n = 0;
+    char *k = malloc(cap);
+    int node, idx;
+    for (int slot = core_valmap_next(vm, -1, &node, &idx); k && slot >= 0;
+         slot = core_valmap_next(vm, slot, &node, &idx)) {
+        const core_buf *v = core_valmap_get(vm, node, idx);
+        int64_t cnt = core_shape_count(&v->shape);
+        if (cap - n < 64 + 16 * 12 + SI_MAX_RANK * 21) {
+            cap *= 2;
+            char *nk = realloc(k, cap);
+            if (!nk) {
+                free(k);
+                return NULL;
+            }
+            k = nk;
+        }
+        n += (size_t)snprintf(k + n, cap - n, "%d:%d:%d[", node, idx, (int)v->dtype);
+        for (int d = 0; d < v->shape.rank; d++)
+            n += (size_t)snprintf(k + n, cap - n, "%lld,", (long long)v->shape.d[d]);
+        k[n++] = ']';
+        for (int64_t i = 0; i < cnt && cnt <= CORE_VALUE_INPUT_MAX; i++)
+            n += (size_t)snprintf(k + n, cap - n, "%d,", ((const int32_t *)v->data)[i]);
+        k[n++] = ';';
+        k[n] = 0;
+    }
+    return k;
+}
+
+static void stage_free(si_model *s)
+{
+    if (!s)
+        return;
+    free_run(s);
+    drop_program(s);
+    free(s->bound);
+    free(s->bound_vals);
+    free(s->stage_key);
+    free(s);
+}
+
+/* The later stage for what vm holds now: found by its key, or built. */
+static si_result stage_get(si_model *m, const core_valmap *vm, si_model **out, si_error *err)
+{
+    char *key = stage_key(vm);
+    if (!key)
+        return fail(err, SI_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < m->n_stages; i++)
+        if (!strcmp(m->stages[i]->stage_key, key)) {
+            free(key);
+            *out = m->stages[i];
+            return SI_OK;
+        }
+    int ni = core_graph_n_inputs(m->g);
+    si_model *s = calloc(1, sizeof *s);
+    si_model **ns = realloc(m->stages, (size_t)(m->n_stages + 1) * sizeof *ns);
+    if (ns)
+        m->stages = ns;
+    if (!s || !ns || !(s->bound = calloc((size_t)ni + 1, sizeof *s->bound)) ||
+        !(s->bound_vals = calloc((size_t)ni + 1, sizeof *s->bound_vals))) {
+        stage_free(s);
+        free(key);
+        return fail(err, SI_ERR_NOMEM, "out of memory");
+    }
+    s->opt = m->opt;
+    s->opt.trace_path = NULL;
+    s->opt.progress = NULL;
+    s->io = m->io;
+    s->g = m->g;
+    s->rd = m->rd;
+    s->gpu = m->gpu;
+    s->parent = m;
+    s->stage_key = key;
+    s->given = vm;
+    si_result st = build_program(s, m->bound, m->in_dev, err);
+    s->given = NULL;
+    if (st != SI_OK) {
+        stage_free(s);
+        return st;
+    }
+    m->stages[m->n_stages++] = s;
+    *out = s;
+    return SI_OK;
+}
+
+/* Runs the later stage for what vm holds and puts what it computed (outputs,
+ * and what the interpreter reads next) into vm. */
+static si_result run_stage(si_model *m, core_valmap *vm, si_error *err)
+{
+    si_model *s = NULL;
+    si_result st = stage_get(m, vm, &s, err);
+    if (st != SI_OK)
+        return st;
+    const core_program *p = s->prog;
+    int ni = core_graph_n_inputs(m->g);
+    s->in_dev = calloc((size_t)(ni + p->n_seeds) + 1, sizeof *s->in_dev);
+    if (!s->in_dev)
+        return fail(err, SI_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < ni; i++)
+        s->in_dev[i] = m->in_dev[i];
+    for (int q = 0; q < p->n_seeds; q++)
+        s->in_dev[ni + q] = core_valmap_get(vm, p->seed_node[q], p->seed_idx[q])->data;
+    make_room(m, s);
+    si_stats keep = s->st;
+    memset(&s->st, 0, sizeof s->st);
+    st = run_plan(s, err);
+    m->st.bytes_uploaded += s->st.bytes_uploaded;
+    m->st.bytes_downloaded += s->st.bytes_downloaded;
+    m->st.bytes_spilled += s->st.bytes_spilled;
+    m->st.bytes_reloaded += s->st.bytes_reloaded;
+    m->st.upload_ms += s->st.upload_ms;
+    m->st.compute_ms += s->st.compute_ms;
+    m->st.stall_ms += s->st.stall_ms;
+    m->st.gpu_steps += (uint64_t)p->n_steps;
+    m->st.segments += s->plan->segments;
+    m->st.evictions += s->plan->evictions;
+    if (m->gpu && s->plan->arena_bytes > m->st.peak_vram_bytes)
+        m->st.peak_vram_bytes = s->plan->arena_bytes;
+    if (s->plan->lower_bound > m->st.lower_bound_bytes)
+        m->st.lower_bound_bytes = s->plan->lower_bound;
+    (void)keep;
+    for (int o = 0; o < p->n_outputs + p->n_boundary && st == SI_OK; o++) {
+        int t = o < p->n_outputs ? p->outputs[o] : p->boundary[o - p->n_outputs];
+        int node, idx;
+        if (o < p->n_outputs)
+            core_graph_output_ref(m->g, o, &node, &idx);
+        else {
+            node = p->boundary_node[o - p->n_outputs];
+            idx = p->boundary_idx[o - p->n_outputs];
+        }
+        if (t < 0 || core_valmap_get(vm, node, idx))
+            continue;
+        const core_tensor *ct = &p->tensors[t];
+        int64_t n = core_shape_count(&ct->shape);
+        int32_t *words = malloc((size_t)(n ? n : 1) * 4);
+        if (!words) {
+            st = fail(err, SI_ERR_NOMEM, "out of memory");
+            break;
+        }
+        st = tensor_value(s, t, words, err);
+        if (st == SI_OK) {
+            core_buf v = {ct->dtype, ct->shape, words};
+            st = core_valmap_put(vm, node, idx, &v, err);
+        }
+        free(words);
+    }
+    free(s->in_dev);
+    s->in_dev = NULL;
+    return st;
+}
+
+/* The part after the first GPU program: the interpreter runs loops and
+ * data-dependent ops, then a GPU program what follows them once their shapes
+ * are known, and so on. Where a stage cannot be made (or makes no progress),
+ * the interpreter computes the rest on the host. */
 static si_result run_dynamic_part(si_model *m, core_valmap *vm, si_error *err)
 {
     const core_program *p = m->prog;
@@ -869,8 +1079,23 @@ static si_result run_dynamic_part(si_model *m, core_valmap *vm, si_error *err)
         }
         free(words);
     }
-    if (st == SI_OK)
-        st = core_interp_run(m->g, vm, load_weight, m, err);
+    if (st != SI_OK)
+        return st;
+    const char *env = getenv("SI_STAGES"); /* 0: the interpreter does all that follows */
+    for (int round = 0; round < 64 && !(env && !strcmp(env, "0")); round++) {
+        int complete = 0;
+        double t0 = now_ms();
+        st = core_interp_run_stage(m->g, vm, load_weight, m, &complete, err);
+        m->st.host_ms += now_ms() - t0;
+        if (st != SI_OK || complete)
+            return st;
+        size_t before = core_valmap_size(vm);
+        if (run_stage(m, vm, err) != SI_OK || core_valmap_size(vm) == before)
+            break;
+    }
+    double t0 = now_ms();
+    st = core_interp_run(m->g, vm, load_weight, m, err);
+    m->st.host_ms += now_ms() - t0;
     return st;
 }
 
@@ -884,11 +1109,9 @@ static si_result collect_outputs(si_model *m, si_error *err)
     core_valmap *vm = NULL;
     si_result st = SI_OK;
     if (p->has_dynamic) {
-        double t0 = now_ms();
         if (!(vm = core_valmap_new(m->g)))
             return fail(err, SI_ERR_NOMEM, "out of memory");
         st = run_dynamic_part(m, vm, err);
-        m->st.host_ms += now_ms() - t0;
     }
     for (int o = 0; o < p->n_outputs && st == SI_OK; o++) {
         int t = p->outputs[o];
@@ -929,37 +1152,13 @@ static si_result collect_outputs(si_model *m, si_error *err)
     return st;
 }
 
-si_result si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error *err)
+/* Runs the current program's plan: inputs into their homes, weights read once,
+ * the prologue where the resident set is not resident, then every action. */
+static si_result run_plan(si_model *m, si_error *err)
 {
-    si_error dummy;
-    if (!err)
-        err = &dummy;
-    err->status = SI_OK;
-    err->message[0] = 0;
-    if (!m || (n_inputs > 0 && !inputs))
-        return fail(err, SI_ERR_ARG, "si_run: model and inputs are required");
-    double t0 = now_ms();
-    int ni = core_graph_n_inputs(m->g);
-    free_run(m);
-    si_stats keep = {.open_ms = m->st.open_ms};
-    m->st = keep;
-    core_shape *shapes = calloc((size_t)ni + 1, sizeof *shapes);
-    const si_tensor_in **given = calloc((size_t)ni + 1, sizeof *given);
-    m->in_dev = calloc((size_t)ni + 1, sizeof *m->in_dev);
     si_result st = SI_OK;
-    if (!shapes || !given || !m->in_dev) {
-        st = fail(err, SI_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    if ((st = match_inputs(m, inputs, n_inputs, shapes, given, err)) != SI_OK)
-        goto done;
-    for (int i = 0; i < ni; i++)
-        if (!(m->in_dev[i] = to_dev(given[i], core_shape_count(&shapes[i])))) {
-            st = fail(err, SI_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-    if ((st = build_program(m, shapes, m->in_dev, err)) != SI_OK || m->plan_only)
-        goto done;
+    if ((st = ensure_arena(m, err)) != SI_OK)
+        return st;
     const pg_plan *pl = m->plan;
     for (int b = 0; b < m->pb.n_buffers; b++) {
         const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
@@ -968,14 +1167,14 @@ si_result si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error
     }
     if (!m->weights_read) {
         if ((st = read_weights(m, err)) != SI_OK)
-            goto done;
+            return st;
         m->weights_read = 1;
     }
     if (!m->resident) {
         for (int a = 0; a < pl->n_prologue && st == SI_OK; a++)
             st = do_action(m, &pl->prologue[a], err);
         if (st != SI_OK)
-            goto done;
+            return st;
         m->resident = 1;
     }
     trace_reset(&m->trace);
@@ -1025,6 +1224,43 @@ si_result si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error
         st = glk_finish(m->gpu, err);
         m->st.compute_ms += now_ms() - tf;
     }
+    return st;
+}
+
+si_result si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error *err)
+{
+    si_error dummy;
+    if (!err)
+        err = &dummy;
+    err->status = SI_OK;
+    err->message[0] = 0;
+    if (!m || (n_inputs > 0 && !inputs))
+        return fail(err, SI_ERR_ARG, "si_run: model and inputs are required");
+    double t0 = now_ms();
+    int ni = core_graph_n_inputs(m->g);
+    free_run(m);
+    si_stats keep = {.open_ms = m->st.open_ms};
+    m->st = keep;
+    core_shape *shapes = calloc((size_t)ni + 1, sizeof *shapes);
+    const si_tensor_in **given = calloc((size_t)ni + 1, sizeof *given);
+    m->in_dev = calloc((size_t)ni + 1, sizeof *m->in_dev);
+    si_result st = SI_OK;
+    if (!shapes || !given || !m->in_dev) {
+        st = fail(err, SI_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    if ((st = match_inputs(m, inputs, n_inputs, shapes, given, err)) != SI_OK)
+        goto done;
+    for (int i = 0; i < ni; i++)
+        if (!(m->in_dev[i] = to_dev(given[i], core_shape_count(&shapes[i])))) {
+            st = fail(err, SI_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+    if ((st = build_program(m, shapes, m->in_dev, err)) != SI_OK || m->plan_only)
+        goto done;
+    make_room(m, m);
+    if ((st = run_plan(m, err)) != SI_OK)
+        goto done;
     if (st == SI_OK)
         st = collect_outputs(m, err);
 done:
@@ -1032,14 +1268,17 @@ done:
     free(given);
     if (m->plan) {
         m->st.budget_bytes = m->opt.vram_budget;
-        m->st.peak_vram_bytes = m->gpu ? m->plan->arena_bytes : 0;
-        m->st.lower_bound_bytes = m->plan->lower_bound;
+        /* later stages added theirs: the peak and bound are the largest of all */
+        if (m->gpu && m->plan->arena_bytes > m->st.peak_vram_bytes)
+            m->st.peak_vram_bytes = m->plan->arena_bytes;
+        if (m->plan->lower_bound > m->st.lower_bound_bytes)
+            m->st.lower_bound_bytes = m->plan->lower_bound;
         m->st.untiled_bound_bytes = m->untiled_bound;
         m->st.tile_limit_bytes = m->tile_limit;
         m->st.steps_split = (uint64_t)m->n_split;
-        m->st.gpu_steps = (uint64_t)m->prog->n_steps;
-        m->st.segments = m->plan->segments;
-        m->st.evictions = m->plan->evictions;
+        m->st.gpu_steps += (uint64_t)m->prog->n_steps;
+        m->st.segments += m->plan->segments;
+        m->st.evictions += m->plan->evictions;
     }
     m->st.weights_bytes = m->io->weights_bytes;
     m->st.run_ms = now_ms() - t0;
