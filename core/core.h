@@ -348,6 +348,7 @@ typedef struct {
 si_result core_graph_build(const io_model *m, core_graph **out, si_error *err);
 void core_graph_free(core_graph *g);
 int core_graph_n_inputs(const core_graph *g);
+int core_graph_n_nodes(const core_graph *g);
 const core_io_info *core_graph_input(const core_graph *g, int i);
 int core_graph_n_outputs(const core_graph *g);
 const char *core_graph_output_name(const core_graph *g, int i);
@@ -366,12 +367,15 @@ si_result core_program_build(const core_graph *g, const core_shape *input_shapes
 /* The same, for a later stage of a model with dynamic parts: the graph
  * tensors in `given` (a core_valmap, core/interp.h) are known already; the
  * program computes what can be computed from them on the GPU, up to the next
- * nodes the host interpreter must run. */
+ * nodes the host interpreter must run, and the nodes marked in host_only (per
+ * graph node, may be NULL). On failure *fail_node (may be NULL) is the node
+ * whose lowering failed, or -1. */
 struct core_valmap;
 si_result core_program_build_given(const core_graph *g, const core_shape *input_shapes,
                                    const core_buf *const *input_values,
-                                   const struct core_valmap *given, core_weight_loader load,
-                                   void *load_user, core_program **out, si_error *err);
+                                   const struct core_valmap *given, const uint8_t *host_only,
+                                   core_weight_loader load, void *load_user, core_program **out,
+                                   int *fail_node, si_error *err);
 void core_program_free(core_program *p);
 
 /* Bytes of the buffers step s touches, each rounded up to 256 as the planner places them. */

@@ -202,6 +202,7 @@ void core_graph_free(core_graph *g)
 }
 
 int core_graph_n_inputs(const core_graph *g) { return g->n_inputs; }
+int core_graph_n_nodes(const core_graph *g) { return g->n_nodes; }
 const core_io_info *core_graph_input(const core_graph *g, int i) { return &g->input_info[i]; }
 int core_graph_n_outputs(const core_graph *g) { return g->n_outputs; }
 const char *core_graph_output_name(const core_graph *g, int i)

@@ -1863,7 +1863,7 @@ static void interp_free(interp *in)
 /* Nodes a staged run leaves to the GPU: ordinary ops at the top level (not in
  * a loop frame) that have data inputs; constants and the interpreter's own ops
  * (control flow, tensor arrays and lists, data-dependent shapes) run here. */
-static uint8_t *defer_set(const core_graph *g, const uint8_t *known)
+static uint8_t *defer_set(const core_graph *g, const uint8_t *known, const uint8_t *host_only)
 {
     uint8_t *d = calloc((size_t)g->n_nodes + 1, 1);
     if (!d)
@@ -1874,7 +1874,7 @@ static uint8_t *defer_set(const core_graph *g, const uint8_t *known)
         for (int j = 0; j < n->n_inputs; j++)
             data_in |= !g->edges[k][j].ctrl;
         d[k] = !known[k] && data_in && !core_op_is_dynamic(n->op) && strcmp(n->op, "Const") &&
-               strncmp(n->op, "Placeholder", 11);
+               strncmp(n->op, "Placeholder", 11) && !(host_only && host_only[k]);
     }
     return d;
 }
@@ -1886,7 +1886,7 @@ static si_result export_values(interp *in, core_valmap *vm, const uint8_t *known
     const core_graph *g = in->g;
     si_result st = SI_OK;
     for (int k = 0; k < g->n_nodes && st == SI_OK; k++) {
-        if (known[k] || !entry_find(in, k, 0))
+        if (known[k] || !entry_find(in, k, 0) || is_const_node(in, k))
             continue;
         int want = 0;
         for (int i = 0; i < g->n_outputs; i++)
@@ -1904,23 +1904,26 @@ static si_result export_values(interp *in, core_valmap *vm, const uint8_t *known
     return st;
 }
 
-static si_result interp_run(const core_graph *g, core_valmap *vm, core_weight_loader load,
-                            void *load_user, int staged, int *complete, si_error *err);
+static si_result interp_run(const core_graph *g, core_valmap *vm, const uint8_t *host_only,
+                            core_weight_loader load, void *load_user, int staged, int *complete,
+                            si_error *err);
 
 si_result core_interp_run(const core_graph *g, core_valmap *vm, core_weight_loader load,
                           void *load_user, si_error *err)
 {
-    return interp_run(g, vm, load, load_user, 0, NULL, err);
+    return interp_run(g, vm, NULL, load, load_user, 0, NULL, err);
 }
 
-si_result core_interp_run_stage(const core_graph *g, core_valmap *vm, core_weight_loader load,
-                                void *load_user, int *complete, si_error *err)
+si_result core_interp_run_stage(const core_graph *g, core_valmap *vm, const uint8_t *host_only,
+                                core_weight_loader load, void *load_user, int *complete,
+                                si_error *err)
 {
-    return interp_run(g, vm, load, load_user, 1, complete, err);
+    return interp_run(g, vm, host_only, load, load_user, 1, complete, err);
 }
 
-static si_result interp_run(const core_graph *g, core_valmap *vm, core_weight_loader load,
-                            void *load_user, int staged, int *complete, si_error *err)
+static si_result interp_run(const core_graph *g, core_valmap *vm, const uint8_t *host_only,
+                            core_weight_loader load, void *load_user, int staged, int *complete,
+                            si_error *err)
 {
     interp in = {.g = g, .load = load, .load_user = load_user, .err = err};
     si_result st = SI_OK;
@@ -1977,7 +1980,7 @@ static si_result interp_run(const core_graph *g, core_valmap *vm, core_weight_lo
     }
     if ((st = build_children(&in)) || (st = mark_used(&in, known)))
         goto done;
-    if (staged && !(in.defer = defer_set(g, known))) {
+    if (staged && !(in.defer = defer_set(g, known, host_only))) {
         st = nomem(&in);
         goto done;
     }

@@ -36,9 +36,12 @@ si_result core_interp_run(const core_graph *g, core_valmap *vm, core_weight_load
  * (loops, tensor arrays, data-dependent ops) as far as it can without the
  * ordinary top-level ops that are not known yet, which it leaves for a GPU
  * program (core_program_build_given); the values those ops and the outputs
- * read go into vm. *complete: every graph output is in vm. */
-si_result core_interp_run_stage(const core_graph *g, core_valmap *vm, core_weight_loader load,
-                                void *load_user, int *complete, si_error *err);
+ * read go into vm. *complete: every graph output is in vm. host_only (per
+ * node, may be NULL): ordinary ops to run here anyway (a GPU program could not
+ * hold them). */
+si_result core_interp_run_stage(const core_graph *g, core_valmap *vm, const uint8_t *host_only,
+                                core_weight_loader load, void *load_user, int *complete,
+                                si_error *err);
 
 /* Host references of the data-dependent ops, as TensorFlow.js computes them
  * (tfjs-core non_max_suppression_impl.js, where_impl.js); exposed for tests.

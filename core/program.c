@@ -366,7 +366,12 @@ const core_op_def *core_find_op(const char *op)
 
 /* Depth-first post-order over data inputs from the outputs: only needed nodes. */
 /* Post-order DFS from root over data edges, appending to order. */
-static int is_given(const core_valmap *vm, int k) { return vm && core_valmap_get(vm, k, 0); }
+/* Known from an earlier stage (constants are not: they are the model's own). */
+static int is_given_node(const core_graph *g, const core_valmap *vm, int k)
+{
+    return vm && core_valmap_get(vm, k, 0) && strcmp(g->m->nodes[k].op, "Const");
+}
+#define is_given(vm, k) is_given_node(g, vm, k)
 
 static si_result order_from(const core_graph *g, const core_valmap *vm, int root, uint8_t *state,
                             int *stack, int *pos, int *order, int *n_order, si_error *err)
@@ -780,14 +785,18 @@ si_result core_program_build(const core_graph *g, const core_shape *input_shapes
                              core_weight_loader load, void *load_user, core_program **out,
                              si_error *err)
 {
-    return core_program_build_given(g, input_shapes, input_values, NULL, load, load_user, out, err);
+    return core_program_build_given(g, input_shapes, input_values, NULL, NULL, load, load_user,
+                                    out, NULL, err);
 }
 
 si_result core_program_build_given(const core_graph *g, const core_shape *input_shapes,
                                    const core_buf *const *input_values, const core_valmap *given,
-                                   core_weight_loader load, void *load_user, core_program **out,
+                                   const uint8_t *host_only, core_weight_loader load,
+                                   void *load_user, core_program **out, int *fail_node,
                                    si_error *err)
 {
+    if (fail_node)
+        *fail_node = -1;
     builder b = {.g = g, .given = given, .load = load, .load_user = load_user};
     si_result st = SI_OK;
     int *order = NULL, n_order = 0;
@@ -825,7 +834,8 @@ si_result core_program_build_given(const core_graph *g, const core_shape *input_
         const io_node *nk = &g->m->nodes[k];
         if (is_given(given, k))
             continue;
-        dyn[k] = core_op_is_dynamic(nk->op) && strcmp(nk->op, "Switch") && strcmp(nk->op, "Merge");
+        dyn[k] = (core_op_is_dynamic(nk->op) && strcmp(nk->op, "Switch") && strcmp(nk->op, "Merge")) ||
+                 (host_only && host_only[k]);
         for (int j = 0; j < nk->n_inputs && !dyn[k]; j++)
             if (!g->edges[k][j].ctrl && dyn[g->edges[k][j].node])
                 dyn[k] = 1;
@@ -853,8 +863,11 @@ si_result core_program_build_given(const core_graph *g, const core_shape *input_
             continue;
         st = is_given(given, k) ? given_node(&b, k, err)
                                 : lower_node(&b, k, input_shapes, input_values, err);
-        if (st != SI_OK)
+        if (st != SI_OK) {
+            if (fail_node)
+                *fail_node = k;
             goto fail;
+        }
     }
     for (int i = 0; i < n_order; i++) {
         int k = order[i];
@@ -862,7 +875,8 @@ si_result core_program_build_given(const core_graph *g, const core_shape *input_
             continue;
         for (int j = 0; j < g->m->nodes[k].n_inputs; j++) {
             const core_edge *e = &g->edges[k][j];
-            if (e->ctrl || dyn[e->node])
+            /* the interpreter reads constants itself */
+            if (e->ctrl || dyn[e->node] || !strcmp(g->m->nodes[e->node].op, "Const"))
                 continue;
             int t = b.node_out[e->node] ? b.node_out[e->node][e->idx] : -1;
             if (t < 0)

@@ -60,6 +60,8 @@ struct si_model {
     si_model **stages;
     int n_stages;
     char *stage_key;          /* a later stage: the shapes (and small values) it was built for */
+    int fail_node;            /* the node a failed build stopped at, or -1 */
+    uint8_t *host_only;       /* per graph node: the interpreter runs it, never a later stage */
 };
 
 static void stage_free(si_model *s);
@@ -343,8 +345,10 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
         align = 256;
     for (int attempt = forced ? 1 : 0; attempt <= 6; attempt++) {
         drop_program(m);
-        if ((st = core_program_build_given(m->g, shapes, vp, m->given, load_weight, m, &m->prog,
-                                           err)) != SI_OK)
+        m->fail_node = -1;
+        if ((st = core_program_build_given(m->g, shapes, vp, m->given,
+                                           m->parent ? m->parent->host_only : NULL, load_weight,
+                                           m, &m->prog, &m->fail_node, err)) != SI_OK)
             break;
         m->tile_limit = 0;
         m->n_split = 0;
@@ -499,6 +503,7 @@ void si_close(si_model *m)
     for (int i = 0; i < m->n_stages; i++)
         stage_free(m->stages[i]);
     free(m->stages);
+    free(m->host_only);
     drop_program(m);
     free(m->bound);
     if (m->bound_vals && m->g)
@@ -945,7 +950,8 @@ static void stage_free(si_model *s)
 }
 
 /* The later stage for what vm holds now: found by its key, or built. */
-static si_result stage_get(si_model *m, const core_valmap *vm, si_model **out, si_error *err)
+static si_result stage_get(si_model *m, const core_valmap *vm, si_model **out, int *fail_node,
+                           si_error *err)
 {
     char *key = stage_key(vm);
     if (!key)
@@ -969,7 +975,6 @@ static si_result stage_get(si_model *m, const core_valmap *vm, si_model **out, s
     }
     s->opt = m->opt;
     s->opt.trace_path = NULL;
-    s->opt.progress = NULL;
     s->io = m->io;
     s->g = m->g;
     s->rd = m->rd;
@@ -979,6 +984,7 @@ static si_result stage_get(si_model *m, const core_valmap *vm, si_model **out, s
     s->given = vm;
     si_result st = build_program(s, m->bound, m->in_dev, err);
     s->given = NULL;
+    *fail_node = s->fail_node;
     if (st != SI_OK) {
         stage_free(s);
         return st;
@@ -990,10 +996,10 @@ static si_result stage_get(si_model *m, const core_valmap *vm, si_model **out, s
 
 /* Runs the later stage for what vm holds and puts what it computed (outputs,
  * and what the interpreter reads next) into vm. */
-static si_result run_stage(si_model *m, core_valmap *vm, si_error *err)
+static si_result run_stage(si_model *m, core_valmap *vm, int *fail_node, si_error *err)
 {
     si_model *s = NULL;
-    si_result st = stage_get(m, vm, &s, err);
+    si_result st = stage_get(m, vm, &s, fail_node, err);
     if (st != SI_OK)
         return st;
     const core_program *p = s->prog;
@@ -1081,16 +1087,26 @@ static si_result run_dynamic_part(si_model *m, core_valmap *vm, si_error *err)
     }
     if (st != SI_OK)
         return st;
+    if (!m->host_only && !(m->host_only = calloc((size_t)core_graph_n_nodes(m->g) + 1, 1)))
+        return fail(err, SI_ERR_NOMEM, "out of memory");
     const char *env = getenv("SI_STAGES"); /* 0: the interpreter does all that follows */
     for (int round = 0; round < 64 && !(env && !strcmp(env, "0")); round++) {
         int complete = 0;
         double t0 = now_ms();
-        st = core_interp_run_stage(m->g, vm, load_weight, m, &complete, err);
+        st = core_interp_run_stage(m->g, vm, m->host_only, load_weight, m, &complete, err);
         m->st.host_ms += now_ms() - t0;
         if (st != SI_OK || complete)
             return st;
         size_t before = core_valmap_size(vm);
-        if (run_stage(m, vm, err) != SI_OK || core_valmap_size(vm) == before)
+        int fail_node = -1;
+        si_result rs = run_stage(m, vm, &fail_node, err);
+        if (rs != SI_OK && fail_node >= 0 && m->host_only && !m->host_only[fail_node]) {
+            /* a node the GPU program cannot hold (a shape that depends on a value
+             * computed in the same stage): the interpreter runs it from now on */
+            m->host_only[fail_node] = 1;
+            continue;
+        }
+        if (rs != SI_OK || core_valmap_size(vm) == before)
             break;
     }
     double t0 = now_ms();

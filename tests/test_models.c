@@ -55,6 +55,16 @@ static double elem(si_dtype dt, const void *d, int64_t i)
            : dt == SI_INT32 ? (double)((const int32_t *)d)[i] : (double)((const uint8_t *)d)[i];
 }
 
+static int n_plans;
+
+static void count_plans(void *user, const char *phase, int done, int total)
+{
+    (void)user;
+    (void)total;
+    if (!strcmp(phase, "plan") && done == 0)
+        n_plans++;
+}
+
 static void run_model(void **state)
 {
     const char *name = *state;
@@ -66,7 +76,8 @@ static void run_model(void **state)
     cJSON *man = cJSON_Parse(text);
     free(text);
     assert_non_null(man);
-    si_options opt = {0};
+    si_options opt = {.progress = count_plans};
+    n_plans = 0;
     const char *be = getenv("SI_BACKEND");
     if (be && !strcmp(be, "host"))
         opt.backend = SI_BACKEND_HOST;
@@ -149,6 +160,44 @@ static void run_model(void **state)
     printf("    %-18s peak %.2f MiB, lower bound %.2f MiB, %llu GPU steps, run %.0f ms\n", name,
            st.peak_vram_bytes / 1048576.0, st.lower_bound_bytes / 1048576.0,
            (unsigned long long)st.gpu_steps, st.run_ms);
+    if (st.host_ms > 0) {
+        /* a model run in stages: the same input again plans nothing (every
+         * stage's plan is kept by shape) and gives the same bits */
+        int plans = n_plans;
+        void **first = calloc((size_t)no + 1, sizeof *first);
+        size_t *bytes = calloc((size_t)no + 1, sizeof *bytes);
+        for (int o = 0; o < no; o++) {
+            si_dtype dt;
+            int rank;
+            int64_t shape[SI_MAX_RANK];
+            const void *data;
+            assert_int_equal(si_output(m, o, &dt, &rank, shape, &data, &err), SI_OK);
+            int64_t n = 1;
+            for (int d = 0; d < rank; d++)
+                n *= shape[d];
+            bytes[o] = (size_t)n * (dt == SI_BOOL ? 1 : 4);
+            first[o] = malloc(bytes[o] + 1);
+            memcpy(first[o], data, bytes[o]);
+        }
+        if (si_run(m, tin, ni, &err) != SI_OK)
+            fail_msg("%s: second run: %s", name, err.message);
+        if (n_plans != plans)
+            fail_msg("%s: the second run with the same shapes planned again (%d plans, then %d)",
+                     name, plans, n_plans);
+        for (int o = 0; o < no; o++) {
+            si_dtype dt;
+            int rank;
+            int64_t shape[SI_MAX_RANK];
+            const void *data;
+            assert_int_equal(si_output(m, o, &dt, &rank, shape, &data, &err), SI_OK);
+            if (memcmp(first[o], data, bytes[o]))
+                fail_msg("%s: output %d differs on the second run", name, o);
+            free(first[o]);
+        }
+        printf("    %-18s second run: same outputs, no new plan (%d plans)\n", name, plans);
+        free(first);
+        free(bytes);
+    }
     for (int i = 0; i < ni; i++)
         free(bufs[i]);
     free(bufs);
