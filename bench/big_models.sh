@@ -70,10 +70,13 @@ smallest() { # MODEL INPUT_ARGS...
     lb=$("$SI" plan "$@" "$m" | sed -n 's/.*lower bound \([0-9.]*\) MiB.*/\1/p' | head -1)
     hi=$(awk -v x="$lb" 'BEGIN { printf "%d", x * 1048576 * 1.02 + 1048576 }')
     lo=$((hi / 16))
-    "$SI" plan --vram "$hi" "$@" "$m" >/dev/null 2>&1 || { echo "-"; return; }
+    # a plan that takes longer than PLAN_TIMEOUT seconds counts as refused, so the
+    # result is an upper bound of the smallest budget (planning near it is slow)
+    pt=${PLAN_TIMEOUT:-120}
+    timeout "$pt" "$SI" plan --vram "$hi" "$@" "$m" >/dev/null 2>&1 || { echo "-"; return; }
     while [ $((hi - lo)) -gt $((hi / 50)) ]; do
         mid=$(((lo + hi) / 2))
-        if "$SI" plan --vram "$mid" "$@" "$m" >/dev/null 2>&1; then hi=$mid; else lo=$mid; fi
+        if timeout "$pt" "$SI" plan --vram "$mid" "$@" "$m" >/dev/null 2>&1; then hi=$mid; else lo=$mid; fi
     done
     echo "$hi"
 }

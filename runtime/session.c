@@ -1025,8 +1025,6 @@ static si_result run_stage(si_model *m, core_valmap *vm, int *fail_node, si_erro
     m->st.gpu_steps += (uint64_t)p->n_steps;
     m->st.segments += s->plan->segments;
     m->st.evictions += s->plan->evictions;
-    if (m->gpu && s->plan->arena_bytes > m->st.peak_vram_bytes)
-        m->st.peak_vram_bytes = s->plan->arena_bytes;
     if (s->plan->lower_bound > m->st.lower_bound_bytes)
         m->st.lower_bound_bytes = s->plan->lower_bound;
     (void)keep;
@@ -1175,6 +1173,17 @@ static si_result run_plan(si_model *m, si_error *err)
     si_result st = SI_OK;
     if ((st = ensure_arena(m, err)) != SI_OK)
         return st;
+    /* the peak: the arenas held together (a model's stages keep theirs while
+     * they fit the budget together) */
+    si_model *root = m->parent ? m->parent : m;
+    uint64_t held = 0;
+    for (int i = -1; m->gpu && i < root->n_stages; i++) {
+        const si_model *x = i < 0 ? root : root->stages[i];
+        if (x->arena)
+            held += x->plan->arena_bytes;
+    }
+    if (held > root->st.peak_vram_bytes)
+        root->st.peak_vram_bytes = held;
     const pg_plan *pl = m->plan;
     for (int b = 0; b < m->pb.n_buffers; b++) {
         const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
