@@ -490,52 +490,182 @@ static int cmp_off(const void *x, const void *y)
     return a->offset < b->offset ? -1 : a->offset > b->offset;
 }
 
+/* Which placed intervals are alive at each step: per-step lists (bucket q holds
+ * step q-1; a resident buffer's last stay runs to the last bucket), so a short
+ * interval finds what it overlaps without scanning everything placed. */
+typedef struct {
+    int *head;          /* per bucket: first node, -1 */
+    int *node_iv, *node_next;
+    int n, cap, n_buckets;
+} ivbuckets;
+
+static int bucket_add(ivbuckets *bk, int q, int iv)
+{
+    if (bk->n == bk->cap) {
+        int cap = bk->cap ? bk->cap * 2 : 1024;
+        int *a = realloc(bk->node_iv, (size_t)cap * sizeof *a);
+        if (!a)
+            return -1;
+        bk->node_iv = a;
+        int *b = realloc(bk->node_next, (size_t)cap * sizeof *b);
+        if (!b)
+            return -1;
+        bk->node_next = b;
+        bk->cap = cap;
+    }
+    bk->node_iv[bk->n] = iv;
+    bk->node_next[bk->n] = bk->head[q];
+    bk->head[q] = bk->n++;
+    return 0;
+}
+
+/* The buckets [*q0, *q1] of part k (0, or 1: the last stay) of an interval; 0 if none. */
+static int part_buckets(const interval *it, int k, int last, int *q0, int *q1)
+{
+    if (k == 0) {
+        *q0 = it->start + 1;
+        *q1 = it->end + 1;
+        return 1;
+    }
+    if (it->start2 < 0)
+        return 0;
+    *q0 = it->start2 + 1;
+    *q1 = last;
+    return 1;
+}
+
+/* Walking what overlaps in time in offset order: the smallest gap that holds size. */
+static void fit_gap(const interval *h, uint64_t size, uint64_t *off, uint64_t *best,
+                    uint64_t *best_gap)
+{
+    if (h->offset >= *off && h->offset - *off >= size && h->offset - *off < *best_gap) {
+        *best = *off;
+        *best_gap = h->offset - *off;
+    }
+    uint64_t e = h->offset + h->size;
+    if (e > *off)
+        *off = e;
+}
+
 /* Greedy: in the given order, each interval goes to the best-fitting gap free
  * over its whole lifetime (or on top). */
 static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_t *arena)
 {
     int n = iv->n;
-    interval **order = malloc(((size_t)n + 1) * sizeof *order);
-    interval **placed = malloc(((size_t)n + 1) * sizeof *placed);
-    interval **hits = malloc(((size_t)n + 1) * sizeof *hits);
-    if (!order || !placed || !hits) {
-        free(order);
-        free(placed);
-        free(hits);
-        return -1;
+    int T = 0;
+    for (int i = 0; i < n; i++) {
+        if (iv->v[i].end > T)
+            T = iv->v[i].end;
+        if (iv->v[i].start2 > T)
+            T = iv->v[i].start2;
     }
-    for (int i = 0; i < n; i++)
+    int last = T + 2;
+    interval **order = malloc(((size_t)n + 1) * sizeof *order);
+    interval **sorted = malloc(((size_t)n + 1) * sizeof *sorted); /* placed, by offset */
+    interval **longs = malloc(((size_t)n + 1) * sizeof *longs);   /* the long-lived of them */
+    int nl = 0;
+    interval **hits = malloc(((size_t)n + 1) * sizeof *hits);
+    int *stamp = malloc(((size_t)n + 1) * sizeof *stamp);
+    ivbuckets bk = {.head = malloc(((size_t)last + 1) * sizeof *bk.head), .n_buckets = last + 1};
+    int rc = -1;
+    if (!order || !sorted || !longs || !hits || !stamp || !bk.head)
+        goto done;
+    for (int q = 0; q <= last; q++)
+        bk.head[q] = -1;
+    for (int i = 0; i < n; i++) {
         order[i] = &iv->v[i];
+        stamp[i] = -1;
+    }
     qsort(order, (size_t)n, sizeof *order, cmp);
     int np = 0;
     *arena = 0;
     for (int i = 0; i < n; i++) {
         interval *it = order[i];
-        int nh = 0;
-        for (int j = 0; j < np; j++)
-            if (overlaps_time(it, placed[j]))
-                hits[nh++] = placed[j];
-        qsort(hits, (size_t)nh, sizeof *hits, cmp_off);
+        int nh = 0, span = 0, q0, q1;
+        for (int k = 0; k < 2; k++)
+            if (part_buckets(it, k, last, &q0, &q1))
+                span += q1 - q0 + 1;
         uint64_t off = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
-        for (int j = 0; j < nh; j++) {
-            if (hits[j]->offset >= off && hits[j]->offset - off >= it->size &&
-                hits[j]->offset - off < best_gap) {
-                best = off;
-                best_gap = hits[j]->offset - off;
+        int is_long = span > 64;
+        if (is_long) {
+            /* long-lived: walk everything placed, in offset order */
+            for (int j = 0; j < np; j++)
+                if (overlaps_time(it, sorted[j]))
+                    fit_gap(sorted[j], it->size, &off, &best, &best_gap);
+        } else {
+            /* the short ones alive with it, from the buckets; the long ones by a
+             * walk; both in offset order */
+            for (int k = 0; k < 2; k++) {
+                if (!part_buckets(it, k, last, &q0, &q1))
+                    continue;
+                for (int q = q0; q <= q1; q++)
+                    for (int e = bk.head[q]; e >= 0; e = bk.node_next[e]) {
+                        int j = bk.node_iv[e];
+                        if (stamp[j] != i) {
+                            stamp[j] = i;
+                            hits[nh++] = &iv->v[j];
+                        }
+                    }
             }
-            uint64_t e = hits[j]->offset + hits[j]->size;
-            if (e > off)
-                off = e;
+            qsort(hits, (size_t)nh, sizeof *hits, cmp_off);
+            int h = 0, l = 0;
+            while (h < nh || l < nl) {
+                if (l < nl && !overlaps_time(it, longs[l])) {
+                    l++;
+                    continue;
+                }
+                const interval *x = h < nh && (l >= nl || hits[h]->offset <= longs[l]->offset)
+                                        ? hits[h++] : longs[l++];
+                fit_gap(x, it->size, &off, &best, &best_gap);
+            }
         }
         it->offset = best != UINT64_MAX ? best : off;
         if (it->offset + it->size > *arena)
             *arena = it->offset + it->size;
-        placed[np++] = it;
+        int lo = 0, hi = np; /* keep `sorted` in offset order */
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (sorted[mid]->offset < it->offset)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        memmove(sorted + lo + 1, sorted + lo, (size_t)(np - lo) * sizeof *sorted);
+        sorted[lo] = it;
+        np++;
+        if (is_long) {
+            lo = 0, hi = nl;
+            while (lo < hi) {
+                int mid = (lo + hi) / 2;
+                if (longs[mid]->offset < it->offset)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            memmove(longs + lo + 1, longs + lo, (size_t)(nl - lo) * sizeof *longs);
+            longs[lo] = it;
+            nl++;
+            continue;
+        }
+        for (int k = 0; k < 2; k++) {
+            if (!part_buckets(it, k, last, &q0, &q1))
+                continue;
+            for (int q = q0; q <= q1; q++)
+                if (bucket_add(&bk, q, (int)(it - iv->v)))
+                    goto done;
+        }
     }
+    rc = 0;
+done:
     free(order);
-    free(placed);
+    free(sorted);
+    free(longs);
     free(hits);
-    return 0;
+    free(stamp);
+    free(bk.head);
+    free(bk.node_iv);
+    free(bk.node_next);
+    return rc;
 }
 
 /* Tries greedy-by-size (TFLite's), by start time (like an online allocator),
