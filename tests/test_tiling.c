@@ -361,6 +361,44 @@ static void test_conv_channels(void **state)
     }
 }
 
+/* Reductions over rows, split into parts carried from one to the next: every
+ * op, float and int inputs. */
+static void test_reduce_carry(void **state)
+{
+    (void)state;
+    const int ops[] = {CK_R_SUM, CK_R_MEAN, CK_R_MAX, CK_R_MIN, CK_R_PROD, CK_R_ANY, CK_R_ALL};
+    for (int rep = 0; rep < 14; rep++) {
+        int op = ops[rep % 7], is_int = rep >= 7;
+        core_program *p = prog_new();
+        int n = kt_randint(400, 1500), inner = kt_randint(3, 12);
+        int64_t xd[2] = {n, inner}, od[1] = {inner};
+        si_dtype in_dt = is_int ? SI_INT32 : SI_FLOAT32;
+        si_dtype out_dt = op == CK_R_ANY || op == CK_R_ALL ? SI_BOOL
+                          : op == CK_R_MEAN ? SI_FLOAT32 : in_dt;
+        /* products stay finite near 1; ints small, with zeros for any/all */
+        float lo = op == CK_R_PROD ? 0.9f : -3.f, hi = op == CK_R_PROD ? 1.1f : 3.f;
+        if (is_int && op == CK_R_PROD) {
+            lo = 1.f;
+            hi = 1.f;
+        }
+        core_buf x = kt_random(in_dt, 2, xd, is_int ? (op >= CK_R_ANY ? 0.f : -50.f) : lo,
+                               is_int ? (op >= CK_R_ANY ? 1.f : 50.f) : hi);
+        if (op == CK_R_ALL && !is_int)
+            for (int64_t i = 0; i < (int64_t)n * inner; i += 97)
+                ((float *)x.data)[i] = 0.f;
+        int xt = prog_tensor(p, in_dt, 2, xd, x.data);
+        kt_free(&x);
+        ck_step s = {.kind = CK_REDUCE, .n_in = 1};
+        s.in[0] = xt;
+        s.u.reduce = (ck_reduce_p){.op = op, .outer = 1, .n = n, .inner = inner, .dtype = in_dt};
+        s.out = prog_tensor(p, out_dt, 1, od, NULL);
+        prog_step(p, &s);
+        p->outputs[p->n_outputs++] = s.out;
+        check_tiled(p, (uint64_t)n * inner * 4 / 3, "reduce (carried)");
+        core_program_free(p);
+    }
+}
+
 /* An MBConv-like chain, so that bands flow from step to step: conv, swish
  * (sigmoid, mul), depthwise, squeeze-excite (mean over rows carried part to
  * part, 1x1 convs, broadcast mul), a residual add, a max pool, and a concat
@@ -486,7 +524,7 @@ int main(void)
         cmocka_unit_test(test_conv),     cmocka_unit_test(test_dwconv),
         cmocka_unit_test(test_pool),     cmocka_unit_test(test_resize),
         cmocka_unit_test(test_matmul),   cmocka_unit_test(test_conv_channels),
-        cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_reduce_carry), cmocka_unit_test(test_chain),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
