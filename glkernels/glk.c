@@ -231,10 +231,14 @@ si_result glk_copy(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uin
     return gl_check(err, "copy");
 }
 
-si_result glk_throttle(glk_ctx *g, si_error *err)
+si_result glk_throttle(glk_ctx *g, uint64_t bytes, si_error *err)
 {
-    if (++g->n_submitted % GLK_BATCH)
+    g->batch_cmds++;
+    g->batch_bytes += bytes;
+    if (g->batch_cmds < GLK_BATCH && g->batch_bytes < GLK_BATCH_BYTES)
         return SI_OK;
+    g->batch_cmds = 0;
+    g->batch_bytes = 0;
     if (g->batch_fence) {
         GLenum r;
         do

@@ -51,13 +51,15 @@ typedef struct {
 si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
                        const si_dtype *in_dtypes, const glk_range *out, si_dtype out_dtype,
                        si_error *err);
-/* Called after each command submitted in a run: every GLK_BATCH commands,
- * waits until the batch before the last one has finished, so that no more
+/* Called after each command submitted in a run (bytes: what a copy moves, 0
+ * for a dispatch): once a batch holds GLK_BATCH commands or GLK_BATCH_BYTES
+ * of copies, waits until the batch before it has finished, so that no more
  * than two batches are queued. A driver keeps what a queued command needs
  * (its uniforms, copy staging) in its own memory until the command has run;
- * thousands of queued steps would hold VRAM outside the budget. */
+ * a whole run queued at once held VRAM outside the budget on the H200. */
 #define GLK_BATCH 128
-si_result glk_throttle(glk_ctx *g, si_error *err);
+#define GLK_BATCH_BYTES (32ull << 20)
+si_result glk_throttle(glk_ctx *g, uint64_t bytes, si_error *err);
 /* Waits for all submitted work (timing, tests). */
 si_result glk_finish(glk_ctx *g, si_error *err);
 

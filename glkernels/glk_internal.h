@@ -23,7 +23,7 @@ struct glk_ctx {
     int fused_fma;           /* fma() rounds once */
     int n_programs;
     glk_program programs[GLK_MAX_PROGRAMS];
-    uint64_t n_submitted;    /* commands since the context opened (glk_throttle) */
+    uint64_t batch_cmds, batch_bytes; /* the batch being queued (glk_throttle) */
     GLsync batch_fence;      /* end of the previous batch, or 0 */
 };
 

@@ -742,7 +742,7 @@ static si_result do_action(si_model *m, const pg_action *ac, si_error *err)
     case PA_RELOAD:
         st = transfer(m, ac->buf, 1, err);
         if (st == SI_OK && m->gpu)
-            st = glk_throttle(m->gpu, err);
+            st = glk_throttle(m->gpu, pbuf->bytes, err);
         m->st.bytes_uploaded += pbuf->bytes;
         if (ac->kind == PA_RELOAD)
             m->st.bytes_reloaded += pbuf->bytes;
@@ -752,7 +752,7 @@ static si_result do_action(si_model *m, const pg_action *ac, si_error *err)
     case PA_DOWNLOAD:
         st = transfer(m, ac->buf, 0, err);
         if (st == SI_OK && m->gpu)
-            st = glk_throttle(m->gpu, err);
+            st = glk_throttle(m->gpu, pbuf->bytes, err);
         m->st.bytes_downloaded += pbuf->bytes;
         if (ac->kind == PA_SPILL)
             m->st.bytes_spilled += pbuf->bytes;
@@ -761,7 +761,7 @@ static si_result do_action(si_model *m, const pg_action *ac, si_error *err)
     case PA_RUN:
         st = run_step(m, ac->step, err);
         if (st == SI_OK && m->gpu)
-            st = glk_throttle(m->gpu, err);
+            st = glk_throttle(m->gpu, 0, err);
         if (st == SI_OK)
             check_step(m, ac->step);
         if (st != SI_OK && err->message[0]) {
