@@ -111,6 +111,12 @@ static si_result load_weight(void *user, int w, void *dst4, si_error *err)
 
 static void drop_program(si_model *m)
 {
+    /* later stages were built for this program's binding */
+    for (int i = 0; i < m->n_stages; i++)
+        stage_free(m->stages[i]);
+    free(m->stages);
+    m->stages = NULL;
+    m->n_stages = 0;
     if (m->gpu && m->arena)
         glk_buffer_destroy(m->gpu, m->arena);
     m->arena = 0;
@@ -308,6 +314,21 @@ static uint64_t driver_reserve(const si_model *m, uint64_t budget)
     return r < (2u << 20) ? r : (2u << 20);
 }
 
+/* The largest working set of a step of p, and (node may be NULL) its node. */
+static uint64_t largest_step(const core_program *p, int *node)
+{
+    uint64_t w = 0;
+    for (int k = 0; k < p->n_steps; k++) {
+        uint64_t ws = core_step_working_set(p, k);
+        if (ws > w || k == 0) {
+            w = ws;
+            if (node)
+                *node = p->steps[k].node;
+        }
+    }
+    return w;
+}
+
 static si_result build_program(si_model *m, const core_shape *shapes, void *const *vals,
                                si_error *err)
 {
@@ -335,55 +356,39 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
      * budget/2, /4, ... bytes (core/tile.c) and planned again. */
     si_result st = SI_OK;
     si_error first = {0};
-    uint64_t worst_ws = 0, best_ws = 0, best_limit = 0;
-    int worst_node = -1, best_node = -1;
+    uint64_t best_ws = 0, best_limit = 0;
+    int best_node = -1;
     uint64_t budget = m->opt.vram_budget;
-    const char *force = getenv("SI_TILE_LIMIT"); /* tests: split at this many bytes */
-    uint64_t forced = force ? strtoull(force, NULL, 10) : 0;
     uint32_t align = m->gpu ? glk_offset_align(m->gpu) : 256;
     if (align < 256)
         align = 256;
-    for (int attempt = forced ? 1 : 0; attempt <= 6; attempt++) {
+    for (int attempt = 0; attempt <= 6; attempt++) {
         drop_program(m);
         m->fail_node = -1;
         if ((st = core_program_build_given(m->g, shapes, vp, m->given,
                                            m->parent ? m->parent->host_only : NULL, load_weight,
                                            m, &m->prog, &m->fail_node, err)) != SI_OK)
             break;
-        m->tile_limit = 0;
+        m->untiled_bound = largest_step(m->prog, NULL);
+        m->tile_limit = attempt > 0 ? budget >> attempt : 0;
         m->n_split = 0;
-        m->untiled_bound = 0;
-        for (int k = 0; k < m->prog->n_steps; k++) {
-            uint64_t ws = core_step_working_set(m->prog, k);
-            if (ws > m->untiled_bound)
-                m->untiled_bound = ws;
-        }
-        if (attempt > 0) {
-            m->tile_limit = forced ? forced : budget >> attempt;
-            if ((st = core_program_tile(m->prog, m->tile_limit, load_weight, m, &m->n_split, err)) !=
+        if (attempt > 0 &&
+            (st = core_program_tile(m->prog, m->tile_limit, load_weight, m, &m->n_split, err)) !=
                 SI_OK)
-                break;
-        }
+            break;
         if ((st = make_problem(m, err)) != SI_OK)
             break;
         st = pg_plan_build(&m->pb, budget - driver_reserve(m, budget), align, &m->plan, err);
-        if (st == SI_OK || !budget || forced || st == SI_ERR_NOMEM)
+        if (st == SI_OK || !budget || st == SI_ERR_NOMEM)
             break;
         if (attempt == 0 && err)
             first = *err;
         /* the closest attempt, for the message */
-        for (int k = 0; k < m->prog->n_steps; k++) {
-            uint64_t ws = core_step_working_set(m->prog, k);
-            if (ws > worst_ws || k == 0) {
-                if (k == 0)
-                    worst_ws = 0;
-                worst_ws = ws;
-                worst_node = m->prog->steps[k].node;
-            }
-        }
-        if (attempt == 0 || worst_ws < best_ws) {
-            best_ws = worst_ws;
-            best_node = worst_node;
+        int node = -1;
+        uint64_t ws = largest_step(m->prog, &node);
+        if (attempt == 0 || ws < best_ws) {
+            best_ws = ws;
+            best_node = node;
             best_limit = m->tile_limit;
         }
     }
@@ -500,9 +505,6 @@ void si_close(si_model *m)
         return;
     if (m->g)
         free_run(m);
-    for (int i = 0; i < m->n_stages; i++)
-        stage_free(m->stages[i]);
-    free(m->stages);
     free(m->host_only);
     drop_program(m);
     free(m->bound);
@@ -879,6 +881,23 @@ static si_result tensor_value(si_model *m, int t, int32_t *words, si_error *err)
     return SI_OK;
 }
 
+/* Program tensor t's value into vm as graph tensor (node, idx). */
+static si_result put_value(si_model *m, int t, core_valmap *vm, int node, int idx, si_error *err)
+{
+    const core_tensor *ct = &m->prog->tensors[t];
+    int64_t n = core_shape_count(&ct->shape);
+    int32_t *words = malloc((size_t)(n ? n : 1) * 4);
+    if (!words)
+        return fail(err, SI_ERR_NOMEM, "out of memory");
+    si_result st = tensor_value(m, t, words, err);
+    if (st == SI_OK) {
+        core_buf v = {ct->dtype, ct->shape, words};
+        st = core_valmap_put(vm, node, idx, &v, err);
+    }
+    free(words);
+    return st;
+}
+
 /* 4-byte words → the caller's layout (bool as one byte). Takes words. */
 static si_result set_output(out_tensor *ot, si_dtype dt, const core_shape *shape, int32_t *words,
                             si_error *err)
@@ -1012,7 +1031,6 @@ static si_result run_stage(si_model *m, core_valmap *vm, int *fail_node, si_erro
     for (int q = 0; q < p->n_seeds; q++)
         s->in_dev[ni + q] = core_valmap_get(vm, p->seed_node[q], p->seed_idx[q])->data;
     make_room(m, s);
-    si_stats keep = s->st;
     memset(&s->st, 0, sizeof s->st);
     st = run_plan(s, err);
     m->st.bytes_uploaded += s->st.bytes_uploaded;
@@ -1027,7 +1045,6 @@ static si_result run_stage(si_model *m, core_valmap *vm, int *fail_node, si_erro
     m->st.evictions += s->plan->evictions;
     if (s->plan->lower_bound > m->st.lower_bound_bytes)
         m->st.lower_bound_bytes = s->plan->lower_bound;
-    (void)keep;
     for (int o = 0; o < p->n_outputs + p->n_boundary && st == SI_OK; o++) {
         int t = o < p->n_outputs ? p->outputs[o] : p->boundary[o - p->n_outputs];
         int node, idx;
@@ -1037,21 +1054,8 @@ static si_result run_stage(si_model *m, core_valmap *vm, int *fail_node, si_erro
             node = p->boundary_node[o - p->n_outputs];
             idx = p->boundary_idx[o - p->n_outputs];
         }
-        if (t < 0 || core_valmap_get(vm, node, idx))
-            continue;
-        const core_tensor *ct = &p->tensors[t];
-        int64_t n = core_shape_count(&ct->shape);
-        int32_t *words = malloc((size_t)(n ? n : 1) * 4);
-        if (!words) {
-            st = fail(err, SI_ERR_NOMEM, "out of memory");
-            break;
-        }
-        st = tensor_value(s, t, words, err);
-        if (st == SI_OK) {
-            core_buf v = {ct->dtype, ct->shape, words};
-            st = core_valmap_put(vm, node, idx, &v, err);
-        }
-        free(words);
+        if (t >= 0 && !core_valmap_get(vm, node, idx))
+            st = put_value(s, t, vm, node, idx, err);
     }
     free(s->in_dev);
     s->in_dev = NULL;
@@ -1070,19 +1074,8 @@ static si_result run_dynamic_part(si_model *m, core_valmap *vm, si_error *err)
         core_buf v = {core_graph_input(m->g, i)->dtype, m->bound[i], m->in_dev[i]};
         st = core_valmap_put(vm, core_graph_input_node(m->g, i), 0, &v, err);
     }
-    for (int q = 0; q < p->n_boundary && st == SI_OK; q++) {
-        const core_tensor *ct = &p->tensors[p->boundary[q]];
-        int64_t n = core_shape_count(&ct->shape);
-        int32_t *words = malloc((size_t)(n ? n : 1) * 4);
-        if (!words)
-            return fail(err, SI_ERR_NOMEM, "out of memory");
-        st = tensor_value(m, p->boundary[q], words, err);
-        if (st == SI_OK) {
-            core_buf v = {ct->dtype, ct->shape, words};
-            st = core_valmap_put(vm, p->boundary_node[q], p->boundary_idx[q], &v, err);
-        }
-        free(words);
-    }
+    for (int q = 0; q < p->n_boundary && st == SI_OK; q++)
+        st = put_value(m, p->boundary[q], vm, p->boundary_node[q], p->boundary_idx[q], err);
     if (st != SI_OK)
         return st;
     if (!m->host_only && !(m->host_only = calloc((size_t)core_graph_n_nodes(m->g) + 1, 1)))
