@@ -136,7 +136,7 @@ for spec in "$@"; do
         [ "$have_smi" = 0 ] || meas="$(($(cat "$T/$tag-$b.max") - ctx)) MiB"
         ratio=$(awk -v a="$(key run_ms "$s")" -v b="$t0" 'BEGIN { printf "%.2f", a / b }')
         row="$row | $(mib "$(key peak_vram_bytes "$s")") / $meas | $(mib "$(key bytes_uploaded "$s")") MiB | $ratio | $same"
-        echo "   $b: split $(key steps_split "$s") steps at $(key tile_limit_bytes "$s") bytes, spilled $(key bytes_spilled "$s")" >>"$LOG"
+        echo "   $b: split $(key steps_split "$s") steps at $(key tile_limit_bytes "$s") bytes, spilled $(key bytes_spilled "$s"), host pool $(key host_pool_bytes "$s")" >>"$LOG"
     done
     echo "$row |" >>"$T/rows"
     echo "$row |" >>"$LOG"

@@ -453,7 +453,7 @@ int main(int argc, char **argv)
         fprintf(f, ",\n  \"budget_bytes\": %llu,\n  \"peak_vram_bytes\": %llu,\n"
                    "  \"lower_bound_bytes\": %llu,\n  \"untiled_bound_bytes\": %llu,\n"
                    "  \"tile_limit_bytes\": %llu,\n  \"steps_split\": %llu,\n"
-                   "  \"weights_bytes\": %llu,\n"
+                   "  \"weights_bytes\": %llu,\n  \"host_pool_bytes\": %llu,\n"
                    "  \"bytes_uploaded\": %llu,\n  \"bytes_downloaded\": %llu,\n"
                    "  \"bytes_spilled\": %llu,\n  \"bytes_reloaded\": %llu,\n"
                    "  \"evictions\": %llu,\n  \"segments\": %llu,\n  \"gpu_steps\": %llu,\n"
@@ -464,8 +464,9 @@ int main(int argc, char **argv)
                 (unsigned long long)st.budget_bytes, (unsigned long long)st.peak_vram_bytes,
                 (unsigned long long)st.lower_bound_bytes, (unsigned long long)st.untiled_bound_bytes,
                 (unsigned long long)st.tile_limit_bytes, (unsigned long long)st.steps_split,
-                (unsigned long long)st.weights_bytes,
-                (unsigned long long)st.bytes_uploaded, (unsigned long long)st.bytes_downloaded,
+                (unsigned long long)st.weights_bytes, (unsigned long long)st.host_pool_bytes,
+                (unsigned long long)st.bytes_uploaded,
+                (unsigned long long)st.bytes_downloaded,
                 (unsigned long long)st.bytes_spilled, (unsigned long long)st.bytes_reloaded,
                 (unsigned long long)st.evictions, (unsigned long long)st.segments,
                 (unsigned long long)st.gpu_steps, st.open_ms, st.run_ms, st.upload_ms,

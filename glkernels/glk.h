@@ -30,9 +30,11 @@ si_result glk_download(glk_ctx *g, uint32_t buf, uint64_t offset, void *dst, uin
 
 /* Host memory the GPU copies from and to: a persistently mapped GL buffer in
  * client (host) storage, so uploads, spills and reloads are GPU-side copies at
- * bus speed with no CPU memcpy and no stall. It holds no VRAM (bench/ checks
- * that with nvidia-smi), so it is not part of the VRAM budget. Fails with
- * SI_ERR_UNSUPPORTED where GL_EXT_buffer_storage is missing. */
+ * bus speed with no CPU memcpy and no stall. Its bytes are host memory, but
+ * the driver's page tables that map it for the GPU are not: 1/256 of its size
+ * in VRAM on the H200 (bench/pool_cost.sh), which the session's plan leaves
+ * free inside the budget. Fails with SI_ERR_UNSUPPORTED where
+ * GL_EXT_buffer_storage is missing. */
 si_result glk_host_pool_create(glk_ctx *g, uint64_t bytes, uint32_t *name, void **ptr,
                                si_error *err);
 void glk_host_pool_destroy(glk_ctx *g, uint32_t name);

@@ -68,6 +68,9 @@ typedef struct {
     uint64_t tile_limit_bytes;   /* steps were split into parts of at most this (0: none) */
     uint64_t steps_split;        /* steps split into parts */
     uint64_t weights_bytes;      /* bytes of weights as stored in the shards */
+    /* host memory holding what moves between host and GPU (weights, inputs,
+     * spills, outputs); its GPU page tables take VRAM, inside the budget */
+    uint64_t host_pool_bytes;
     uint64_t bytes_uploaded;
     uint64_t bytes_downloaded;
     uint64_t bytes_spilled;

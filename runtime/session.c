@@ -39,6 +39,7 @@ struct si_model {
      * storage, so every transfer is a GPU-side copy; otherwise plain memory. */
     uint8_t *home;
     uint32_t home_buf;
+    uint64_t home_bytes;
     uint64_t *home_off;      /* per buffer; UINT64_MAX: none */
     int weights_read;        /* weights are in their homes */
     /* the last run */
@@ -128,6 +129,7 @@ static void drop_program(si_model *m)
         free(m->home);
     m->home = NULL;
     m->home_buf = 0;
+    m->home_bytes = 0;
     free(m->home_off);
     m->home_off = NULL;
     m->weights_read = 0;
@@ -195,6 +197,87 @@ static si_result make_problem(si_model *m, si_error *err)
     return SI_OK;
 }
 
+/* Homes in the host pool for every buffer the plan moves between host and GPU,
+ * into off (NULL: only the size); returns the pool's size. Weights, constants,
+ * inputs and what is read after the run (outputs, tensors handed to later
+ * stages) keep theirs; an activation spilled and reloaded within the run
+ * needs its home only from its first spill to its last reload, so those homes
+ * share space, first fit in time. That keeps the pool near the most that is
+ * spilled at once, not all that is ever spilled (3.4 GiB for effdet-d7 at
+ * 256 MB), and the pool costs VRAM: the driver's page tables for it
+ * (driver_reserve). */
+static uint64_t home_layout(const si_model *m, const pg_plan *pl, uint64_t *off)
+{
+    int nb = m->pb.n_buffers, na = pl->n_prologue + pl->n_actions;
+    int *first = malloc(((size_t)nb + 1) * sizeof *first);
+    int *last = malloc(((size_t)nb + 1) * sizeof *last);
+    uint64_t *o = off ? off : malloc(((size_t)nb + 1) * sizeof *o);
+    int *order = malloc(((size_t)nb + 1) * sizeof *order);
+    if (!first || !last || !o || !order) {
+        free(first);
+        free(last);
+        if (!off)
+            free(o);
+        free(order);
+        return UINT64_MAX;
+    }
+    for (int b = 0; b < nb; b++) {
+        first[b] = -1;
+        last[b] = -1;
+        o[b] = UINT64_MAX;
+    }
+    for (int a = 0; a < na; a++) {
+        const pg_action *ac = a < pl->n_prologue ? &pl->prologue[a] : &pl->actions[a - pl->n_prologue];
+        if (ac->kind == PA_ALLOC || ac->kind == PA_FREE || ac->kind == PA_RUN)
+            continue;
+        if (first[ac->buf] < 0)
+            first[ac->buf] = a;
+        last[ac->buf] = a;
+    }
+    /* the kept homes first, in order of first use */
+    uint64_t total = 0;
+    int n_moving = 0;
+    for (int a = 0; a < na; a++) {
+        const pg_action *ac = a < pl->n_prologue ? &pl->prologue[a] : &pl->actions[a - pl->n_prologue];
+        if (ac->kind == PA_ALLOC || ac->kind == PA_FREE || ac->kind == PA_RUN || first[ac->buf] != a)
+            continue;
+        const pg_buffer *pb = &m->pb.buffers[ac->buf];
+        if (pb->kind == PG_ACT && !pb->is_output && ac->kind == PA_SPILL) {
+            order[n_moving++] = ac->buf;
+            continue;
+        }
+        o[ac->buf] = total;
+        total += (pb->bytes + 15) / 16 * 16;
+    }
+    /* then the spilled activations, in order of first spill: each at the lowest
+     * offset clear of every home placed before it whose time overlaps */
+    uint64_t base = total;
+    for (int i = 0; i < n_moving; i++) {
+        int b = order[i];
+        uint64_t sz = (m->pb.buffers[b].bytes + 15) / 16 * 16, at = base;
+        for (int again = 1; again;) {
+            again = 0;
+            for (int j = 0; j < i; j++) {
+                int c = order[j];
+                uint64_t cz = (m->pb.buffers[c].bytes + 15) / 16 * 16;
+                if (last[c] < first[b] || o[c] + cz <= at || at + sz <= o[c])
+                    continue;
+                at = o[c] + cz;
+                again = 1;
+            }
+        }
+        o[b] = at;
+        if (at + sz > total)
+            total = at + sz;
+    }
+    free(first);
+    free(last);
+    if (!off)
+        free(o);
+    free(order);
+    return total;
+}
+
 /* A home in the host pool for every buffer the plan moves between host and GPU. */
 static si_result make_homes(si_model *m, si_error *err)
 {
@@ -203,20 +286,13 @@ static si_result make_homes(si_model *m, si_error *err)
     m->home_off = malloc(((size_t)nb + 1) * sizeof *m->home_off);
     if (!m->home_off)
         return fail(err, SI_ERR_NOMEM, "out of memory");
-    for (int b = 0; b < nb; b++)
-        m->home_off[b] = UINT64_MAX;
-    uint64_t total = 0;
-    for (int a = 0; a < pl->n_prologue + pl->n_actions; a++) {
-        const pg_action *ac = a < pl->n_prologue ? &pl->prologue[a] : &pl->actions[a - pl->n_prologue];
-        if (ac->kind == PA_ALLOC || ac->kind == PA_FREE || ac->kind == PA_RUN ||
-            m->home_off[ac->buf] != UINT64_MAX)
-            continue;
-        m->home_off[ac->buf] = total;
-        total += (m->pb.buffers[ac->buf].bytes + 15) / 16 * 16;
-    }
+    uint64_t total = home_layout(m, pl, m->home_off);
+    if (total == UINT64_MAX)
+        return fail(err, SI_ERR_NOMEM, "out of memory");
     si_result st = SI_ERR_UNSUPPORTED;
     if (m->gpu)
         st = glk_host_pool_create(m->gpu, total, &m->home_buf, (void **)&m->home, err);
+    m->home_bytes = total;
     if (st != SI_OK) {
         m->home_buf = 0;
         if (!(m->home = malloc(total ? total : 16)))
@@ -301,17 +377,28 @@ static void make_room(si_model *root, si_model *active)
     }
 }
 
-/* What a GPU driver allocates in VRAM for a context running our kernels,
- * beyond an empty context (compiled programs, command buffers): not ours to
- * place, but the card's memory must stay within the budget, so the plan
- * leaves it free. Measured on the H200 (bench/results): up to 1.6 MiB. Mesa's
- * llvmpipe has no VRAM. */
-static uint64_t driver_reserve(const si_model *m, uint64_t budget)
+/* What a GPU driver allocates in VRAM for us beyond an empty context and our
+ * arenas: not ours to place, but the card's memory must stay within the
+ * budget, so the plan leaves it free. Measured on the H200 (bench/hold_context,
+ * bench/results/big-h200.md): the page tables that map the host pools for the
+ * GPU take 1/256 of their size (1 GiB of pool, 4 MiB of VRAM; 8 GiB, 32 MiB),
+ * and the arena is allocated in 2 MiB pages. pool: this plan's host pool;
+ * the pools of the model's other stages count too. Mesa's llvmpipe has no
+ * VRAM. */
+static uint64_t driver_reserve(const si_model *m, uint64_t budget, uint64_t pool)
 {
     if (!budget || !m->gpu || strstr(glk_renderer(m->gpu), "llvmpipe"))
         return 0;
     uint64_t r = budget / 64;
-    return r < (2u << 20) ? r : (2u << 20);
+    if (r > (2u << 20))
+        r = 2u << 20;
+    const si_model *root = m->parent ? m->parent : m;
+    for (int i = -1; i < root->n_stages; i++) {
+        const si_model *x = i < 0 ? root : root->stages[i];
+        if (x != m)
+            pool += x->home_bytes;
+    }
+    return r + (pool + 255) / 256;
 }
 
 /* The largest working set of a step of p, and (node may be NULL) its node. */
@@ -378,7 +465,32 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
             break;
         if ((st = make_problem(m, err)) != SI_OK)
             break;
-        st = pg_plan_build(&m->pb, budget - driver_reserve(m, budget), align, &m->plan, err);
+        /* the plan leaves the driver's share free; that share grows with the
+         * host pool, which the plan decides, so plan again until it fits */
+        uint64_t reserve = driver_reserve(m, budget, 0);
+        for (int k = 0;; k++) {
+            st = !budget || reserve < budget ? pg_plan_build(&m->pb, budget - reserve, align, &m->plan, err)
+                                  : fail(err, SI_ERR_BUDGET, "the driver's own share (%llu bytes) "
+                                         "leaves nothing of the budget", (unsigned long long)reserve);
+            if (st != SI_OK || !budget)
+                break;
+            uint64_t pool = home_layout(m, m->plan, NULL);
+            if (pool == UINT64_MAX) {
+                st = fail(err, SI_ERR_NOMEM, "out of memory");
+                break;
+            }
+            uint64_t need = driver_reserve(m, budget, pool);
+            if (m->plan->arena_bytes + need <= budget)
+                break;
+            pg_plan_free(m->plan);
+            m->plan = NULL;
+            if (k == 3) {
+                st = fail(err, SI_ERR_BUDGET, "the plan and the driver's share for its host pool "
+                          "(%llu bytes) do not fit together", (unsigned long long)need);
+                break;
+            }
+            reserve = need;
+        }
         if (st == SI_OK || !budget || st == SI_ERR_NOMEM)
             break;
         if (attempt == 0 && err)
@@ -1299,6 +1411,9 @@ done:
         m->st.evictions += m->plan->evictions;
     }
     m->st.weights_bytes = m->io->weights_bytes;
+    m->st.host_pool_bytes = m->home_bytes;
+    for (int i = 0; i < m->n_stages; i++)
+        m->st.host_pool_bytes += m->stages[i]->home_bytes;
     m->st.run_ms = now_ms() - t0;
     if (st != SI_OK)
         free_run(m);
