@@ -15,7 +15,8 @@ static const char usage[] =
     "graph-model .json file with its shards beside it) on the GPU through OpenGL ES\n"
     "compute shaders, and prints its outputs and the GPU memory it used.\n"
     "`plan` prints the plan for that budget as a table (segments, steps, working\n"
-    "sets, uploads, evictions, GPU bytes in use, peak) without running anything;\n"
+    "sets, uploads, evictions, GPU bytes in use, peak) without running anything,\n"
+    "made for the GPU a run would use (the host's where no GPU opens);\n"
     "a model whose input sizes are free takes them from --input.\n"
     "\n"
     "options:\n"
@@ -274,10 +275,15 @@ int main(int argc, char **argv)
     double t0 = now_ms();
     si_model *m = NULL;
     si_error err = {0};
-    /* A plan is pure data: no GPU needed to print one. */
-    if (plan_only && !backend_set)
+    /* A plan is pure data, but it is made for a GPU (its alignment, its loop
+     * limit, the driver's share of the budget): `plan` plans for the GPU a run
+     * would use, or for the host reference where none opens. */
+    si_result ost = si_open(model, &opt, &m, &err);
+    if (ost == SI_ERR_GPU && plan_only && !backend_set) {
         opt.backend = SI_BACKEND_HOST;
-    if (si_open(model, &opt, &m, &err) != SI_OK)
+        ost = si_open(model, &opt, &m, &err);
+    }
+    if (ost != SI_OK)
         return die("%s%s", err.message, "");
 
     int ni = si_input_count(m), rc = 1;

@@ -23,9 +23,14 @@ si_result si_print_plan(const si_model *m, FILE *f, si_error *err)
         return SI_ERR_ARG;
     }
     char a[24], b[24], c[24], d[24];
+    fprintf(f, "for %s", si_model_renderer(m));
+    if (si_model_driver_reserve(m))
+        fprintf(f, "; of the budget, %s MiB are left to the driver (host pool page tables, page "
+                   "rounding)", mib(si_model_driver_reserve(m), a));
+    fprintf(f, "\n");
     fprintf(f, "budget %s MiB, arena (peak GPU bytes) %s MiB, lower bound %s MiB (step %d), "
                "resident between runs %s MiB\n",
-            pl->budget ? mib(pl->budget, a) : "none", mib(pl->arena_bytes, b),
+            pl->budget ? mib(pl->budget + si_model_driver_reserve(m), a) : "none", mib(pl->arena_bytes, b),
             mib(pl->lower_bound, c), pl->lower_bound_step, mib(pl->resident_bytes, d));
     fprintf(f, "per run: %d steps in %llu segments, uploaded %s MiB, spilled %s MiB, reloaded %s "
                "MiB, %llu evictions\n",

@@ -14,6 +14,8 @@
 const pg_plan *si_model_plan(const si_model *m);
 const core_program *si_model_program(const si_model *m);
 const char *si_model_renderer(const si_model *m);
+/* Bytes of the budget the plan left to the GPU driver (0 on llvmpipe and the host). */
+uint64_t si_model_driver_reserve(const si_model *m);
 const pg_problem *si_model_problem(const si_model *m);
 const char *si_model_node_name(const si_model *m, int node);
 

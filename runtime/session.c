@@ -40,6 +40,7 @@ struct si_model {
     uint8_t *home;
     uint32_t home_buf;
     uint64_t home_bytes;
+    uint64_t reserve;        /* of the budget, left to the GPU driver (driver_reserve) */
     uint64_t *home_off;      /* per buffer; UINT64_MAX: none */
     int weights_read;        /* weights are in their homes */
     /* the last run */
@@ -491,6 +492,7 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
             }
             reserve = need;
         }
+        m->reserve = reserve;
         if (st == SI_OK || !budget || st == SI_ERR_NOMEM)
             break;
         if (attempt == 0 && err)
@@ -512,6 +514,13 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
                  "step needs %llu bytes", (unsigned long long)budget,
                  (unsigned long long)best_limit, (unsigned long long)best_ws,
                  si_model_node_name(m, best_node), (unsigned long long)m->untiled_bound);
+        if (err && st == SI_ERR_BUDGET && m->reserve) {
+            size_t k = strlen(err->message);
+            snprintf(err->message + k, sizeof err->message - k,
+                     " (figures for the arena: on this GPU %llu bytes of the budget are left to the "
+                     "driver, for the host pool's page tables and page rounding; add them)",
+                     (unsigned long long)m->reserve);
+        }
         goto fail;
     }
     memcpy(m->bound, shapes, (size_t)ni * sizeof *shapes);
@@ -1454,6 +1463,7 @@ void si_get_stats(const si_model *m, si_stats *st) { *st = m->st; }
 const pg_plan *si_model_plan(const si_model *m) { return m->plan; }
 const core_program *si_model_program(const si_model *m) { return m->prog; }
 const char *si_model_renderer(const si_model *m) { return m->gpu ? glk_renderer(m->gpu) : "host"; }
+uint64_t si_model_driver_reserve(const si_model *m) { return m->reserve; }
 const pg_problem *si_model_problem(const si_model *m) { return &m->pb; }
 const char *si_model_node_name(const si_model *m, int node)
 {
