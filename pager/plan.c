@@ -484,17 +484,13 @@ static int cmp_long_then_start(const void *x, const void *y)
     return la ? cmp_size_desc(x, y) : cmp_start(x, y);
 }
 
-static int cmp_off(const void *x, const void *y)
-{
-    const interval *a = *(interval *const *)x, *b = *(interval *const *)y;
-    return a->offset < b->offset ? -1 : a->offset > b->offset;
-}
-
-/* Which placed intervals are alive at each step: per-step lists (bucket q holds
- * step q-1; a resident buffer's last stay runs to the last bucket), so a short
- * interval finds what it overlaps without scanning everything placed. */
+/* Which placed intervals touch each block of PLACE_BLOCK steps (bucket q holds
+ * steps (q-1)... as blocks; a resident buffer's last stay runs to the last
+ * bucket): an interval finds what it overlaps in time by scanning the blocks
+ * it spans, not everything placed. */
+enum { PLACE_BLOCK = 64 };
 typedef struct {
-    int *head;          /* per bucket: first node, -1 */
+    int *head;          /* per block: first node, -1 */
     int *node_iv, *node_next;
     int n, cap, n_buckets;
 } ivbuckets;
@@ -519,7 +515,7 @@ static int bucket_add(ivbuckets *bk, int q, int iv)
     return 0;
 }
 
-/* The buckets [*q0, *q1] of part k (0, or 1: the last stay) of an interval; 0 if none. */
+/* The step buckets [*q0, *q1] of part k (0, or 1: the last stay) of an interval; 0 if none. */
 static int part_buckets(const interval *it, int k, int last, int *q0, int *q1)
 {
     if (k == 0) {
@@ -547,8 +543,71 @@ static void fit_gap(const interval *h, uint64_t size, uint64_t *off, uint64_t *b
         *off = e;
 }
 
+static int insert_by_offset(interval **a, int n, interval *it)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (a[mid]->offset < it->offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    memmove(a + lo + 1, a + lo, (size_t)(n - lo) * sizeof *a);
+    a[lo] = it;
+    return n + 1;
+}
+
+/* What a placed interval occupies, with its offset beside it so that sorting
+ * reads no interval. */
+typedef struct {
+    uint64_t off;
+    const interval *p;
+} hit;
+
+/* By offset, in place: the placement sorts a few dozen intervals per interval
+ * placed, hundreds of thousands of times per plan, so no qsort callback. */
+static void sort_by_offset(hit *a, int n)
+{
+    while (n > 16) {
+        uint64_t x = a[0].off, y = a[n / 2].off, z = a[n - 1].off;
+        uint64_t pv = x < y ? (y < z ? y : x < z ? z : x) : (x < z ? x : y < z ? z : y);
+        int i = 0, j = n - 1;
+        while (i <= j) {
+            while (a[i].off < pv)
+                i++;
+            while (a[j].off > pv)
+                j--;
+            if (i <= j) {
+                hit t = a[i];
+                a[i++] = a[j];
+                a[j--] = t;
+            }
+        }
+        /* recurse into the smaller part, loop on the larger */
+        if (j + 1 < n - i) {
+            sort_by_offset(a, j + 1);
+            a += i;
+            n -= i;
+        } else {
+            sort_by_offset(a + i, n - i);
+            n = j + 1;
+        }
+    }
+    for (int i = 1; i < n; i++) {
+        hit t = a[i];
+        int k = i;
+        for (; k > 0 && a[k - 1].off > t.off; k--)
+            a[k] = a[k - 1];
+        a[k] = t;
+    }
+}
+
 /* Greedy: in the given order, each interval goes to the best-fitting gap free
- * over its whole lifetime (or on top). */
+ * over its whole lifetime (or on top). The intervals that span a quarter of
+ * the run or more (and the resident ones) are few and meet nearly everything:
+ * they are kept in one list in offset order; the rest are found through the
+ * blocks they touch. What an interval meets is then walked in offset order. */
 static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_t *arena)
 {
     int n = iv->n;
@@ -559,18 +618,19 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
         if (iv->v[i].start2 > T)
             T = iv->v[i].start2;
     }
-    int last = T + 2;
+    int last = T + 2, nblk = last / PLACE_BLOCK + 1;
+    int global_span = T / 4 > PLACE_BLOCK ? T / 4 : PLACE_BLOCK;
     interval **order = malloc(((size_t)n + 1) * sizeof *order);
     interval **sorted = malloc(((size_t)n + 1) * sizeof *sorted); /* placed, by offset */
-    interval **longs = malloc(((size_t)n + 1) * sizeof *longs);   /* the long-lived of them */
+    interval **longs = malloc(((size_t)n + 1) * sizeof *longs);   /* the global ones, by offset */
     int nl = 0;
-    interval **hits = malloc(((size_t)n + 1) * sizeof *hits);
+    hit *hits = malloc(((size_t)n + 1) * sizeof *hits);
     int *stamp = malloc(((size_t)n + 1) * sizeof *stamp);
-    ivbuckets bk = {.head = malloc(((size_t)last + 1) * sizeof *bk.head), .n_buckets = last + 1};
+    ivbuckets bk = {.head = malloc(((size_t)nblk + 1) * sizeof *bk.head), .n_buckets = nblk + 1};
     int rc = -1;
     if (!order || !sorted || !longs || !hits || !stamp || !bk.head)
         goto done;
-    for (int q = 0; q <= last; q++)
+    for (int q = 0; q <= nblk; q++)
         bk.head[q] = -1;
     for (int i = 0; i < n; i++) {
         order[i] = &iv->v[i];
@@ -581,76 +641,53 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
     *arena = 0;
     for (int i = 0; i < n; i++) {
         interval *it = order[i];
-        int nh = 0, span = 0, q0, q1;
-        for (int k = 0; k < 2; k++)
-            if (part_buckets(it, k, last, &q0, &q1))
-                span += q1 - q0 + 1;
+        int nh = 0, q0, q1;
         uint64_t off = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
-        int is_long = span > 64;
-        if (is_long) {
-            /* long-lived: walk everything placed, in offset order */
+        int is_global = it->start2 >= 0 || it->end - it->start + 1 > global_span;
+        if (is_global) {
+            /* everything placed that it meets, in offset order */
             for (int j = 0; j < np; j++)
                 if (overlaps_time(it, sorted[j]))
                     fit_gap(sorted[j], it->size, &off, &best, &best_gap);
         } else {
-            /* the short ones alive with it, from the buckets; the long ones by a
-             * walk; both in offset order */
+            /* the others from its blocks, sorted, and the global ones merged in */
             for (int k = 0; k < 2; k++) {
                 if (!part_buckets(it, k, last, &q0, &q1))
                     continue;
-                for (int q = q0; q <= q1; q++)
+                for (int q = q0 / PLACE_BLOCK; q <= q1 / PLACE_BLOCK; q++)
                     for (int e = bk.head[q]; e >= 0; e = bk.node_next[e]) {
                         int j = bk.node_iv[e];
                         if (stamp[j] != i) {
                             stamp[j] = i;
-                            hits[nh++] = &iv->v[j];
+                            if (overlaps_time(it, &iv->v[j]))
+                                hits[nh++] = (hit){iv->v[j].offset, &iv->v[j]};
                         }
                     }
             }
-            qsort(hits, (size_t)nh, sizeof *hits, cmp_off);
+            sort_by_offset(hits, nh);
             int h = 0, l = 0;
             while (h < nh || l < nl) {
                 if (l < nl && !overlaps_time(it, longs[l])) {
                     l++;
                     continue;
                 }
-                const interval *x = h < nh && (l >= nl || hits[h]->offset <= longs[l]->offset)
-                                        ? hits[h++] : longs[l++];
+                const interval *x = h < nh && (l >= nl || hits[h].off <= longs[l]->offset)
+                                        ? hits[h++].p : longs[l++];
                 fit_gap(x, it->size, &off, &best, &best_gap);
             }
         }
         it->offset = best != UINT64_MAX ? best : off;
         if (it->offset + it->size > *arena)
             *arena = it->offset + it->size;
-        int lo = 0, hi = np; /* keep `sorted` in offset order */
-        while (lo < hi) {
-            int mid = (lo + hi) / 2;
-            if (sorted[mid]->offset < it->offset)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        memmove(sorted + lo + 1, sorted + lo, (size_t)(np - lo) * sizeof *sorted);
-        sorted[lo] = it;
-        np++;
-        if (is_long) {
-            lo = 0, hi = nl;
-            while (lo < hi) {
-                int mid = (lo + hi) / 2;
-                if (longs[mid]->offset < it->offset)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            memmove(longs + lo + 1, longs + lo, (size_t)(nl - lo) * sizeof *longs);
-            longs[lo] = it;
-            nl++;
+        np = insert_by_offset(sorted, np, it);
+        if (is_global) {
+            nl = insert_by_offset(longs, nl, it);
             continue;
         }
         for (int k = 0; k < 2; k++) {
             if (!part_buckets(it, k, last, &q0, &q1))
                 continue;
-            for (int q = q0; q <= q1; q++)
+            for (int q = q0 / PLACE_BLOCK; q <= q1 / PLACE_BLOCK; q++)
                 if (bucket_add(&bk, q, (int)(it - iv->v)))
                     goto done;
         }

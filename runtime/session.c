@@ -493,6 +493,10 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
             reserve = need;
         }
         m->reserve = reserve;
+        if (getenv("SI_PLAN_DEBUG"))
+            fprintf(stderr, "plan attempt %d: limit %llu, largest step %llu, %d steps: %s at %.1f ms\n", attempt,
+                    (unsigned long long)m->tile_limit, (unsigned long long)largest_step(m->prog, NULL),
+                    m->prog->n_steps, st == SI_OK ? "fits" : "refused", now_ms());
         if (st == SI_OK || !budget || st == SI_ERR_NOMEM)
             break;
         if (attempt == 0 && err)
