@@ -13,6 +13,8 @@
 #   bench/big_models.sh BUILD_DIR BIG_DIR OUT_DIR [MODEL[@SIZE]...]
 # Default models: effdet-d0 ... effdet-d7 at native size, frcnn-irv2@600 and @1024.
 # Writes OUT_DIR/big.md (the table) and OUT_DIR/big.log.
+# SMALLEST_ONLY=1: only the bisections. SMALLEST_RUN=1: the bisections, then a
+# run at each smallest budget against a no-limit run (OUT_DIR/smallest.md).
 set -u
 B=$1; BIG=$2; OUT=$3; shift 3
 [ $# -gt 0 ] || set -- effdet-d0 effdet-d1 effdet-d2 effdet-d3 effdet-d4 effdet-d5 effdet-d6 \
@@ -106,6 +108,37 @@ if [ -n "${SMALLEST_ONLY:-}" ]; then # only the bisections
         echo "$tag smallest accepted $(cat "$T/small-$tag")"
     done
     exit 0
+fi
+if [ -n "${SMALLEST_RUN:-}" ]; then # the bisections, then a run at each smallest budget
+    wait
+    {
+        echo "| model | input | smallest budget accepted | peak counted / measured | host pool | driver's share | uploaded/run | time vs none | bitwise |"
+        echo "|---|---|---|---|---|---|---|---|---|"
+    } >"$OUT/smallest.md"
+    fails=0
+    for spec in "$@"; do
+        name=${spec%@*}; size=""
+        [ "$spec" = "$name" ] || size=${spec#*@}
+        tag=$name${size:+-$size}
+        sb=$(cat "$T/small-$tag") # (run() sets b)
+        set --
+        [ -z "$size" ] || set -- --input "$T/in-$size.npy"
+        row="| $name | ${size:-native} | $([ "$sb" = - ] && echo - || echo "$(mib "$sb") MiB")"
+        if [ "$sb" = - ] || ! run "$tag" "$BIG/$name" none "$@" || ! run "$tag" "$BIG/$name" "$sb" "$@"; then
+            echo "$row | failed | | | | | |" >>"$OUT/smallest.md"; fails=$((fails + 1)); continue
+        fi
+        s=$T/$tag-$sb.json
+        same=yes
+        for f in "$T/$tag-none"/*.npy; do cmp -s "$f" "$T/$tag-$sb/$(basename "$f")" || same=NO; done
+        [ "$same" = yes ] || fails=$((fails + 1))
+        meas=-
+        [ "$have_smi" = 0 ] || meas="$(($(cat "$T/$tag-$sb.max") - ctx)) MiB"
+        ratio=$(awk -v a="$(key run_ms "$s")" -v b="$(key run_ms "$T/$tag-none.json")" 'BEGIN { printf "%.2f", a / b }')
+        echo "$row | $(mib "$(key peak_vram_bytes "$s")") / $meas | $(mib "$(key host_pool_bytes "$s")") MiB | $(mib "$(key driver_reserve_bytes "$s")") MiB | $(mib "$(key bytes_uploaded "$s")") MiB | $ratio | $same |" >>"$OUT/smallest.md"
+        rm -rf "$T/$tag-"*/
+    done
+    cat "$OUT/smallest.md"
+    exit $((fails > 0))
 fi
 fails=0
 for spec in "$@"; do

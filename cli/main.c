@@ -460,6 +460,7 @@ int main(int argc, char **argv)
                    "  \"lower_bound_bytes\": %llu,\n  \"untiled_bound_bytes\": %llu,\n"
                    "  \"tile_limit_bytes\": %llu,\n  \"steps_split\": %llu,\n"
                    "  \"weights_bytes\": %llu,\n  \"host_pool_bytes\": %llu,\n"
+                   "  \"driver_reserve_bytes\": %llu,\n"
                    "  \"bytes_uploaded\": %llu,\n  \"bytes_downloaded\": %llu,\n"
                    "  \"bytes_spilled\": %llu,\n  \"bytes_reloaded\": %llu,\n"
                    "  \"evictions\": %llu,\n  \"segments\": %llu,\n  \"gpu_steps\": %llu,\n"
@@ -471,6 +472,7 @@ int main(int argc, char **argv)
                 (unsigned long long)st.lower_bound_bytes, (unsigned long long)st.untiled_bound_bytes,
                 (unsigned long long)st.tile_limit_bytes, (unsigned long long)st.steps_split,
                 (unsigned long long)st.weights_bytes, (unsigned long long)st.host_pool_bytes,
+                (unsigned long long)st.driver_reserve_bytes,
                 (unsigned long long)st.bytes_uploaded,
                 (unsigned long long)st.bytes_downloaded,
                 (unsigned long long)st.bytes_spilled, (unsigned long long)st.bytes_reloaded,

@@ -71,6 +71,9 @@ typedef struct {
     /* host memory holding what moves between host and GPU (weights, inputs,
      * spills, outputs); its GPU page tables take VRAM, inside the budget */
     uint64_t host_pool_bytes;
+    /* of the budget, left free for what the GPU driver allocates for us beyond
+     * the arena (the host pool's page tables, page rounding); 0 on llvmpipe */
+    uint64_t driver_reserve_bytes;
     uint64_t bytes_uploaded;
     uint64_t bytes_downloaded;
     uint64_t bytes_spilled;

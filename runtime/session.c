@@ -388,7 +388,10 @@ static void make_room(si_model *root, si_model *active)
  * VRAM. */
 static uint64_t driver_reserve(const si_model *m, uint64_t budget, uint64_t pool)
 {
-    if (!budget || !m->gpu || strstr(glk_renderer(m->gpu), "llvmpipe"))
+    if (!budget || !m->gpu)
+        return 0;
+    /* SI_DRIVER_RESERVE=1 keeps the share on llvmpipe too: tests of the rule */
+    if (strstr(glk_renderer(m->gpu), "llvmpipe") && !getenv("SI_DRIVER_RESERVE"))
         return 0;
     uint64_t r = budget / 64;
     if (r > (2u << 20))
@@ -481,8 +484,10 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
                 break;
             }
             uint64_t need = driver_reserve(m, budget, pool);
-            if (m->plan->arena_bytes + need <= budget)
+            if (m->plan->arena_bytes + need <= budget) {
+                reserve = need; /* what the driver takes beside this plan */
                 break;
+            }
             pg_plan_free(m->plan);
             m->plan = NULL;
             if (k == 3) {
@@ -1418,6 +1423,7 @@ done:
             m->st.lower_bound_bytes = m->plan->lower_bound;
         m->st.untiled_bound_bytes = m->untiled_bound;
         m->st.tile_limit_bytes = m->tile_limit;
+        m->st.driver_reserve_bytes = m->reserve;
         m->st.steps_split = (uint64_t)m->n_split;
         m->st.gpu_steps += (uint64_t)m->prog->n_steps;
         m->st.segments += m->plan->segments;

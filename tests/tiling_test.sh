@@ -37,4 +37,26 @@ for b in "$@"; do
     echo "  ok   $(basename "$M") at $b (untiled lower bound $lb): $split steps split, peak $peak," \
          "lower bound $(key lower_bound_bytes "$out.json"), spilled $sp, host pool +$grow"
 done
+# the same at the last budget with the share a real GPU's driver takes left free
+# (SI_DRIVER_RESERVE=1 applies the rule on llvmpipe): the arena and the share
+# (1/256 of the host pool it ends with, and page rounding) fit the budget together
+out=$T/reserve
+if SI_DRIVER_RESERVE=1 "$SI" -q --vram "$b" --output "$out" --stats "$out.json" "$M" 2>"$T/err"; then
+    bytes=$(numfmt --from=iec "$b")
+    peak=$(key peak_vram_bytes "$out.json")
+    r=$(key driver_reserve_bytes "$out.json")
+    pool=$(key host_pool_bytes "$out.json")
+    round=$((bytes / 64 < 2097152 ? bytes / 64 : 2097152))
+    [ "$r" -ge $(((pool + 255) / 256 + round)) ] ||
+        { echo "  FAIL at $b with the driver's share: $r bytes left for a pool of $pool"; fails=$((fails + 1)); }
+    [ $((peak + r)) -le "$bytes" ] ||
+        { echo "  FAIL at $b with the driver's share: peak $peak + $r over budget"; fails=$((fails + 1)); }
+    for f in "$T/full"/*.npy; do
+        cmp -s "$f" "$out/$(basename "$f")" ||
+            { echo "  FAIL at $b with the driver's share: $(basename "$f") differs"; fails=$((fails + 1)); }
+    done
+    echo "  ok   $(basename "$M") at $b leaving the driver's share free: $r bytes, peak $peak, host pool $pool"
+else
+    echo "  FAIL at $b with the driver's share: $(cat "$T/err")"; fails=$((fails + 1))
+fi
 [ "$fails" -eq 0 ]
