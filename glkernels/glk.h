@@ -57,8 +57,11 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
  * for a dispatch): once a batch holds GLK_BATCH commands or GLK_BATCH_BYTES
  * of copies, waits until the batch before it has finished, so that no more
  * than two batches are queued. A driver keeps what a queued command needs
- * (its uniforms, copy staging) in its own memory until the command has run;
- * a whole run queued at once held VRAM outside the budget on the H200. */
+ * (its uniforms, copy staging) until the command has run; this bounds that.
+ * On the H200 it made no measurable difference to the card's memory (what
+ * exceeded the pager's count there was the host pool's page tables: see
+ * glk_host_pool_create), so it is a bound for other drivers, waiting on the
+ * batch before the last so the GPU is never left idle by it. */
 #define GLK_BATCH 128
 #define GLK_BATCH_BYTES (32ull << 20)
 si_result glk_throttle(glk_ctx *g, uint64_t bytes, si_error *err);
