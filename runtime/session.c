@@ -1424,6 +1424,9 @@ done:
         m->st.untiled_bound_bytes = m->untiled_bound;
         m->st.tile_limit_bytes = m->tile_limit;
         m->st.driver_reserve_bytes = m->reserve;
+        for (int i = 0; i < m->n_stages; i++) /* the largest share any stage left */
+            if (m->stages[i]->reserve > m->st.driver_reserve_bytes)
+                m->st.driver_reserve_bytes = m->stages[i]->reserve;
         m->st.steps_split = (uint64_t)m->n_split;
         m->st.gpu_steps += (uint64_t)m->prog->n_steps;
         m->st.segments += m->plan->segments;
