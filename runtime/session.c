@@ -519,10 +519,11 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
     if (st != SI_OK) {
         if (first.message[0] && err && st == SI_ERR_BUDGET && best_limit)
             fail(err, st, "no plan fits in a budget of %llu bytes, even with steps split into parts (at best, "
-                 "parts of %llu bytes leave a step of %llu bytes, node '%s'); untiled, the largest "
-                 "step needs %llu bytes", (unsigned long long)budget,
-                 (unsigned long long)best_limit, (unsigned long long)best_ws,
-                 si_model_node_name(m, best_node), (unsigned long long)m->untiled_bound);
+                 "parts of %llu bytes leave a step of %llu bytes, node '%s'; untiled, the largest "
+                 "step needs %llu bytes); the smallest budget that could work is %llu bytes",
+                 (unsigned long long)budget, (unsigned long long)best_limit,
+                 (unsigned long long)best_ws, si_model_node_name(m, best_node),
+                 (unsigned long long)m->untiled_bound, (unsigned long long)best_ws);
         if (err && st == SI_ERR_BUDGET && m->reserve) {
             size_t k = strlen(err->message);
             snprintf(err->message + k, sizeof err->message - k,

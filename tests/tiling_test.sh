@@ -1,7 +1,10 @@
 #!/bin/sh
 # A real model end to end under budgets below its largest step, so that steps
 # must be split into parts: every output bitwise identical to the no-limit run,
-# the pager's peak within the budget, and steps actually split.
+# the pager's peak within the budget, steps actually split, the host pool
+# sharing space between spills; at the last budget once more with the GPU
+# driver's share left free; and at half of it a refusal that names the
+# smallest budget that could work.
 #   tests/tiling_test.sh STREAMINFER MODEL_DIR BUDGET...
 set -u
 SI=$1
@@ -58,5 +61,17 @@ if SI_DRIVER_RESERVE=1 "$SI" -q --vram "$b" --output "$out" --stats "$out.json" 
     echo "  ok   $(basename "$M") at $b leaving the driver's share free: $r bytes, peak $peak, host pool $pool"
 else
     echo "  FAIL at $b with the driver's share: $(cat "$T/err")"; fails=$((fails + 1))
+fi
+# below what any split can reach: refused, naming the smallest budget that could work
+low=$(($(numfmt --from=iec "$b") / 2))
+if "$SI" plan --vram "$low" "$M" >/dev/null 2>"$T/err"; then
+    echo "  FAIL at $low bytes: a plan was made"; fails=$((fails + 1))
+else
+    need=$(sed -n 's/.*the smallest budget that could work is \([0-9]*\) bytes.*/\1/p' "$T/err")
+    if [ -n "$need" ] && [ "$need" -gt "$low" ]; then
+        echo "  ok   $(basename "$M") at $low bytes refused: the smallest budget that could work is $need"
+    else
+        echo "  FAIL at $low bytes: the refusal names no larger budget: $(cat "$T/err")"; fails=$((fails + 1))
+    fi
 fi
 [ "$fails" -eq 0 ]
