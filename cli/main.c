@@ -27,7 +27,8 @@ static const char usage[] =
     "                       weights are streamed and activations spilled as needed,\n"
     "                       and a step too big for it is split into parts along output\n"
     "                       rows or channels (same results, bit for bit); a budget no\n"
-    "                       plan fits is refused, naming the step that does not fit.\n"
+    "                       plan fits is refused, naming the step that does not fit and\n"
+    "                       the smallest budget that could work.\n"
     "  --input FILE         input for a one-input model: .npy, or .jpg/.png (resized to\n"
     "                       the input's height x width, RGB; float inputs scaled to [0,1],\n"
     "                       int inputs 0..255)\n"
@@ -280,12 +281,9 @@ int main(int argc, char **argv)
     /* A plan is pure data, but it is made for a GPU (its alignment, its loop
      * limit, the driver's share of the budget): `plan` plans for the GPU a run
      * would use, or for the host reference where none opens. */
-    si_result ost = si_open(model, &opt, &m, &err);
-    if (ost == SI_ERR_GPU && plan_only && !backend_set) {
-        opt.backend = SI_BACKEND_HOST;
-        ost = si_open(model, &opt, &m, &err);
-    }
-    if (ost != SI_OK)
+    if (plan_only && !backend_set)
+        opt.backend = SI_BACKEND_AUTO;
+    if (si_open(model, &opt, &m, &err) != SI_OK)
         return die("%s%s", err.message, "");
 
     int ni = si_input_count(m), rc = 1;

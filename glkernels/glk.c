@@ -245,6 +245,7 @@ si_result glk_throttle(glk_ctx *g, uint64_t bytes, si_error *err)
             r = glClientWaitSync(g->batch_fence, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000ull);
         while (r == GL_TIMEOUT_EXPIRED);
         glDeleteSync(g->batch_fence);
+        g->batch_fence = 0;
         if (r == GL_WAIT_FAILED)
             return glk_fail(err, SI_ERR_GPU, "waiting for the GPU failed");
     }

@@ -34,7 +34,9 @@ typedef enum { SI_IO_MMAP = 0, SI_IO_URING = 1 } si_io_mode;
 
 /* Where steps execute. SI_BACKEND_HOST runs every step with the host reference
  * implementation (no GL at all); it exists for tests and debugging. */
-typedef enum { SI_BACKEND_GPU = 0, SI_BACKEND_HOST = 1 } si_backend;
+/* SI_BACKEND_AUTO: the GPU where a context opens, else the host (for plans,
+ * which depend on the GPU they are made for). */
+typedef enum { SI_BACKEND_GPU = 0, SI_BACKEND_HOST = 1, SI_BACKEND_AUTO = 2 } si_backend;
 
 #define SI_MAX_RANK 6
 

@@ -484,15 +484,15 @@ static int cmp_long_then_start(const void *x, const void *y)
     return la ? cmp_size_desc(x, y) : cmp_start(x, y);
 }
 
-/* Which placed intervals touch each block of PLACE_BLOCK steps (bucket q holds
- * steps (q-1)... as blocks; a resident buffer's last stay runs to the last
- * bucket): an interval finds what it overlaps in time by scanning the blocks
- * it spans, not everything placed. */
+/* Which placed intervals touch each block of PLACE_BLOCK step buckets (step
+ * bucket q holds step q-1; a resident buffer's last stay runs to the last
+ * one): an interval finds what it overlaps in time by scanning the blocks it
+ * spans, not everything placed. */
 enum { PLACE_BLOCK = 64 };
 typedef struct {
     int *head;          /* per block: first node, -1 */
     int *node_iv, *node_next;
-    int n, cap, n_buckets;
+    int n, cap;
 } ivbuckets;
 
 static int bucket_add(ivbuckets *bk, int q, int iv)
@@ -626,7 +626,7 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
     int nl = 0;
     hit *hits = malloc(((size_t)n + 1) * sizeof *hits);
     int *stamp = malloc(((size_t)n + 1) * sizeof *stamp);
-    ivbuckets bk = {.head = malloc(((size_t)nblk + 1) * sizeof *bk.head), .n_buckets = nblk + 1};
+    ivbuckets bk = {.head = malloc(((size_t)nblk + 1) * sizeof *bk.head)};
     int rc = -1;
     if (!order || !sorted || !longs || !hits || !stamp || !bk.head)
         goto done;

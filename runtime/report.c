@@ -23,22 +23,23 @@ si_result si_print_plan(const si_model *m, FILE *f, si_error *err)
         return SI_ERR_ARG;
     }
     char a[24], b[24], c[24], d[24];
+    si_stats stt;
+    si_get_stats(m, &stt);
     fprintf(f, "for %s", si_model_renderer(m));
     if (si_model_driver_reserve(m))
         fprintf(f, "; of the budget, %s MiB are left to the driver (host pool page tables, page "
                    "rounding)", mib(si_model_driver_reserve(m), a));
     fprintf(f, "\n");
-    fprintf(f, "budget %s MiB, arena (peak GPU bytes) %s MiB, lower bound %s MiB (step %d), "
+    fprintf(f, "budget %s%s, arena (peak GPU bytes) %s MiB, lower bound %s MiB (step %d), "
                "resident between runs %s MiB\n",
-            pl->budget ? mib(pl->budget + si_model_driver_reserve(m), a) : "none", mib(pl->arena_bytes, b),
+            stt.budget_bytes ? mib(stt.budget_bytes, a) : "none", stt.budget_bytes ? " MiB" : "",
+            mib(pl->arena_bytes, b),
             mib(pl->lower_bound, c), pl->lower_bound_step, mib(pl->resident_bytes, d));
     fprintf(f, "per run: %d steps in %llu segments, uploaded %s MiB, spilled %s MiB, reloaded %s "
                "MiB, %llu evictions\n",
             p->n_steps, (unsigned long long)pl->segments, mib(pl->bytes_uploaded, a),
             mib(pl->bytes_spilled, b), mib(pl->bytes_reloaded, c),
             (unsigned long long)pl->evictions);
-    si_stats stt;
-    si_get_stats(m, &stt);
     if (stt.steps_split)
         fprintf(f, "tiling: %llu steps split into parts of at most %s MiB (largest step untiled "
                    "%s MiB)\n", (unsigned long long)stt.steps_split, mib(stt.tile_limit_bytes, a),

@@ -199,7 +199,7 @@ static si_result make_problem(si_model *m, si_error *err)
 }
 
 /* Homes in the host pool for every buffer the plan moves between host and GPU,
- * into off (NULL: only the size); returns the pool's size. Weights, constants,
+ * into off; returns the pool's size (UINT64_MAX: out of memory). Weights, constants,
  * inputs and what is read after the run (outputs, tensors handed to later
  * stages) keep theirs; an activation spilled and reloaded within the run
  * needs its home only from its first spill to its last reload, so those homes
@@ -207,18 +207,15 @@ static si_result make_problem(si_model *m, si_error *err)
  * spilled at once, not all that is ever spilled (3.4 GiB for effdet-d7 at
  * 256 MB), and the pool costs VRAM: the driver's page tables for it
  * (driver_reserve). */
-static uint64_t home_layout(const si_model *m, const pg_plan *pl, uint64_t *off)
+static uint64_t home_layout(const si_model *m, const pg_plan *pl, uint64_t *o)
 {
     int nb = m->pb.n_buffers, na = pl->n_prologue + pl->n_actions;
     int *first = malloc(((size_t)nb + 1) * sizeof *first);
     int *last = malloc(((size_t)nb + 1) * sizeof *last);
-    uint64_t *o = off ? off : malloc(((size_t)nb + 1) * sizeof *o);
     int *order = malloc(((size_t)nb + 1) * sizeof *order);
-    if (!first || !last || !o || !order) {
+    if (!first || !last || !order) {
         free(first);
         free(last);
-        if (!off)
-            free(o);
         free(order);
         return UINT64_MAX;
     }
@@ -273,23 +270,14 @@ static uint64_t home_layout(const si_model *m, const pg_plan *pl, uint64_t *off)
     }
     free(first);
     free(last);
-    if (!off)
-        free(o);
     free(order);
     return total;
 }
 
-/* A home in the host pool for every buffer the plan moves between host and GPU. */
-static si_result make_homes(si_model *m, si_error *err)
+/* The host pool of `total` bytes for the homes plan_within laid out. */
+static si_result make_homes(si_model *m, uint64_t total, si_error *err)
 {
-    const pg_plan *pl = m->plan;
     int nb = m->pb.n_buffers;
-    m->home_off = malloc(((size_t)nb + 1) * sizeof *m->home_off);
-    if (!m->home_off)
-        return fail(err, SI_ERR_NOMEM, "out of memory");
-    uint64_t total = home_layout(m, pl, m->home_off);
-    if (total == UINT64_MAX)
-        return fail(err, SI_ERR_NOMEM, "out of memory");
     si_result st = SI_ERR_UNSUPPORTED;
     if (m->gpu)
         st = glk_host_pool_create(m->gpu, total, &m->home_buf, (void **)&m->home, err);
@@ -356,26 +344,34 @@ static void release_arena(si_model *m)
     }
 }
 
+/* The model (i = -1) or its i-th later stage. */
+static si_model *member(const si_model *root, int i)
+{
+    return i < 0 ? (si_model *)root : root->stages[i];
+}
+
+/* Bytes of the arenas the model and its stages hold now. */
+static uint64_t arenas_held(const si_model *root)
+{
+    uint64_t held = 0;
+    for (int i = -1; i < root->n_stages; i++)
+        if (member(root, i)->arena)
+            held += member(root, i)->plan->arena_bytes;
+    return held;
+}
+
 /* Before `active` (the model or one of its stages) runs: the arenas held must
  * fit the budget together, else the others give theirs up (and re-upload what
  * they keep between runs when they run next). */
 static void make_room(si_model *root, si_model *active)
 {
-    uint64_t budget = root->opt.vram_budget, total = active->arena ? 0 : active->plan->arena_bytes;
-    if (!budget || !root->gpu)
+    uint64_t budget = root->opt.vram_budget;
+    if (!budget || !root->gpu ||
+        arenas_held(root) + (active->arena ? 0 : active->plan->arena_bytes) <= budget)
         return;
-    for (int i = -1; i < root->n_stages; i++) {
-        si_model *x = i < 0 ? root : root->stages[i];
-        if (x->arena)
-            total += x->plan->arena_bytes;
-    }
-    if (total <= budget)
-        return;
-    for (int i = -1; i < root->n_stages; i++) {
-        si_model *x = i < 0 ? root : root->stages[i];
-        if (x != active)
-            release_arena(x);
-    }
+    for (int i = -1; i < root->n_stages; i++)
+        if (member(root, i) != active)
+            release_arena(member(root, i));
 }
 
 /* What a GPU driver allocates in VRAM for us beyond an empty context and our
@@ -397,11 +393,9 @@ static uint64_t driver_reserve(const si_model *m, uint64_t budget, uint64_t pool
     if (r > (2u << 20))
         r = 2u << 20;
     const si_model *root = m->parent ? m->parent : m;
-    for (int i = -1; i < root->n_stages; i++) {
-        const si_model *x = i < 0 ? root : root->stages[i];
-        if (x != m)
-            pool += x->home_bytes;
-    }
+    for (int i = -1; i < root->n_stages; i++)
+        if (member(root, i) != m)
+            pool += member(root, i)->home_bytes;
     return r + (pool + 255) / 256;
 }
 
@@ -418,6 +412,41 @@ static uint64_t largest_step(const core_program *p, int *node)
         }
     }
     return w;
+}
+
+/* The plan of m's problem within budget, with the driver's share left free,
+ * and its homes laid out (m->home_off; *pool: the host pool's size). The share
+ * grows with the host pool, which the plan decides, so it plans again until
+ * the arena and the share fit together. */
+static si_result plan_within(si_model *m, uint64_t budget, uint32_t align, uint64_t *pool,
+                             si_error *err)
+{
+    free(m->home_off);
+    if (!(m->home_off = malloc(((size_t)m->pb.n_buffers + 1) * sizeof *m->home_off)))
+        return fail(err, SI_ERR_NOMEM, "out of memory");
+    uint64_t reserve = driver_reserve(m, budget, 0);
+    for (int k = 0;; k++) {
+        m->reserve = reserve;
+        if (budget && reserve >= budget)
+            return fail(err, SI_ERR_BUDGET, "the driver's own share (%llu bytes) leaves nothing "
+                        "of the budget", (unsigned long long)reserve);
+        si_result st = pg_plan_build(&m->pb, budget - reserve, align, &m->plan, err);
+        if (st != SI_OK)
+            return st;
+        if ((*pool = home_layout(m, m->plan, m->home_off)) == UINT64_MAX)
+            return fail(err, SI_ERR_NOMEM, "out of memory");
+        uint64_t need = driver_reserve(m, budget, *pool);
+        if (m->plan->arena_bytes + need <= budget || !budget) {
+            m->reserve = need; /* what the driver takes beside this plan */
+            return SI_OK;
+        }
+        pg_plan_free(m->plan);
+        m->plan = NULL;
+        if (k == 3)
+            return fail(err, SI_ERR_BUDGET, "the plan and the driver's share for its host pool "
+                        "(%llu bytes) do not fit together", (unsigned long long)need);
+        reserve = need;
+    }
 }
 
 static si_result build_program(si_model *m, const core_shape *shapes, void *const *vals,
@@ -446,8 +475,7 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
     /* Untiled first; where no plan fits, steps are split into parts of at most
      * budget/2, /4, ... bytes (core/tile.c) and planned again. */
     si_result st = SI_OK;
-    si_error first = {0};
-    uint64_t best_ws = 0, best_limit = 0;
+    uint64_t best_ws = 0, best_limit = 0, pool = 0;
     int best_node = -1;
     uint64_t budget = m->opt.vram_budget;
     uint32_t align = m->gpu ? glk_offset_align(m->gpu) : 256;
@@ -469,43 +497,13 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
             break;
         if ((st = make_problem(m, err)) != SI_OK)
             break;
-        /* the plan leaves the driver's share free; that share grows with the
-         * host pool, which the plan decides, so plan again until it fits */
-        uint64_t reserve = driver_reserve(m, budget, 0);
-        for (int k = 0;; k++) {
-            st = !budget || reserve < budget ? pg_plan_build(&m->pb, budget - reserve, align, &m->plan, err)
-                                  : fail(err, SI_ERR_BUDGET, "the driver's own share (%llu bytes) "
-                                         "leaves nothing of the budget", (unsigned long long)reserve);
-            if (st != SI_OK || !budget)
-                break;
-            uint64_t pool = home_layout(m, m->plan, NULL);
-            if (pool == UINT64_MAX) {
-                st = fail(err, SI_ERR_NOMEM, "out of memory");
-                break;
-            }
-            uint64_t need = driver_reserve(m, budget, pool);
-            if (m->plan->arena_bytes + need <= budget) {
-                reserve = need; /* what the driver takes beside this plan */
-                break;
-            }
-            pg_plan_free(m->plan);
-            m->plan = NULL;
-            if (k == 3) {
-                st = fail(err, SI_ERR_BUDGET, "the plan and the driver's share for its host pool "
-                          "(%llu bytes) do not fit together", (unsigned long long)need);
-                break;
-            }
-            reserve = need;
-        }
-        m->reserve = reserve;
+        st = plan_within(m, budget, align, &pool, err);
         if (getenv("SI_PLAN_DEBUG"))
             fprintf(stderr, "plan attempt %d: limit %llu, largest step %llu, %d steps: %s at %.1f ms\n", attempt,
                     (unsigned long long)m->tile_limit, (unsigned long long)largest_step(m->prog, NULL),
                     m->prog->n_steps, st == SI_OK ? "fits" : "refused", now_ms());
         if (st == SI_OK || !budget || st == SI_ERR_NOMEM)
             break;
-        if (attempt == 0 && err)
-            first = *err;
         /* the closest attempt, for the message */
         int node = -1;
         uint64_t ws = largest_step(m->prog, &node);
@@ -517,7 +515,7 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
     }
     free(vp);
     if (st != SI_OK) {
-        if (first.message[0] && err && st == SI_ERR_BUDGET && best_limit)
+        if (err && st == SI_ERR_BUDGET && best_limit)
             fail(err, st, "no plan fits in a budget of %llu bytes, even with steps split into parts (at best, "
                  "parts of %llu bytes leave a step of %llu bytes, node '%s'; untiled, the largest "
                  "step needs %llu bytes); the smallest budget that could work is %llu bytes",
@@ -543,7 +541,7 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
             goto fail;
         }
     m->off = calloc((size_t)m->pb.n_buffers + 1, sizeof *m->off);
-    if (!m->off || (st = make_homes(m, err)) != SI_OK) {
+    if (!m->off || (st = make_homes(m, pool, err)) != SI_OK) {
         if (st == SI_OK)
             st = fail(err, SI_ERR_NOMEM, "out of memory");
         goto fail;
@@ -597,8 +595,15 @@ si_result si_open(const char *path, const si_options *opt, si_model **out, si_er
         st = fail(err, SI_ERR_NOMEM, "out of memory");
     if (st == SI_OK)
         st = io_reader_open(m->io, m->opt.io_mode, &m->rd, err);
-    if (st == SI_OK && m->opt.backend == SI_BACKEND_GPU)
+    if (st == SI_OK && m->opt.backend != SI_BACKEND_HOST) {
         st = glk_open(&m->gpu, err);
+        if (st != SI_OK && m->opt.backend == SI_BACKEND_AUTO) {
+            m->opt.backend = SI_BACKEND_HOST;
+            st = SI_OK;
+            if (err)
+                *err = (si_error){0};
+        }
+    }
     if (st == SI_OK) {
         core_shape *shapes = calloc((size_t)core_graph_n_inputs(m->g) + 1, sizeof *shapes);
         if (!shapes)
@@ -1052,9 +1057,6 @@ static si_result set_output(out_tensor *ot, si_dtype dt, const core_shape *shape
     return SI_OK;
 }
 
-/* The host interpreter finishes what the GPU program could not hold: it gets
- * the model's inputs and the program's boundary tensors. */
-
 /* What a later stage is built for: every given tensor's shape, and the values
  * of those small enough to be bound by value. */
 static char *stage_key(const core_valmap *vm)
@@ -1300,14 +1302,8 @@ static si_result run_plan(si_model *m, si_error *err)
     /* the peak: the arenas held together (a model's stages keep theirs while
      * they fit the budget together) */
     si_model *root = m->parent ? m->parent : m;
-    uint64_t held = 0;
-    for (int i = -1; m->gpu && i < root->n_stages; i++) {
-        const si_model *x = i < 0 ? root : root->stages[i];
-        if (x->arena)
-            held += x->plan->arena_bytes;
-    }
-    if (held > root->st.peak_vram_bytes)
-        root->st.peak_vram_bytes = held;
+    if (m->gpu && arenas_held(root) > root->st.peak_vram_bytes)
+        root->st.peak_vram_bytes = arenas_held(root);
     const pg_plan *pl = m->plan;
     for (int b = 0; b < m->pb.n_buffers; b++) {
         const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
@@ -1408,9 +1404,7 @@ si_result si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error
     if ((st = build_program(m, shapes, m->in_dev, err)) != SI_OK || m->plan_only)
         goto done;
     make_room(m, m);
-    if ((st = run_plan(m, err)) != SI_OK)
-        goto done;
-    if (st == SI_OK)
+    if ((st = run_plan(m, err)) == SI_OK)
         st = collect_outputs(m, err);
 done:
     free(shapes);
