@@ -23,6 +23,11 @@ typedef struct {
     /* per step */
     uint8_t *step_const;
     int step_cap;
+    /* Tables replaced by growth while a node is lowered: freed when it is done
+     * (release_retired), so what lc_tensor and lc_value handed out stays valid
+     * for the whole lowering however many tensors it adds. */
+    void **retired;
+    int n_retired, cap_retired;
 } builder;
 
 struct lower_ctx {
@@ -35,21 +40,51 @@ struct lower_ctx {
 
 /* ---- the program's tables ---- */
 
+/* Moves a table to a block of cap elements, keeping the old block until
+ * release_retired: lowerings hold pointers into it across calls that add tensors. */
+static void *grow_keeping(builder *b, void *old, size_t used, size_t cap, size_t elem)
+{
+    if (b->n_retired == b->cap_retired) {
+        int rc = b->cap_retired ? b->cap_retired * 2 : 16;
+        void **r = realloc(b->retired, (size_t)rc * sizeof *r);
+        if (!r)
+            return NULL;
+        b->retired = r;
+        b->cap_retired = rc;
+    }
+    void *nb = malloc(cap * elem);
+    if (!nb)
+        return NULL;
+    if (used)
+        memcpy(nb, old, used * elem);
+    if (old)
+        b->retired[b->n_retired++] = old;
+    return nb;
+}
+
+static void release_retired(builder *b)
+{
+    for (int i = 0; i < b->n_retired; i++)
+        free(b->retired[i]);
+    b->n_retired = 0;
+}
+
 static int grow_tensors(builder *b)
 {
     core_program *p = b->p;
     if (p->n_tensors < p->cap_tensors)
         return 0;
     int cap = p->cap_tensors ? p->cap_tensors * 2 : 256;
-    core_tensor *t = realloc(p->tensors, (size_t)cap * sizeof *t);
+    size_t used = (size_t)p->n_tensors;
+    core_tensor *t = grow_keeping(b, p->tensors, used, (size_t)cap, sizeof *t);
     if (!t)
         return -1;
     p->tensors = t;
-    uint8_t *c = realloc(b->is_const, (size_t)cap);
+    uint8_t *c = realloc(b->is_const, (size_t)cap); /* read by index only, never held */
     if (!c)
         return -1;
     b->is_const = c;
-    core_buf *v = realloc(b->vals, (size_t)cap * sizeof *v);
+    core_buf *v = grow_keeping(b, b->vals, used, (size_t)cap, sizeof *v);
     if (!v)
         return -1;
     b->vals = v;
@@ -500,7 +535,13 @@ static si_result lower_const(builder *b, int k, si_error *err)
         for (int i = 0; i < tv->shape.rank; i++)
             shape.d[i] = tv->shape.dim[i];
         int64_t cnt = core_shape_count(&shape);
-        if (tv->n != (size_t)cnt && !(tv->n == 1) && !(tv->n == 0))
+        /* tfjs takes a Const's value from the manifest only; without either
+         * it has none (it must not run on zeros) */
+        if (tv->n == 0 && cnt != 0)
+            return core_fail(err, SI_ERR_FORMAT,
+                             "%s: Const node '%s' has no value: no weight in the manifest and "
+                             "no inline value", g->m->json_path, n->name);
+        if (tv->n != (size_t)cnt && !(tv->n == 1))
             return core_fail(err, SI_ERR_FORMAT, "Const node '%s': %zu values for %lld elements",
                              n->name, tv->n, (long long)cnt);
         int32_t *data = calloc((size_t)(cnt ? cnt : 1), CORE_ELEM);
@@ -863,6 +904,7 @@ si_result core_program_build_given(const core_graph *g, const core_shape *input_
             continue;
         st = is_given(given, k) ? given_node(&b, k, err)
                                 : lower_node(&b, k, input_shapes, input_values, err);
+        release_retired(&b);
         if (st != SI_OK) {
             if (fail_node)
                 *fail_node = k;
@@ -940,6 +982,8 @@ fail:
     free(b.is_const);
     free(b.vals);
     free(b.step_const);
+    release_retired(&b);
+    free(b.retired);
     core_program_free(b.p);
     return st;
 }
@@ -1043,6 +1087,8 @@ done:
     free(b.is_const);
     free(b.vals);
     free(b.step_const);
+    release_retired(&b);
+    free(b.retired);
     core_program_free(b.p);
     return st;
 }

@@ -1,0 +1,204 @@
+/* Lowering a graph into a program: long chains of ops that add tensors while
+ * the lowering holds views of earlier ones (issue 12, defect 1: a pointer into
+ * the tensor table was kept across the call that grew it), and Consts that
+ * have no value at all (defect 2). Freed memory is filled with a byte pattern
+ * (M_PERTURB), so a read of a freed table gives a wrong shape or value here
+ * even without a sanitizer. */
+#include <malloc.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "streaminfer.h"
+
+static char tmp_root[] = "/tmp/si-lower-XXXXXX";
+
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    int n;
+} jb;
+
+static void jb_add(jb *j, const char *fmt, ...)
+{
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    assert_true(k > 0 && k < (int)sizeof tmp);
+    if (j->len + (size_t)k + 2 > j->cap) {
+        j->cap = (j->len + (size_t)k + 2) * 2;
+        j->buf = realloc(j->buf, j->cap);
+        assert_non_null(j->buf);
+    }
+    if (j->n++)
+        j->buf[j->len++] = ',';
+    memcpy(j->buf + j->len, tmp, (size_t)k + 1);
+    j->len += (size_t)k;
+}
+
+static void node(jb *j, const char *name, const char *op, const char *ins, const char *attrs)
+{
+    jb_add(j, "{\"name\":\"%s\",\"op\":\"%s\",\"input\":[%s],\"attr\":{%s}}", name, op, ins,
+           attrs ? attrs : "");
+}
+
+static const char *write_model(jb *j, const char *file)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "%s/%s", tmp_root, file);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"format\":\"graph-model\",\"modelTopology\":{\"node\":[%s]},\"weightsManifest\":[]}",
+            j->buf ? j->buf : "");
+    fclose(f);
+    free(j->buf);
+    memset(j, 0, sizeof *j);
+    return path;
+}
+
+#define N_CHAIN 300
+
+/* x[1,5,4,3] through N_CHAIN nodes cycling Identity, IdentityN, Split with one
+ * output, Tile by ones, Neg and Snapshot: the answer is x times (-1)^(negations). */
+static int build_chain(jb *j)
+{
+    node(j, "x", "Placeholder", "",
+         "\"dtype\":{\"type\":\"DT_FLOAT\"},\"shape\":{\"shape\":{\"dim\":[{\"size\":\"1\"},"
+         "{\"size\":\"5\"},{\"size\":\"4\"},{\"size\":\"3\"}]}}");
+    node(j, "axis", "Const", "",
+         "\"dtype\":{\"type\":\"DT_INT32\"},\"value\":{\"tensor\":{\"dtype\":\"DT_INT32\","
+         "\"tensorShape\":{},\"intVal\":[2]}}");
+    node(j, "ones", "Const", "",
+         "\"dtype\":{\"type\":\"DT_INT32\"},\"value\":{\"tensor\":{\"dtype\":\"DT_INT32\","
+         "\"tensorShape\":{\"dim\":[{\"size\":\"4\"}]},\"intVal\":[1,1,1,1]}}");
+    char prev[32] = "x", name[32], ins[96];
+    int negations = 0;
+    for (int i = 0; i < N_CHAIN; i++) {
+        snprintf(name, sizeof name, "n%d", i);
+        switch (i % 6) {
+        case 0:
+            snprintf(ins, sizeof ins, "\"%s\"", prev);
+            node(j, name, "Identity", ins, "\"T\":{\"type\":\"DT_FLOAT\"}");
+            break;
+        case 1:
+            snprintf(ins, sizeof ins, "\"%s\"", prev);
+            node(j, name, "IdentityN", ins, "\"T\":{\"list\":{\"type\":[\"DT_FLOAT\"]}}");
+            break;
+        case 2:
+            snprintf(ins, sizeof ins, "\"axis\",\"%s\"", prev);
+            node(j, name, "Split", ins, "\"num_split\":{\"i\":\"1\"},\"T\":{\"type\":\"DT_FLOAT\"}");
+            break;
+        case 3:
+            snprintf(ins, sizeof ins, "\"%s\",\"ones\"", prev);
+            node(j, name, "Tile", ins, "\"T\":{\"type\":\"DT_FLOAT\"}");
+            break;
+        case 4:
+            snprintf(ins, sizeof ins, "\"%s\"", prev);
+            node(j, name, "Neg", ins, "\"T\":{\"type\":\"DT_FLOAT\"}");
+            negations++;
+            break;
+        default:
+            snprintf(ins, sizeof ins, "\"%s\"", prev);
+            node(j, name, "Snapshot", ins, "\"T\":{\"type\":\"DT_FLOAT\"}");
+        }
+        snprintf(prev, sizeof prev, "%s", name);
+    }
+    return negations;
+}
+
+static void run_chain(si_backend backend)
+{
+    jb j = {0};
+    int negations = build_chain(&j);
+    const char *path = write_model(&j, "chain.json");
+    si_model *m = NULL;
+    si_error err = {0};
+    si_options opt = {.backend = backend};
+    if (si_open(path, &opt, &m, &err) != SI_OK)
+        fail_msg("open: %s", err.message);
+    float x[60];
+    srand(7);
+    for (int i = 0; i < 60; i++)
+        x[i] = (float)rand() / RAND_MAX * 4 - 2;
+    si_tensor_in in = {.dtype = SI_FLOAT32, .rank = 4, .shape = {1, 5, 4, 3}, .data = x};
+    if (si_run(m, &in, 1, &err) != SI_OK)
+        fail_msg("run: %s", err.message);
+    assert_int_equal(si_output_count(m), 1);
+    si_dtype dt;
+    int rank;
+    int64_t shape[SI_MAX_RANK];
+    const void *data;
+    assert_int_equal(si_output(m, 0, &dt, &rank, shape, &data, &err), SI_OK);
+    assert_int_equal(dt, SI_FLOAT32);
+    assert_int_equal(rank, 4);
+    assert_true(shape[0] == 1 && shape[1] == 5 && shape[2] == 4 && shape[3] == 3);
+    float sign = negations % 2 ? -1.0f : 1.0f;
+    for (int i = 0; i < 60; i++)
+        assert_true(((const float *)data)[i] == sign * x[i]);
+    si_close(m);
+}
+
+static void test_chain_host(void **state)
+{
+    (void)state;
+    run_chain(SI_BACKEND_HOST);
+}
+
+static void test_chain_gpu(void **state)
+{
+    (void)state;
+    run_chain(SI_BACKEND_GPU);
+}
+
+/* A Const with an inline tensor that holds no values and no manifest entry is
+ * refused, naming the node; it used to run on zeros. */
+static void test_const_without_value(void **state)
+{
+    (void)state;
+    jb j = {0};
+    node(&j, "x", "Placeholder", "",
+         "\"dtype\":{\"type\":\"DT_FLOAT\"},\"shape\":{\"shape\":{\"dim\":[{\"size\":\"4\"}]}}");
+    node(&j, "w", "Const", "",
+         "\"dtype\":{\"type\":\"DT_FLOAT\"},\"value\":{\"tensor\":{\"dtype\":\"DT_FLOAT\","
+         "\"tensorShape\":{\"dim\":[{\"size\":\"4\"}]}}}");
+    node(&j, "y", "AddV2", "\"x\",\"w\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
+    const char *path = write_model(&j, "noval.json");
+    si_model *m = NULL;
+    si_error err = {0};
+    si_options opt = {.backend = SI_BACKEND_HOST};
+    si_result st = si_open(path, &opt, &m, &err);
+    if (st == SI_OK) {
+        float x[4] = {1, 2, 3, 4};
+        si_tensor_in in = {.dtype = SI_FLOAT32, .rank = 1, .shape = {4}, .data = x};
+        st = si_run(m, &in, 1, &err);
+    }
+    si_close(m);
+    assert_int_equal(st, SI_ERR_FORMAT);
+    if (!strstr(err.message, "'w'") || !strstr(err.message, "no value"))
+        fail_msg("message does not name the node: %s", err.message);
+}
+
+int main(void)
+{
+    mallopt(M_PERTURB, 165);
+    if (!mkdtemp(tmp_root))
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_chain_host),
+        cmocka_unit_test(test_chain_gpu),
+        cmocka_unit_test(test_const_without_value),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_root);
+    if (system(cmd) != 0)
+        rc = rc ? rc : 1;
+    return rc;
+}
