@@ -26,7 +26,10 @@ extern const core_op_def core_ops_select[];
 const core_op_def *core_find_op(const char *op);
 
 /* ---- what a lowering sees ----
- * Inputs are the node's data inputs (control inputs dropped), as program tensor ids. */
+ * Inputs are the node's data inputs (control inputs dropped), as program tensor ids.
+ * The views lc_tensor and lc_value return stay valid until the node's lowering
+ * returns, however many tensors it adds meanwhile (they show the tensor as it
+ * was when the table last grew: shapes and dtypes never change). */
 const io_node *lc_node(const lower_ctx *c);
 int lc_n_inputs(const lower_ctx *c);
 int lc_in(const lower_ctx *c, int i);
