@@ -46,7 +46,7 @@ static EGLDisplay try_surfaceless(const char *client)
     return EGL_NO_DISPLAY;
 }
 
-si_result glk_egl_open(glk_ctx *g, si_error *err)
+static si_result egl_open_display(glk_ctx *g, si_error *err)
 {
     const char *client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
     if (!client)
@@ -57,6 +57,14 @@ si_result glk_egl_open(glk_ctx *g, si_error *err)
     if (g->dpy == EGL_NO_DISPLAY)
         return glk_fail(err, SI_ERR_GPU,
                         "EGL: no device or surfaceless display could be initialized");
+    return SI_OK;
+}
+
+si_result glk_egl_open(glk_ctx *g, si_error *err)
+{
+    si_result st = egl_open_display(g, err);
+    if (st != SI_OK)
+        return st;
     if (!eglBindAPI(EGL_OPENGL_ES_API))
         return glk_fail(err, SI_ERR_GPU, "EGL: OpenGL ES API not available");
     const EGLint cfg_attr[] = {EGL_RENDERABLE_TYPE, EGL_OPENGL_ES3_BIT, EGL_SURFACE_TYPE, 0,
@@ -90,11 +98,67 @@ si_result glk_egl_open(glk_ctx *g, si_error *err)
 void glk_egl_close(glk_ctx *g)
 {
     if (g->dpy != EGL_NO_DISPLAY) {
-        eglMakeCurrent(g->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-        if (g->ctx != EGL_NO_CONTEXT)
+        if (g->ctx != EGL_NO_CONTEXT) {
+            if (eglGetCurrentContext() == g->ctx)
+                eglMakeCurrent(g->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
             eglDestroyContext(g->dpy, g->ctx);
-        eglTerminate(g->dpy);
+        }
+        /* The display is not terminated: an EGLDisplay is one per device and
+         * process, shared by every handle and by the application's own GL,
+         * and eglTerminate would end every context on it. Initializing it
+         * again is a no-op, so nothing accumulates across opens. */
     }
     g->dpy = EGL_NO_DISPLAY;
     g->ctx = EGL_NO_CONTEXT;
+}
+
+/* Every call into a handle makes its context current in the calling thread
+ * and puts back what was current before (the application's own context, or
+ * none): a handle then works from any thread, and never disturbs another
+ * handle's or the application's GL state. */
+void glk_current_save(glk_binding *saved)
+{
+    saved->api = eglQueryAPI();
+    saved->dpy = eglGetCurrentDisplay();
+    saved->ctx = eglGetCurrentContext();
+    saved->draw = eglGetCurrentSurface(EGL_DRAW);
+    saved->read = eglGetCurrentSurface(EGL_READ);
+}
+
+void glk_current_restore(const glk_binding *saved)
+{
+    if (eglGetCurrentContext() != saved->ctx) {
+        if (saved->ctx != EGL_NO_CONTEXT) {
+            /* the application's context may be of another client API */
+            eglBindAPI(saved->api);
+            eglMakeCurrent(saved->dpy, saved->draw, saved->read, saved->ctx);
+        } else if (eglGetCurrentDisplay() != EGL_NO_DISPLAY) {
+            eglMakeCurrent(eglGetCurrentDisplay(), EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+        }
+    }
+    if (eglQueryAPI() != saved->api)
+        eglBindAPI(saved->api);
+}
+
+si_result glk_bind(glk_ctx *g, glk_binding *saved, si_error *err)
+{
+    glk_current_save(saved);
+    if (saved->api != EGL_OPENGL_ES_API && !eglBindAPI(EGL_OPENGL_ES_API))
+        return glk_fail(err, SI_ERR_GPU, "EGL: OpenGL ES API not available");
+    if (eglGetCurrentContext() == g->ctx)
+        return SI_OK;
+    if (!eglMakeCurrent(g->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, g->ctx)) {
+        EGLint e = eglGetError();
+        glk_current_restore(saved);
+        return glk_fail(err, SI_ERR_GPU,
+                        "EGL: cannot make the model's context current in this thread (0x%x)",
+                        (unsigned)e);
+    }
+    return SI_OK;
+}
+
+void glk_unbind(glk_ctx *g, const glk_binding *saved)
+{
+    (void)g;
+    glk_current_restore(saved);
 }

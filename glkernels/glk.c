@@ -73,7 +73,7 @@ static si_result probe_fma(glk_ctx *g, si_error *err)
     return gl_check(err, "fma probe");
 }
 
-si_result glk_open(glk_ctx **out, si_error *err)
+static si_result open_ctx(glk_ctx **out, si_error *err)
 {
     glk_ctx *g = calloc(1, sizeof *g);
     if (!g)
@@ -109,15 +109,32 @@ si_result glk_open(glk_ctx **out, si_error *err)
     return SI_OK;
 }
 
+si_result glk_open(glk_ctx **out, si_error *err)
+{
+    glk_binding saved;
+    glk_current_save(&saved);
+    si_result st = open_ctx(out, err);
+    glk_current_restore(&saved);
+    return st;
+}
+
 void glk_close(glk_ctx *g)
 {
     if (!g)
         return;
-    for (int i = 0; i < g->n_programs; i++)
-        glDeleteProgram(g->programs[i].prog);
-    if (g->batch_fence)
-        glDeleteSync(g->batch_fence);
+    glk_binding saved;
+    si_error ignored;
+    int bound = g->ctx != EGL_NO_CONTEXT && glk_bind(g, &saved, &ignored) == SI_OK;
+    if (bound) {
+        for (int i = 0; i < g->n_programs; i++)
+            glDeleteProgram(g->programs[i].prog);
+        if (g->batch_fence)
+            glDeleteSync(g->batch_fence);
+    }
+    EGLContext mine = g->ctx;
     glk_egl_close(g);
+    if (bound && saved.ctx != mine)
+        glk_current_restore(&saved);
     free(g);
 }
 

@@ -10,8 +10,20 @@
 
 typedef struct glk_ctx glk_ctx;
 
+/* glk_open and glk_close leave the calling thread's current context as they
+ * found it. Between, wrap every use of g in glk_bind / glk_unbind: a context
+ * is current in one thread at a time, and another handle's or the
+ * application's context may be current on entry. */
 si_result glk_open(glk_ctx **out, si_error *err);
 void glk_close(glk_ctx *g);
+typedef struct {
+    void *dpy, *ctx, *draw, *read; /* what was current before (EGL handles) */
+    unsigned api;
+} glk_binding;
+si_result glk_bind(glk_ctx *g, glk_binding *saved, si_error *err);
+void glk_unbind(glk_ctx *g, const glk_binding *saved);
+void glk_current_save(glk_binding *saved);
+void glk_current_restore(const glk_binding *saved);
 const char *glk_renderer(const glk_ctx *g);
 /* Offsets of bound ranges must be multiples of this. */
 uint32_t glk_offset_align(const glk_ctx *g);

@@ -89,6 +89,17 @@ typedef struct {
 
 typedef struct si_model si_model;
 
+/* Threads and handles. A handle may be used from any thread. Calls on one
+ * handle are serialized: each takes the handle's lock, so a second thread's
+ * call waits for the first to return (si_output's data stays valid until the
+ * next si_run or si_close on the handle, whichever thread makes it). Handles
+ * are independent: any number may be open in one process and used in any
+ * order or from different threads at once. Each handle has its own GL
+ * context, made current in the calling thread for the duration of a call;
+ * whatever context the thread had current before (the application's own, or
+ * none) is current again when the call returns. si_close must not race with
+ * other calls on the same handle. */
+
 /* path: a folder holding model.json, or a path to a graph-model .json file. */
 si_result si_open(const char *path, const si_options *opt, si_model **out, si_error *err);
 void si_close(si_model *m);

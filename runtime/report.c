@@ -9,7 +9,7 @@ static const char *mib(uint64_t b, char *buf)
     return buf;
 }
 
-si_result si_print_plan(const si_model *m, FILE *f, si_error *err)
+si_result si_report_plan(const si_model *m, FILE *f, si_error *err)
 {
     const pg_plan *pl = si_model_plan(m);
     const core_program *p = si_model_program(m);
@@ -23,8 +23,7 @@ si_result si_print_plan(const si_model *m, FILE *f, si_error *err)
         return SI_ERR_ARG;
     }
     char a[24], b[24], c[24], d[24];
-    si_stats stt;
-    si_get_stats(m, &stt);
+    si_stats stt = *si_model_stats(m);
     fprintf(f, "for %s", si_model_renderer(m));
     if (si_model_driver_reserve(m))
         fprintf(f, "; of the budget, %s MiB are left to the driver (host pool page tables, page "

@@ -18,5 +18,8 @@ const char *si_model_renderer(const si_model *m);
 uint64_t si_model_driver_reserve(const si_model *m);
 const pg_problem *si_model_problem(const si_model *m);
 const char *si_model_node_name(const si_model *m, int node);
+const si_stats *si_model_stats(const si_model *m);
+/* si_print_plan's table; the caller holds the handle's lock. */
+si_result si_report_plan(const si_model *m, FILE *f, si_error *err);
 
 #endif

@@ -1,6 +1,7 @@
 /* si_open / si_run / si_close: the model's life. A program (and its plan) is
  * built for one set of input shapes and kept until the shapes change. */
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,10 +65,50 @@ struct si_model {
     char *stage_key;          /* a later stage: the shapes (and small values) it was built for */
     int fail_node;            /* the node a failed build stopped at, or -1 */
     uint8_t *host_only;       /* per graph node: the interpreter runs it, never a later stage */
+    /* A handle opened by si_open: calls on it take the lock, one at a time,
+     * and make its GL context current in the calling thread (glk_bind). */
+    pthread_mutex_t lock;
+    int has_lock;
 };
+
+/* Entering a public call on m: its lock, then its context in this thread. */
+typedef struct {
+    si_model *m;
+    glk_binding saved;
+    int bound;
+} api_call;
+
+static si_result api_enter(api_call *c, const si_model *cm, si_error *err)
+{
+    si_model *m = (si_model *)cm; /* the lock is not part of the model's value */
+    c->m = m;
+    c->bound = 0;
+    if (m->has_lock)
+        pthread_mutex_lock(&m->lock);
+    if (m->gpu) {
+        si_result st = glk_bind(m->gpu, &c->saved, err);
+        if (st != SI_OK) {
+            if (m->has_lock)
+                pthread_mutex_unlock(&m->lock);
+            return st;
+        }
+        c->bound = 1;
+    }
+    return SI_OK;
+}
+
+static void api_leave(api_call *c)
+{
+    if (c->bound)
+        glk_unbind(c->m->gpu, &c->saved);
+    if (c->m->has_lock)
+        pthread_mutex_unlock(&c->m->lock);
+}
 
 static void stage_free(si_model *s);
 static si_result run_plan(si_model *m, si_error *err);
+static si_result output_locked(const si_model *m, int i, si_dtype *dtype, int *rank,
+                               int64_t shape[SI_MAX_RANK], const void **data, si_error *err);
 
 static double now_ms(void)
 {
@@ -584,6 +625,11 @@ si_result si_open(const char *path, const si_options *opt, si_model **out, si_er
     si_model *m = calloc(1, sizeof *m);
     if (!m)
         return fail(err, SI_ERR_NOMEM, "out of memory");
+    if (pthread_mutex_init(&m->lock, NULL)) {
+        free(m);
+        return fail(err, SI_ERR_NOMEM, "cannot create the handle's lock");
+    }
+    m->has_lock = 1;
     if (opt)
         m->opt = *opt;
     si_result st = io_model_load(path, &m->io, err);
@@ -604,13 +650,15 @@ si_result si_open(const char *path, const si_options *opt, si_model **out, si_er
                 *err = (si_error){0};
         }
     }
-    if (st == SI_OK) {
+    api_call call;
+    if (st == SI_OK && (st = api_enter(&call, m, err)) == SI_OK) {
         core_shape *shapes = calloc((size_t)core_graph_n_inputs(m->g) + 1, sizeof *shapes);
         if (!shapes)
             st = fail(err, SI_ERR_NOMEM, "out of memory");
         else if (default_shapes(m, shapes))
             st = build_program(m, shapes, NULL, err);
         free(shapes);
+        api_leave(&call);
     }
     if (st != SI_OK) {
         si_close(m);
@@ -639,6 +687,10 @@ void si_close(si_model *m)
 {
     if (!m)
         return;
+    api_call call;
+    si_error ignored;
+    /* without its context the GL objects go with it (glk_close destroys it) */
+    int entered = api_enter(&call, m, &ignored) == SI_OK;
     if (m->g)
         free_run(m);
     free(m->host_only);
@@ -649,10 +701,17 @@ void si_close(si_model *m)
             free(m->bound_vals[i].data);
     free(m->bound_vals);
     glk_close(m->gpu);
+    if (entered && call.bound)
+        glk_current_restore(&call.saved); /* what the caller had current */
     trace_free(&m->trace);
     io_reader_close(m->rd);
     core_graph_free(m->g);
     io_model_free(m->io);
+    if (m->has_lock) {
+        if (entered)
+            pthread_mutex_unlock(&m->lock);
+        pthread_mutex_destroy(&m->lock);
+    }
     free(m);
 }
 
@@ -1372,7 +1431,7 @@ static si_result run_plan(si_model *m, si_error *err)
     return st;
 }
 
-si_result si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error *err)
+static si_result run_locked(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error *err)
 {
     si_error dummy;
     if (!err)
@@ -1437,21 +1496,66 @@ done:
     return st;
 }
 
+si_result si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error *err)
+{
+    if (!m)
+        return fail(err, SI_ERR_ARG, "si_run: no model");
+    api_call call;
+    si_result st = api_enter(&call, m, err);
+    if (st != SI_OK)
+        return st;
+    st = run_locked(m, inputs, n_inputs, err);
+    api_leave(&call);
+    return st;
+}
+
 si_result si_plan(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error *err)
 {
     if (!m)
         return fail(err, SI_ERR_ARG, "si_plan: no model");
+    api_call call;
+    si_result st = api_enter(&call, m, err);
+    if (st != SI_OK)
+        return st;
     m->plan_only = 1;
-    si_result st = si_run(m, inputs, n_inputs, err);
+    st = run_locked(m, inputs, n_inputs, err);
     m->plan_only = 0;
     free_run(m);
+    api_leave(&call);
+    return st;
+}
+
+si_result si_print_plan(const si_model *m, FILE *f, si_error *err)
+{
+    if (!m)
+        return fail(err, SI_ERR_ARG, "si_print_plan: no model");
+    api_call call;
+    si_result st = api_enter(&call, m, err);
+    if (st != SI_OK)
+        return st;
+    st = si_report_plan(m, f, err);
+    api_leave(&call);
     return st;
 }
 
 si_result si_output(const si_model *m, int i, si_dtype *dtype, int *rank,
                     int64_t shape[SI_MAX_RANK], const void **data, si_error *err)
 {
-    if (!m || i < 0 || i >= m->n_out)
+    if (!m)
+        return fail(err, SI_ERR_ARG, "si_output: no model");
+    si_model *mm = (si_model *)m; /* its lock only */
+    if (m->has_lock)
+        pthread_mutex_lock(&mm->lock);
+    si_result st = output_locked(m, i, dtype, rank, shape, data, err);
+    if (m->has_lock)
+        pthread_mutex_unlock(&mm->lock);
+    return st;
+}
+
+static si_result output_locked(const si_model *m, int i, si_dtype *dtype, int *rank,
+                               int64_t shape[SI_MAX_RANK], const void **data, si_error *err)
+{
+    if (i < 0 || i >= m->n_out)
         return fail(err, SI_ERR_ARG, "no output %d (run the model first)", i);
     const out_tensor *o = &m->outs[i];
     if (dtype)
@@ -1466,7 +1570,18 @@ si_result si_output(const si_model *m, int i, si_dtype *dtype, int *rank,
     return SI_OK;
 }
 
-void si_get_stats(const si_model *m, si_stats *st) { *st = m->st; }
+void si_get_stats(const si_model *m, si_stats *st)
+{
+    si_model *mm = (si_model *)m; /* its lock only */
+    if (m->has_lock)
+        pthread_mutex_lock(&mm->lock);
+    *st = m->st;
+    if (m->has_lock)
+        pthread_mutex_unlock(&mm->lock);
+}
+
+/* The stats without the lock: for si_report_plan, called under it. */
+const si_stats *si_model_stats(const si_model *m) { return &m->st; }
 
 const pg_plan *si_model_plan(const si_model *m) { return m->plan; }
 const core_program *si_model_program(const si_model *m) { return m->prog; }

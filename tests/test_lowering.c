@@ -16,52 +16,7 @@
 #include <cmocka.h>
 #include "streaminfer.h"
 
-static char tmp_root[] = "/tmp/si-lower-XXXXXX";
-
-typedef struct {
-    char *buf;
-    size_t len, cap;
-    int n;
-} jb;
-
-static void jb_add(jb *j, const char *fmt, ...)
-{
-    char tmp[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    assert_true(k > 0 && k < (int)sizeof tmp);
-    if (j->len + (size_t)k + 2 > j->cap) {
-        j->cap = (j->len + (size_t)k + 2) * 2;
-        j->buf = realloc(j->buf, j->cap);
-        assert_non_null(j->buf);
-    }
-    if (j->n++)
-        j->buf[j->len++] = ',';
-    memcpy(j->buf + j->len, tmp, (size_t)k + 1);
-    j->len += (size_t)k;
-}
-
-static void node(jb *j, const char *name, const char *op, const char *ins, const char *attrs)
-{
-    jb_add(j, "{\"name\":\"%s\",\"op\":\"%s\",\"input\":[%s],\"attr\":{%s}}", name, op, ins,
-           attrs ? attrs : "");
-}
-
-static const char *write_model(jb *j, const char *file)
-{
-    static char path[256];
-    snprintf(path, sizeof path, "%s/%s", tmp_root, file);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fprintf(f, "{\"format\":\"graph-model\",\"modelTopology\":{\"node\":[%s]},\"weightsManifest\":[]}",
-            j->buf ? j->buf : "");
-    fclose(f);
-    free(j->buf);
-    memset(j, 0, sizeof *j);
-    return path;
-}
+#include "tiny_model.h"
 
 #define N_CHAIN 300
 
@@ -196,9 +151,6 @@ int main(void)
         cmocka_unit_test(test_const_without_value),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_root);
-    if (system(cmd) != 0)
-        rc = rc ? rc : 1;
+    tiny_rm_tmp();
     return rc;
 }
