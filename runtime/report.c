@@ -86,5 +86,10 @@ si_result si_report_plan(const si_model *m, FILE *f, si_error *err)
     }
     fprintf(f, "\npeak GPU bytes in use %s MiB; arena %s MiB (the difference is fragmentation)\n",
             mib(peak, a), mib(pl->arena_bytes, b));
+    if (p->has_dynamic)
+        fprintf(f, "\nthis is GPU stage 1 of a model with parts the host interpreter runs (loops, "
+                   "NonMaxSuppression, Where, ...): the GPU stages after them take shapes only the "
+                   "interpreter computes, so they cannot be planned here; a run plans them in the "
+                   "same budget and refuses a budget one of them cannot meet, naming it\n");
     return SI_OK;
 }

@@ -1254,6 +1254,18 @@ static si_result run_stage(si_model *m, core_valmap *vm, int *fail_node, si_erro
     return st;
 }
 
+/* A later stage that cannot run as planned fails the run, naming the stage:
+ * the host interpreter is the fallback only for what the GPU cannot express. */
+static si_result stage_failed(si_model *m, si_result st, int stage, si_error *err)
+{
+    if (!err)
+        return st;
+    char inner[sizeof err->message];
+    snprintf(inner, sizeof inner, "%s", err->message);
+    return fail(err, st, "%s: GPU stage %d (the program after the host interpreter's part): %s",
+                m->io->json_path, stage, inner);
+}
+
 /* The part after the first GPU program: the interpreter runs loops and
  * data-dependent ops, then a GPU program what follows them once their shapes
  * are known, and so on. Where a stage cannot be made (or makes no progress),
@@ -1273,6 +1285,7 @@ static si_result run_dynamic_part(si_model *m, core_valmap *vm, si_error *err)
     if (!m->host_only && !(m->host_only = calloc((size_t)core_graph_n_nodes(m->g) + 1, 1)))
         return fail(err, SI_ERR_NOMEM, "out of memory");
     const char *env = getenv("SI_STAGES"); /* 0: the interpreter does all that follows */
+    int stage_no = 2; /* the first GPU program is stage 1 */
     for (int round = 0; round < 64 && !(env && !strcmp(env, "0")); round++) {
         int complete = 0;
         double t0 = now_ms();
@@ -1289,8 +1302,11 @@ static si_result run_dynamic_part(si_model *m, core_valmap *vm, si_error *err)
             m->host_only[fail_node] = 1;
             continue;
         }
+        if (rs == SI_ERR_BUDGET || rs == SI_ERR_GPU || rs == SI_ERR_NOMEM || rs == SI_ERR_IO)
+            return stage_failed(m, rs, stage_no, err); /* never a silent move to the host */
         if (rs != SI_OK || core_valmap_size(vm) == before)
             break;
+        stage_no++;
     }
     double t0 = now_ms();
     st = core_interp_run(m->g, vm, load_weight, m, err);

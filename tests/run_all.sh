@@ -55,6 +55,8 @@ if "$HERE/fetch_models.sh" "$CACHE" && "$HERE/make_refs.sh" "$CACHE" $MODELS $MO
          tail -n 1 '$B/MODELS.md' && tail -n 1 '$B/MODELS.md' | grep -Eq '^([0-9]+) of \\1 rows pass'"
     check "same answer at every budget" "$HERE/budget_test.sh" "$B/streaminfer" \
         "$CACHE/human-models/models" $MODELS
+    check "a budget a later GPU stage cannot meet is refused, naming it" \
+        "$HERE/stage_budget_test.sh" "$B/streaminfer" "$CACHE"
     check "kiosk: 100 frames in a budget, constant memory" "$B/bench/kiosk" \
         "$CACHE/human-models/models/gender.json" 600K 100
     check "kiosk: no leak across runs (valgrind, host backend)" env KIOSK_HOST=1 valgrind -q \
