@@ -73,7 +73,7 @@ static si_result probe_fma(glk_ctx *g, si_error *err)
     return gl_check(err, "fma probe");
 }
 
-static si_result open_ctx(glk_ctx **out, si_error *err)
+si_result glk_open(glk_ctx **out, si_error *err)
 {
     glk_ctx *g = calloc(1, sizeof *g);
     if (!g)
@@ -109,15 +109,6 @@ static si_result open_ctx(glk_ctx **out, si_error *err)
     return SI_OK;
 }
 
-si_result glk_open(glk_ctx **out, si_error *err)
-{
-    glk_binding saved;
-    glk_current_save(&saved);
-    si_result st = open_ctx(out, err);
-    glk_current_restore(&saved);
-    return st;
-}
-
 void glk_close(glk_ctx *g)
 {
     if (!g)
@@ -139,6 +130,7 @@ void glk_close(glk_ctx *g)
 }
 
 const char *glk_renderer(const glk_ctx *g) { return g->renderer; }
+int glk_binding_is(const glk_binding *b, const glk_ctx *g) { return b->ctx == g->ctx; }
 uint32_t glk_offset_align(const glk_ctx *g) { return g->offset_align; }
 uint64_t glk_max_binding(const glk_ctx *g) { return g->max_binding; }
 

@@ -10,10 +10,12 @@
 
 typedef struct glk_ctx glk_ctx;
 
-/* glk_open and glk_close leave the calling thread's current context as they
- * found it. Between, wrap every use of g in glk_bind / glk_unbind: a context
- * is current in one thread at a time, and another handle's or the
- * application's context may be current on entry. */
+/* glk_open leaves the new context current in the calling thread (a caller
+ * that must keep the thread's previous context saves it first:
+ * glk_current_save); glk_close makes g current to free its objects, and
+ * then puts back what was current unless that was g. A caller holding
+ * several contexts, or used from several threads, wraps every use of g in
+ * glk_bind / glk_unbind: a context is current in one thread at a time. */
 si_result glk_open(glk_ctx **out, si_error *err);
 void glk_close(glk_ctx *g);
 typedef struct {
@@ -24,6 +26,8 @@ si_result glk_bind(glk_ctx *g, glk_binding *saved, si_error *err);
 void glk_unbind(glk_ctx *g, const glk_binding *saved);
 void glk_current_save(glk_binding *saved);
 void glk_current_restore(const glk_binding *saved);
+/* The saved binding was g's own context. */
+int glk_binding_is(const glk_binding *b, const glk_ctx *g);
 const char *glk_renderer(const glk_ctx *g);
 /* Offsets of bound ranges must be multiples of this. */
 uint32_t glk_offset_align(const glk_ctx *g);

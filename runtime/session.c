@@ -641,7 +641,11 @@ si_result si_open(const char *path, const si_options *opt, si_model **out, si_er
         st = fail(err, SI_ERR_NOMEM, "out of memory");
     if (st == SI_OK)
         st = io_reader_open(m->io, m->opt.io_mode, &m->rd, err);
+    glk_binding before; /* the caller's current context, put back on return */
+    int saved = 0;
     if (st == SI_OK && m->opt.backend != SI_BACKEND_HOST) {
+        glk_current_save(&before);
+        saved = 1;
         st = glk_open(&m->gpu, err);
         if (st != SI_OK && m->opt.backend == SI_BACKEND_AUTO) {
             m->opt.backend = SI_BACKEND_HOST;
@@ -660,10 +664,12 @@ si_result si_open(const char *path, const si_options *opt, si_model **out, si_er
         free(shapes);
         api_leave(&call);
     }
-    if (st != SI_OK) {
+    if (st != SI_OK)
         si_close(m);
+    if (saved)
+        glk_current_restore(&before);
+    if (st != SI_OK)
         return st;
-    }
     m->st.open_ms = now_ms() - t0;
     *out = m;
     return SI_OK;
@@ -691,6 +697,7 @@ void si_close(si_model *m)
     si_error ignored;
     /* without its context the GL objects go with it (glk_close destroys it) */
     int entered = api_enter(&call, m, &ignored) == SI_OK;
+    int restore = entered && call.bound && !glk_binding_is(&call.saved, m->gpu);
     if (m->g)
         free_run(m);
     free(m->host_only);
@@ -701,7 +708,7 @@ void si_close(si_model *m)
             free(m->bound_vals[i].data);
     free(m->bound_vals);
     glk_close(m->gpu);
-    if (entered && call.bound)
+    if (restore)
         glk_current_restore(&call.saved); /* what the caller had current */
     trace_free(&m->trace);
     io_reader_close(m->rd);
