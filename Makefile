@@ -73,3 +73,50 @@ BIG ?= .cache/big
 models:
 	node bench/gen/gen.js all $(BIG)
 .PHONY: models
+
+# ---- install (issue 23): static and shared library, header, pkg-config, man page
+PREFIX  ?= /usr/local
+DESTDIR ?=
+VERSION  = $(shell sed -n 's/^\#define SI_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)/\2/p' include/streaminfer.h | paste -sd.)
+SOMAJOR  = $(firstword $(subst ., ,$(VERSION)))
+LIBDIR   = $(PREFIX)/lib
+PIC_OBJ  = $(patsubst $(B)/%.o,$(B)/pic/%.o,$(LIB_OBJ))
+SO       = $(B)/libstreaminfer.so.$(VERSION)
+# the shared library links libstb dynamically (its static archive is not PIC)
+SO_LIBS  = -lepoxy -lcjson -luring -lstb -lm -lpthread
+
+$(B)/pic/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -c $< -o $@
+
+$(B)/pic/glkernels/shaders_gen.o: $(B)/glkernels/shaders_gen.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -c $< -o $@
+
+$(SO): $(PIC_OBJ)
+	$(CC) -shared -Wl,-soname,libstreaminfer.so.$(SOMAJOR) -Wl,--no-undefined $^ $(SO_LIBS) -o $@
+
+# made every time: it holds PREFIX
+$(B)/streaminfer.pc: tools/streaminfer.pc.in include/streaminfer.h FORCE
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|' $< > $@
+
+install: all $(SO) $(B)/streaminfer.pc
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include \
+	    $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(B)/streaminfer $(DESTDIR)$(PREFIX)/bin/streaminfer
+	install -m 644 $(B)/libstreaminfer.a $(DESTDIR)$(LIBDIR)/libstreaminfer.a
+	install -m 755 $(SO) $(DESTDIR)$(LIBDIR)/libstreaminfer.so.$(VERSION)
+	ln -sf libstreaminfer.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libstreaminfer.so.$(SOMAJOR)
+	ln -sf libstreaminfer.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libstreaminfer.so
+	install -m 644 include/streaminfer.h $(DESTDIR)$(PREFIX)/include/streaminfer.h
+	install -m 644 $(B)/streaminfer.pc $(DESTDIR)$(LIBDIR)/pkgconfig/streaminfer.pc
+	install -m 644 docs/streaminfer.1 $(DESTDIR)$(PREFIX)/share/man/man1/streaminfer.1
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/streaminfer $(DESTDIR)$(LIBDIR)/libstreaminfer.a \
+	    $(DESTDIR)$(LIBDIR)/libstreaminfer.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libstreaminfer.so.$(SOMAJOR) \
+	    $(DESTDIR)$(LIBDIR)/libstreaminfer.so $(DESTDIR)$(PREFIX)/include/streaminfer.h \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/streaminfer.pc $(DESTDIR)$(PREFIX)/share/man/man1/streaminfer.1
+FORCE:
+.PHONY: install uninstall FORCE

@@ -44,6 +44,7 @@ static const char usage[] =
     "  --backend gpu|host   run kernels on the GPU (default) or with the host reference\n"
     "  --runs N             run N times (figures are from the last run; default 1)\n"
     "  -q, --quiet          print nothing on success\n"
+    "  -V, --version        the version of streaminfer\n"
     "  -h, --help           this text\n"
     "\n"
     "Exit status 0 on success; otherwise one line on stderr says what went wrong.\n";
@@ -207,6 +208,10 @@ int main(int argc, char **argv)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage, stdout);
+            return 0;
+        }
+        if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+            printf("streaminfer %s\n", si_version());
             return 0;
         }
         if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {

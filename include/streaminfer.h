@@ -11,6 +11,11 @@
 extern "C" {
 #endif
 
+/* The version of this header; si_version() gives the library's ("0.4.0"). */
+#define SI_VERSION_MAJOR 0
+#define SI_VERSION_MINOR 4
+#define SI_VERSION_PATCH 0
+
 typedef enum {
     SI_OK = 0,
     SI_ERR_ARG,      /* bad argument from the caller */
@@ -143,6 +148,7 @@ si_result si_npy_write(const char *path, si_dtype dtype, int rank, const int64_t
 si_result si_image_read(const char *path, int *height, int *width, si_dtype dtype, void **data,
                         si_error *err);
 
+const char *si_version(void);
 const char *si_dtype_name(si_dtype t);
 size_t si_dtype_size(si_dtype t); /* host bytes per element: 4, 4, 1 */
 /* Parses "512M", "1G", "1.5G", "123456" into bytes; returns 0 on success. */

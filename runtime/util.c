@@ -5,6 +5,13 @@
 #include <stdlib.h>
 #include "streaminfer.h"
 
+#define SI_STR_(x) #x
+#define SI_STR(x) SI_STR_(x)
+const char *si_version(void)
+{
+    return SI_STR(SI_VERSION_MAJOR) "." SI_STR(SI_VERSION_MINOR) "." SI_STR(SI_VERSION_PATCH);
+}
+
 const char *si_dtype_name(si_dtype t)
 {
     switch (t) {
