@@ -1,10 +1,13 @@
 /* streaminfer — the command line. Uses only include/streaminfer.h. */
 #include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include "streaminfer.h"
 
 static const char usage[] =
@@ -38,6 +41,7 @@ static const char usage[] =
     "  --output DIR         write one .npy per output, named after the output tensor\n"
     "                       (characters outside [A-Za-z0-9._-] become _)\n"
     "  --stats FILE.json    write memory and time figures and the output list as JSON\n"
+    "                       (- for standard output)\n"
     "  --trace FILE.json    write a Chrome trace of the (last) run: compute, uploads,\n"
     "                       spills, GPU bytes in use (waits for the GPU after each action)\n"
     "  --io mmap|uring      how weight shards are read (default mmap)\n"
@@ -47,7 +51,30 @@ static const char usage[] =
     "  -V, --version        the version of streaminfer\n"
     "  -h, --help           this text\n"
     "\n"
-    "Exit status 0 on success; otherwise one line on stderr says what went wrong.\n";
+    "Options may come in any order, as --opt VALUE or --opt=VALUE; -- ends them.\n"
+    "\n"
+    "Exit status: 0 success; 1 any other failure (out of memory, a file not written);\n"
+    "2 bad usage (options, numbers); 3 the model or an input is missing, malformed or\n"
+    "unsupported; 4 no plan fits the budget; 5 the GPU failed (no EGL/GLES 3.1 device).\n"
+    "On failure one line on stderr says what went wrong.\n";
+
+enum { EXIT_OTHER = 1, EXIT_USAGE = 2, EXIT_MODEL = 3, EXIT_BUDGET = 4, EXIT_GPU = 5 };
+
+static int exit_code(si_result st)
+{
+    switch (st) {
+    case SI_OK: return 0;
+    case SI_ERR_ARG:
+    case SI_ERR_IO:
+    case SI_ERR_FORMAT:
+    case SI_ERR_UNSUPPORTED:
+    case SI_ERR_SHAPE: return EXIT_MODEL;
+    case SI_ERR_BUDGET: return EXIT_BUDGET;
+    case SI_ERR_GPU: return EXIT_GPU;
+    case SI_ERR_NOMEM: break;
+    }
+    return EXIT_OTHER;
+}
 
 #define MAX_INPUTS 64
 
@@ -56,12 +83,64 @@ typedef struct {
     const char *file;
 } input_arg;
 
-static int die(const char *fmt, const char *a, const char *b)
+static int die_code(int code, const char *fmt, const char *a, const char *b)
 {
     fprintf(stderr, "streaminfer: ");
     fprintf(stderr, fmt, a, b);
     fprintf(stderr, "\n");
-    return 1;
+    return code;
+}
+
+/* a problem with the model or an input */
+static int die(const char *fmt, const char *a, const char *b) { return die_code(EXIT_MODEL, fmt, a, b); }
+static int usage_error(const char *fmt, const char *a, const char *b)
+{
+    return die_code(EXIT_USAGE, fmt, a, b);
+}
+static int die_status(const si_error *err) { return die_code(exit_code(err->status), "%s%s", err->message, ""); }
+
+/* A whole decimal number in [lo, hi]: no sign, no suffix, no overflow. */
+static int parse_count(const char *v, unsigned long long lo, unsigned long long hi,
+                       unsigned long long *out)
+{
+    if (!v || *v < '0' || *v > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (errno || *end || x < lo || x > hi)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+/* --output is made (as mkdir -p) and --stats checked before any work. */
+static int make_dirs(const char *path)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return -1;
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0777) && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    if (mkdir(buf, 0777) && errno != EEXIST)
+        return -1;
+    struct stat sb;
+    return stat(buf, &sb) || !S_ISDIR(sb.st_mode) ? -1 : 0;
+}
+
+static int writable_file(const char *path)
+{
+    if (access(path, F_OK) == 0)
+        return access(path, W_OK) == 0;
+    char *d = strdup(path);
+    int ok = d && access(dirname(d), W_OK) == 0;
+    free(d);
+    return ok;
 }
 
 static double now_ms(void)
@@ -199,40 +278,38 @@ int main(int argc, char **argv)
     const char *model = NULL, *outdir = NULL, *stats_path = NULL;
     uint32_t seed = 1;
     int plan_only = 0, backend_set = 0;
-    for (int i = 1; i < argc; i++) {
-        if (i == 1 && !strcmp(argv[i], "plan")) {
-            plan_only = 1;
-            continue;
-        }
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(usage, stdout);
-            return 0;
-        }
-        if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
-            printf("streaminfer %s\n", si_version());
-            return 0;
-        }
-        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            quiet = 1;
-            continue;
-        }
-        if (a[0] != '-' || !strcmp(a, "-")) {
-            if (model)
-                return die("one MODEL only (got '%s' and '%s'); see --help", model, a);
-            model = a;
-            continue;
-        }
-        if (!v)
-            return die("option %s needs a value%s; see --help", a, "");
-        i++;
-        if (!strcmp(a, "--vram")) {
+    if (argc > 1 && !strcmp(argv[1], "plan")) {
+        plan_only = 1;
+        argv++;
+        argc--;
+    }
+    enum { O_VRAM = 256, O_INPUT, O_SEED, O_OUTPUT, O_STATS, O_TRACE, O_IO, O_BACKEND, O_RUNS };
+    static const struct option longopts[] = {
+        {"vram", required_argument, NULL, O_VRAM},       {"input", required_argument, NULL, O_INPUT},
+        {"seed", required_argument, NULL, O_SEED},       {"output", required_argument, NULL, O_OUTPUT},
+        {"stats", required_argument, NULL, O_STATS},     {"trace", required_argument, NULL, O_TRACE},
+        {"io", required_argument, NULL, O_IO},           {"backend", required_argument, NULL, O_BACKEND},
+        {"runs", required_argument, NULL, O_RUNS},       {"quiet", no_argument, NULL, 'q'},
+        {"version", no_argument, NULL, 'V'},             {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    opterr = 0; /* our own messages, one line each */
+    optind = 1;
+    int c, trace_set = 0;
+    unsigned long long num;
+    while ((c = getopt_long(argc, argv, ":qVh", longopts, NULL)) != -1) {
+        const char *v = optarg;
+        switch (c) {
+        case 'h': fputs(usage, stdout); return 0;
+        case 'V': printf("streaminfer %s\n", si_version()); return 0;
+        case 'q': quiet = 1; break;
+        case O_VRAM:
             if (si_parse_size(v, &opt.vram_budget) || opt.vram_budget == 0)
-                return die("--vram: '%s' is not a size like 512M, 1G, 1.5G or a byte count%s", v, "");
-        } else if (!strcmp(a, "--input")) {
+                return usage_error("--vram: '%s' is not a size like 512M, 1G, 1.5G or a byte count%s",
+                                   v, "");
+            break;
+        case O_INPUT: {
             if (n_ins == MAX_INPUTS)
-                return die("too many --input options%s%s", "", "");
+                return usage_error("too many --input options%s%s", "", "");
             const char *eq = strchr(v, '=');
             /* NAME=FILE unless the whole thing is an existing file */
             struct stat sb;
@@ -242,43 +319,60 @@ int main(int argc, char **argv)
             } else {
                 ins[n_ins++] = (input_arg){NULL, v};
             }
-        } else if (!strcmp(a, "--seed")) {
-            char *end;
-            unsigned long s = strtoul(v, &end, 10);
-            if (*end || end == v)
-                return die("--seed: '%s' is not a number%s", v, "");
-            seed = (uint32_t)s;
-        } else if (!strcmp(a, "--output")) {
-            outdir = v;
-        } else if (!strcmp(a, "--stats")) {
-            stats_path = v;
-        } else if (!strcmp(a, "--trace")) {
-            opt.trace_path = v;
-        } else if (!strcmp(a, "--io")) {
+            break;
+        }
+        case O_SEED:
+            if (parse_count(v, 0, UINT32_MAX, &num))
+                return usage_error("--seed: '%s' is not a number from 0 to 4294967295%s", v, "");
+            seed = (uint32_t)num;
+            break;
+        case O_OUTPUT: outdir = v; break;
+        case O_STATS: stats_path = v; break;
+        case O_TRACE: opt.trace_path = v; trace_set = 1; break;
+        case O_IO:
             if (!strcmp(v, "mmap"))
                 opt.io_mode = SI_IO_MMAP;
             else if (!strcmp(v, "uring"))
                 opt.io_mode = SI_IO_URING;
             else
-                return die("--io: '%s' is not mmap or uring%s", v, "");
-        } else if (!strcmp(a, "--backend")) {
+                return usage_error("--io: '%s' is not mmap or uring%s", v, "");
+            break;
+        case O_BACKEND:
             if (!strcmp(v, "gpu"))
                 opt.backend = SI_BACKEND_GPU;
             else if (!strcmp(v, "host"))
                 opt.backend = SI_BACKEND_HOST;
             else
-                return die("--backend: '%s' is not gpu or host%s", v, "");
+                return usage_error("--backend: '%s' is not gpu or host%s", v, "");
             backend_set = 1;
-        } else if (!strcmp(a, "--runs")) {
-            runs = atoi(v);
-            if (runs < 1)
-                return die("--runs: '%s' is not a positive number%s", v, "");
-        } else {
-            return die("unknown option '%s'%s; see --help", a, "");
+            break;
+        case O_RUNS:
+            if (parse_count(v, 1, 1000000, &num))
+                return usage_error("--runs: '%s' is not a whole number from 1 to 1000000%s", v, "");
+            runs = (int)num;
+            break;
+        case ':': return usage_error("option %s needs a value%s; see --help", argv[optind - 1], "");
+        default:
+            return usage_error("unknown option '%s'%s; see --help", argv[optind - 1], "");
         }
     }
+    for (int i = optind; i < argc; i++) {
+        if (model)
+            return usage_error("one MODEL only (got '%s' and '%s'); see --help", model, argv[i]);
+        model = argv[i];
+    }
     if (!model)
-        return die("no MODEL given%s%s; see --help", "", "");
+        return usage_error("no MODEL given%s%s; see --help", "", "");
+    if (plan_only && (stats_path || outdir || trace_set || runs != 1))
+        return usage_error("plan runs nothing: it takes no %s%s", stats_path ? "--stats"
+                           : outdir ? "--output" : trace_set ? "--trace" : "--runs", "");
+    if (outdir && make_dirs(outdir))
+        return die_code(EXIT_OTHER, "--output: cannot create folder '%s': %s", outdir, strerror(errno));
+    if (stats_path && strcmp(stats_path, "-") && !writable_file(stats_path))
+        return die_code(EXIT_OTHER, "--stats: cannot write '%s': %s", stats_path, strerror(errno));
+    if (opt.trace_path && !writable_file(opt.trace_path))
+        return die_code(EXIT_OTHER, "--trace: cannot write '%s': %s", opt.trace_path, strerror(errno));
+
 
     double t0 = now_ms();
     si_model *m = NULL;
@@ -289,20 +383,20 @@ int main(int argc, char **argv)
     if (plan_only && !backend_set)
         opt.backend = SI_BACKEND_AUTO;
     if (si_open(model, &opt, &m, &err) != SI_OK)
-        return die("%s%s", err.message, "");
+        return die_status(&err);
 
     int ni = si_input_count(m), rc = 1;
     si_tensor_in tin[MAX_INPUTS];
     void *owned[MAX_INPUTS] = {0};
     if (ni > MAX_INPUTS) {
-        die("the model has too many inputs%s%s", "", "");
+        rc = die("the model has too many inputs%s%s", "", "");
         goto out;
     }
     if (n_ins > 0 && n_ins != ni) {
         char a[16], b[16];
         snprintf(a, sizeof a, "%d", ni);
         snprintf(b, sizeof b, "%d", n_ins);
-        die("the model has %s inputs but %s --input given", a, b);
+        rc = die("the model has %s inputs but %s --input given", a, b);
         goto out;
     }
     for (int k = 0; k < n_ins; k++) {
@@ -317,7 +411,7 @@ int main(int argc, char **argv)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", nm);
         }
         if (!found) {
-            die("the model has no input named '%s' (its inputs: %s)", ins[k].name, names);
+            rc = die("the model has no input named '%s' (its inputs: %s)", ins[k].name, names);
             goto out;
         }
     }
@@ -334,11 +428,12 @@ int main(int argc, char **argv)
             if (which < 0) {
                 const char *nm;
                 si_input_info(m, i, &nm, NULL, NULL, NULL);
-                die("no --input for model input '%s'%s", nm, "");
+                rc = die("no --input for model input '%s'%s", nm, "");
                 goto out;
             }
-            if (load_input(m, i, ins[which].file, &tin[i], &owned[i]))
+            if ((rc = load_input(m, i, ins[which].file, &tin[i], &owned[i])) != 0)
                 goto out;
+            rc = EXIT_OTHER;
         } else {
             const char *nm;
             si_dtype dt;
@@ -349,7 +444,7 @@ int main(int argc, char **argv)
             for (int d = 0; d < rank; d++) {
                 if (shape[d] < 0) {
                     if (d != 0) {
-                        die("input '%s' has a free dimension other than the batch; give --input%s",
+                        rc = die("input '%s' has a free dimension other than the batch; give --input%s",
                             nm, "");
                         goto out;
                     }
@@ -365,7 +460,7 @@ int main(int argc, char **argv)
     }
     if (plan_only) {
         if (si_plan(m, tin, ni, &err) != SI_OK || si_print_plan(m, stdout, &err) != SI_OK) {
-            die("%s%s", err.message, "");
+            rc = die_status(&err);
             goto out;
         }
         rc = 0;
@@ -373,7 +468,7 @@ int main(int argc, char **argv)
     }
     for (int r = 0; r < runs; r++)
         if (si_run(m, tin, ni, &err) != SI_OK) {
-            die("%s%s", err.message, "");
+            rc = die_status(&err);
             goto out;
         }
     double wall = now_ms() - t0;
@@ -381,14 +476,6 @@ int main(int argc, char **argv)
     si_get_stats(m, &st);
     int no = si_output_count(m);
     char files[64][300];
-    if (outdir) {
-        mkdir(outdir, 0777);
-        struct stat sb;
-        if (stat(outdir, &sb) || !S_ISDIR(sb.st_mode)) {
-            die("--output: cannot create folder '%s'%s", outdir, "");
-            goto out;
-        }
-    }
     for (int o = 0; o < no && o < 64; o++) {
         char base[256];
         sanitize(si_output_name(m, o), base, sizeof base);
@@ -401,13 +488,13 @@ int main(int argc, char **argv)
             si_output(m, o, &dt, &rank, shape, &data, NULL);
             char *path = NULL;
             if (asprintf(&path, "%s/%s", outdir, files[o]) < 0) {
-                die("out of memory%s%s", "", "");
+                rc = die_code(EXIT_OTHER, "out of memory%s%s", "", "");
                 goto out;
             }
             si_result ws = si_npy_write(path, dt, rank, shape, data, &err);
             free(path);
             if (ws != SI_OK) {
-                die("%s%s", err.message, "");
+                rc = die_code(EXIT_OTHER, "%s%s", err.message, "");
                 goto out;
             }
         }
@@ -454,9 +541,10 @@ int main(int argc, char **argv)
                st.host_ms > 0 ? ", then the host interpreter" : "", wall);
     }
     if (stats_path) {
-        FILE *f = fopen(stats_path, "w");
+        int to_stdout = !strcmp(stats_path, "-");
+        FILE *f = to_stdout ? stdout : fopen(stats_path, "w");
         if (!f) {
-            die("--stats: cannot write '%s': %s", stats_path, strerror(errno));
+            rc = die_code(EXIT_OTHER, "--stats: cannot write '%s': %s", stats_path, strerror(errno));
             goto out;
         }
         fprintf(f, "{\n  \"model\": ");
@@ -498,8 +586,8 @@ int main(int argc, char **argv)
             fprintf(f, ", \"dtype\": \"%s\"}", si_dtype_name(dt));
         }
         fprintf(f, "\n  ]\n}\n");
-        if (fclose(f) != 0) {
-            die("--stats: cannot write '%s': %s", stats_path, strerror(errno));
+        if (to_stdout ? fflush(f) != 0 : fclose(f) != 0) {
+            rc = die_code(EXIT_OTHER, "--stats: cannot write '%s': %s", stats_path, strerror(errno));
             goto out;
         }
     }

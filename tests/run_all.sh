@@ -46,6 +46,7 @@ done
 
 if "$HERE/fetch_models.sh" "$CACHE" && "$HERE/make_refs.sh" "$CACHE" $MODELS $MORE; then
     check "cli contract" "$HERE/cli_test.sh" "$B/streaminfer" "$CACHE"
+    check "cli parsing and exit codes" "$HERE/cli_args_test.sh" "$B/streaminfer" "$CACHE"
     check "models vs TensorFlow.js (mmap)" "$B/tests/test_models" "$CACHE" $MODELS
     check "models vs TensorFlow.js (io_uring)" env SI_IO=uring "$B/tests/test_models" "$CACHE" emotion selfie
     # every model of the package: TensorFlow.js match at no limit, and bitwise the
