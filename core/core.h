@@ -347,6 +347,16 @@ typedef struct {
 
 si_result core_graph_build(const io_model *m, core_graph **out, si_error *err);
 void core_graph_free(core_graph *g);
+/* Refuses (SI_ERR_UNSUPPORTED) a graph whose outputs need a node of an op that
+ * nothing here runs, or one excluded by name, naming every such op with its
+ * first node and count; core/opcheck.c. Run it before any work. */
+si_result core_graph_check_ops(const core_graph *g, si_error *err);
+/* The family an op belongs to ("elementwise", ..., "graph", "interpreter"),
+ * NULL when unknown; core_op_at(i) lists every known op, NULL past the end;
+ * core_op_excluded: why an op is refused by name, else NULL. */
+const char *core_op_family(const char *op);
+const char *core_op_at(int i);
+const char *core_op_excluded(const char *op);
 int core_graph_n_inputs(const core_graph *g);
 int core_graph_n_nodes(const core_graph *g);
 const core_io_info *core_graph_input(const core_graph *g, int i);
