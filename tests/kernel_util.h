@@ -11,6 +11,7 @@
 #include "glk.h"
 
 static glk_ctx *kt_gpu;
+static glk_binding kt_saved; /* what was current before kt_gpu_open */
 
 /* Deterministic PRNG so a failure can be replayed. */
 static uint64_t kt_state = 0x9e3779b97f4a7c15ull;
@@ -62,11 +63,20 @@ static inline int kt_gpu_open(void)
         fprintf(stderr, "no GPU context: %s\n", err.message);
         return -1;
     }
+    /* glk_open leaves no context current (glk.h): the tests' calls need it */
+    if (glk_bind(kt_gpu, &kt_saved, &err) != SI_OK) {
+        fprintf(stderr, "cannot make the GPU context current: %s\n", err.message);
+        glk_close(kt_gpu);
+        kt_gpu = NULL;
+        return -1;
+    }
     return 0;
 }
 
 static inline void kt_gpu_close(void)
 {
+    if (kt_gpu)
+        glk_unbind(kt_gpu, &kt_saved);
     glk_close(kt_gpu);
     kt_gpu = NULL;
 }
