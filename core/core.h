@@ -81,6 +81,7 @@ typedef enum {
     CK_U_SIGN, CK_U_SOFTPLUS, CK_U_LOGICAL_NOT, CK_U_CAST, CK_U_IDENTITY, CK_U_ERF,
     CK_U_EXPM1, CK_U_LOG1P, CK_U_ATAN, CK_U_TAN, CK_U_ASIN, CK_U_ACOS, CK_U_SINH,
     CK_U_COSH, CK_U_ISNAN, CK_U_HARDSWISH,
+    CK_U_ASINH, CK_U_ACOSH, CK_U_ATANH, CK_U_ISFINITE, CK_U_ISINF, CK_U_CLIP,
     CK_U__COUNT
 } ck_unary_op;
 
@@ -116,7 +117,9 @@ typedef struct {
     int32_t op;                   /* ck_unary_op */
     int32_t count;
     int32_t in_dtype, out_dtype;  /* si_dtype; differ only for CK_U_CAST */
-    float alpha;                  /* leaky relu */
+    float alpha;                  /* leaky relu; CK_U_CLIP: the lower bound */
+    float beta;                   /* CK_U_CLIP: the upper bound */
+    int32_t ilo, ihi;             /* CK_U_CLIP on int32: the bounds */
 } ck_unary_p;
 
 typedef struct {

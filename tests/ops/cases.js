@@ -48,13 +48,22 @@ function cases(mulberry32) {
     ['Floor', -9, 9], ['Ceil', -9, 9], ['Round', -9, 9], ['Sin', -6, 6], ['Cos', -6, 6],
     ['Tan', -1.4, 1.4], ['Asin', -0.99, 0.99], ['Acos', -0.99, 0.99], ['Atan', -9, 9],
     ['Sinh', -4, 4], ['Cosh', -4, 4], ['Sign', -3, 3], ['Softplus', -9, 9], ['Erf', -3, 3],
-    ['Expm1', -3, 3], ['Log1p', -0.9, 9],
+    ['Expm1', -3, 3], ['Log1p', -0.9, 9], ['Asinh', -20, 20], ['Acosh', 1, 40],
+    ['Atanh', -0.99, 0.99],
   ];
   for (const [op, lo, hi] of unary) {
     for (let k = 0; k < 2; k++) {
       const u = util(rngFor());
       const s = u.shape();
       add({ name: `${op}_${k}`, op, attr: { T: T('float32') }, inputs: [ph('float32', s, u.vals(u.n(s), () => u.uni(lo, hi)))] });
+    }
+  }
+  // the inverse hyperbolics at their domain's edges: tfjs gives NaN outside,
+  // +-Inf at atanh(+-1), and asinh is odd
+  {
+    const edge = [NaN, Infinity, -Infinity, 0, -0, 1, -1, 1.5, -1.5, 0.5, -0.5, 1e-8, 1e30, -1e30, 1e19, 0.999999, -0.999999];
+    for (const op of ['Asinh', 'Acosh', 'Atanh']) {
+      add({ name: `${op}_edges`, op, attr: { T: T('float32') }, inputs: [ph('float32', [edge.length], edge)] });
     }
   }
   // LeakyRelu's alpha attr
@@ -64,12 +73,29 @@ function cases(mulberry32) {
     add({ name: 'LeakyRelu_0', op: 'LeakyRelu', attr: { T: T('float32'), alpha: F(0.15) }, inputs: [ph('float32', s, u.vals(u.n(s), () => u.uni(-5, 5)))] });
   }
 
-  // ---- IsNan: bool output, the edge cases are the point
-  for (let k = 0; k < 2; k++) {
+  // ---- IsNan, IsFinite, IsInf: bool outputs, the edge cases are the point
+  for (const op of ['IsNan', 'IsFinite', 'IsInf']) {
+    for (let k = 0; k < 2; k++) {
+      const u = util(rngFor());
+      const s = u.shape();
+      const v = u.vals(u.n(s), () => (u.int(0, 2) === 0 ? SPECIAL[u.int(0, SPECIAL.length - 1)] : u.uni(-1e3, 1e3)));
+      add({ name: `${op}_${k}`, op, attr: { T: T('float32') }, inputs: [ph('float32', s, v)] });
+    }
+  }
+
+  // ---- ClipByValue: scalar or broadcast bounds, float and int, NaN passes
+  for (let k = 0; k < 4; k++) {
     const u = util(rngFor());
     const s = u.shape();
-    const v = u.vals(u.n(s), () => (u.int(0, 2) === 0 ? SPECIAL[u.int(0, SPECIAL.length - 1)] : u.uni(-1e3, 1e3)));
-    add({ name: `IsNan_${k}`, op: 'IsNan', attr: { T: T('float32') }, inputs: [ph('float32', s, v)] });
+    const dt = k === 3 ? 'int32' : 'float32';
+    const v = dt === 'int32' ? u.vals(u.n(s), () => u.int(-50, 50))
+      : u.vals(u.n(s), () => (u.int(0, 9) === 0 ? SPECIAL[u.int(0, 5)] : u.uni(-5, 5)));
+    const lo = dt === 'int32' ? -7 : u.uni(-3, 0);
+    const hi = dt === 'int32' ? 20 : u.uni(0, 3);
+    const inputs = [ph(dt, s, v), cst(dt, [], [lo]), cst(dt, [], [hi])];
+    // a bound given as a tensor: tfjs's converter reads its first element ('number')
+    if (k === 2) inputs[1] = cst(dt, [3], [lo, lo - 1, lo + 1]);
+    add({ name: `ClipByValue_${k}`, op: 'ClipByValue', attr: { T: T(dt) }, inputs });
   }
 
   // ---- binary elementwise, with broadcasting
