@@ -22,6 +22,7 @@ extern const core_op_def core_ops_conv[];
 extern const core_op_def core_ops_pool_reduce[];
 extern const core_op_def core_ops_shape[];
 extern const core_op_def core_ops_select[];
+extern const core_op_def core_ops_math[];
 
 const core_op_def *core_find_op(const char *op);
 

@@ -132,6 +132,24 @@ function cases(mulberry32) {
       inputs: [ph('int32', s, u.vals(u.n(s), () => u.int(0, 4))), ph('int32', s, u.vals(u.n(s), () => u.int(0, 4)))],
     });
   }
+  // ---- FusedBatchNorm, V2, V3 (inference): per-channel statistics as weights,
+  // one case with them as model inputs, epsilon given or default
+  for (const [k, op] of ['FusedBatchNorm', 'FusedBatchNormV2', 'FusedBatchNormV3', 'FusedBatchNormV3'].entries()) {
+    const u = util(rngFor());
+    const s = k === 0 ? [u.int(1, 2), u.int(2, 7), u.int(2, 7), u.int(1, 9)] : u.shape(4, 900);
+    if (u.n(s) < 17) s[0] = 17;
+    const ch = s[s.length - 1];
+    const stat = (lo, hi) => u.vals(ch, () => u.uni(lo, hi));
+    const mk = k === 3 ? ph : cst;
+    const attr = { T: T('float32'), data_format: S('NHWC'), is_training: B(false) };
+    if (k !== 1) attr.epsilon = F(k === 2 ? 1e-5 : 0.01);
+    if (op === 'FusedBatchNormV3') attr.U = T('float32');
+    add({
+      name: `${op}_${k}`, op, attr, outputs: 1,
+      inputs: [ph('float32', s, u.vals(u.n(s), () => u.uni(-4, 4))), mk('float32', [ch], stat(0.5, 2), 'scale'),
+        mk('float32', [ch], stat(-1, 1), 'offset'), mk('float32', [ch], stat(-1, 1), 'mean'), mk('float32', [ch], stat(0.01, 3), 'variance')],
+    });
+  }
   return out;
 }
 
