@@ -150,6 +150,16 @@ function cases(mulberry32) {
         mk('float32', [ch], stat(-1, 1), 'offset'), mk('float32', [ch], stat(-1, 1), 'mean'), mk('float32', [ch], stat(0.01, 3), 'variance')],
     });
   }
+  // ---- Zeros, Ones: every dtype and an empty shape; their outputs are
+  // constants, so they fold on the host under both backends
+  for (const op of ['Zeros', 'Ones']) {
+    for (const dt of ['float32', 'int32', 'bool']) {
+      const u = util(rngFor());
+      const s = u.shape();
+      add({ name: `${op}_${dt}`, op, attr: { T: T(dt) }, inputs: [cst('int32', [s.length], s, 'shape')] });
+    }
+    add({ name: `${op}_empty`, op, attr: { T: T('float32') }, inputs: [cst('int32', [2], [3, 0], 'shape')] });
+  }
   return out;
 }
 
