@@ -81,6 +81,7 @@ typedef enum {
     CK_U_SIGN, CK_U_SOFTPLUS, CK_U_LOGICAL_NOT, CK_U_CAST, CK_U_IDENTITY, CK_U_ERF,
     CK_U_EXPM1, CK_U_LOG1P, CK_U_ATAN, CK_U_TAN, CK_U_ASIN, CK_U_ACOS, CK_U_SINH,
     CK_U_COSH, CK_U_ISNAN, CK_U_HARDSWISH,
+    CK_U_ASINH, CK_U_ACOSH, CK_U_ATANH, CK_U_ISFINITE, CK_U_ISINF, CK_U_CLIP,
     CK_U__COUNT
 } ck_unary_op;
 
@@ -116,7 +117,9 @@ typedef struct {
     int32_t op;                   /* ck_unary_op */
     int32_t count;
     int32_t in_dtype, out_dtype;  /* si_dtype; differ only for CK_U_CAST */
-    float alpha;                  /* leaky relu */
+    float alpha;                  /* leaky relu; CK_U_CLIP: the lower bound */
+    float beta;                   /* CK_U_CLIP: the upper bound */
+    int32_t ilo, ihi;             /* CK_U_CLIP on int32: the bounds */
 } ck_unary_p;
 
 typedef struct {
@@ -347,6 +350,16 @@ typedef struct {
 
 si_result core_graph_build(const io_model *m, core_graph **out, si_error *err);
 void core_graph_free(core_graph *g);
+/* Refuses (SI_ERR_UNSUPPORTED) a graph whose outputs need a node of an op that
+ * nothing here runs, or one excluded by name, naming every such op with its
+ * first node and count; core/opcheck.c. Run it before any work. */
+si_result core_graph_check_ops(const core_graph *g, si_error *err);
+/* The family an op belongs to ("elementwise", ..., "graph", "interpreter"),
+ * NULL when unknown; core_op_at(i) lists every known op, NULL past the end;
+ * core_op_excluded: why an op is refused by name, else NULL. */
+const char *core_op_family(const char *op);
+const char *core_op_at(int i);
+const char *core_op_excluded(const char *op);
 int core_graph_n_inputs(const core_graph *g);
 int core_graph_n_nodes(const core_graph *g);
 const core_io_info *core_graph_input(const core_graph *g, int i);

@@ -168,6 +168,27 @@ int core_op_is_dynamic(const char *op)
     return op && op_is_async(op);
 }
 
+/* Exactly the ops execute() below implements (op_tensor_array, op_tensor_list
+ * and op_nms refuse any other name of their prefix at run time, so a prefix
+ * test would let a model open that cannot run). */
+static const char *const interp_ops[] = {
+    "Enter", "Exit", "Merge", "Switch", "NextIteration", "LoopCond", "NoOp",
+    "TensorArrayV3", "TensorArrayWriteV3", "TensorArrayReadV3", "TensorArrayGatherV3",
+    "TensorArrayConcatV3", "TensorArrayScatterV3", "TensorArraySplitV3", "TensorArraySizeV3",
+    "TensorArrayCloseV3", "EmptyTensorList", "TensorListReserve", "TensorListFromTensor",
+    "TensorListScatter", "TensorListScatterV2", "TensorListSplit", "TensorListLength",
+    "TensorListSetItem", "TensorListPushBack", "TensorListResize", "TensorListGetItem",
+    "TensorListPopBack", "TensorListStack", "TensorListGather", "TensorListConcat",
+    "TensorListConcatV2", "NonMaxSuppressionV2", "NonMaxSuppressionV3", "NonMaxSuppressionV4",
+    "NonMaxSuppressionV5", "Where", NULL};
+
+int core_interp_runs_op(const char *op) { return op && in_list(op, interp_ops); }
+
+const char *core_interp_op(int i)
+{
+    return i >= 0 && i < (int)(sizeof interp_ops / sizeof interp_ops[0]) ? interp_ops[i] : NULL;
+}
+
 /* ---- interpreter state ---------------------------------------------------- */
 
 typedef struct {

@@ -23,6 +23,11 @@ int core_valmap_next(const core_valmap *vm, int slot, int *node, int *idx);
 /* Is this op one only the interpreter runs (its outputs' shapes or existence
  * depend on data)? Everything downstream of such a node runs there too. */
 int core_op_is_dynamic(const char *op);
+/* Ops the interpreter itself runs (control flow, TensorArray/TensorList, NMS,
+ * Where, NoOp); others it evaluates through the op table. core_interp_op(i)
+ * lists them, NULL past the end. */
+int core_interp_runs_op(const char *op);
+const char *core_interp_op(int i);
 
 /* Computes the model's outputs into vm. vm holds, on entry, the model inputs
  * (at their Placeholder nodes) and any tensor already computed elsewhere (the

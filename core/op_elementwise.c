@@ -44,6 +44,9 @@ static float unary_f(int op, float x, float alpha)
     case CK_U_ERF: return erff(x);
     case CK_U_EXPM1: return expm1f(x);
     case CK_U_LOG1P: return log1pf(x);
+    case CK_U_ASINH: return asinhf(x);
+    case CK_U_ACOSH: return acoshf(x);
+    case CK_U_ATANH: return atanhf(x);
     case CK_U_HARDSWISH: {
         float r = x + 3.f;
         r = r < 0.f ? 0.f : (r > 6.f ? 6.f : r);
@@ -97,6 +100,15 @@ void ck_host_unary(const ck_step *s, const core_buf *const *ins, core_buf *out)
             yi[i] = !xi[i];
         } else if (p->op == CK_U_ISNAN) {
             yi[i] = isnan(xf[i]) ? 1 : 0;
+        } else if (p->op == CK_U_ISFINITE) {
+            yi[i] = isfinite(xf[i]) ? 1 : 0;
+        } else if (p->op == CK_U_ISINF) {
+            yi[i] = isinf(xf[i]) ? 1 : 0;
+        } else if (p->op == CK_U_CLIP && p->in_dtype == SI_FLOAT32) {
+            /* tfjs's clip (clip_impl): NaN fails both tests and passes */
+            yf[i] = xf[i] > p->beta ? p->beta : (xf[i] < p->alpha ? p->alpha : xf[i]);
+        } else if (p->op == CK_U_CLIP) {
+            yi[i] = xi[i] > p->ihi ? p->ihi : (xi[i] < p->ilo ? p->ilo : xi[i]);
         } else if (p->in_dtype == SI_FLOAT32) {
             yf[i] = unary_f(p->op, xf[i], p->alpha);
         } else {
@@ -255,6 +267,8 @@ static const struct { const char *op; int code; } unary_ops[] = {
     {"Cosh", CK_U_COSH}, {"Sign", CK_U_SIGN}, {"Softplus", CK_U_SOFTPLUS},
     {"LogicalNot", CK_U_LOGICAL_NOT}, {"Cast", CK_U_CAST}, {"Erf", CK_U_ERF},
     {"Expm1", CK_U_EXPM1}, {"Log1p", CK_U_LOG1P}, {"IsNan", CK_U_ISNAN},
+    {"Asinh", CK_U_ASINH}, {"Acosh", CK_U_ACOSH}, {"Atanh", CK_U_ATANH},
+    {"IsFinite", CK_U_ISFINITE}, {"IsInf", CK_U_ISINF}, {"ClipByValue", CK_U_CLIP},
     {NULL, 0}};
 
 static const struct { const char *op; int code; } binary_ops[] = {
@@ -267,6 +281,34 @@ static const struct { const char *op; int code; } binary_ops[] = {
     {"LessEqual", CK_B_LESSEQ}, {"Greater", CK_B_GREATER}, {"GreaterEqual", CK_B_GREATEREQ},
     {"LogicalAnd", CK_B_AND}, {"LogicalOr", CK_B_OR},
     {NULL, 0}};
+
+/* ClipByValue's bounds, as tfjs's converter reads them (type 'number'): the
+ * first element of each bound tensor, which must be known before the run. */
+static si_result clip_bounds(lower_ctx *c, si_dtype dt, ck_unary_p *u, si_error *err)
+{
+    if (lc_n_inputs(c) < 3)
+        return lc_fail(c, err, SI_ERR_FORMAT, "needs x, clip_value_min and clip_value_max");
+    double b[2];
+    for (int k = 0; k < 2; k++) {
+        si_result st = SI_OK;
+        const core_buf *v = lc_value(c, 1 + k, &st, err);
+        if (st != SI_OK)
+            return st;
+        if (!v || core_shape_count(&v->shape) < 1)
+            return lc_fail(c, err, SI_ERR_UNSUPPORTED,
+                           "clip bound %d must be a constant with at least one element", k);
+        b[k] = v->dtype == SI_FLOAT32 ? ((const float *)v->data)[0] : ((const int32_t *)v->data)[0];
+    }
+    if (b[0] > b[1]) /* tfjs: clipByValue asserts min <= max */
+        return lc_fail(c, err, SI_ERR_ARG, "clip_value_min %g is greater than clip_value_max %g",
+                       b[0], b[1]);
+    u->alpha = (float)b[0];
+    u->beta = (float)b[1];
+    /* int32 x: tfjs writes the bound into an Int32Array (truncates) */
+    u->ilo = dt == SI_FLOAT32 ? 0 : (int32_t)b[0];
+    u->ihi = dt == SI_FLOAT32 ? 0 : (int32_t)b[1];
+    return SI_OK;
+}
 
 static si_result lower_unary(lower_ctx *c, si_error *err)
 {
@@ -284,7 +326,8 @@ static si_result lower_unary(lower_ctx *c, si_error *err)
         if (dst < 0 || dst > SI_BOOL)
             return lc_fail(c, err, SI_ERR_UNSUPPORTED, "cast to this dtype");
         out_dt = (si_dtype)dst;
-    } else if (code == CK_U_LOGICAL_NOT || code == CK_U_ISNAN) {
+    } else if (code == CK_U_LOGICAL_NOT || code == CK_U_ISNAN || code == CK_U_ISFINITE ||
+               code == CK_U_ISINF) {
         out_dt = SI_BOOL;
     }
     ck_step s = {.kind = CK_UNARY, .n_in = 1};
@@ -294,6 +337,11 @@ static si_result lower_unary(lower_ctx *c, si_error *err)
     s.u.unary.in_dtype = x->dtype;
     s.u.unary.out_dtype = out_dt;
     s.u.unary.alpha = (float)lc_attr_float(c, "alpha", 0.2);
+    if (code == CK_U_CLIP) {
+        si_result st = clip_bounds(c, x->dtype, &s.u.unary, err);
+        if (st != SI_OK)
+            return st;
+    }
     s.out = lc_new_tensor(c, out_dt, &x->shape);
     lc_emit(c, &s);
     lc_set_output(c, 0, s.out);
@@ -444,6 +492,8 @@ const core_op_def core_ops_elementwise[] = {
     {"Sinh", lower_unary}, {"Cosh", lower_unary}, {"Sign", lower_unary},
     {"Softplus", lower_unary}, {"LogicalNot", lower_unary}, {"Cast", lower_unary},
     {"Erf", lower_unary}, {"Expm1", lower_unary}, {"Log1p", lower_unary},
+    {"Asinh", lower_unary}, {"Acosh", lower_unary}, {"Atanh", lower_unary},
+    {"IsFinite", lower_unary}, {"IsInf", lower_unary}, {"ClipByValue", lower_unary},
     {"IsNan", lower_unary},
     {"Add", lower_binary}, {"AddV2", lower_binary}, {"BiasAdd", lower_binary},
     {"Sub", lower_binary}, {"Mul", lower_binary}, {"RealDiv", lower_binary},

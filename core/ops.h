@@ -22,6 +22,8 @@ extern const core_op_def core_ops_conv[];
 extern const core_op_def core_ops_pool_reduce[];
 extern const core_op_def core_ops_shape[];
 extern const core_op_def core_ops_select[];
+extern const core_op_def core_ops_math[];
+extern const core_op_def core_ops_creation[];
 
 const core_op_def *core_find_op(const char *op);
 

@@ -319,6 +319,12 @@ static int enum_defines(char *buf, size_t n)
     E(CK_U_COSH);
     E(CK_U_ISNAN);
     E(CK_U_HARDSWISH);
+    E(CK_U_ASINH);
+    E(CK_U_ACOSH);
+    E(CK_U_ATANH);
+    E(CK_U_ISFINITE);
+    E(CK_U_ISINF);
+    E(CK_U_CLIP);
     E(CK_B_ADD);
     E(CK_B_SUB);
     E(CK_B_MUL);

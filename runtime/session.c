@@ -635,6 +635,8 @@ si_result si_open(const char *path, const si_options *opt, si_model **out, si_er
     si_result st = io_model_load(path, &m->io, err);
     if (st == SI_OK)
         st = core_graph_build(m->io, &m->g, err);
+    if (st == SI_OK)
+        st = core_graph_check_ops(m->g, err);
     if (st == SI_OK &&
         (!(m->bound = calloc((size_t)core_graph_n_inputs(m->g) + 1, sizeof *m->bound)) ||
          !(m->bound_vals = calloc((size_t)core_graph_n_inputs(m->g) + 1, sizeof *m->bound_vals))))

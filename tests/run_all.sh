@@ -37,7 +37,7 @@ check() { # name, command...
 
 for t in "$B"/tests/test_*; do
     case $t in
-    *test_models) continue ;;
+    *test_models | *test_ops) continue ;; # both in the models block, after the oracle is set up
     *test_errors) check "$(basename "$t") (valgrind)" valgrind -q --error-exitcode=9 \
         --leak-check=full --errors-for-leak-kinds=definite "$t" "$CACHE" ;;
     *) check "$(basename "$t")" "$t" "$CACHE" ;;
@@ -47,6 +47,12 @@ done
 if "$HERE/fetch_models.sh" "$CACHE" && "$HERE/make_refs.sh" "$CACHE" $MODELS $MORE; then
     check "cli contract" "$HERE/cli_test.sh" "$B/streaminfer" "$CACHE"
     check "cli parsing and exit codes" "$HERE/cli_args_test.sh" "$B/streaminfer" "$CACHE"
+    # issue 15: every op of tfjs's converter list known or in tests/ops/EXCLUDED, and
+    # single-op models (tests/ops/gen.js) on the host and the GPU against TensorFlow.js
+    check "ops: the converter's list known or excluded" sh -c \
+        "'$B/tests/test_ops' --list-ops > '$B/ops-known.tsv' && node '$HERE/ops/table.js' --check '$B/ops-known.tsv'"
+    check "ops: per-op tests vs TensorFlow.js (host, GPU, split)" sh -c \
+        "node '$HERE/ops/gen.js' '$B/ops-cases' && '$B/tests/test_ops' '$B/ops-cases' '$B/ops-results.tsv'"
     check "models vs TensorFlow.js (mmap)" "$B/tests/test_models" "$CACHE" $MODELS
     check "models vs TensorFlow.js (io_uring)" env SI_IO=uring "$B/tests/test_models" "$CACHE" emotion selfie
     # every model of the package: TensorFlow.js match at no limit, and bitwise the

@@ -1,5 +1,6 @@
 /* Unary, binary (broadcast) and AddN kernels against the host reference,
  * on random shapes and values. */
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -46,6 +47,50 @@ static void test_unary(void **state)
         assert_true(e >= 0 && e <= 2e-5);
         kt_free(&x);
     }
+}
+
+/* asinh/acosh/atanh over their domains (and NaN outside, for acosh/atanh),
+ * the float tests with non-finite values mixed in, and clip on floats (NaN
+ * passes) and on int32 past 2^24 (no float detour). */
+static void test_unary_math(void **state)
+{
+    (void)state;
+    static const struct { int op; float lo, hi; si_dtype out; } cs[] = {
+        {CK_U_ASINH, -3e4f, 3e4f, SI_FLOAT32}, {CK_U_ASINH, -2.f, 2.f, SI_FLOAT32},
+        {CK_U_ACOSH, 0.5f, 3e4f, SI_FLOAT32},  {CK_U_ACOSH, 0.9f, 3.f, SI_FLOAT32},
+        {CK_U_ATANH, -1.2f, 1.2f, SI_FLOAT32}, {CK_U_ISFINITE, -9.f, 9.f, SI_BOOL},
+        {CK_U_ISINF, -9.f, 9.f, SI_BOOL},      {CK_U_CLIP, -9.f, 9.f, SI_FLOAT32},
+    };
+    const float special[] = {NAN, INFINITY, -INFINITY, 0.f, -0.f, 3e38f};
+    for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+        int rank;
+        int64_t d[SI_MAX_RANK];
+        random_shape(&rank, d, 5000);
+        core_buf x = kt_random(SI_FLOAT32, rank, d, cs[k].lo, cs[k].hi);
+        int64_t n = core_shape_count(&x.shape);
+        int with_special = cs[k].out == SI_BOOL || cs[k].op == CK_U_CLIP;
+        for (int64_t i = 0; with_special && i < n; i += kt_randint(1, 5))
+            ((float *)x.data)[i] = special[kt_randint(0, cs[k].op == CK_U_CLIP ? 0 : 5)];
+        ck_step s = {.kind = CK_UNARY, .n_in = 1, .in = {0}, .out = 1};
+        s.u.unary = (ck_unary_p){.op = cs[k].op, .count = (int32_t)n, .in_dtype = SI_FLOAT32,
+                                 .out_dtype = cs[k].out, .alpha = -2.5f, .beta = 4.f};
+        const core_buf *ins[] = {&x};
+        double e = kt_compare(&s, ins, cs[k].out, &x.shape, NULL);
+        if (!(e >= 0 && e <= 2e-5))
+            fprintf(stderr, "unary op %d: error %g\n", cs[k].op, e);
+        assert_true(e >= 0 && e <= 2e-5);
+        kt_free(&x);
+    }
+    int64_t d[] = {9, 31};
+    core_buf xi = kt_random(SI_INT32, 2, d, -300, 300);
+    for (int64_t i = 0; i < 9 * 31; i++)
+        ((int32_t *)xi.data)[i] *= 100003; /* past 2^24 */
+    ck_step s = {.kind = CK_UNARY, .n_in = 1, .in = {0}, .out = 1};
+    s.u.unary = (ck_unary_p){.op = CK_U_CLIP, .count = 9 * 31, .in_dtype = SI_INT32,
+                             .out_dtype = SI_INT32, .ilo = -16777217, .ihi = 20000001};
+    const core_buf *ins[] = {&xi};
+    assert_true(kt_compare(&s, ins, SI_INT32, &xi.shape, NULL) == 0);
+    kt_free(&xi);
 }
 
 static void test_cast_and_int(void **state)
@@ -185,7 +230,8 @@ static int teardown(void **state) { (void)state; kt_gpu_close(); return 0; }
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_unary), cmocka_unit_test(test_cast_and_int),
+        cmocka_unit_test(test_unary), cmocka_unit_test(test_unary_math),
+        cmocka_unit_test(test_cast_and_int),
         cmocka_unit_test(test_binary), cmocka_unit_test(test_addn),
         cmocka_unit_test(test_dequant),
     };

@@ -1,5 +1,22 @@
-// CK_UNARY: P = {op, count, in_dtype, out_dtype, alpha}; OPC = op.
+// CK_UNARY: P = {op, count, in_dtype, out_dtype, alpha, beta, ilo, ihi}; OPC = op.
 float tanh_safe(float x) { float e = exp(-2.0 * abs(clamp(x, -20.0, 20.0))); return sign(x) * (1.0 - e) / (1.0 + e); }
+// asinh/acosh/atanh as tfjs (Math.*): NaN outside the domain, and no
+// overflow of x*x for large |x| (GLSL's built-ins may square first).
+float nan_() { return uintBitsToFloat(0x7fc00000u); }
+float asinh_(float x) {
+    float a = abs(x);
+    float r = a > 1e4 ? log(a) + 0.69314718 : log(a + sqrt(a * a + 1.0));
+    return x < 0.0 ? -r : r;
+}
+float acosh_(float x) {
+    if (!(x >= 1.0)) return nan_();
+    return x > 1e4 ? log(x) + 0.69314718 : log(x + sqrt((x - 1.0) * (x + 1.0)));
+}
+float atanh_(float x) {
+    if (abs(x) > 1.0) return nan_();
+    if (abs(x) == 1.0) return x * uintBitsToFloat(0x7f800000u);
+    return 0.5 * log((1.0 + x) / (1.0 - x));
+}
 float unary_f(float x) {
     float alpha = PF(4);
 #if OPC == U_NEG
@@ -65,6 +82,16 @@ float unary_f(float x) {
     return log(1.0 + x);
 #elif OPC == U_HARDSWISH
     return x * clamp(x + 3.0, 0.0, 6.0) / 6.0;
+#elif OPC == U_ASINH
+    return asinh_(x);
+#elif OPC == U_ACOSH
+    return acosh_(x);
+#elif OPC == U_ATANH
+    return atanh_(x);
+#elif OPC == U_CLIP
+    // tfjs's clip: NaN passes (both its tests are false); the compiler may turn
+    // the tests into min/max, which drop a NaN, so it is tested first
+    return isnan(x) ? x : (x > PF(5) ? PF(5) : (x < alpha ? alpha : x));
 #elif OPC == U_ERF
     // Abramowitz-Stegun 7.1.26 is too coarse; use a high-order rational fit.
     float t = 1.0 / (1.0 + 0.5 * abs(x));
@@ -89,6 +116,8 @@ int unary_i(int x) {
     return x * x;
 #elif OPC == U_SIGN
     return sign(x);
+#elif OPC == U_CLIP
+    return x > P[7] ? P[7] : (x < P[6] ? P[6] : x);
 #else
     return x;
 #endif
@@ -107,6 +136,14 @@ void main() {
     outv[i] = TO(in0[i] == T0(0) ? 1 : 0);
 #elif OPC == U_ISNAN
     outv[i] = TO(isnan(float(in0[i])) ? 1 : 0);
+#elif OPC == U_ISFINITE
+    outv[i] = TO(isnan(float(in0[i])) || isinf(float(in0[i])) ? 0 : 1);
+#elif OPC == U_ISINF
+    outv[i] = TO(isinf(float(in0[i])) ? 1 : 0);
+#elif OPC == U_CLIP
+    // int32 stays integer all the way: a float detour rounds past 2^24
+    if (P[2] == 0) outv[i] = TO(unary_f(float(in0[i])));
+    else outv[i] = TO(unary_i(int(in0[i])));
 #else
     outv[i] = TO(P[2] == 0 ? unary_f(float(in0[i])) : float(unary_i(int(in0[i]))));
 #endif

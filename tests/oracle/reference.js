@@ -412,4 +412,4 @@ if (require.main === module) {
   });
 }
 
-module.exports = { npyEncode, readNpy, writeNpy, mulberry32, generateValues, sanitize, VERSION };
+module.exports = { npyEncode, readNpy, writeNpy, mulberry32, generateValues, sanitize, makeIOHandler, VERSION };

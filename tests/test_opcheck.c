@@ -1,0 +1,237 @@
+/* Unknown ops are refused when the model is opened (core/opcheck.c): by
+ * si_open and `streaminfer plan`, before any work, naming every unknown op with
+ * its first node and count, also where the op sits after a loop or an NMS that
+ * the host interpreter would run first. Ops only the interpreter runs are not
+ * refused; TF Decision Forests' SimpleML* ops are refused by name. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "core.h"
+#include "ops.h"
+#include "tiny_model.h"
+
+static const char *bindir;
+
+static void const_i(jb *j, const char *name, int v)
+{
+    char a[200];
+    snprintf(a, sizeof a,
+             "\"dtype\":{\"type\":\"DT_INT32\"},\"value\":{\"tensor\":{\"dtype\":\"DT_INT32\","
+             "\"tensorShape\":{},\"intVal\":[%d]}}", v);
+    node(j, name, "Const", "", a);
+}
+
+static void const_f(jb *j, const char *name, float v)
+{
+    char a[200];
+    snprintf(a, sizeof a,
+             "\"dtype\":{\"type\":\"DT_FLOAT\"},\"value\":{\"tensor\":{\"dtype\":\"DT_FLOAT\","
+             "\"tensorShape\":{},\"floatVal\":[%.9g]}}", v);
+    node(j, name, "Const", "", a);
+}
+
+/* A TF1 while loop (frame "L": i = 0; while i < n: i += 1) whose exit value
+ * feeds `after`, and an NMS over boxes/scores whose selection feeds `after2`.
+ * The unknown ops (if any) are the caller's, placed after both. */
+static void loop_and_nms(jb *j)
+{
+    placeholder_f32(j, "boxes", (int[]){8, 4}, 2);
+    placeholder_f32(j, "scores", (int[]){8}, 1);
+    const_i(j, "zero", 0);
+    const_i(j, "one", 1);
+    const_i(j, "n", 5);
+    const_i(j, "maxo", 4);
+    const_f(j, "iou", 0.5f);
+    const_f(j, "thr", 0.1f);
+    node(j, "enter", "Enter", "\"zero\"", "\"frame_name\":{\"s\":\"TA==\"}");
+    node(j, "enter_n", "Enter", "\"n\"", "\"frame_name\":{\"s\":\"TA==\"},\"is_constant\":{\"b\":true}");
+    node(j, "enter_one", "Enter", "\"one\"",
+         "\"frame_name\":{\"s\":\"TA==\"},\"is_constant\":{\"b\":true}");
+    node(j, "merge", "Merge", "\"enter\",\"next\"", NULL);
+    node(j, "less", "Less", "\"merge\",\"enter_n\"", NULL);
+    node(j, "cond", "LoopCond", "\"less\"", NULL);
+    node(j, "switch", "Switch", "\"merge\",\"cond\"", NULL);
+    node(j, "body", "Add", "\"switch:1\",\"enter_one\"", NULL);
+    node(j, "next", "NextIteration", "\"body\"", NULL);
+    node(j, "exit", "Exit", "\"switch\"", NULL);
+    node(j, "nms", "NonMaxSuppressionV3", "\"boxes\",\"scores\",\"maxo\",\"iou\",\"thr\"", NULL);
+    node(j, "sel", "GatherV2", "\"boxes\",\"nms\",\"zero\"", NULL);
+}
+
+static si_result open_model(const char *path, si_error *err)
+{
+    si_model *m = NULL;
+    memset(err, 0, sizeof *err);
+    si_result st = si_open(path, &(si_options){.backend = SI_BACKEND_HOST}, &m, err);
+    if (st == SI_OK)
+        si_close(m);
+    return st;
+}
+
+static void test_unknown_after_loop_and_nms(void **state)
+{
+    (void)state;
+    jb j = {0};
+    loop_and_nms(&j);
+    node(&j, "a/b", "CropAndResize", "\"sel\",\"boxes\",\"nms\",\"n\"", NULL);
+    node(&j, "a/c", "CropAndResize", "\"a/b\",\"boxes\",\"nms\",\"n\"", NULL);
+    node(&j, "c", "Einsum", "\"a/c\",\"exit\"", NULL);
+    node(&j, "a/d", "CropAndResize", "\"c\",\"boxes\",\"nms\",\"n\"", NULL);
+    const char *path = write_model(&j, "unknown.json");
+    si_error err;
+    assert_int_equal(open_model(path, &err), SI_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.message, "unknown.json: 2 unknown ops: "));
+    assert_non_null(strstr(err.message, "'CropAndResize' (node 'a/b', 3 nodes)"));
+    assert_non_null(strstr(err.message, "'Einsum' (node 'c')"));
+    /* `plan` refuses it the same way (it opens the model first) */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%.400s/../streaminfer plan --backend host %s 2>&1 | grep -q "
+             "\"2 unknown ops: 'CropAndResize' (node 'a/b', 3 nodes), 'Einsum' (node 'c')\"",
+             bindir, path);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* The same loop and NMS with known ops after them opens: what only the
+ * interpreter runs is not unknown. */
+static void test_interpreter_ops_open(void **state)
+{
+    (void)state;
+    jb j = {0};
+    loop_and_nms(&j);
+    node(&j, "out", "Identity", "\"sel\"", NULL);
+    node(&j, "out2", "Identity", "\"exit\"", NULL);
+    si_error err;
+    if (open_model(write_model(&j, "known.json"), &err) != SI_OK)
+        fail_msg("%s", err.message);
+}
+
+/* Only nodes the outputs need count: an unused node is never run by tfjs
+ * either; a control input is waited for, so it counts. */
+static void test_needed_nodes_only(void **state)
+{
+    (void)state;
+    char path[300];
+    snprintf(path, sizeof path, "%s/needed.json", tmp_root);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"format\":\"graph-model\",\"signature\":{\"outputs\":{\"y\":{\"name\":\"out:0\"}}},"
+          "\"modelTopology\":{\"node\":["
+          "{\"name\":\"x\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"},"
+          "\"shape\":{\"shape\":{\"dim\":[{\"size\":\"2\"}]}}}},"
+          "{\"name\":\"unused\",\"op\":\"FFT\",\"input\":[\"x\"]},"
+          "{\"name\":\"out\",\"op\":\"Relu\",\"input\":[\"x\"]}]},\"weightsManifest\":[]}",
+          f);
+    fclose(f);
+    si_error err;
+    if (open_model(path, &err) != SI_OK)
+        fail_msg("%s", err.message);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"format\":\"graph-model\",\"signature\":{\"outputs\":{\"y\":{\"name\":\"out:0\"}}},"
+          "\"modelTopology\":{\"node\":["
+          "{\"name\":\"x\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"},"
+          "\"shape\":{\"shape\":{\"dim\":[{\"size\":\"2\"}]}}}},"
+          "{\"name\":\"p\",\"op\":\"Print\",\"input\":[\"x\"]},"
+          "{\"name\":\"out\",\"op\":\"Relu\",\"input\":[\"x\",\"^p\"]}]},\"weightsManifest\":[]}",
+          f);
+    fclose(f);
+    assert_int_equal(open_model(path, &err), SI_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.message, "1 unknown op: 'Print' (node 'p')"));
+}
+
+static void test_simpleml_excluded(void **state)
+{
+    (void)state;
+    jb j = {0};
+    placeholder_f32(&j, "x", (int[]){1, 3}, 2);
+    node(&j, "res", "SimpleMLCreateModelResource", "", NULL);
+    node(&j, "load", "SimpleMLLoadModelFromPathWithHandle", "\"res\"", NULL);
+    node(&j, "infer", "SimpleMLInferenceOpWithHandle", "\"x\",\"res\",\"^load\"", NULL);
+    node(&j, "z", "Zeta", "\"infer\"", NULL);
+    si_error err;
+    assert_int_equal(open_model(write_model(&j, "tfdf.json"), &err), SI_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.message, "1 unknown op: 'Zeta' (node 'z')"));
+    assert_non_null(strstr(err.message, "'SimpleMLCreateModelResource' (node 'res')"));
+    assert_non_null(strstr(err.message, "'SimpleMLInferenceOpWithHandle' (node 'infer')"));
+    assert_non_null(strstr(err.message, "TF Decision Forests ops are excluded"));
+}
+
+/* Many unknown ops: the message stays one line within the error's size and
+ * says how many it could not name. */
+static void test_many_unknown(void **state)
+{
+    (void)state;
+    jb j = {0};
+    placeholder_f32(&j, "x", (int[]){2}, 1);
+    char prev[64] = "x";
+    for (int i = 0; i < 60; i++) {
+        char name[64], op[64], ins[80];
+        snprintf(name, sizeof name, "node_with_a_long_name_%d", i);
+        snprintf(op, sizeof op, "UnknownOpNumber%d", i);
+        snprintf(ins, sizeof ins, "\"%s\"", prev);
+        node(&j, name, op, ins, NULL);
+        snprintf(prev, sizeof prev, "%s", name);
+    }
+    si_error err;
+    assert_int_equal(open_model(write_model(&j, "many.json"), &err), SI_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.message, "60 unknown ops: 'UnknownOpNumber0' (node "));
+    assert_non_null(strstr(err.message, " more"));
+    assert_true(strlen(err.message) < sizeof err.message - 1);
+}
+
+/* The list of known ops agrees with the tables the program lowers from. */
+static void test_op_list(void **state)
+{
+    (void)state;
+    int n = 0;
+    for (const char *op; (op = core_op_at(n)); n++) {
+        const char *fam = core_op_family(op);
+        assert_non_null(fam);
+        assert_string_not_equal(fam, "?");
+        if (strcmp(fam, "graph") && strcmp(fam, "interpreter"))
+            assert_non_null(core_find_op(op));
+    }
+    assert_true(n > 150);
+    assert_null(core_op_family("Einsum"));
+    assert_null(core_op_family("StatelessWhile")); /* the interpreter refuses it */
+    assert_string_equal(core_op_family("TensorListStack"), "interpreter");
+    assert_string_equal(core_op_family("Relu"), "elementwise");
+    assert_null(core_op_excluded("Relu"));
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(tmp_root) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tiny_rm_tmp();
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    static char dir[512];
+    snprintf(dir, sizeof dir, "%s", argv[0]);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = 0;
+    else
+        snprintf(dir, sizeof dir, ".");
+    bindir = dir;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unknown_after_loop_and_nms), cmocka_unit_test(test_interpreter_ops_open),
+        cmocka_unit_test(test_needed_nodes_only),          cmocka_unit_test(test_simpleml_excluded),
+        cmocka_unit_test(test_many_unknown),               cmocka_unit_test(test_op_list),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
