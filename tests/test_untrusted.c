@@ -222,6 +222,30 @@ static void test_hostile_quantization(void **state)
     expect_runs("finite quantization");
 }
 
+/* Found by tests/fuzz (fuzz_image): a JPEG Huffman table of more than 256
+ * codes overflowed stb_image's table (a heap write); it is refused first. */
+static void test_jpeg_huffman_overflow(void **state)
+{
+    (void)state;
+    unsigned char jpg[2 + 4 + 17 + 304 + 2] = {0xff, 0xd8, 0xff, 0xc4, 0x01, 0x43, 0x00};
+    size_t len = 2 + 17 + 304; /* 0x143 */
+    for (int k = 1; k <= 16; k++)
+        jpg[6 + k] = 19; /* 16 x 19 = 304 codes */
+    jpg[sizeof jpg - 2] = 0xff;
+    jpg[sizeof jpg - 1] = 0xd9;
+    assert_int_equal(len, 0x143);
+    write_file("bad.jpg", jpg, sizeof jpg);
+    char path[512];
+    snprintf(path, sizeof path, "%s/bad.jpg", dir);
+    int h = 0, w = 0;
+    void *data = NULL;
+    si_error err = {0};
+    assert_int_equal(si_image_read(path, &h, &w, SI_FLOAT32, &data, &err), SI_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "Huffman"));
+    assert_non_null(strstr(err.message, "bad.jpg"));
+    assert_null(data);
+}
+
 /* core_shape_count saturates where it used to overflow; the checked form refuses. */
 static void test_shape_count(void **state)
 {
@@ -255,7 +279,7 @@ int main(void)
         cmocka_unit_test(test_missing_weights), cmocka_unit_test(test_shard_paths),
         cmocka_unit_test(test_shard_shrinks),   cmocka_unit_test(test_hostile_dtype),
         cmocka_unit_test(test_hostile_shapes),  cmocka_unit_test(test_hostile_quantization),
-        cmocka_unit_test(test_shape_count),
+        cmocka_unit_test(test_shape_count),     cmocka_unit_test(test_jpeg_huffman_overflow),
     };
     int rc = cmocka_run_group_tests_name("untrusted_models", tests, NULL, NULL);
     char cmd[300];
