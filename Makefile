@@ -56,7 +56,7 @@ clean:
 # ---- sanitizers and fuzzing (issue 12) --------------------------------------
 # Each has its own build folder, built by this Makefile again with clang and
 # the sanitizers in OPT (OPT reaches every compile and link line).
-SAN_CC   ?= clang
+SAN_CC   ?= clang-14
 SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 ASAN_B   ?= build-asan
 FUZZ_B   ?= build-fuzz

@@ -12,7 +12,12 @@ TARGETS=${*:-"model_json model npy image"}
 HERE=$(cd "$(dirname "$0")" && pwd)
 "$HERE/make_seeds.sh" "$B/fuzz/make_seeds" "$CACHE" "$B/seeds" || exit 1
 mkdir -p "$B/crashes"
+# the targets write each input to a file: in memory where there is a tmpfs
+[ -n "${TMPDIR:-}" ] || { [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm; }
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+# llvm-14 names its symbolizer with the version; stacks need it for file:line
+[ -n "${ASAN_SYMBOLIZER_PATH:-}" ] || ! command -v llvm-symbolizer-14 >/dev/null ||
+    export ASAN_SYMBOLIZER_PATH=$(command -v llvm-symbolizer-14)
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 failed=""
 for t in $TARGETS; do
