@@ -33,13 +33,18 @@ static int io_jpeg_bad_huffman(const unsigned char *b, size_t n)
         if (mk == 0xd9)
             return 0;
         size_t len = (size_t)b[i + 2] << 8 | b[i + 3], end = i + 2 + len;
-        if (len < 2 || end > n)
-            return 0; /* stb refuses a truncated segment itself */
+        if (len < 2)
+            return 0; /* stb refuses it itself */
+        /* a truncated DHT still reaches the table build with the counts it has */
+        if (end > n)
+            end = n;
         if (mk == 0xc4) {
-            for (size_t t = i + 4; t + 17 <= end;) {
+            /* a table cut short by the file's end counts too: stb reads the
+             * missing count bytes as 0 and builds it anyway */
+            for (size_t t = i + 4; t < end;) {
                 size_t codes = 0;
-                for (int k = 1; k <= 16; k++)
-                    codes += b[t + k];
+                for (size_t k = t + 1; k <= t + 16 && k < end; k++)
+                    codes += b[k];
                 if (codes > 256)
                     return 1;
                 t += 17 + codes;

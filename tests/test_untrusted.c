@@ -244,6 +244,22 @@ static void test_jpeg_huffman_overflow(void **state)
     assert_non_null(strstr(err.message, "Huffman"));
     assert_non_null(strstr(err.message, "bad.jpg"));
     assert_null(data);
+    /* the same table in a segment that claims more bytes than the file holds
+     * (fuzz_image's second finding: stb reads the counts before it notices) */
+    jpg[4] = 0x7f;
+    write_file("bad.jpg", jpg, sizeof jpg - 2);
+    assert_int_equal(si_image_read(path, &h, &w, SI_FLOAT32, &data, &err), SI_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "Huffman"));
+    assert_null(data);
+    /* a sound table followed by one cut short after ten of its counts (the third) */
+    unsigned char cut[2 + 4 + 17 + 1 + 1 + 10] = {0xff, 0xd8, 0xff, 0xc4, 0x01, 0x00, 0x00, 1};
+    cut[2 + 4 + 17] = 0xaa;     /* the sound table's one value */
+    cut[2 + 4 + 17 + 1] = 0x01; /* DC table 1 */
+    memset(cut + 2 + 4 + 17 + 2, 0xff, 10);
+    write_file("bad.jpg", cut, sizeof cut);
+    assert_int_equal(si_image_read(path, &h, &w, SI_FLOAT32, &data, &err), SI_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "Huffman"));
+    assert_null(data);
 }
 
 /* core_shape_count saturates where it used to overflow; the checked form refuses. */
