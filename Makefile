@@ -15,8 +15,9 @@ HDRS    = $(wildcard include/*.h core/*.h io/*.h pager/*.h glkernels/*.h runtime
 TESTS   = $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c))
 CACHE  ?= $(CURDIR)/.cache
 
-.PHONY: all deps test demo clean models-table bench
+.PHONY: all deps test demo clean models-table bench tests
 all: $(B)/streaminfer $(B)/libstreaminfer.a
+tests: $(TESTS)
 
 deps:
 	./tools/deps.sh
@@ -50,7 +51,45 @@ demo: all
 	./tools/demo.sh $(B) $(CACHE)
 
 clean:
-	rm -rf $(B)
+	rm -rf $(B) $(ASAN_B) $(FUZZ_B)
+
+# ---- sanitizers and fuzzing (issue 12) --------------------------------------
+# Each has its own build folder, built by this Makefile again with clang and
+# the sanitizers in OPT (OPT reaches every compile and link line).
+SAN_CC   ?= clang-14
+SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+ASAN_B   ?= build-asan
+FUZZ_B   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS = model_json model npy image
+FUZZ_BINS = $(patsubst %,$(B)/fuzz/fuzz_%,$(FUZZ_TARGETS)) $(B)/fuzz/make_seeds
+.PHONY: asan-build test-asan fuzz-build fuzz fuzz-bins
+
+# every unit test and the CLI under ASan+UBSan; tests/asan_run.sh runs them
+asan-build:
+	$(MAKE) B=$(ASAN_B) CC=$(SAN_CC) OPT="-O1 -g $(SAN)" all tests
+
+test-asan: asan-build
+	./tests/asan_run.sh $(ASAN_B) $(CACHE)
+
+# the library with coverage for libFuzzer; the targets link its main
+fuzz-build:
+	$(MAKE) B=$(FUZZ_B) CC=$(SAN_CC) OPT="-O1 -g $(SAN) -fsanitize=fuzzer-no-link" fuzz-bins
+
+fuzz-bins: $(FUZZ_BINS)
+
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(B)/libstreaminfer.a $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -Icore -Iio $< $(B)/libstreaminfer.a $(LIBS) -o $@
+
+$(B)/fuzz/make_seeds: tests/fuzz/make_seeds.c $(B)/libstreaminfer.a $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Icore -Iio $< $(B)/libstreaminfer.a $(LIBS) -o $@
+
+# FUZZ_SECONDS a target; fails on any crash, leak, timeout (10 s an input) or
+# OOM (2 GB); findings land in $(FUZZ_B)/crashes
+fuzz: fuzz-build
+	./tests/fuzz/run.sh $(FUZZ_B) $(CACHE) $(FUZZ_SECONDS)
 
 $(B)/bench/hold_context: bench/hold_context.c $(B)/libstreaminfer.a
 	@mkdir -p $(dir $@)

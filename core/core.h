@@ -16,7 +16,11 @@ typedef struct {
     int64_t d[SI_MAX_RANK];
 } core_shape;
 
+/* Elements of s. Saturates at INT64_MAX/INT64_MIN instead of overflowing. */
 int64_t core_shape_count(const core_shape *s);
+/* Elements of s into *count; -1 (count untouched) if a dimension is negative or
+ * the count or its byte size (CORE_ELEM an element) overflows int64. */
+int core_shape_count_checked(const core_shape *s, int64_t *count);
 int core_shape_eq(const core_shape *a, const core_shape *b);
 /* "[1,64,64,3]" into buf; returns buf. */
 const char *core_shape_str(const core_shape *s, char *buf, size_t n);

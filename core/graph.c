@@ -71,7 +71,44 @@ static si_result input_info(const core_graph *g, int node, core_io_info *info, s
     } else if (sh && sh->kind == IO_ATTR_SHAPE) {
         info->shape.rank = -1; /* any rank: the given input decides */
     }
+    /* The declared shape is what runs when the caller gives none: its byte size
+     * must be a number, whatever the free (-1) dimensions are bound to later. */
+    core_shape known = {.rank = 0};
+    for (int i = 0; i < info->shape.rank; i++)
+        if (info->shape.d[i] >= 0)
+            known.d[known.rank++] = info->shape.d[i];
+    int64_t count;
+    if (core_shape_count_checked(&known, &count)) {
+        char buf[160];
+        return core_fail(err, SI_ERR_SHAPE, "%s: input '%s': shape %s has more bytes than memory can hold",
+                         g->m->json_path, n->name, core_shape_str(&info->shape, buf, sizeof buf));
+    }
     return SI_OK;
+}
+
+/* A Const takes its value from the manifest or from its own "value" tensor;
+ * with neither, a missing manifest entry would run as zeros (a wrong answer
+ * with SI_OK), so it is refused here, before anything is planned. Values of
+ * dtypes streaminfer does not compute with are not kept by io; lower_const
+ * refuses those Consts if they are used. */
+static si_result check_const(const core_graph *g, int k, si_error *err)
+{
+    const io_node *n = &g->m->nodes[k];
+    if (strcmp(n->op, "Const") || g->weight_of[k] >= 0)
+        return SI_OK;
+    const io_attr *v = io_node_attr(n, "value");
+    if (v && v->kind == IO_ATTR_TENSOR && v->tensor.dtype == IO_DT_OTHER)
+        return SI_OK;
+    int64_t count = 1;
+    if (v && v->kind == IO_ATTR_TENSOR) {
+        for (int i = 0; i < v->tensor.shape.rank; i++)
+            count = v->tensor.shape.dim[i] == 0 ? 0 : count;
+        if (v->tensor.n > 0 || count == 0)
+            return SI_OK;
+    }
+    return core_fail(err, SI_ERR_FORMAT,
+                     "%s: Const node '%s' has no weight in the manifest and no value of its own",
+                     g->m->json_path, n->name);
 }
 
 si_result core_graph_build(const io_model *m, core_graph **out, si_error *err)
@@ -116,6 +153,9 @@ si_result core_graph_build(const io_model *m, core_graph **out, si_error *err)
         if (k >= 0)
             g->weight_of[k] = w;
     }
+    for (int k = 0; k < m->n_nodes; k++)
+        if ((st = check_const(g, k, err)) != SI_OK)
+            goto fail;
     for (int k = 0; k < m->n_nodes; k++) {
         const io_node *n = &m->nodes[k];
         g->edges[k] = calloc((size_t)n->n_inputs + 1, sizeof **g->edges);

@@ -536,13 +536,8 @@ static si_result lower_const(builder *b, int k, si_error *err)
         for (int i = 0; i < tv->shape.rank; i++)
             shape.d[i] = tv->shape.dim[i];
         int64_t cnt = core_shape_count(&shape);
-        /* tfjs takes a Const's value from the manifest only; without either
-         * it has none (it must not run on zeros) */
-        if (tv->n == 0 && cnt != 0)
-            return core_fail(err, SI_ERR_FORMAT,
-                             "%s: Const node '%s' has no value: no weight in the manifest and "
-                             "no inline value", g->m->json_path, n->name);
-        if (tv->n != (size_t)cnt && !(tv->n == 1))
+        /* a Const with no values at all was refused when the graph was built */
+        if (tv->n != (size_t)cnt && !(tv->n == 1) && !(tv->n == 0 && cnt == 0))
             return core_fail(err, SI_ERR_FORMAT, "Const node '%s': %zu values for %lld elements",
                              n->name, tv->n, (long long)cnt);
         int32_t *data = calloc((size_t)(cnt ? cnt : 1), CORE_ELEM);

@@ -17,11 +17,38 @@ si_result core_fail(si_error *err, si_result st, const char *fmt, ...)
     return st;
 }
 
+int core_shape_count_checked(const core_shape *s, int64_t *count)
+{
+    int64_t n = 1, bytes;
+    int zero = 0;
+    for (int i = 0; i < s->rank; i++) {
+        if (s->d[i] < 0)
+            return -1;
+        /* a zero dimension makes the whole count 0, however large the others */
+        zero |= s->d[i] == 0;
+        if (!zero && __builtin_mul_overflow(n, s->d[i], &n))
+            return -1;
+    }
+    if (zero)
+        n = 0;
+    if (__builtin_mul_overflow(n, (int64_t)CORE_ELEM, &bytes))
+        return -1;
+    *count = n;
+    return 0;
+}
+
 int64_t core_shape_count(const core_shape *s)
 {
+    /* Signed overflow is undefined behaviour, and shapes come from files that
+     * strangers write: the product saturates instead, so a count too large for
+     * memory stays too large for memory (allocation fails, a size check refuses
+     * it) rather than wrapping to a small or negative number. */
     int64_t n = 1;
-    for (int i = 0; i < s->rank; i++)
-        n *= s->d[i];
+    for (int i = 0; i < s->rank; i++) {
+        int neg = (n < 0) != (s->d[i] < 0);
+        if (__builtin_mul_overflow(n, s->d[i], &n))
+            return neg ? INT64_MIN : INT64_MAX;
+    }
     return n;
 }
 
@@ -51,7 +78,8 @@ void core_strides(const core_shape *s, int64_t *stride)
     int64_t st = 1;
     for (int i = s->rank - 1; i >= 0; i--) {
         stride[i] = st;
-        st *= s->d[i];
+        if (__builtin_mul_overflow(st, s->d[i], &st))
+            st = INT64_MAX; /* as core_shape_count: saturate, never wrap */
     }
 }
 

@@ -1,5 +1,5 @@
 /* io — reads bytes: model.json (cJSON), the weight table, shard readers
- * (mmap, io_uring), .npy files and images. No GL here. */
+ * (pread, io_uring), .npy files and images. No GL here. */
 #ifndef SI_IO_H
 #define SI_IO_H
 

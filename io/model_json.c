@@ -2,6 +2,8 @@
  * a half-built io_model is always safe to hand to io_model_free. */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,9 +148,11 @@ static int io_json_dtype(const cJSON *v, io_dtype *dt, const char **name)
     if (cJSON_IsString(v)) {
         s = v->valuestring;
     } else if (cJSON_IsNumber(v)) {
-        int k = (int)v->valuedouble;
+        /* range first: converting a double outside int's range is undefined */
+        double d = v->valuedouble;
         int n = (int)(sizeof io_dt_names / sizeof io_dt_names[0]);
-        s = k >= 0 && k < n && io_dt_names[k] ? io_dt_names[k] : "DT_INVALID";
+        int k = d >= 0 && d < n ? (int)d : 0;
+        s = k == d && io_dt_names[k] ? io_dt_names[k] : "DT_INVALID";
     } else {
         return -1;
     }
@@ -243,6 +247,17 @@ static si_result io_json_tensor(const io_ctx *c, const cJSON *v, io_attr *a)
         if (st)
             return io_attr_bad(c, a, st, why);
     }
+    /* A tensor holds values, so every dimension is known and its size is a
+     * number memory could hold (the weights' limit, io_json_weight). */
+    if (t->shape.unknown_rank)
+        return io_attr_bad(c, a, SI_ERR_FORMAT, "tensor shape has unknown rank");
+    uint64_t count = 1;
+    for (int i = 0; i < t->shape.rank; i++) {
+        if (t->shape.dim[i] < 0)
+            return io_attr_bad(c, a, SI_ERR_FORMAT, "tensor shape has a negative dimension");
+        if (__builtin_mul_overflow(count, (uint64_t)t->shape.dim[i], &count) || count > (UINT64_C(1) << 48))
+            return io_attr_bad(c, a, SI_ERR_FORMAT, "tensor shape is too large");
+    }
     if (t->dtype == IO_DT_OTHER)
         return SI_OK; /* values kept only for the dtypes streaminfer computes with */
     size_t esize = io_dtype_bytes(t->dtype);
@@ -285,7 +300,8 @@ static si_result io_json_tensor(const io_ctx *c, const cJSON *v, io_attr *a)
         if (t->dtype == IO_DT_FLOAT) {
             if (io_json_double(e, &d))
                 return io_attr_bad(c, a, SI_ERR_FORMAT, "bad floatVal");
-            ((float *)t->data)[i] = (float)d;
+            /* out of float's range the cast is undefined; Float32Array gives ±Infinity */
+            ((float *)t->data)[i] = d > FLT_MAX ? INFINITY : d < -FLT_MAX ? -INFINITY : (float)d;
         } else if (t->dtype == IO_DT_INT32) {
             if (io_json_int64(e, &x) || x < INT32_MIN || x > INT32_MAX)
                 return io_attr_bad(c, a, SI_ERR_FORMAT, "bad intVal");
@@ -561,6 +577,12 @@ static si_result io_json_weight(const io_ctx *c, const cJSON *v, io_weight *w, i
             if (io_json_double(io_get(q, "min", NULL), &w->q_min64) ||
                 io_json_double(io_get(q, "scale", NULL), &w->q_scale64))
                 return io_weight_bad(c, w->name, SI_ERR_FORMAT, "quantization needs numbers min and scale");
+            /* NaN or infinite parameters make every value NaN or infinite (and
+             * the host and GPU disagree on which); outside float's range the
+             * float copies below would be undefined. */
+            if (!(fabs(w->q_min64) <= FLT_MAX) || !(fabs(w->q_scale64) <= FLT_MAX))
+                return io_weight_bad(c, w->name, SI_ERR_FORMAT,
+                                     "quantization min and scale must be finite float32 numbers");
             w->q_min = (float)w->q_min64;
             w->q_scale = (float)w->q_scale64;
         }
@@ -579,6 +601,39 @@ static char *io_join(const char *dir, const char *name)
         memcpy(p + a + 1, name, b + 1);
     }
     return p;
+}
+
+/* A shard path is written by whoever wrote model.json: refuse one that is
+ * absolute or that resolves (through "..", or a symbolic link) outside the
+ * model's folder, or weights would be read from any file the process can open
+ * (and --output would write its bytes out). */
+static si_result io_shard_path(const io_ctx *c, const io_model *m, int gi, const char *rel, char **out)
+{
+    if (rel[0] == '/')
+        return io_fail(c->err, SI_ERR_FORMAT, "%s: weightsManifest group %d: shard path '%s' is absolute; "
+                       "shards must lie in the model's folder", c->file, gi + 1, rel);
+    char *path = io_join(m->dir, rel);
+    if (!path)
+        return io_nomem(c);
+    *out = path;
+    char *real = realpath(path, NULL);
+    if (!real)
+        return io_fail(c->err, SI_ERR_IO, "%s: shard of %s: %s", path, c->file, strerror(errno));
+    char *dir = realpath(m->dir, NULL);
+    if (!dir) {
+        int e = errno;
+        free(real);
+        return io_fail(c->err, SI_ERR_IO, "%s: %s", m->dir, strerror(e));
+    }
+    size_t n = strlen(dir);
+    int inside = !strcmp(dir, "/") || (!strncmp(real, dir, n) && real[n] == '/');
+    si_result st = SI_OK;
+    if (!inside)
+        st = io_fail(c->err, SI_ERR_FORMAT, "%s: weightsManifest group %d: shard path '%s' resolves to %s, "
+                     "outside the model's folder %s", c->file, gi + 1, rel, real, dir);
+    free(real);
+    free(dir);
+    return st;
 }
 
 static si_result io_json_group(const io_ctx *c, io_model *m, int gi, const cJSON *v, int *wi)
@@ -601,8 +656,9 @@ static si_result io_json_group(const io_ctx *c, io_model *m, int gi, const cJSON
         if (!cJSON_IsString(e) || !e->valuestring[0])
             return io_fail(c->err, SI_ERR_FORMAT, "%s: weightsManifest group %d: path #%d is not a file name",
                            c->file, gi + 1, i);
-        if (!(g->paths[i] = io_join(m->dir, e->valuestring)))
-            return io_nomem(c);
+        si_result ps = io_shard_path(c, m, gi, e->valuestring, &g->paths[i]);
+        if (ps)
+            return ps;
         struct stat st;
         if (stat(g->paths[i], &st))
             return io_fail(c->err, SI_ERR_IO, "%s: shard of %s: %s", g->paths[i], c->file, strerror(errno));

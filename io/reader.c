@@ -14,7 +14,8 @@ si_result io_reader_open(const io_model *m, si_io_mode mode, io_reader **out, si
     if (!m)
         return io_fail(err, SI_ERR_ARG, "io_reader_open: model is NULL");
     switch (mode) {
-    case SI_IO_MMAP: return io_reader_mmap_open(m, out, err);
+    /* SI_IO_MMAP keeps its name (the API, --io mmap); it reads with pread: reader_pread.c says why */
+    case SI_IO_MMAP: return io_reader_pread_open(m, out, err);
     case SI_IO_URING: return io_reader_uring_open(m, out, err);
     }
     return io_fail(err, SI_ERR_ARG, "%s: unknown io mode %d", m->json_path, (int)mode);

@@ -27,7 +27,7 @@ si_result io_reader_spans(io_reader *r, const io_weight *w, void *dst, io_span_f
  * io_model_load saw. */
 si_result io_shard_open(const io_model *m, int g, int shard, int *fd, si_error *err);
 
-si_result io_reader_mmap_open(const io_model *m, io_reader **out, si_error *err);
+si_result io_reader_pread_open(const io_model *m, io_reader **out, si_error *err);
 si_result io_reader_uring_open(const io_model *m, io_reader **out, si_error *err);
 
 #endif

@@ -1,0 +1,42 @@
+#!/bin/sh
+# Runs every fuzz target for SECONDS from fresh seeds (make_seeds.sh) and the
+# corpus it kept from earlier runs; fails on any crash, leak, timeout (10 s an
+# input) or OOM (2 GB). A finding is written to BUILD/crashes/TARGET-*.
+#   tests/fuzz/run.sh BUILD CACHE SECONDS [TARGET...]
+set -u
+B=$1
+CACHE=$2
+SECONDS_EACH=$3
+shift 3
+TARGETS=${*:-"model_json model npy image"}
+HERE=$(cd "$(dirname "$0")" && pwd)
+"$HERE/make_seeds.sh" "$B/fuzz/make_seeds" "$CACHE" "$B/seeds" || exit 1
+mkdir -p "$B/crashes"
+# the targets write each input to a file: in memory where there is a tmpfs
+[ -n "${TMPDIR:-}" ] || { [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm; }
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+# llvm-14 names its symbolizer with the version; stacks need it for file:line
+[ -n "${ASAN_SYMBOLIZER_PATH:-}" ] || ! command -v llvm-symbolizer-14 >/dev/null ||
+    export ASAN_SYMBOLIZER_PATH=$(command -v llvm-symbolizer-14)
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+failed=""
+for t in $TARGETS; do
+    corpus=$B/corpus/$t
+    mkdir -p "$corpus"
+    dict=""
+    case $t in model_json|model) dict=-dict=$HERE/model_json.dict ;; esac
+    echo "=== fuzz $t for ${SECONDS_EACH}s"
+    # -jobs stays 1: the CI machine's two cores are shared
+    if "$B/fuzz/fuzz_$t" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+        -print_final_stats=1 -artifact_prefix="$B/crashes/$t-" $dict "$corpus" "$B/seeds/$t" \
+        > "$B/fuzz-$t.log" 2>&1; then
+        grep -E "^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)" "$B/fuzz-$t.log" | tr '\n' ' '
+        echo
+    else
+        tail -n 60 "$B/fuzz-$t.log"
+        echo "fuzz $t: FAILED (log $B/fuzz-$t.log, reproducer in $B/crashes)"
+        failed="$failed $t"
+    fi
+done
+[ -z "$failed" ] || { echo "fuzz failed:$failed"; exit 1; }
+echo "fuzz: every target ran ${SECONDS_EACH}s with no finding"

@@ -1,0 +1,306 @@
+/* Models written by strangers (issue 12): missing weights, shard paths that
+ * leave the model's folder, shards that shrink after si_open, hostile numbers.
+ * Each case is an error naming what is wrong, never a run on made-up values,
+ * a read outside the folder, a signal, or undefined behaviour (make test-asan
+ * runs this under ASan and UBSan with halt_on_error, so a leak on any of these
+ * error paths fails it too; not valgrind, whose ld.so reports on Mesa's dlopen
+ * would drown the GPU case). */
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "streaminfer.h"
+#include "core.h"
+
+static char dir[256];
+
+static void write_file(const char *name, const void *data, size_t n)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    fclose(f);
+}
+
+static void write_text(const char *name, const char *text) { write_file(name, text, strlen(text)); }
+
+#define HEAD "{\"format\":\"graph-model\",\"modelTopology\":{\"node\":["
+#define X_4  "{\"name\":\"x\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"}," \
+             "\"shape\":{\"shape\":{\"dim\":[{\"size\":\"1\"},{\"size\":\"4\"}]}}}},"
+/* the converter writes a Const's dtype and shape in the node, its bytes in the shard */
+#define CONST(name) "{\"name\":\"" name "\",\"op\":\"Const\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"}," \
+             "\"value\":{\"tensor\":{\"dtype\":\"DT_FLOAT\",\"tensorShape\":{\"dim\":[{\"size\":\"4\"}]}}}}},"
+#define ADD(name, a, b) "{\"name\":\"" name "\",\"op\":\"AddV2\",\"input\":[\"" a "\",\"" b "\"]," \
+             "\"attr\":{\"T\":{\"type\":\"DT_FLOAT\"}}}"
+#define WEIGHT(name) "{\"name\":\"" name "\",\"shape\":[4],\"dtype\":\"float32\"}"
+
+/* y = (x + w1) + w2, the manifest as given ("" leaves weightsManifest out). */
+static const char *two_weights(const char *manifest)
+{
+    static char buf[4096];
+    snprintf(buf, sizeof buf, HEAD X_4 CONST("w1") CONST("w2") ADD("s", "x", "w1") "," ADD("y", "s", "w2")
+             "]}%s%s}", manifest[0] ? ",\"weightsManifest\":" : "", manifest);
+    return buf;
+}
+
+/* y = x + w with w's manifest entry (its shard path, quantization) as given. */
+static const char *one_weight(const char *path, const char *quant)
+{
+    static char buf[4096];
+    snprintf(buf, sizeof buf, HEAD X_4 CONST("w") ADD("y", "x", "w")
+             "]},\"weightsManifest\":[{\"paths\":[\"%s\"],\"weights\":[{\"name\":\"w\",\"shape\":[4],"
+             "\"dtype\":\"float32\"%s}]}]}", path, quant);
+    return buf;
+}
+
+static const float wdata[8] = {1.5f, -2.f, 3.25f, 0.5f, 4.f, 8.f, -16.f, 32.f};
+
+static si_result open_with(si_backend backend, si_io_mode io, si_model **m, si_error *err)
+{
+    si_options opt = {.backend = backend, .io_mode = io};
+    return si_open(dir, &opt, m, err);
+}
+
+static void expect_open_error(const char *what, si_result want, const char *needle)
+{
+    si_model *m = NULL;
+    si_error err = {0};
+    si_result st = open_with(SI_BACKEND_HOST, SI_IO_MMAP, &m, &err);
+    if (st == SI_OK)
+        si_close(m);
+    if (st != want || !strstr(err.message, needle))
+        fail_msg("%s: status %d (want %d), message '%s' (want it to name '%s')", what, st, want,
+                 err.message, needle);
+    assert_null(m);
+}
+
+static void expect_runs(const char *what)
+{
+    si_model *m = NULL;
+    si_error err = {0};
+    if (open_with(SI_BACKEND_HOST, SI_IO_MMAP, &m, &err) != SI_OK)
+        fail_msg("%s: %s", what, err.message);
+    float x[4] = {1, 2, 3, 4};
+    si_tensor_in in = {.dtype = SI_FLOAT32, .rank = 2, .shape = {1, 4}, .data = x};
+    if (si_run(m, &in, 1, &err) != SI_OK)
+        fail_msg("%s: %s", what, err.message);
+    si_close(m);
+}
+
+/* Defect 2: with no manifest, or without the last entry, every weight it lacks
+ * ran as zeros and the run returned SI_OK. */
+static void test_missing_weights(void **state)
+{
+    (void)state;
+    write_file("w.bin", wdata, sizeof wdata);
+    write_text("model.json", two_weights("[{\"paths\":[\"w.bin\"],\"weights\":[" WEIGHT("w1") "," WEIGHT("w2") "]}]"));
+    expect_runs("both weights");
+    write_text("model.json", two_weights(""));
+    expect_open_error("no weightsManifest", SI_ERR_FORMAT, "'w1'");
+    write_text("model.json", two_weights("[{\"paths\":[\"w.bin\"],\"weights\":[" WEIGHT("w1") "]}]"));
+    expect_open_error("last manifest entry dropped", SI_ERR_FORMAT, "'w2'");
+    write_text("model.json", two_weights("[]"));
+    expect_open_error("empty weightsManifest", SI_ERR_FORMAT, "Const node 'w1'");
+}
+
+/* Defect 3: a shard path is refused when absolute or resolving outside the
+ * model's folder; inside it (a subfolder, a ".." that stays in) it is read. */
+static void test_shard_paths(void **state)
+{
+    (void)state;
+    char path[512], sub[512];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    mkdir(sub, 0700);
+    write_file("sub/w.bin", wdata, sizeof wdata);
+    write_text("model.json", one_weight("sub/w.bin", ""));
+    expect_runs("shard in a subfolder");
+    write_text("model.json", one_weight("sub/../sub/w.bin", ""));
+    expect_runs("shard through a '..' that stays inside");
+
+    write_text("model.json", one_weight("../../../../../../../../etc/passwd", ""));
+    expect_open_error("relative path out of the folder", SI_ERR_FORMAT, "../../../../../../../../etc/passwd");
+    expect_open_error("says why", SI_ERR_FORMAT, "outside the model's folder");
+    write_text("model.json", one_weight("/etc/passwd", ""));
+    expect_open_error("absolute path", SI_ERR_FORMAT, "'/etc/passwd' is absolute");
+    /* a link inside the folder to a file outside it: the file is outside */
+    snprintf(path, sizeof path, "%s/link.bin", dir);
+    unlink(path);
+    assert_int_equal(symlink("/etc/passwd", path), 0);
+    write_text("model.json", one_weight("link.bin", ""));
+    expect_open_error("symbolic link out of the folder", SI_ERR_FORMAT, "outside the model's folder");
+    unlink(path);
+}
+
+/* Defect 4: a shard truncated after si_open, then read by si_run: the mmap
+ * reader died of SIGBUS; both readers, both backends, must return an error
+ * naming the shard. */
+static void shrink_then_run(si_backend backend, si_io_mode io)
+{
+    write_file("w.bin", wdata, sizeof wdata);
+    write_text("model.json", one_weight("w.bin", ""));
+    si_model *m = NULL;
+    si_error err = {0};
+    si_result st = open_with(backend, io, &m, &err);
+    if (st == SI_ERR_GPU || (st == SI_ERR_IO && io == SI_IO_URING)) {
+        printf("skipped (backend %d, io %d): %s\n", backend, io, err.message);
+        return;
+    }
+    assert_int_equal(st, SI_OK);
+    char path[512];
+    snprintf(path, sizeof path, "%s/w.bin", dir);
+    assert_int_equal(truncate(path, 0), 0);
+    float x[4] = {1, 2, 3, 4};
+    si_tensor_in in = {.dtype = SI_FLOAT32, .rank = 2, .shape = {1, 4}, .data = x};
+    st = si_run(m, &in, 1, &err);
+    if (st == SI_OK || !strstr(err.message, "w.bin"))
+        fail_msg("backend %d io %d: status %d, '%s' (want an error naming w.bin)", backend, io, st, err.message);
+    si_close(m);
+}
+
+static void test_shard_shrinks(void **state)
+{
+    (void)state;
+    shrink_then_run(SI_BACKEND_HOST, SI_IO_MMAP);
+    shrink_then_run(SI_BACKEND_HOST, SI_IO_URING);
+    shrink_then_run(SI_BACKEND_GPU, SI_IO_MMAP);
+}
+
+/* Defect 5: numbers no model would write. */
+static void test_hostile_dtype(void **state)
+{
+    (void)state;
+    write_file("w.bin", wdata, sizeof wdata);
+    /* a DataType as a number far outside int: was a float→int overflow */
+    write_text("model.json", HEAD "{\"name\":\"x\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":1e300},"
+               "\"shape\":{\"shape\":{\"dim\":[{\"size\":\"4\"}]}}}}," CONST("w") ADD("y", "x", "w")
+               "]},\"weightsManifest\":[{\"paths\":[\"w.bin\"],\"weights\":[" WEIGHT("w") "]}]}");
+    expect_open_error("type 1e300", SI_ERR_UNSUPPORTED, "'x'");
+}
+
+static void test_hostile_shapes(void **state)
+{
+    (void)state;
+    /* four dimensions of 1e6: 1e24 elements, was a signed overflow */
+    write_text("model.json", HEAD "{\"name\":\"x\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"},"
+               "\"shape\":{\"shape\":{\"dim\":[{\"size\":\"1000000\"},{\"size\":\"1000000\"},{\"size\":\"1000000\"},"
+               "{\"size\":\"1000000\"}]}}}},{\"name\":\"y\",\"op\":\"Relu\",\"input\":[\"x\"],"
+               "\"attr\":{\"T\":{\"type\":\"DT_FLOAT\"}}}]}}");
+    expect_open_error("placeholder of 1e24 elements", SI_ERR_SHAPE, "input 'x'");
+    /* an inline Const of shape [-5]: was calloc of a negative size, "out of memory" */
+    write_text("model.json", HEAD X_4 "{\"name\":\"c\",\"op\":\"Const\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"},"
+               "\"value\":{\"tensor\":{\"dtype\":\"DT_FLOAT\",\"tensorShape\":{\"dim\":[{\"size\":\"-5\"}]},"
+               "\"floatVal\":[1]}}}}," ADD("y", "x", "c") "]}}");
+    expect_open_error("inline Const of negative size", SI_ERR_FORMAT, "'c'");
+}
+
+static void test_hostile_quantization(void **state)
+{
+    (void)state;
+    char buf[4096];
+    /* non-finite (or beyond float32) quantization parameters ran as NaN on the host, 0 on the GPU */
+    static const char *bad[][2] = {{"\"NaN\"", "1"}, {"0", "\"Infinity\""}, {"\"-Infinity\"", "1"},
+                                   {"0", "\"NaN\""}, {"1e300", "1"}, {"0", "-1e39"}};
+    uint8_t q[4] = {0, 1, 2, 255};
+    write_file("q.bin", q, sizeof q);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char quant[256];
+        snprintf(quant, sizeof quant, ",\"quantization\":{\"dtype\":\"uint8\",\"min\":%s,\"scale\":%s}",
+                 bad[i][0], bad[i][1]);
+        snprintf(buf, sizeof buf, "min %s scale %s", bad[i][0], bad[i][1]);
+        write_text("model.json", one_weight("q.bin", quant));
+        expect_open_error(buf, SI_ERR_FORMAT, "'w'");
+    }
+    write_text("model.json", one_weight("q.bin", ",\"quantization\":{\"dtype\":\"uint8\",\"min\":-1,\"scale\":0.5}"));
+    expect_runs("finite quantization");
+}
+
+/* Found by tests/fuzz (fuzz_image): a JPEG Huffman table of more than 256
+ * codes overflowed stb_image's table (a heap write); it is refused first. */
+static void test_jpeg_huffman_overflow(void **state)
+{
+    (void)state;
+    unsigned char jpg[2 + 4 + 17 + 304 + 2] = {0xff, 0xd8, 0xff, 0xc4, 0x01, 0x43, 0x00};
+    size_t len = 2 + 17 + 304; /* 0x143 */
+    for (int k = 1; k <= 16; k++)
+        jpg[6 + k] = 19; /* 16 x 19 = 304 codes */
+    jpg[sizeof jpg - 2] = 0xff;
+    jpg[sizeof jpg - 1] = 0xd9;
+    assert_int_equal(len, 0x143);
+    write_file("bad.jpg", jpg, sizeof jpg);
+    char path[512];
+    snprintf(path, sizeof path, "%s/bad.jpg", dir);
+    int h = 0, w = 0;
+    void *data = NULL;
+    si_error err = {0};
+    assert_int_equal(si_image_read(path, &h, &w, SI_FLOAT32, &data, &err), SI_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "Huffman"));
+    assert_non_null(strstr(err.message, "bad.jpg"));
+    assert_null(data);
+    /* the same table in a segment that claims more bytes than the file holds
+     * (fuzz_image's second finding: stb reads the counts before it notices) */
+    jpg[4] = 0x7f;
+    write_file("bad.jpg", jpg, sizeof jpg - 2);
+    assert_int_equal(si_image_read(path, &h, &w, SI_FLOAT32, &data, &err), SI_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "Huffman"));
+    assert_null(data);
+    /* a sound table followed by one cut short after ten of its counts (the third) */
+    unsigned char cut[2 + 4 + 17 + 1 + 1 + 10] = {0xff, 0xd8, 0xff, 0xc4, 0x01, 0x00, 0x00, 1};
+    cut[2 + 4 + 17] = 0xaa;     /* the sound table's one value */
+    cut[2 + 4 + 17 + 1] = 0x01; /* DC table 1 */
+    memset(cut + 2 + 4 + 17 + 2, 0xff, 10);
+    write_file("bad.jpg", cut, sizeof cut);
+    assert_int_equal(si_image_read(path, &h, &w, SI_FLOAT32, &data, &err), SI_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "Huffman"));
+    assert_null(data);
+}
+
+/* core_shape_count saturates where it used to overflow; the checked form refuses. */
+static void test_shape_count(void **state)
+{
+    (void)state;
+    core_shape huge = {.rank = 4, .d = {1000000, 1000000, 1000000, 1000000}};
+    int64_t n = 7;
+    assert_int_equal(core_shape_count(&huge), INT64_MAX);
+    assert_int_equal(core_shape_count_checked(&huge, &n), -1);
+    assert_int_equal(n, 7);
+    core_shape neg = {.rank = 3, .d = {-1, 4000000000, 4000000000}};
+    assert_true(core_shape_count(&neg) == INT64_MIN);
+    assert_int_equal(core_shape_count_checked(&neg, &n), -1);
+    /* a count that fits but whose bytes do not */
+    core_shape bytes = {.rank = 2, .d = {INT64_C(1) << 31, INT64_C(1) << 31}};
+    assert_int_equal(core_shape_count(&bytes), INT64_C(1) << 62);
+    assert_int_equal(core_shape_count_checked(&bytes, &n), -1);
+    core_shape zero = {.rank = 3, .d = {INT64_MAX, 0, INT64_MAX}};
+    assert_int_equal(core_shape_count_checked(&zero, &n), 0);
+    assert_int_equal(n, 0);
+    core_shape ok = {.rank = 3, .d = {2, 3, 4}};
+    assert_int_equal(core_shape_count_checked(&ok, &n), 0);
+    assert_int_equal(n, 24);
+    assert_int_equal(core_shape_count(&ok), 24);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/si-untrusted-%d", (int)getpid());
+    mkdir(dir, 0700);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_missing_weights), cmocka_unit_test(test_shard_paths),
+        cmocka_unit_test(test_shard_shrinks),   cmocka_unit_test(test_hostile_dtype),
+        cmocka_unit_test(test_hostile_shapes),  cmocka_unit_test(test_hostile_quantization),
+        cmocka_unit_test(test_shape_count),     cmocka_unit_test(test_jpeg_huffman_overflow),
+    };
+    int rc = cmocka_run_group_tests_name("untrusted_models", tests, NULL, NULL);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    return rc;
+}
