@@ -110,6 +110,11 @@ si_result io_image_read(const char *path, int *height_io, int *width_io, si_dtyp
     free(file);
     if (!img)
         return io_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: %s", path, stbi_failure_reason());
+    if (w <= 0 || h <= 0) { /* stb decodes some headers (Radiance HDR) to no pixels */
+        stbi_image_free(img);
+        return io_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: it has no pixels (%dx%d)", path,
+                       w, h);
+    }
     /* 0 keeps the image's own size */
     if (height == 0)
         height = h;

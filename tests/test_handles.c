@@ -162,7 +162,7 @@ int main(void)
         return 1;
     srand(11);
     for (int i = 0; i < N; i++)
-        x[i] = (float)rand() / RAND_MAX * 4 - 2;
+        x[i] = (float)rand() / (float)RAND_MAX * 4 - 2;
     write_unary("Square", "square.json", square_path);
     write_unary("Neg", "neg.json", neg_path);
     const struct CMUnitTest tests[] = {

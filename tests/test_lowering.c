@@ -81,7 +81,7 @@ static void run_chain(si_backend backend)
     float x[60];
     srand(7);
     for (int i = 0; i < 60; i++)
-        x[i] = (float)rand() / RAND_MAX * 4 - 2;
+        x[i] = (float)rand() / (float)RAND_MAX * 4 - 2;
     si_tensor_in in = {.dtype = SI_FLOAT32, .rank = 4, .shape = {1, 5, 4, 3}, .data = x};
     if (si_run(m, &in, 1, &err) != SI_OK)
         fail_msg("run: %s", err.message);

@@ -16,9 +16,14 @@ MODELS=$CACHE/human-models/models
 # target; the json target also gets two larger ones (shards under 16 MiB, its
 # w.bin): with blazeface and blazeface-back, the four whose lowering once read
 # freed memory (issue 12)
-SMALL=${FUZZ_SEED_MODELS:-"antispoof liveness emotion gender age gender-ssrnet-imdb blazeface blazeface-back
-blazeface-front facemesh-detection-short selfie meet"}
-JSON_ONLY=${FUZZ_SEED_JSON_MODELS:-"faceres-deep handlandmark-sparse"}
+# Only models whose host run under the sanitizers takes well under a second
+# seed the whole-model target: each input of it runs the model, and one of
+# several seconds (blazeface: 8 s on an idle CI core) is near the 10 s timeout
+# and leaves no time to fuzz. The others seed the json target, which lowers
+# and plans them (where the freed-memory read of issue 12 was).
+SMALL=${FUZZ_SEED_MODELS:-"liveness gender age"}
+JSON_ONLY=${FUZZ_SEED_JSON_MODELS:-"antispoof emotion gender-ssrnet-imdb blazeface blazeface-back
+blazeface-front facemesh-detection-short selfie meet faceres-deep handlandmark-sparse"}
 rm -rf "$OUT"
 mkdir -p "$OUT/model_json" "$OUT/model"
 "$BIN" "$OUT"
