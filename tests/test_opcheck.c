@@ -17,24 +17,6 @@
 
 static const char *bindir;
 
-static void const_i(jb *j, const char *name, int v)
-{
-    char a[200];
-    snprintf(a, sizeof a,
-             "\"dtype\":{\"type\":\"DT_INT32\"},\"value\":{\"tensor\":{\"dtype\":\"DT_INT32\","
-             "\"tensorShape\":{},\"intVal\":[%d]}}", v);
-    node(j, name, "Const", "", a);
-}
-
-static void const_f(jb *j, const char *name, float v)
-{
-    char a[200];
-    snprintf(a, sizeof a,
-             "\"dtype\":{\"type\":\"DT_FLOAT\"},\"value\":{\"tensor\":{\"dtype\":\"DT_FLOAT\","
-             "\"tensorShape\":{},\"floatVal\":[%.9g]}}", v);
-    node(j, name, "Const", "", a);
-}
-
 /* A TF1 while loop (frame "L": i = 0; while i < n: i += 1) whose exit value
  * feeds `after`, and an NMS over boxes/scores whose selection feeds `after2`.
  * The unknown ops (if any) are the caller's, placed after both. */

@@ -64,6 +64,25 @@ static inline void placeholder_f32(jb *j, const char *name, const int *dims, int
     node(j, name, "Placeholder", "", a);
 }
 
+/* Scalar inline constants. */
+static inline void const_i(jb *j, const char *name, int v)
+{
+    char a[200];
+    snprintf(a, sizeof a,
+             "\"dtype\":{\"type\":\"DT_INT32\"},\"value\":{\"tensor\":{\"dtype\":\"DT_INT32\","
+             "\"tensorShape\":{},\"intVal\":[%d]}}", v);
+    node(j, name, "Const", "", a);
+}
+
+static inline void const_f(jb *j, const char *name, float v)
+{
+    char a[200];
+    snprintf(a, sizeof a,
+             "\"dtype\":{\"type\":\"DT_FLOAT\"},\"value\":{\"tensor\":{\"dtype\":\"DT_FLOAT\","
+             "\"tensorShape\":{},\"floatVal\":[%.9g]}}", v);
+    node(j, name, "Const", "", a);
+}
+
 static inline void tiny_rm_tmp(void)
 {
     char cmd[300];
