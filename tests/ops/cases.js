@@ -160,6 +160,7 @@ function cases(mulberry32) {
     }
     add({ name: `${op}_empty`, op, attr: { T: T('float32') }, inputs: [cst('int32', [2], [3, 0], 'shape')] });
   }
+  for (const c of require('./cases_image.js').imageCases(rngFor, util, { T, F, S })) add(c);
   return out;
 }
 
