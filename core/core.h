@@ -65,6 +65,8 @@ typedef enum {
     CK_DEQUANT,   /* stored (u8/u16/f16 packed in 32-bit words) → float32 */
     CK_TOPK,      /* per row: the k largest (values or indices), ties to the lower index; host */
     CK_SELECT,    /* out = cond ? a : b, all three broadcast by strides */
+    CK_CROP_BOXES,  /* CropAndResize: boxes, box_ind → per-box sampling table; host */
+    CK_CROP_RESIZE, /* CropAndResize: image, that table → crops */
     CK__COUNT
 } ck_kind;
 
@@ -236,6 +238,21 @@ typedef struct {
     int32_t want_indices;
 } ck_topk_p;
 
+/* CropAndResize (core/op_image.c), both steps. CK_CROP_BOXES computes, in
+ * float64 as tfjs does, one int32 row of 1 + 3*(crop_h + crop_w) per box: the
+ * image it reads (or CK_CROP_SKIP: box_ind >= batch, zeros; CK_CROP_NAN: box_ind
+ * < 0), then per output row and per output column the two source indices and
+ * the lerp (float bits); a first index CK_CROP_OUTSIDE is extrapolated,
+ * CK_CROP_NAN a NaN coordinate. It runs on the host: the GPU has no float64,
+ * and which rows are extrapolated hangs on the last bit of the coordinate. */
+typedef struct {
+    int32_t n, batch, in_h, in_w, c, crop_h, crop_w;
+    int32_t bilinear;             /* 1 bilinear, 0 nearest */
+    float extrapolation;
+} ck_crop_p;
+
+enum { CK_CROP_OUTSIDE = -1, CK_CROP_NAN = -2, CK_CROP_SKIP = -3 };
+
 typedef struct {
     ck_kind kind;
     int n_in;
@@ -247,7 +264,7 @@ typedef struct {
         ck_addn_p addn; ck_conv_p conv; ck_matmul_p matmul; ck_pool_p pool;
         ck_reduce_p reduce; ck_softmax_p softmax; ck_argmax_p argmax;
         ck_resize_p resize; ck_gather_p gather; ck_gathernd_p gathernd;
-        ck_dequant_p dequant; ck_topk_p topk; ck_select_p select;
+        ck_dequant_p dequant; ck_topk_p topk; ck_select_p select; ck_crop_p crop;
     } u;
     int node;                     /* graph node it came from, for messages and traces */
     /* CK_COPY into a tensor that earlier steps also write (concat, pack):
@@ -287,6 +304,8 @@ void ck_host_gathernd(const ck_step *s, const core_buf *const *ins, core_buf *ou
 void ck_host_dequant(const ck_step *s, const core_buf *const *ins, core_buf *out);
 void ck_host_topk(const ck_step *s, const core_buf *const *ins, core_buf *out);
 void ck_host_select(const ck_step *s, const core_buf *const *ins, core_buf *out);
+void ck_host_crop_boxes(const ck_step *s, const core_buf *const *ins, core_buf *out);
+void ck_host_crop_resize(const ck_step *s, const core_buf *const *ins, core_buf *out);
 
 /* Input rows [*lo, *hi] that output row oy of a whole resize reads. */
 void ck_resize_rows(const ck_resize_p *p, int32_t oy, int32_t *lo, int32_t *hi);

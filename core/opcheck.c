@@ -18,7 +18,7 @@ static const struct {
     {"elementwise", core_ops_elementwise}, {"conv", core_ops_conv},
     {"pool_reduce", core_ops_pool_reduce}, {"shape", core_ops_shape},
     {"select", core_ops_select},         {"math", core_ops_math},
-    {"creation", core_ops_creation},
+    {"creation", core_ops_creation},     {"image", core_ops_image},
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

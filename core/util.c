@@ -138,11 +138,12 @@ const char *ck_kind_name(ck_kind k)
 {
     static const char *names[CK__COUNT] = {
         "copy", "pad", "unary", "binary", "addn", "conv2d", "dwconv2d", "deconv2d", "matmul",
-        "pool", "reduce", "softmax", "argmax", "resize", "gather", "gathernd", "dequant", "topk", "select"};
+        "pool", "reduce", "softmax", "argmax", "resize", "gather", "gathernd", "dequant", "topk", "select",
+        "crop_boxes", "crop_resize"};
     return (unsigned)k < CK__COUNT ? names[k] : "?";
 }
 
-int ck_runs_on_host(ck_kind k) { return k == CK_TOPK; }
+int ck_runs_on_host(ck_kind k) { return k == CK_TOPK || k == CK_CROP_BOXES; }
 
 uint64_t ck_loop_iterations(const ck_step *s)
 {
@@ -189,6 +190,7 @@ si_result ck_host_run(const ck_step *s, const core_buf *const *ins, core_buf *ou
         [CK_GATHER] = ck_host_gather,     [CK_GATHERND] = ck_host_gathernd,
         [CK_DEQUANT] = ck_host_dequant,   [CK_TOPK] = ck_host_topk,
         [CK_SELECT] = ck_host_select,
+        [CK_CROP_BOXES] = ck_host_crop_boxes, [CK_CROP_RESIZE] = ck_host_crop_resize,
     };
     if ((unsigned)s->kind >= CK__COUNT || !fns[s->kind])
         return core_fail(err, SI_ERR_UNSUPPORTED, "no host kernel for %s", ck_kind_name(s->kind));

@@ -476,6 +476,7 @@ static const glk_kernel kernels[CK__COUNT] = {
     [CK_ARGMAX] = {"argmax", -1},     [CK_RESIZE] = {"resize", -1},
     [CK_GATHER] = {"gather", -1},     [CK_GATHERND] = {"gathernd", -1},
     [CK_DEQUANT] = {"dequant", 1},        [CK_SELECT] = {"select", -1},
+    [CK_CROP_RESIZE] = {"crop_resize", -1},
 };
 
 /* Invocations a step needs; each kernel's shader maps gidx() the same way. */

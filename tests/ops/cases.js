@@ -160,6 +160,9 @@ function cases(mulberry32) {
     }
     add({ name: `${op}_empty`, op, attr: { T: T('float32') }, inputs: [cst('int32', [2], [3, 0], 'shape')] });
   }
+  for (const c of require('./cases_image.js').imageCases(rngFor, util, { T, F, S })) add(c);
+  for (const c of require('./cases_einsum.js').einsumCases(rngFor, util, { T, I, S })) add(c);
+  for (const c of require('./cases_creation.js').creationCases(rngFor, util, { T, I })) add(c);
   return out;
 }
 
