@@ -42,6 +42,8 @@ check() { # name, command...
 for t in "$B"/tests/test_*; do
     case $t in
     *test_models) [ -d "$CACHE/refs" ] && check "$(basename "$t") emotion selfie" "$t" "$CACHE" emotion selfie ;;
+    *test_ops) check "test_ops (single-op models vs TensorFlow.js)" sh -c \
+        "node '$HERE/ops/gen.js' '$B/ops-cases' > /dev/null && '$t' '$B/ops-cases'" ;;
     *) check "$(basename "$t")" "$t" "$CACHE" ;;
     esac
 done

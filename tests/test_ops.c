@@ -299,8 +299,11 @@ int main(int argc, char **argv)
         names[n++] = strdup(e->d_name);
     }
     closedir(d);
-    if (n == 0)
+    if (n == 0) { /* nothing checked is not a pass */
         fprintf(stderr, "test_ops: no cases under %s (tests/ops/gen.js writes them)\n", root);
+        free(names);
+        return 1;
+    }
     qsort(names, (size_t)n, sizeof *names, by_name);
     FILE *res = argc > 2 ? fopen(argv[2], "w") : NULL;
     int failed = 0;
