@@ -39,11 +39,13 @@ static int io_jpeg_bad_huffman(const unsigned char *b, size_t n)
         if (end > n)
             end = n;
         if (mk == 0xc4) {
-            /* a table cut short by the file's end counts too: stb reads the
-             * missing count bytes as 0 and builds it anyway */
+            /* stb reads a table while the segment has bytes left, its counts
+             * past the segment's end if need be (from what follows in the
+             * file), and a table cut short by the file's end with the missing
+             * count bytes as 0, then builds it */
             for (size_t t = i + 4; t < end;) {
                 size_t codes = 0;
-                for (size_t k = t + 1; k <= t + 16 && k < end; k++)
+                for (size_t k = t + 1; k <= t + 16 && k < n; k++)
                     codes += b[k];
                 if (codes > 256)
                     return 1;

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <dirent.h>
 #include <setjmp.h>
 #include <cmocka.h>
 #include <stdio.h>
@@ -222,6 +223,39 @@ static void test_hostile_quantization(void **state)
     expect_runs("finite quantization");
 }
 
+/* Every JPEG the fuzzer found overflowing stb's Huffman table
+ * (tests/fuzz/crashes/image-jpeg-*) is refused before stb sees it. The folder
+ * is found from this file's path: make test runs from the repository root. */
+static void test_fuzz_jpeg_reproducers(void **state)
+{
+    (void)state;
+    char dirpath[512];
+    snprintf(dirpath, sizeof dirpath, "%s", __FILE__);
+    char *slash = strrchr(dirpath, '/');
+    snprintf(slash ? slash + 1 : dirpath, sizeof dirpath - (size_t)(slash ? slash + 1 - dirpath : 0),
+             "fuzz/crashes");
+    DIR *d = opendir(dirpath);
+    if (!d)
+        fail_msg("no %s (run from the repository root)", dirpath);
+    int seen = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, "image-jpeg-", 11))
+            continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dirpath, e->d_name);
+        int h = 0, w = 0;
+        void *data = NULL;
+        si_error err = {0};
+        if (si_image_read(path, &h, &w, SI_FLOAT32, &data, &err) != SI_ERR_FORMAT ||
+            !strstr(err.message, "Huffman"))
+            fail_msg("%s: not refused as a bad Huffman table: %s", e->d_name, err.message);
+        assert_null(data);
+        seen++;
+    }
+    closedir(d);
+    assert_true(seen >= 4);
+}
+
 /* Found by tests/fuzz (fuzz_image): a Radiance header that stb decodes to an
  * image of no pixels (7x0) was returned as SI_OK with a zero size. */
 static const unsigned char hdr_no_pixels[] = {
@@ -353,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_hostile_shapes),  cmocka_unit_test(test_hostile_quantization),
         cmocka_unit_test(test_shape_count),     cmocka_unit_test(test_jpeg_huffman_overflow),
         cmocka_unit_test(test_image_no_pixels),
+        cmocka_unit_test(test_fuzz_jpeg_reproducers),
     };
     int rc = cmocka_run_group_tests_name("untrusted_models", tests, NULL, NULL);
     char cmd[300];
