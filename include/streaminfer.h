@@ -142,7 +142,8 @@ si_result si_npy_read(const char *path, si_dtype *dtype, int *rank, int64_t shap
                       void **data, si_error *err);
 si_result si_npy_write(const char *path, si_dtype dtype, int rank, const int64_t *shape,
                        const void *data, si_error *err);
-/* Decodes an image (jpg, png, bmp, ...), resizes it to height x width, RGB, HWC;
+/* Decodes an image (jpg, png, bmp, ...), resizes it to height x width as
+ * tf.image.resizeBilinear does by default (int32: then cut as tf.cast), RGB, HWC;
  * float32 scaled to [0,1], int32 0..255. height/width 0 keep the image's own size,
  * reported back through them. */
 si_result si_image_read(const char *path, int *height, int *width, si_dtype dtype, void **data,

@@ -136,10 +136,10 @@ si_result io_npy_read(const char *path, si_dtype *dtype, int *rank, int64_t shap
 si_result io_npy_write(const char *path, si_dtype dtype, int rank, const int64_t *shape,
                        const void *data, si_error *err);
 
-/* Image (.jpg/.png/.bmp ... via stb_image), resized (bilinear) to height x width, RGB,
- * HWC. float32 scaled to [0,1], int32 0..255. A size of 0 keeps the image's own,
- * written back. */
-si_result io_image_read(const char *path, int *height, int *width, si_dtype dtype,
-                        void **data, si_error *err);
+/* Decodes an image (.jpg/.png/.bmp ... via stb_image) to RGB bytes, HWC, at
+ * its own size (*rgb malloc'ed). Fitting it to a model's input is the
+ * runtime's (si_image_read), with the bilinear resize of the op table. */
+si_result io_image_decode(const char *path, int *height, int *width, unsigned char **rgb,
+                          si_error *err);
 
 #endif

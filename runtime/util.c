@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include "streaminfer.h"
+#include "../core/core.h"
 
 #define SI_STR_(x) #x
 #define SI_STR(x) SI_STR_(x)
@@ -69,8 +70,58 @@ si_result si_npy_write(const char *path, si_dtype dtype, int rank, const int64_t
     return io_npy_write(path, dtype, rank, shape, data, err);
 }
 
+/* Fits an image to height x width as tf.image.resizeBilinear does by default
+ * (no aligned corners, no half-pixel centres), with the op table's host
+ * kernel, in float on values 0..255; float32 inputs are then scaled to
+ * [0,1], int32 ones cut to integers as tf.cast does. (stb_image_resize,
+ * used before, aborts on an assertion for some sizes: 7x21 to 31x17.) */
 si_result si_image_read(const char *path, int *height, int *width, si_dtype dtype, void **data,
                         si_error *err)
 {
-    return io_image_read(path, height, width, dtype, data, err);
+    si_error dummy;
+    if (!err)
+        err = &dummy;
+    if (!path || !height || !width || !data)
+        return core_fail(err, SI_ERR_ARG, "si_image_read: path, height, width and data are required");
+    *data = NULL;
+    if (*height < 0 || *width < 0)
+        return core_fail(err, SI_ERR_ARG, "%s: bad image size %dx%d", path, *height, *width);
+    if (dtype != SI_FLOAT32 && dtype != SI_INT32)
+        return core_fail(err, SI_ERR_ARG, "%s: images are read as float32 or int32", path);
+    unsigned char *rgb = NULL;
+    int h0, w0;
+    si_result st = io_image_decode(path, &h0, &w0, &rgb, err);
+    if (st != SI_OK)
+        return st;
+    int h = *height ? *height : h0, w = *width ? *width : w0;
+    size_t n0 = (size_t)h0 * (size_t)w0 * 3, n = (size_t)h * (size_t)w * 3;
+    int32_t *src = malloc(n0 * sizeof *src);
+    float *fit = malloc(n * sizeof *fit);
+    void *out = malloc(n * 4);
+    if (!src || !fit || !out) {
+        free(rgb), free(src), free(fit), free(out);
+        return core_fail(err, SI_ERR_NOMEM, "%s: out of memory", path);
+    }
+    for (size_t i = 0; i < n0; i++)
+        src[i] = rgb[i];
+    free(rgb);
+    ck_step rs = {.kind = CK_RESIZE};
+    rs.u.resize = (ck_resize_p){.bilinear = 1, .n = 1, .in_h = h0, .in_w = w0, .c = 3,
+                                .out_h = h, .out_w = w};
+    core_buf in = {.dtype = SI_INT32, .shape = {.rank = 4, .d = {1, h0, w0, 3}}, .data = src};
+    core_buf fb = {.dtype = SI_FLOAT32, .shape = {.rank = 4, .d = {1, h, w, 3}}, .data = fit};
+    const core_buf *ins[1] = {&in};
+    ck_host_resize(&rs, ins, &fb);
+    free(src);
+    for (size_t i = 0; i < n; i++) {
+        if (dtype == SI_FLOAT32)
+            ((float *)out)[i] = fit[i] / 255.0f;
+        else
+            ((int32_t *)out)[i] = (int32_t)fit[i];
+    }
+    free(fit);
+    *height = h;
+    *width = w;
+    *data = out;
+    return SI_OK;
 }

@@ -771,7 +771,21 @@ static void test_npy(void **state)
 
 static si_result read_img(const char *path, int h, int w, si_dtype dt, void **data, si_error *err)
 {
-    return io_image_read(path, &h, &w, dt, data, err);
+    return si_image_read(path, &h, &w, dt, data, err);
+}
+
+/* tf.image.resizeBilinear with its defaults, in double: the expectation. */
+static double tf_bilinear(const uint8_t *px, int ih, int iw, int oh, int ow, int y, int x, int c)
+{
+    double sy = y * ((double)ih / oh), sx = x * ((double)iw / ow);
+    int y0 = (int)sy, x0 = (int)sx;
+    int y1 = y0 + 1 < ih ? y0 + 1 : ih - 1, x1 = x0 + 1 < iw ? x0 + 1 : iw - 1;
+    double fy = sy - y0, fx = sx - x0;
+#define PX(yy, xx) px[((yy) * iw + (xx)) * 3 + c]
+    double top = PX(y0, x0) + (PX(y0, x1) - PX(y0, x0)) * fx;
+    double bot = PX(y1, x0) + (PX(y1, x1) - PX(y1, x0)) * fx;
+#undef PX
+    return top + (bot - top) * fy;
 }
 
 static void test_image(void **state)
@@ -785,6 +799,15 @@ static void test_image(void **state)
     assert_true(stbi_write_png(path_in("img", "a.png"), W, H, 3, px, W * 3));
     si_error err = {0};
     void *data = NULL;
+
+    /* io decodes at the image's own size */
+    int h0 = 0, w0 = 0;
+    unsigned char *rgb = NULL;
+    assert_int_equal(io_image_decode(path_in("img", "a.png"), &h0, &w0, &rgb, &err), SI_OK);
+    assert_int_equal(h0, H);
+    assert_int_equal(w0, W);
+    assert_memory_equal(rgb, px, sizeof px);
+    free(rgb);
 
     assert_int_equal(read_img(path_in("img", "a.png"), H, W, SI_INT32, &data, &err), SI_OK);
     for (int k = 0; k < H * W * 3; k++)
@@ -806,12 +829,26 @@ static void test_image(void **state)
         assert_int_equal(((int32_t *)data)[k], flat[k % 3]);
     free(data);
 
-    /* Downscaled gradient stays inside the input's range, in order along x. */
-    assert_int_equal(read_img(path_in("img", "a.png"), 1, 2, SI_FLOAT32, &data, &err), SI_OK);
-    float *fd = data;
-    for (int k = 0; k < 6; k++)
-        assert_true(fd[k] >= 0.0f && fd[k] <= 1.0f);
-    assert_true(fd[3] > fd[0]);
+    /* Fitting is tf.image.resizeBilinear's, up and down at once; 7 wide, 21
+     * high to 31x17 made stb_image_resize abort on an assertion. */
+    enum { IW = 7, IH = 21, OW = 31, OH = 17 };
+    uint8_t g[IH * IW * 3];
+    for (int k = 0; k < IH * IW * 3; k++)
+        g[k] = (uint8_t)((k * 37 + (k / 5) * 11) & 255);
+    assert_true(stbi_write_png(path_in("img", "g.png"), IW, IH, 3, g, IW * 3));
+    assert_int_equal(read_img(path_in("img", "g.png"), OH, OW, SI_FLOAT32, &data, &err), SI_OK);
+    for (int y = 0; y < OH; y++)
+        for (int x = 0; x < OW; x++)
+            for (int c = 0; c < 3; c++) {
+                double want = tf_bilinear(g, IH, IW, OH, OW, y, x, c) / 255.0;
+                double got = ((float *)data)[(y * OW + x) * 3 + c];
+                if (got < want - 1e-5 || got > want + 1e-5)
+                    fail_msg("(%d,%d,%d): %g, expected %g", y, x, c, got, want);
+            }
+    free(data);
+    assert_int_equal(read_img(path_in("img", "g.png"), OH, OW, SI_INT32, &data, &err), SI_OK);
+    assert_int_equal(((int32_t *)data)[3 * OW * 5 + 3 * 7 + 1],
+                     (int32_t)tf_bilinear(g, IH, IW, OH, OW, 5, 7, 1)); /* cut as tf.cast */
     free(data);
 
     data = (void *)1;
@@ -823,8 +860,8 @@ static void test_image(void **state)
     assert_non_null(strstr(err.message, "text.png"));
     assert_int_equal(read_img(path_in("img", "a.png"), -1, 2, SI_FLOAT32, &data, &err), SI_ERR_ARG);
     /* 0 keeps the image's own size */
-    int h0 = 0, w0 = 0;
-    assert_int_equal(io_image_read(path_in("img", "a.png"), &h0, &w0, SI_INT32, &data, &err), SI_OK);
+    h0 = 0, w0 = 0;
+    assert_int_equal(si_image_read(path_in("img", "a.png"), &h0, &w0, SI_INT32, &data, &err), SI_OK);
     assert_int_equal(h0, H);
     assert_int_equal(w0, W);
     free(data);
