@@ -133,5 +133,6 @@ $(NODE_ADDON): bindings/node/src/addon.c $(PIC_OBJ) include/streaminfer.h
 	@[ -f "$(NODE_INC)/node_api.h" ] || { echo "make node: no node_api.h found (make deps, or NODE_INC=DIR)" >&2; exit 1; }
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -isystem $(NODE_INC) -DNODE_GYP_MODULE_NAME=streaminfer -shared $< \
-	    $(PIC_OBJ) $(SO_LIBS) -o $@
+	    $(PIC_OBJ) $(SO_LIBS) -o $@.tmp
+	mv -f $@.tmp $@ # a new file: processes that have the old one loaded keep theirs
 .PHONY: node

@@ -8,8 +8,8 @@ const path = require('path');
 const { createRequire } = require('module');
 
 const ROOT = path.resolve(__dirname, '../..');
-const CACHE = process.env.STREAMINFER_CACHE || path.join(ROOT, '.cache');
-const CLI = process.env.STREAMINFER_CLI || path.join(ROOT, 'build', 'streaminfer');
+const CACHE = path.resolve(process.env.STREAMINFER_CACHE || path.join(ROOT, '.cache'));
+const CLI = path.resolve(process.env.STREAMINFER_CLI || path.join(ROOT, 'build', 'streaminfer'));
 const MODELS = path.join(CACHE, 'human-models', 'models');
 
 // .npy version 1.0/2.0, little-endian, C order: <f4, <i4, |b1
