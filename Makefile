@@ -136,3 +136,13 @@ $(NODE_ADDON): bindings/node/src/addon.c $(PIC_OBJ) include/streaminfer.h
 	    $(PIC_OBJ) $(SO_LIBS) -o $@.tmp
 	mv -f $@.tmp $@ # a new file: processes that have the old one loaded keep theirs
 .PHONY: node
+
+$(B)/bench/c_runs: bindings/node/bench/c_runs.c $(B)/libstreaminfer.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(B)/libstreaminfer.a $(LIBS) -o $@
+
+# the binding against the C library and TensorFlow.js: bench/results/node.md
+node-bench: node $(B)/bench/c_runs $(B)/bench/hold_context
+	node bindings/node/bench.js --c $(B)/bench/c_runs --hold $(B)/bench/hold_context \
+	    --models $(CACHE)/human-models/models
+.PHONY: node-bench

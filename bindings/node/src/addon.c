@@ -194,13 +194,12 @@ static napi_value wrap_handle(napi_env env, si_model *m)
     if (!h)
         return NULL;
     if (napi_create_object(env, &obj) != napi_ok ||
+        napi_type_tag_object(env, obj, &handle_tag) != napi_ok ||
         napi_wrap(env, obj, h, handle_finalize, NULL, NULL) != napi_ok) {
         free(h);
-        return NULL;
+        return NULL; /* the caller closes m */
     }
     h->m = m; /* from here on the finalizer closes it */
-    if (napi_type_tag_object(env, obj, &handle_tag) != napi_ok)
-        return NULL;
     return obj;
 }
 
@@ -393,6 +392,7 @@ static int read_inputs(napi_env env, napi_value arr, int copy, si_tensor_in **ou
                  napi_get_value_int64(env, e, &in[i].shape[d]) == napi_ok && in[i].shape[d] >= 0 &&
                  in[i].shape[d] <= ((int64_t)1 << 31);
             count *= ok ? in[i].shape[d] : 0;
+            ok = ok && count <= ((int64_t)1 << 40); /* no overflow; no typed array is longer */
         }
         napi_typedarray_type tt;
         size_t len;
