@@ -193,7 +193,7 @@ ${os.cpus().length}-core machine shared with other jobs, so the absolute figures
 GPU; read the ratios. Each way runs in a process of its own: ${WARM} warm-up runs (planning,
 shader compiles), then the median of ${tinyRuns} (tiny) or ${runs} (${name}) timed runs, on the same
 seeded float32 input. From one process to the next the machine's load moves a run's time by
-tens of percent (compare the C and binding rows of ${name}); *binding's own* is measured inside
+tens of percent, more than the binding adds; *binding's own* is measured inside
 each call and is the figure for the binding's cost.
 
 - **C library**: \`si_run\` plus reading the outputs' pointers (\`bindings/node/bench/c_runs.c\`).
