@@ -159,3 +159,29 @@ uninstall:
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/streaminfer.pc $(DESTDIR)$(PREFIX)/share/man/man1/streaminfer.1
 FORCE:
 .PHONY: install uninstall FORCE
+
+# ---- Node.js binding (issue 24): the addon, from the PIC objects, against the
+# headers of the Node that runs it (Debian: libnode-dev, or nodejs itself)
+NODE     ?= node
+NODE_INC ?= $(firstword $(wildcard $(shell $(NODE) -p "require('path').resolve(process.execPath, '../../include/node')" 2>/dev/null) /usr/include/node /usr/local/include/node))
+NODE_ADDON = bindings/node/build/streaminfer.node
+
+node: $(NODE_ADDON)
+
+$(NODE_ADDON): bindings/node/src/addon.c $(PIC_OBJ) include/streaminfer.h
+	@[ -f "$(NODE_INC)/node_api.h" ] || { echo "make node: no node_api.h found (make deps, or NODE_INC=DIR)" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -isystem $(NODE_INC) -DNODE_GYP_MODULE_NAME=streaminfer -shared $< \
+	    $(PIC_OBJ) $(SO_LIBS) -o $@.tmp
+	mv -f $@.tmp $@ # a new file: processes that have the old one loaded keep theirs
+.PHONY: node
+
+$(B)/bench/c_runs: bindings/node/bench/c_runs.c $(B)/libstreaminfer.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(B)/libstreaminfer.a $(LIBS) -o $@
+
+# the binding against the C library and TensorFlow.js: bench/results/node.md
+node-bench: node $(B)/bench/c_runs $(B)/bench/hold_context
+	node bindings/node/bench.js --c $(B)/bench/c_runs --hold $(B)/bench/hold_context \
+	    --models $(CACHE)/human-models/models
+.PHONY: node-bench

@@ -66,6 +66,8 @@ if "$HERE/fetch_models.sh" "$CACHE" && "$HERE/make_refs.sh" "$CACHE" $MODELS $MO
         "$HERE/stage_budget_test.sh" "$B/streaminfer" "$CACHE"
     check "make install; the README's example built with pkg-config against it" \
         "$HERE/install_test.sh" "$B" "$CACHE/human-models/models/emotion.json"
+    check "Node.js binding (node --test bindings/node)" sh -c "make -s -C '$HERE/..' B='$B' node &&
+        STREAMINFER_CACHE='$CACHE' STREAMINFER_CLI='$B/streaminfer' node --test '$HERE/../bindings/node'"
     check "kiosk: 100 frames in a budget, constant memory" "$B/bench/kiosk" \
         "$CACHE/human-models/models/gender.json" 600K 100
     check "kiosk: no leak across runs (valgrind, host backend)" env KIOSK_HOST=1 valgrind -q \

@@ -6,6 +6,17 @@ pkgs="build-essential pkg-config libepoxy-dev libegl-dev libgles-dev libegl-mesa
       clang-14 libclang-rt-14-dev llvm-14"
 command -v node >/dev/null 2>&1 || pkgs="$pkgs nodejs"
 command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
+# Node-API headers for bindings/node (make node): Debian's nodejs keeps them in
+# libnode-dev; NodeSource's nodejs ships them itself and conflicts with libnode-dev,
+# so it is asked for only with Debian's nodejs (or none yet) and no headers found
+node_inc=$(node -p "require('path').resolve(process.execPath, '../../include/node')" 2>/dev/null || true)
+if [ ! -f "$node_inc/node_api.h" ] && [ ! -f /usr/include/node/node_api.h ]; then
+  if ! command -v node >/dev/null 2>&1 || dpkg-query -W -f='${Version}' nodejs 2>/dev/null | grep -q dfsg; then
+    pkgs="$pkgs libnode-dev"
+  else
+    echo "deps: no node_api.h for this node ($(command -v node)); make node needs NODE_INC=DIR" >&2
+  fi
+fi
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
