@@ -10,49 +10,43 @@
 
 /* Debian's stb_image (2022-09) trusts a JPEG's Huffman table counts: a DHT
  * table with more than 256 codes writes past stbi__huffman.size[257] (found by
- * tests/fuzz, reproducer tests/fuzz/crashes/image-jpeg-dht-overflow.jpg; stb
- * fixed it later with the same check). Every DHT segment, before and between
- * scans, is checked here first. Returns 0 when the file is not a JPEG or all
- * its tables are sound. */
+ * tests/fuzz; reproducers tests/fuzz/crashes/image-jpeg-*; stb fixed it later
+ * with the same check). Mirroring stb's walk through segments and scans to
+ * find the tables it builds missed some (entropy data, fill bytes and lengths
+ * are read in ways a walker drifts from), so every place stb could take for a
+ * DHT is checked: stb acts on a DHT only right after the bytes FF C4 (fill
+ * bytes FF aside), then reads a 16-bit length and, while the length lasts,
+ * tables of one class byte, 16 counts and as many values as the counts add
+ * up to, reading zeros past the file's end. A table anywhere of more than 256
+ * codes refuses the file; a sound JPEG has none, wherever its FF C4 bytes
+ * are (an embedded thumbnail's tables are sound too). Returns 0 for files stb
+ * does not take for a JPEG (FF, fill bytes FF, D8) and for sound ones. */
 static int io_jpeg_bad_huffman(const unsigned char *b, size_t n)
 {
-    if (n < 2 || b[0] != 0xff || b[1] != 0xd8)
+    size_t s = 1;
+    if (n < 2 || b[0] != 0xff)
         return 0;
-    size_t i = 2;
-    while (i + 4 <= n) {
-        if (b[i] != 0xff) { /* entropy-coded data: skip to the next marker */
-            i++;
+    while (s < n && b[s] == 0xff)
+        s++;
+    if (s >= n || b[s] != 0xd8)
+        return 0;
+#define AT(i) ((i) < n ? b[i] : 0)
+    for (size_t p = 0; p + 1 < n; p++) {
+        if (b[p] != 0xff || b[p + 1] != 0xc4)
             continue;
+        long len = ((long)AT(p + 2) << 8 | AT(p + 3)) - 2;
+        size_t t = p + 4;
+        while (len > 0 && t < n) {
+            long codes = 0;
+            for (size_t k = t + 1; k <= t + 16; k++)
+                codes += AT(k);
+            if (codes > 256)
+                return 1;
+            t += 17 + (size_t)codes;
+            len -= 17 + codes;
         }
-        unsigned char mk = b[i + 1];
-        if (mk == 0xff || mk == 0x00 || mk == 0x01 || (mk >= 0xd0 && mk <= 0xd8)) {
-            i += mk == 0xff ? 1 : 2; /* fill byte, stuffed zero, RSTn, SOI: no length */
-            continue;
-        }
-        if (mk == 0xd9)
-            return 0;
-        size_t len = (size_t)b[i + 2] << 8 | b[i + 3], end = i + 2 + len;
-        if (len < 2)
-            return 0; /* stb refuses it itself */
-        /* a truncated DHT still reaches the table build with the counts it has */
-        if (end > n)
-            end = n;
-        if (mk == 0xc4) {
-            /* stb reads a table while the segment has bytes left, its counts
-             * past the segment's end if need be (from what follows in the
-             * file), and a table cut short by the file's end with the missing
-             * count bytes as 0, then builds it */
-            for (size_t t = i + 4; t < end;) {
-                size_t codes = 0;
-                for (size_t k = t + 1; k <= t + 16 && k < n; k++)
-                    codes += b[k];
-                if (codes > 256)
-                    return 1;
-                t += 17 + codes;
-            }
-        }
-        i = end;
     }
+#undef AT
     return 0;
 }
 
