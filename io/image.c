@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,27 @@ static int io_jpeg_bad_huffman(const unsigned char *b, size_t n)
     return 0;
 }
 
+/* stb_image grows its buffer for a PNG's IDAT chunk to the chunk's declared
+ * length before it reads the chunk, so a 100-byte file claiming 2 GiB makes it
+ * allocate 2 GiB (found by tests/fuzz). Chunks follow each other plainly (a
+ * length, a type, the data, a CRC), so the walk here is stb's: a chunk longer
+ * than what the file has left refuses it first. Returns 0 for other formats. */
+static int io_png_overlong_chunk(const unsigned char *b, size_t n)
+{
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    if (n < 8 || memcmp(b, sig, 8))
+        return 0;
+    for (size_t p = 8; p + 8 <= n;) {
+        uint64_t len = (uint64_t)b[p] << 24 | (uint64_t)b[p + 1] << 16 | (uint64_t)b[p + 2] << 8 | b[p + 3];
+        if (len > n - p - 8)
+            return 1;
+        if (!memcmp(b + p + 4, "IEND", 4))
+            return 0;
+        p += 12 + (size_t)len;
+    }
+    return 0;
+}
+
 static si_result io_read_file(const char *path, unsigned char **buf, size_t *len, si_error *err)
 {
     FILE *f = fopen(path, "rb");
@@ -94,6 +116,11 @@ si_result io_image_decode(const char *path, int *height, int *width, unsigned ch
         free(file);
         return io_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: corrupt JPEG (a Huffman table has more than 256 codes)",
                        path);
+    }
+    if (io_png_overlong_chunk(file, file_len)) {
+        free(file);
+        return io_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: corrupt PNG (a chunk is longer "
+                       "than the file)", path);
     }
     int w, h, ch;
     unsigned char *img = stbi_load_from_memory(file, (int)file_len, &w, &h, &ch, 3);
