@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +73,42 @@ static int io_png_overlong_chunk(const unsigned char *b, size_t n)
     return 0;
 }
 
+/* stb_image reads a PGM/PPM header's numbers into an int with no bound: a
+ * width of ten digits is a signed overflow, undefined behaviour (found by
+ * tests/fuzz). The header is read here first as stb reads it (whitespace and
+ * # comments, then width, height and maximum, a byte at a time with zeros
+ * past the end); a number past INT_MAX refuses the file. */
+static int io_pnm_overlong_number(const unsigned char *b, size_t n)
+{
+    if (n < 2 || b[0] != 'P' || (b[1] != '5' && b[1] != '6'))
+        return 0;
+    size_t i = 2;
+#define PNM_EOF (i >= n)
+#define PNM_GET (i < n ? b[i++] : 0)
+#define PNM_SPACE(c) ((c) == ' ' || (c) == '\t' || (c) == '\n' || (c) == '\v' || (c) == '\f' || (c) == '\r')
+    int c = PNM_GET;
+    for (int k = 0; k < 3; k++) {
+        for (;;) {
+            while (!PNM_EOF && PNM_SPACE(c))
+                c = PNM_GET;
+            if (PNM_EOF || c != '#')
+                break;
+            while (!PNM_EOF && c != '\n' && c != '\r')
+                c = PNM_GET;
+        }
+        long long v = 0;
+        while (!PNM_EOF && c >= '0' && c <= '9') {
+            if ((v = v * 10 + (c - '0')) > INT_MAX)
+                return 1;
+            c = PNM_GET;
+        }
+    }
+#undef PNM_EOF
+#undef PNM_GET
+#undef PNM_SPACE
+    return 0;
+}
+
 static si_result io_read_file(const char *path, unsigned char **buf, size_t *len, si_error *err)
 {
     FILE *f = fopen(path, "rb");
@@ -116,6 +153,11 @@ si_result io_image_decode(const char *path, int *height, int *width, unsigned ch
         free(file);
         return io_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: corrupt JPEG (a Huffman table has more than 256 codes)",
                        path);
+    }
+    if (io_pnm_overlong_number(file, file_len)) {
+        free(file);
+        return io_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: corrupt PNM (a number in its "
+                       "header is too large)", path);
     }
     if (io_png_overlong_chunk(file, file_len)) {
         free(file);

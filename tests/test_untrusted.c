@@ -249,6 +249,8 @@ static void test_fuzz_image_reproducers(void **state)
             want = "corrupt PNG";
         else if (!strncmp(nm, "image-hdr-", 10))
             want = "no pixels";
+        else if (!strncmp(nm, "image-pnm-", 10))
+            want = "corrupt PNM";
         else if (strncmp(nm, "image-", 6))
             continue;
         char path[1024];
@@ -265,7 +267,7 @@ static void test_fuzz_image_reproducers(void **state)
         seen++;
     }
     closedir(d);
-    assert_true(seen >= 8);
+    assert_true(seen >= 9);
 }
 
 /* Found by tests/fuzz (fuzz_image): a Radiance header that stb decodes to an
