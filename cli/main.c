@@ -447,7 +447,8 @@ int main(int argc, char **argv)
                st.bytes_spilled / 1048576.0, st.bytes_reloaded / 1048576.0);
         if (st.steps_split)
             printf("tiling   %llu steps split into parts of at most %s (largest step untiled %s)\n",
-                   (unsigned long long)st.steps_split, mib(st.tile_limit_bytes, b1),
+                   (unsigned long long)st.steps_split,
+                   st.tile_limit_bytes ? mib(st.tile_limit_bytes, b1) : "one buffer",
                    mib(st.untiled_bound_bytes, b2));
         printf("limits   one buffer at most %s (GPU storage block %s, %llu elements a dispatch, "
                "%llu by 32-bit indices)\n", mib(st.max_buffer_bytes, b1),
@@ -475,6 +476,7 @@ int main(int argc, char **argv)
                    "  \"driver_reserve_bytes\": %llu,\n"
                    "  \"max_buffer_bytes\": %llu,\n  \"storage_block_bytes\": %llu,\n"
                    "  \"max_dispatch_elements\": %llu,\n  \"max_index_elements\": %llu,\n"
+                   "  \"largest_buffer_bytes\": %llu,\n"
                    "  \"bytes_uploaded\": %llu,\n  \"bytes_downloaded\": %llu,\n"
                    "  \"bytes_spilled\": %llu,\n  \"bytes_reloaded\": %llu,\n"
                    "  \"evictions\": %llu,\n  \"segments\": %llu,\n  \"gpu_steps\": %llu,\n"
@@ -489,6 +491,7 @@ int main(int argc, char **argv)
                 (unsigned long long)st.driver_reserve_bytes,
                 (unsigned long long)st.max_buffer_bytes, (unsigned long long)st.storage_block_bytes,
                 (unsigned long long)st.max_dispatch_elements, (unsigned long long)st.max_index_elements,
+                (unsigned long long)st.largest_buffer_bytes,
                 (unsigned long long)st.bytes_uploaded,
                 (unsigned long long)st.bytes_downloaded,
                 (unsigned long long)st.bytes_spilled, (unsigned long long)st.bytes_reloaded,

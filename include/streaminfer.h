@@ -91,6 +91,7 @@ typedef struct {
     uint64_t storage_block_bytes;
     uint64_t max_dispatch_elements;
     uint64_t max_index_elements;
+    uint64_t largest_buffer_bytes; /* the largest buffer a step of the plan binds */
     uint64_t bytes_uploaded;
     uint64_t bytes_downloaded;
     uint64_t bytes_spilled;

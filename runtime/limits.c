@@ -82,7 +82,7 @@ si_result rt_device_refusal(const si_model *m, const core_program *p, int tensor
     if (err) {
         err->status = SI_ERR_GPU;
         snprintf(err->message, sizeof err->message,
-                 "tensor '%s' (%llu bytes, %s step of node '%s') exceeds the %llu-byte limit for one "
+                 "tensor '%s' (%llu bytes, bound by a %s step, node '%s') exceeds the %llu-byte limit for one "
                  "buffer a step binds, and no split made it smaller (the limit that bound it: "
                  "max_buffer_bytes, the least of the GPU's storage block size %llu, 4 x %llu "
                  "invocations of one dispatch, 4 x %llu elements of 32-bit indexing and "

@@ -483,7 +483,8 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
      * the sizes of rt_tile_first's ladder (core/tile.c) and planned again. */
     si_result st = SI_OK;
     uint64_t best_ws = 0, best_limit = 0, pool = 0, over_bytes = 0;
-    int best_node = -1, over_tensor = -1;
+    int best_node = -1;
+    si_error over_err = {0}; /* the largest tensor over the device's limit, named */
     uint64_t budget = m->opt.vram_budget, limit = 0;
     uint32_t align = m->gpu ? glk_offset_align(m->gpu) : 256;
     if (align < 256)
@@ -515,12 +516,13 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
             break;
         if (over >= 0 && m->pb.buffers[over].bytes > over_bytes) {
             over_bytes = m->pb.buffers[over].bytes;
-            over_tensor = m->pb.buffers[over].tensor;
+            rt_device_refusal(m, m->prog, m->pb.buffers[over].tensor, over_bytes, m->max_tensor,
+                              &m->limits, &over_err);
         }
         /* the closest attempt within the device's limits, for the message */
         int node = -1;
         uint64_t ws = largest_step(m->prog, &node);
-        if (over < 0 && (!best_ws || ws < best_ws)) {
+        if (over < 0 && (!best_ws || ws <= best_ws)) { /* ties: the split one, named in the message */
             best_ws = ws;
             best_node = node;
             best_limit = m->tile_limit;
@@ -531,9 +533,11 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
     }
     free(vp);
     if (st != SI_OK) {
-        if (st == SI_ERR_BUDGET && !best_ws && over_tensor >= 0) /* only the device's limit bound it */
-            st = rt_device_refusal(m, m->prog, over_tensor, over_bytes, m->max_tensor, &m->limits, err);
-        else if (err && st == SI_ERR_BUDGET && best_limit)
+        if (st == SI_ERR_BUDGET && !best_ws && over_bytes) { /* only the device's limit bound it */
+            st = over_err.status;
+            if (err)
+                *err = over_err;
+        } else if (err && st == SI_ERR_BUDGET && best_limit)
             fail(err, st, "no plan fits in a budget of %llu bytes, even with steps split into parts (at best, "
                  "parts of %llu bytes leave a step of %llu bytes, node '%s'; untiled, the largest "
                  "step needs %llu bytes); the limit that bound it: the budget (every tensor within "
@@ -1453,6 +1457,9 @@ done:
         m->st.storage_block_bytes = m->limits.storage_block_bytes;
         m->st.max_dispatch_elements = m->limits.dispatch_elements;
         m->st.max_index_elements = m->limits.index_elements;
+        for (int b = 0; b < m->pb.n_buffers; b++)
+            if (m->pb.buffers[b].bytes > m->st.largest_buffer_bytes)
+                m->st.largest_buffer_bytes = m->pb.buffers[b].bytes;
         m->st.gpu_steps += (uint64_t)m->prog->n_steps;
         m->st.segments += m->plan->segments;
         m->st.evictions += m->plan->evictions;
