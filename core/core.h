@@ -328,9 +328,9 @@ typedef struct {
      * earlier stage computed, read as inputs n_inputs + i (PT_INPUT). */
     int n_seeds;
     int *seed_node, *seed_idx;
-    /* Outputs and boundary tensors too big for one buffer a step binds stay as
-     * bands after tiling (core_program_tile): the storage root's elements
-     * [e0, e1) are tensor's; the runtime reads them back band by band. */
+    /* Outputs and boundary tensors that tiling (core_program_tile) cut into
+     * bands stay as bands: the storage root's elements [e0, e1) are tensor's;
+     * the runtime reads them back band by band. */
     int n_out_bands;
     struct core_band {
         int root, tensor;

@@ -830,12 +830,14 @@ static void rewrite(tiler *T, const ck_step *s, si_error *err)
     tile_emit(T, s);
 }
 
-/* An output too big for one buffer stays as its bands (p->out_bands), read
- * back band by band: 1 kept, 0 not (it can be made whole), -1 out of memory. */
+/* A banded output stays as its bands (p->out_bands), read back band by band:
+ * made whole it would need a buffer as big as itself beside its last band
+ * (over the device's limit, or over the budget that split it). 1 kept, 0 not
+ * banded, -1 out of memory. */
 static int keep_bands(tiler *T, int root)
 {
     core_program *p = T->p;
-    if (!tile_banded(T, root) || p->tensors[root].bytes <= T->max_tensor)
+    if (!tile_banded(T, root))
         return 0;
     for (int i = 0; i < p->n_out_bands; i++)
         if (p->out_bands[i].root == root)
