@@ -30,8 +30,13 @@ static const char usage[] =
     "                       weights are streamed and activations spilled as needed,\n"
     "                       and a step too big for it is split into parts along output\n"
     "                       rows or channels (same results, bit for bit); a budget no\n"
-    "                       plan fits is refused, naming the step that does not fit and\n"
-    "                       the smallest budget that could work.\n"
+    "                       plan fits is refused, naming the step that does not fit, the\n"
+    "                       limit that bound it (the budget, or the GPU's limit on one\n"
+    "                       buffer) and the smallest budget that could work.\n"
+    "  --max-buffer SIZE    lower the GPU's limit on the bytes of one buffer a step binds\n"
+    "                       (its storage block size, 128M on llvmpipe) to SIZE, as on a\n"
+    "                       GPU whose limit is that small: tensors bigger than it live\n"
+    "                       as bands of rows (same results); for tests\n"
     "  --input FILE         input for a one-input model: .npy, or .jpg/.png (resized to\n"
     "                       the input's height x width as tf.image.resizeBilinear does by\n"
     "                       default, RGB; float inputs scaled to [0,1], int inputs 0..255)\n"
@@ -283,9 +288,10 @@ int main(int argc, char **argv)
         argv++;
         argc--;
     }
-    enum { O_VRAM = 256, O_INPUT, O_SEED, O_OUTPUT, O_STATS, O_TRACE, O_IO, O_BACKEND, O_RUNS };
+    enum { O_VRAM = 256, O_MAXBUF, O_INPUT, O_SEED, O_OUTPUT, O_STATS, O_TRACE, O_IO, O_BACKEND, O_RUNS };
     static const struct option longopts[] = {
         {"vram", required_argument, NULL, O_VRAM},       {"input", required_argument, NULL, O_INPUT},
+        {"max-buffer", required_argument, NULL, O_MAXBUF},
         {"seed", required_argument, NULL, O_SEED},       {"output", required_argument, NULL, O_OUTPUT},
         {"stats", required_argument, NULL, O_STATS},     {"trace", required_argument, NULL, O_TRACE},
         {"io", required_argument, NULL, O_IO},           {"backend", required_argument, NULL, O_BACKEND},
@@ -306,6 +312,10 @@ int main(int argc, char **argv)
             if (si_parse_size(v, &opt.vram_budget) || opt.vram_budget == 0)
                 return usage_error("--vram: '%s' is not a size like 512M, 1G, 1.5G or a byte count%s",
                                    v, "");
+            break;
+        case O_MAXBUF:
+            if (si_parse_size(v, &opt.max_buffer_bytes) || !opt.max_buffer_bytes)
+                return usage_error("--max-buffer: '%s' is not a size like 8M or a byte count%s", v, "");
             break;
         case O_INPUT: {
             if (n_ins == MAX_INPUTS)
@@ -532,8 +542,14 @@ int main(int argc, char **argv)
                st.bytes_spilled / 1048576.0, st.bytes_reloaded / 1048576.0);
         if (st.steps_split)
             printf("tiling   %llu steps split into parts of at most %s (largest step untiled %s)\n",
-                   (unsigned long long)st.steps_split, mib(st.tile_limit_bytes, b1),
+                   (unsigned long long)st.steps_split,
+                   st.tile_limit_bytes ? mib(st.tile_limit_bytes, b1) : "one buffer",
                    mib(st.untiled_bound_bytes, b2));
+        printf("limits   one buffer at most %s (GPU storage block %s, %llu elements a dispatch, "
+               "%llu by 32-bit indices)\n", mib(st.max_buffer_bytes, b1),
+               st.storage_block_bytes ? mib(st.storage_block_bytes, b2) : "none",
+               (unsigned long long)st.max_dispatch_elements,
+               (unsigned long long)st.max_index_elements);
         printf("traffic  uploaded %s, downloaded %s\n", mib(st.bytes_uploaded, b1),
                mib(st.bytes_downloaded, b2));
         printf("time     open %.1f ms, run %.1f ms (%llu GPU steps%s), wall %.1f ms\n", st.open_ms,
@@ -554,6 +570,9 @@ int main(int argc, char **argv)
                    "  \"tile_limit_bytes\": %llu,\n  \"steps_split\": %llu,\n"
                    "  \"weights_bytes\": %llu,\n  \"host_pool_bytes\": %llu,\n"
                    "  \"driver_reserve_bytes\": %llu,\n"
+                   "  \"max_buffer_bytes\": %llu,\n  \"storage_block_bytes\": %llu,\n"
+                   "  \"max_dispatch_elements\": %llu,\n  \"max_index_elements\": %llu,\n"
+                   "  \"largest_buffer_bytes\": %llu,\n"
                    "  \"bytes_uploaded\": %llu,\n  \"bytes_downloaded\": %llu,\n"
                    "  \"bytes_spilled\": %llu,\n  \"bytes_reloaded\": %llu,\n"
                    "  \"evictions\": %llu,\n  \"segments\": %llu,\n  \"gpu_steps\": %llu,\n"
@@ -566,6 +585,9 @@ int main(int argc, char **argv)
                 (unsigned long long)st.tile_limit_bytes, (unsigned long long)st.steps_split,
                 (unsigned long long)st.weights_bytes, (unsigned long long)st.host_pool_bytes,
                 (unsigned long long)st.driver_reserve_bytes,
+                (unsigned long long)st.max_buffer_bytes, (unsigned long long)st.storage_block_bytes,
+                (unsigned long long)st.max_dispatch_elements, (unsigned long long)st.max_index_elements,
+                (unsigned long long)st.largest_buffer_bytes,
                 (unsigned long long)st.bytes_uploaded,
                 (unsigned long long)st.bytes_downloaded,
                 (unsigned long long)st.bytes_spilled, (unsigned long long)st.bytes_reloaded,

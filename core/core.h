@@ -71,6 +71,9 @@ typedef enum {
 } ck_kind;
 
 #define CK_MAX_P 64
+/* Parameters and kernel indices are 32-bit signed ints: no tensor a step
+ * touches may have more elements (a limit of the plan, like the budget). */
+#define CK_MAX_INDEX_ELEMS 0x7fffffffull
 #define CK_MAX_IN 8
 #define CK_MAX_OUT 1
 
@@ -351,6 +354,14 @@ typedef struct {
      * earlier stage computed, read as inputs n_inputs + i (PT_INPUT). */
     int n_seeds;
     int *seed_node, *seed_idx;
+    /* Outputs and boundary tensors that tiling (core_program_tile) cut into
+     * bands stay as bands: the storage root's elements [e0, e1) are tensor's;
+     * the runtime reads them back band by band. */
+    int n_out_bands;
+    struct core_band {
+        int root, tensor;
+        int64_t e0, e1;
+    } *out_bands;
 } core_program;
 
 /* Storage root of a tensor (follows alias_of). */
@@ -417,15 +428,17 @@ void core_program_free(core_program *p);
 /* Bytes of the buffers step s touches, each rounded up to 256 as the planner places them. */
 uint64_t core_step_working_set(const core_program *p, int s);
 
-/* Tiling (core/tile.c): rewrites the program so that steps whose working set is
- * over `limit` bytes, or whose output is over limit/4, run as parts along output
- * rows (or output channels where the weights dominate), each part's working set
- * within the limit where the step allows it. Big tensors then exist only as
- * bands; a step that needs one whole gets it by copies. Outputs are bitwise
- * those of the untiled program. load gives float32 weights for channel splits.
- * *n_split: how many steps were split. */
-si_result core_program_tile(core_program *p, uint64_t limit, core_weight_loader load,
-                            void *load_user, int *n_split, si_error *err);
+/* Tiling (core/tile.c, core/tile_copy.c): rewrites the program so that steps
+ * whose working set is over `limit` bytes (0: no limit), or whose output is over
+ * limit/4 or over max_tensor bytes (the device's limit for one buffer a step
+ * binds; 0: none), run as parts along output rows (or output channels where the
+ * weights dominate), each part's working set within the limit where the step
+ * allows it and every buffer a part binds within max_tensor. Big tensors then
+ * exist only as bands; a step that needs one whole gets it by copies. Outputs
+ * are bitwise those of the untiled program. load gives float32 weights for
+ * channel splits. *n_split: how many steps were split. */
+si_result core_program_tile(core_program *p, uint64_t limit, uint64_t max_tensor,
+                            core_weight_loader load, void *load_user, int *n_split, si_error *err);
 
 /* Evaluates one node on the host from its input values, with the same op
  * lowerings (everything folds, the inputs being constants). Outputs the node

@@ -1002,6 +1002,7 @@ void core_program_free(core_program *p)
     free(p->boundary_idx);
     free(p->seed_node);
     free(p->seed_idx);
+    free(p->out_bands);
     free(p);
 }
 

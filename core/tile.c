@@ -1,5 +1,7 @@
 /* Tiling: a program transform that splits steps so that no step's working set
- * (the bytes of the buffers it touches) is over a limit.
+ * (the bytes of the buffers it touches) is over a limit, and no buffer a step
+ * binds is over the device's limit for one buffer (max_tensor), whatever the
+ * budget: a tensor bigger than that lives only as bands.
  *
  * A big tensor is never made whole: its producer is split along output rows
  * and each part writes its own tensor, a *band* (a contiguous range of the
@@ -18,47 +20,23 @@
  * the weights, and the parts copied into the whole output.
  *
  * What cannot be split (or a banded tensor that a step needs whole) is made
- * whole by copies from its bands, and the planner sees the rest. */
+ * whole by copies from its bands, and the planner sees the rest; an output too
+ * big for one buffer stays as bands, read back band by band. Copies (concat
+ * included) are split in core/tile_copy.c, output channels in
+ * core/tile_channels.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core.h"
+#include "tile_internal.h"
 
-#define TILE_ALIGN 256 /* the planner's placement granule */
-
-typedef struct {
-    int64_t e0, e1; /* elements of the storage root */
-    int t;          /* tensor holding them */
-} band;
-
-typedef struct {
-    int n, cap;
-    band *v;
-    int whole;      /* the root itself holds the value too */
-} bandset;
-
-typedef struct {
-    core_program *p;
-    uint64_t limit, band_max;
-    core_weight_loader load;
-    void *load_user;
-    ck_step *steps;
-    int n_steps, cap_steps;
-    bandset *bs;    /* per tensor id; only storage roots used */
-    int cap_bs;
-    int *writers;   /* per storage root: steps of the original program writing it */
-    int node;       /* node of the step being rewritten */
-    int oom;
-} tiler;
-
-static uint64_t rnd(uint64_t b)
+uint64_t tile_rnd(uint64_t b)
 {
     if (!b)
         b = 4;
     return (b + TILE_ALIGN - 1) / TILE_ALIGN * TILE_ALIGN;
 }
 
-static int64_t count_of(const core_program *p, int t) { return core_shape_count(&p->tensors[t].shape); }
+int64_t tile_count(const core_program *p, int t) { return core_shape_count(&p->tensors[t].shape); }
 
 static int grow_bs(tiler *T)
 {
@@ -75,7 +53,7 @@ static int grow_bs(tiler *T)
 }
 
 /* A new activation like tensor `like`, count elements, named after it. */
-static int new_tensor(tiler *T, int like, int64_t count, const char *fmt, int64_t a, int64_t b)
+int tile_new_tensor(tiler *T, int like, int64_t count, const char *fmt, int64_t a, int64_t b)
 {
     core_program *p = T->p;
     if (p->n_tensors == p->cap_tensors) {
@@ -113,7 +91,7 @@ static int new_tensor(tiler *T, int like, int64_t count, const char *fmt, int64_
     return id;
 }
 
-static void emit(tiler *T, const ck_step *s)
+void tile_emit(tiler *T, const ck_step *s)
 {
     if (T->n_steps == T->cap_steps) {
         int cap = T->cap_steps ? T->cap_steps * 2 : 1024;
@@ -140,12 +118,12 @@ static void emit_copy(tiler *T, int in, int64_t in_off, int out, int64_t out_off
     c.u.copy.in_stride[0] = c.u.copy.out_stride[0] = 1;
     c.u.copy.in_offset = (int32_t)in_off;
     c.u.copy.out_offset = (int32_t)out_off;
-    emit(T, &c);
+    tile_emit(T, &c);
 }
 
-static int banded(const tiler *T, int root) { return T->bs[root].n > 0 && !T->bs[root].whole; }
+int tile_banded(const tiler *T, int root) { return T->bs[root].n > 0 && !T->bs[root].whole; }
 
-static int add_band(tiler *T, int root, int64_t e0, int64_t e1, int t)
+int tile_add_band(tiler *T, int root, int64_t e0, int64_t e1, int t)
 {
     bandset *b = &T->bs[root];
     if (b->n == b->cap) {
@@ -156,14 +134,14 @@ static int add_band(tiler *T, int root, int64_t e0, int64_t e1, int t)
         b->v = nv;
         b->cap = cap;
     }
-    b->v[b->n++] = (band){e0, e1, t};
+    b->v[b->n++] = (band){e0, e1, t, 0};
     return 0;
 }
 
 /* The root holds its value: copies from its bands. */
-static void materialize(tiler *T, int root)
+void tile_materialize(tiler *T, int root)
 {
-    if (!banded(T, root))
+    if (!tile_banded(T, root))
         return;
     bandset *b = &T->bs[root];
     for (int i = 0; i < b->n; i++)
@@ -173,14 +151,14 @@ static void materialize(tiler *T, int root)
 
 /* A tensor holding elements [a, b) of t's storage: a band, t itself, or a new
  * window filled by copies. */
-static int get_range(tiler *T, int t, int64_t a, int64_t b)
+int tile_get_range(tiler *T, int t, int64_t a, int64_t b)
 {
     core_program *p = T->p;
     int root = core_storage(p, t);
-    if (!banded(T, root)) {
-        if (a == 0 && b == count_of(p, root))
+    if (!tile_banded(T, root)) {
+        if (a == 0 && b == tile_count(p, root))
             return t;
-        int w = new_tensor(T, root, b - a, "{%lld:%lld}", a, b);
+        int w = tile_new_tensor(T, root, b - a, "{%lld:%lld}", a, b);
         if (w < 0)
             return -1;
         emit_copy(T, t, a, w, 0, b - a, 0);
@@ -190,7 +168,7 @@ static int get_range(tiler *T, int t, int64_t a, int64_t b)
     for (int i = 0; i < bs->n; i++)
         if (bs->v[i].e0 == a && bs->v[i].e1 == b)
             return bs->v[i].t;
-    int w = new_tensor(T, root, b - a, "{%lld:%lld}", a, b);
+    int w = tile_new_tensor(T, root, b - a, "{%lld:%lld}", a, b);
     if (w < 0)
         return -1;
     int first = 1;
@@ -205,7 +183,7 @@ static int get_range(tiler *T, int t, int64_t a, int64_t b)
     return w;
 }
 
-static uint64_t step_ws(const core_program *p, const ck_step *s)
+uint64_t tile_step_ws(const core_program *p, const ck_step *s)
 {
     int roots[CK_MAX_IN + 1], n = 0;
     uint64_t ws = 0;
@@ -219,12 +197,12 @@ static uint64_t step_ws(const core_program *p, const ck_step *s)
         if (dup)
             continue;
         roots[n++] = r;
-        ws += rnd(p->tensors[r].bytes);
+        ws += tile_rnd(p->tensors[r].bytes);
     }
     return ws;
 }
 
-uint64_t core_step_working_set(const core_program *p, int s) { return step_ws(p, &p->steps[s]); }
+uint64_t core_step_working_set(const core_program *p, int s) { return tile_step_ws(p, &p->steps[s]); }
 
 /* ---- splitting along output rows ---- */
 
@@ -233,10 +211,11 @@ typedef struct {
     int main_in;             /* input whose bands the parts may follow (-1 none) */
     int64_t in_row;          /* elements of main_in per output row, when part r reads its row r */
     int can_whole;           /* input 0 may be bound whole instead of a window */
+    int need_whole;          /* ... and must be */
 } rowplan;
 
 /* First axis of a broadcast output with more than one element. */
-static int lead_axis(int rank, const int32_t *dim)
+int tile_lead_axis(int rank, const int32_t *dim)
 {
     for (int j = 0; j < rank; j++)
         if (dim[j] > 1)
@@ -268,12 +247,30 @@ static void strided_window(int rank, const int32_t *dim, const int32_t *st, int 
     *b = (r1 - 1) * st[ax] + foot;
 }
 
-static int strides_ok(int rank, const int32_t *st)
+int tile_strides_ok(int rank, const int32_t *st)
 {
     for (int j = 0; j < rank; j++)
         if (st[j] < 0)
             return 0;
     return 1;
+}
+
+/* Pad splits along the first axis of its output longer than one (the axes
+ * before it are 1 in the input too): a part's rows read the input rows they
+ * hold, shifted by the padding. A reflecting pad reads rows mirrored at the
+ * input's edges, so one that pads that axis binds its input whole. */
+static int pad_row_info(const ck_pad_p *c, rowplan *rp)
+{
+    int ax = tile_lead_axis(c->rank, c->out_dim);
+    if (ax < 0)
+        return -1;
+    rp->rows = c->out_dim[ax];
+    rp->row_elems = prod(c->out_dim, ax + 1, c->rank);
+    rp->main_in = 0;
+    int padded = c->before[ax] != 0 || c->in_dim[ax] != c->out_dim[ax];
+    rp->need_whole = c->mode != 0 && padded;
+    rp->can_whole = 1;
+    return 0;
 }
 
 static int row_info(const ck_step *s, rowplan *rp)
@@ -338,13 +335,13 @@ static int row_info(const ck_step *s, rowplan *rp)
             sts[1] = s->u.select.a_stride;
             sts[2] = s->u.select.b_stride;
         }
-        int ax = lead_axis(rank, dim);
+        int ax = tile_lead_axis(rank, dim);
         if (ax < 0)
             return -1;
         rp->rows = dim[ax];
         rp->row_elems = prod(dim, ax + 1, rank);
         for (int i = 0; i < s->n_in; i++) {
-            if (!strides_ok(rank, sts[i]))
+            if (!tile_strides_ok(rank, sts[i]))
                 return -1;
             if (rp->main_in < 0 && sts[i][ax] != 0) {
                 rp->main_in = i;
@@ -379,6 +376,29 @@ static int row_info(const ck_step *s, rowplan *rp)
         rp->in_row = m->k;
         return 0;
     }
+    case CK_PAD:
+        return pad_row_info(&s->u.pad, rp);
+    case CK_SOFTMAX:
+        rp->rows = s->u.softmax.outer;
+        rp->row_elems = rp->in_row = s->u.softmax.n;
+        rp->main_in = 0;
+        return 0;
+    case CK_ARGMAX:
+        rp->rows = s->u.argmax.outer;
+        rp->row_elems = s->u.argmax.inner;
+        rp->main_in = 0;
+        rp->in_row = (int64_t)s->u.argmax.n * s->u.argmax.inner;
+        return 0;
+    case CK_GATHER: {
+        /* along the outer rows, or (one outer row) along the gathered indices,
+         * the table then bound whole */
+        const ck_gather_p *g = &s->u.gather;
+        rp->rows = g->outer > 1 ? g->outer : g->k;
+        rp->row_elems = g->outer > 1 ? (int64_t)g->k * g->inner : g->inner;
+        rp->main_in = g->outer > 1 ? 0 : 1;
+        rp->in_row = g->outer > 1 ? (int64_t)g->n * g->inner : 1;
+        return 0;
+    }
     default:
         return -1;
     }
@@ -396,6 +416,26 @@ static void rows_needed(int64_t r0, int64_t r1, int64_t stride, int64_t pad, int
     *w1 = hi > in_h ? in_h : hi;
     if (*w1 <= *w0)
         *w1 = *w0 + 1;
+}
+
+/* Output rows [r0, r1) of a pad along its lead axis: the input rows they
+ * hold (at least one), and the padding before them shifted so each output row
+ * reads the row it read before; a part past the input's end gets a negative
+ * shift, which puts every row of it in the padding. */
+static void pad_part(const ck_pad_p *c, int64_t r0, int64_t r1, int whole0, ck_pad_p *t,
+                     int64_t *a, int64_t *b)
+{
+    int ax = tile_lead_axis(c->rank, c->out_dim);
+    int64_t inner = prod(c->in_dim, ax + 1, c->rank), w0 = 0, w1 = c->in_dim[ax];
+    if (!whole0)
+        rows_needed(r0, r1, 1, c->before[ax], 1, c->in_dim[ax], &w0, &w1);
+    t->out_dim[ax] = (int32_t)(r1 - r0);
+    t->in_dim[ax] = (int32_t)(w1 - w0);
+    t->before[ax] = (int32_t)(c->before[ax] - r0 + w0);
+    if (!whole0) {
+        a[0] = w0 * inner;
+        b[0] = w1 * inner;
+    }
 }
 
 /* The step computing output rows [r0, r1), and each input's window [a, b) of
@@ -486,7 +526,7 @@ static void row_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck_st
             sts[1] = s->u.select.a_stride;
             sts[2] = s->u.select.b_stride;
         }
-        int ax = lead_axis(rank, dim);
+        int ax = tile_lead_axis(rank, dim);
         int64_t inner = prod(dim, ax + 1, rank);
         for (int i = 0; i < s->n_in; i++)
             strided_window(rank, dim, sts[i], ax, r0, r1, &a[i], &b[i]);
@@ -509,6 +549,30 @@ static void row_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck_st
         a[0] = r0 * s->u.matmul.k;
         b[0] = r1 * s->u.matmul.k;
         break;
+    case CK_PAD:
+        pad_part(&s->u.pad, r0, r1, whole0, &ts->u.pad, a, b);
+        break;
+    case CK_SOFTMAX:
+        ts->u.softmax.outer = (int32_t)n;
+        a[0] = r0 * s->u.softmax.n;
+        b[0] = r1 * s->u.softmax.n;
+        break;
+    case CK_ARGMAX:
+        ts->u.argmax.outer = (int32_t)n;
+        a[0] = r0 * s->u.argmax.n * s->u.argmax.inner;
+        b[0] = r1 * s->u.argmax.n * s->u.argmax.inner;
+        break;
+    case CK_GATHER:
+        if (s->u.gather.outer > 1) {
+            ts->u.gather.outer = (int32_t)n;
+            a[0] = r0 * s->u.gather.n * s->u.gather.inner;
+            b[0] = r1 * s->u.gather.n * s->u.gather.inner;
+        } else {
+            ts->u.gather.k = (int32_t)n;
+            a[1] = r0;
+            b[1] = r1;
+        }
+        break;
     default:
         break;
     }
@@ -521,7 +585,7 @@ static uint64_t part_ws(const tiler *T, const ck_step *s, const rowplan *rp, int
     ck_step ts;
     int64_t a[CK_MAX_IN], b[CK_MAX_IN];
     row_part(s, r0, r1, whole0, &ts, a, b);
-    uint64_t ws = rnd((uint64_t)((r1 - r0) * rp->row_elems) * CORE_ELEM);
+    uint64_t ws = tile_rnd((uint64_t)((r1 - r0) * rp->row_elems) * CORE_ELEM);
     for (int i = 0; i < s->n_in; i++) {
         if (s->in[i] < 0)
             continue;
@@ -530,10 +594,31 @@ static uint64_t part_ws(const tiler *T, const ck_step *s, const rowplan *rp, int
             dup |= s->in[j] == s->in[i] && a[j] == a[i] && b[j] == b[i];
         if (dup)
             continue;
-        ws += a[i] < 0 ? rnd(T->p->tensors[core_storage(T->p, s->in[i])].bytes)
-                       : rnd((uint64_t)(b[i] - a[i]) * CORE_ELEM);
+        ws += a[i] < 0 ? tile_rnd(T->p->tensors[core_storage(T->p, s->in[i])].bytes)
+                       : tile_rnd((uint64_t)(b[i] - a[i]) * CORE_ELEM);
     }
     return ws;
+}
+
+/* Does every tensor part r0..r1 binds (its output, each input's window or the
+ * whole input) fit the device's limit for one buffer? */
+static int part_binds_fit(const tiler *T, const ck_step *s, const rowplan *rp, int64_t r0, int64_t r1,
+                          int whole0)
+{
+    ck_step ts;
+    int64_t a[CK_MAX_IN], b[CK_MAX_IN];
+    row_part(s, r0, r1, whole0, &ts, a, b);
+    if ((uint64_t)((r1 - r0) * rp->row_elems) * CORE_ELEM > T->max_tensor)
+        return 0;
+    for (int i = 0; i < s->n_in; i++) {
+        if (s->in[i] < 0)
+            continue;
+        uint64_t bytes = a[i] < 0 ? T->p->tensors[core_storage(T->p, s->in[i])].bytes
+                                  : (uint64_t)(b[i] - a[i]) * CORE_ELEM;
+        if (bytes > T->max_tensor)
+            return 0;
+    }
+    return 1;
 }
 
 static int parts_fit(const tiler *T, const ck_step *s, const rowplan *rp, const int64_t *cut, int k,
@@ -544,6 +629,8 @@ static int parts_fit(const tiler *T, const ck_step *s, const rowplan *rp, const 
             return 0;
         if ((uint64_t)((cut[i + 1] - cut[i]) * rp->row_elems) * CORE_ELEM > T->band_max &&
             cut[i + 1] - cut[i] > 1)
+            return 0;
+        if (!part_binds_fit(T, s, rp, cut[i], cut[i + 1], whole0))
             return 0;
     }
     return 1;
@@ -557,7 +644,7 @@ static int choose_cuts(const tiler *T, const ck_step *s, const rowplan *rp, int 
     int64_t rows = rp->rows;
     int64_t *cut = NULL;
     int in = rp->main_in >= 0 ? s->in[rp->main_in] : -1;
-    if (in >= 0 && rp->in_row > 0 && banded(T, core_storage(T->p, in))) {
+    if (in >= 0 && rp->in_row > 0 && tile_banded(T, core_storage(T->p, in))) {
         const bandset *bs = &T->bs[core_storage(T->p, in)];
         cut = malloc(((size_t)bs->n + 1) * sizeof *cut);
         if (!cut)
@@ -574,7 +661,7 @@ static int choose_cuts(const tiler *T, const ck_step *s, const rowplan *rp, int 
         }
         free(cut);
     }
-    uint64_t whole = step_ws(T->p, s);
+    uint64_t whole = tile_step_ws(T->p, s);
     int64_t k = (int64_t)(whole / (T->limit ? T->limit : 1)) + 1;
     uint64_t ob = (uint64_t)(rows * rp->row_elems) * CORE_ELEM;
     if (k < (int64_t)(ob / T->band_max) + 1)
@@ -610,11 +697,18 @@ static int tile_rows(tiler *T, const ck_step *s)
     int whole0 = 0;
     if (rp.can_whole) {
         int r0 = core_storage(p, s->in[0]);
-        whole0 = !banded(T, r0) && rnd(p->tensors[r0].bytes) <= T->limit / 4;
+        whole0 = !tile_banded(T, r0) && tile_rnd(p->tensors[r0].bytes) <= T->limit / 4 &&
+                 p->tensors[r0].bytes <= T->max_tensor;
+    }
+    if (rp.need_whole && !whole0) {
+        int r0 = core_storage(p, s->in[0]);
+        if (tile_banded(T, r0) || p->tensors[r0].bytes > T->max_tensor)
+            return -1;
+        whole0 = 1;
     }
     int64_t *cut = NULL;
     int k = choose_cuts(T, s, &rp, whole0, &cut);
-    if (k == 0 && whole0)
+    if (k == 0 && whole0 && !rp.need_whole)
         k = choose_cuts(T, s, &rp, whole0 = 0, &cut);
     if (k == 0)
         return -1;
@@ -624,20 +718,20 @@ static int tile_rows(tiler *T, const ck_step *s)
     row_part(s, cut[0], cut[1], whole0, &ts, a, b);
     for (int i = 0; i < s->n_in; i++)
         if (s->in[i] >= 0 && a[i] < 0)
-            materialize(T, core_storage(p, s->in[i]));
+            tile_materialize(T, core_storage(p, s->in[i]));
     for (int q = 0; q < k && !T->oom; q++) {
         row_part(s, cut[q], cut[q + 1], whole0, &ts, a, b);
         for (int i = 0; i < s->n_in; i++)
-            if (s->in[i] >= 0 && a[i] >= 0 && (ts.in[i] = get_range(T, s->in[i], a[i], b[i])) < 0)
+            if (s->in[i] >= 0 && a[i] >= 0 && (ts.in[i] = tile_get_range(T, s->in[i], a[i], b[i])) < 0)
                 break;
         int64_t e0 = cut[q] * rp.row_elems, e1 = cut[q + 1] * rp.row_elems;
-        ts.out = new_tensor(T, out_root, e1 - e0, "[%lld:%lld]", e0, e1);
-        if (ts.out < 0 || add_band(T, out_root, e0, e1, ts.out)) {
+        ts.out = tile_new_tensor(T, out_root, e1 - e0, "[%lld:%lld]", e0, e1);
+        if (ts.out < 0 || tile_add_band(T, out_root, e0, e1, ts.out)) {
             T->oom = 1;
             break;
         }
         ts.accumulate = 0;
-        emit(T, &ts);
+        tile_emit(T, &ts);
     }
     free(cut);
     return 0;
@@ -658,7 +752,7 @@ static int tile_reduce_carry(tiler *T, const ck_step *s)
         return -1;
     int k = 0;
     cut[0] = 0;
-    if (banded(T, root)) {
+    if (tile_banded(T, root)) {
         const bandset *bs = &T->bs[root];
         int ok = 1;
         for (int i = 0; i < bs->n && ok; i++) {
@@ -681,198 +775,19 @@ static int tile_reduce_carry(tiler *T, const ck_step *s)
         ck_step ts = *s;
         ts.u.reduce.n = (int32_t)(cut[q + 1] - cut[q]);
         ts.u.reduce.divisor = r->divisor ? r->divisor : r->n;
-        ts.in[0] = get_range(T, in, cut[q] * inner, cut[q + 1] * inner);
+        ts.in[0] = tile_get_range(T, in, cut[q] * inner, cut[q + 1] * inner);
         if (q > 0) {
             ts.n_in = 2;
             ts.in[1] = prev;
             ts.u.reduce.has_init = 1;
         }
-        ts.out = q == k - 1 ? s->out : new_tensor(T, out_root, inner, "<%lld/%lld>", q + 1, k);
+        ts.out = q == k - 1 ? s->out : tile_new_tensor(T, out_root, inner, "<%lld/%lld>", q + 1, k);
         if (ts.in[0] < 0 || ts.out < 0)
             break;
-        emit(T, &ts);
+        tile_emit(T, &ts);
         prev = ts.out;
     }
     free(cut);
-    return 0;
-}
-
-/* A strided copy from a banded source: one copy per run of the region's outer
- * index whose source elements lie in one band (a window where one straddles). */
-static int tile_copy(tiler *T, const ck_step *s)
-{
-    core_program *p = T->p;
-    const ck_copy_p *c = &s->u.copy;
-    int in = s->in[0], root = core_storage(p, in);
-    if (!banded(T, root))
-        return -1;
-    int ax = lead_axis(c->rank, c->dim);
-    if (ax < 0 || !strides_ok(c->rank, c->in_stride) || c->in_stride[ax] == 0)
-        return -1;
-    if (core_storage(p, s->out) == root)
-        return -1;
-    int64_t span = 1;
-    for (int j = ax + 1; j < c->rank; j++)
-        span += (int64_t)(c->dim[j] - 1) * c->in_stride[j];
-    const bandset *bs = &T->bs[root];
-    int first = 1;
-    int64_t i0 = 0;
-    while (i0 < c->dim[ax] && !T->oom) {
-        int64_t s0 = c->in_offset + i0 * c->in_stride[ax];
-        int bi = 0;
-        while (bi < bs->n && !(bs->v[bi].e0 <= s0 && s0 < bs->v[bi].e1))
-            bi++;
-        int64_t i1 = i0;
-        while (bi < bs->n && i1 < c->dim[ax] &&
-               c->in_offset + i1 * c->in_stride[ax] + span <= bs->v[bi].e1)
-            i1++;
-        ck_step ts = *s;
-        int src;
-        int64_t base;
-        if (i1 > i0) {
-            src = bs->v[bi].t;
-            base = bs->v[bi].e0;
-        } else { /* one outer index straddling bands */
-            i1 = i0 + 1;
-            base = s0;
-            src = get_range(T, in, s0, s0 + span);
-            bs = &T->bs[root];
-            if (src < 0)
-                return 0;
-        }
-        ts.in[0] = src;
-        ts.u.copy.dim[ax] = (int32_t)(i1 - i0);
-        ts.u.copy.in_offset = (int32_t)(s0 - base);
-        ts.u.copy.out_offset = (int32_t)(c->out_offset + i0 * c->out_stride[ax]);
-        ts.accumulate = first ? s->accumulate : 1;
-        first = 0;
-        emit(T, &ts);
-        i0 = i1;
-    }
-    return 0;
-}
-
-/* ---- splitting along output channels (weights dominate) ---- */
-
-/* Host value of a constant or float32 weight tensor (4 bytes an element), or NULL. */
-static float *host_value(tiler *T, int t, si_error *err)
-{
-    core_program *p = T->p;
-    int r = core_storage(p, t);
-    const core_tensor *ct = &p->tensors[r];
-    int64_t n = count_of(p, r);
-    float *v = malloc((size_t)(n ? n : 1) * CORE_ELEM);
-    if (!v)
-        return NULL;
-    if (ct->kind == PT_CONST && ct->host) {
-        memcpy(v, ct->host, (size_t)n * CORE_ELEM);
-        return v;
-    }
-    if (ct->kind == PT_WEIGHT && T->load && ct->bytes == (uint64_t)n * CORE_ELEM &&
-        T->load(T->load_user, ct->weight, v, err) == SI_OK)
-        return v;
-    free(v);
-    return NULL;
-}
-
-/* A host constant holding columns [c0, c1) of v viewed as [rows, cols]. */
-static int const_cols(tiler *T, int like, const float *v, int64_t rows, int64_t cols, int64_t c0,
-                      int64_t c1)
-{
-    int t = new_tensor(T, like, rows * (c1 - c0), "(%lld:%lld)", c0, c1);
-    if (t < 0)
-        return -1;
-    core_tensor *ct = &T->p->tensors[t];
-    int64_t nd = rows * (c1 - c0);
-    float *d = malloc((size_t)(nd > 0 ? nd : 1) * CORE_ELEM);
-    if (!d) {
-        T->oom = 1;
-        return -1;
-    }
-    for (int64_t r = 0; r < rows; r++)
-        memcpy(d + r * (c1 - c0), v + r * cols + c0, (size_t)(c1 - c0) * CORE_ELEM);
-    ct->kind = PT_CONST;
-    ct->host = d;
-    return t;
-}
-
-static int tile_channels(tiler *T, const ck_step *s, si_error *err)
-{
-    core_program *p = T->p;
-    int64_t rows_w, cols, out_rows; /* weights as [rows_w, cols]; output as [out_rows, cols] */
-    if (s->kind == CK_MATMUL) {
-        const ck_matmul_p *m = &s->u.matmul;
-        if (m->batch != 1 || m->trans_b)
-            return -1;
-        rows_w = m->k;
-        cols = m->n;
-        out_rows = m->m;
-    } else if (s->kind == CK_CONV2D) {
-        const ck_conv_p *c = &s->u.conv;
-        rows_w = (int64_t)c->k_h * c->k_w * c->in_c;
-        cols = c->out_c;
-        out_rows = (int64_t)c->n * c->out_h * c->out_w;
-    } else {
-        return -1;
-    }
-    uint64_t wbytes = rnd(p->tensors[core_storage(p, s->in[1])].bytes);
-    if (wbytes <= T->limit / 2 || cols < 2)
-        return -1;
-    /* the rest of the working set: input, and the whole output the parts land in */
-    uint64_t rest = rnd(p->tensors[core_storage(p, s->in[0])].bytes) +
-                    rnd(p->tensors[core_storage(p, s->out)].bytes);
-    if (rest >= T->limit / 2)
-        return -1;
-    float *w = host_value(T, s->in[1], err);
-    if (!w)
-        return -1;
-    float *bias = NULL, *alpha = NULL;
-    int has_bias = s->n_in > 2 && s->in[2] >= 0, has_alpha = s->n_in > 3 && s->in[3] >= 0;
-    int64_t alpha_n = has_alpha ? count_of(p, s->in[3]) : 0;
-    if ((has_bias && !(bias = host_value(T, s->in[2], err))) ||
-        (has_alpha && !(alpha = host_value(T, s->in[3], err)))) {
-        free(w);
-        free(bias);
-        free(alpha);
-        return -1;
-    }
-    int64_t per = (int64_t)((T->limit / 2) / ((uint64_t)rows_w * CORE_ELEM));
-    if (per < 1)
-        per = 1;
-    materialize(T, core_storage(p, s->in[0]));
-    int out_root = core_storage(p, s->out);
-    for (int64_t c0 = 0; c0 < cols && !T->oom; c0 += per) {
-        int64_t c1 = c0 + per < cols ? c0 + per : cols;
-        ck_step ts = *s;
-        ts.in[1] = const_cols(T, s->in[1], w, rows_w, cols, c0, c1);
-        if (has_bias)
-            ts.in[2] = const_cols(T, s->in[2], bias, 1, cols, c0, c1);
-        if (has_alpha && alpha_n > 1)
-            ts.in[3] = const_cols(T, s->in[3], alpha, 1, cols, c0, c1);
-        if (s->kind == CK_MATMUL)
-            ts.u.matmul.n = (int32_t)(c1 - c0);
-        else
-            ts.u.conv.out_c = (int32_t)(c1 - c0);
-        ts.out = new_tensor(T, out_root, out_rows * (c1 - c0), "(%lld:%lld)", c0, c1);
-        if (ts.out < 0)
-            break;
-        emit(T, &ts);
-        /* into columns [c0, c1) of the whole output */
-        ck_step cp = {.kind = CK_COPY, .n_in = 1, .out = s->out, .accumulate = c0 > 0};
-        cp.in[0] = ts.out;
-        cp.u.copy.rank = 2;
-        cp.u.copy.dim[0] = (int32_t)out_rows;
-        cp.u.copy.dim[1] = (int32_t)(c1 - c0);
-        cp.u.copy.in_stride[0] = (int32_t)(c1 - c0);
-        cp.u.copy.in_stride[1] = 1;
-        cp.u.copy.out_stride[0] = (int32_t)cols;
-        cp.u.copy.out_stride[1] = 1;
-        cp.u.copy.out_offset = (int32_t)c0;
-        emit(T, &cp);
-    }
-    free(w);
-    free(bias);
-    free(alpha);
     return 0;
 }
 
@@ -889,15 +804,19 @@ static void rewrite(tiler *T, const ck_step *s, si_error *err)
     core_program *p = T->p;
     int any_banded = 0;
     for (int i = 0; i < s->n_in; i++)
-        if (s->in[i] >= 0 && banded(T, core_storage(p, s->in[i])))
+        if (s->in[i] >= 0 && tile_banded(T, core_storage(p, s->in[i])))
             any_banded = 1;
-    uint64_t ws = step_ws(p, s);
-    uint64_t ob = rnd(p->tensors[core_storage(p, s->out)].bytes);
+    uint64_t ws = tile_step_ws(p, s);
+    uint64_t ob = tile_rnd(p->tensors[core_storage(p, s->out)].bytes);
     int big = ws > T->limit || ob > T->band_max;
-    if (!ck_runs_on_host(s->kind) && (big || any_banded)) {
+    int out_root = core_storage(p, s->out);
+    /* a tensor that copies write (concat) may live as bands made ahead */
+    if (s->kind == CK_COPY && ob > T->band_max && !T->bs[out_root].decided)
+        tile_dest_bands(T, out_root);
+    if (!ck_runs_on_host(s->kind) && (big || any_banded || tile_banded(T, out_root))) {
         if (big && tileable_out(T, s) && tile_channels(T, s, err) == 0)
             return;
-        if (s->kind == CK_COPY && any_banded && tile_copy(T, s) == 0)
+        if (s->kind == CK_COPY && tile_copy(T, s) == 0)
             return;
         if (s->kind == CK_REDUCE && s->u.reduce.outer == 1 && tile_reduce_carry(T, s) == 0)
             return;
@@ -906,20 +825,46 @@ static void rewrite(tiler *T, const ck_step *s, si_error *err)
     }
     for (int i = 0; i < s->n_in; i++)
         if (s->in[i] >= 0)
-            materialize(T, core_storage(p, s->in[i]));
-    materialize(T, core_storage(p, s->out)); /* an accumulating write keeps what it had */
-    emit(T, s);
+            tile_materialize(T, core_storage(p, s->in[i]));
+    tile_materialize(T, core_storage(p, s->out)); /* an accumulating write keeps what it had */
+    tile_emit(T, s);
 }
 
-si_result core_program_tile(core_program *p, uint64_t limit, core_weight_loader load,
-                            void *load_user, int *n_split, si_error *err)
+/* A banded output stays as its bands (p->out_bands), read back band by band:
+ * made whole it would need a buffer as big as itself beside its last band
+ * (over the device's limit, or over the budget that split it). 1 kept, 0 not
+ * banded, -1 out of memory. */
+static int keep_bands(tiler *T, int root)
 {
-    tiler T = {.p = p, .limit = limit, .band_max = limit / 4, .load = load, .load_user = load_user};
+    core_program *p = T->p;
+    if (!tile_banded(T, root))
+        return 0;
+    for (int i = 0; i < p->n_out_bands; i++)
+        if (p->out_bands[i].root == root)
+            return 1; /* an output listed twice */
+    const bandset *b = &T->bs[root];
+    struct core_band *nb = realloc(p->out_bands, ((size_t)p->n_out_bands + (size_t)b->n) * sizeof *nb);
+    if (!nb)
+        return -1;
+    p->out_bands = nb;
+    for (int i = 0; i < b->n; i++)
+        nb[p->n_out_bands++] = (struct core_band){root, b->v[i].t, b->v[i].e0, b->v[i].e1};
+    return 1;
+}
+
+si_result core_program_tile(core_program *p, uint64_t limit, uint64_t max_tensor,
+                            core_weight_loader load, void *load_user, int *n_split, si_error *err)
+{
+    tiler T = {.p = p, .limit = limit ? limit : UINT64_MAX, .max_tensor = max_tensor ? max_tensor : UINT64_MAX,
+               .load = load, .load_user = load_user};
+    T.band_max = T.limit / 4 < T.max_tensor ? T.limit / 4 : T.max_tensor;
     if (T.band_max < TILE_ALIGN)
-        T.band_max = TILE_ALIGN;
+        T.band_max = TILE_ALIGN < T.max_tensor ? TILE_ALIGN : T.max_tensor;
     si_result st = SI_OK;
     int n_orig = p->n_steps;
     ck_step *orig = p->steps;
+    T.orig = orig;
+    T.n_orig = n_orig;
     int split = 0;
     T.writers = calloc((size_t)p->n_tensors + 1, sizeof *T.writers);
     if (!T.writers || grow_bs(&T)) {
@@ -937,8 +882,11 @@ si_result core_program_tile(core_program *p, uint64_t limit, core_weight_loader 
     T.node = n_orig ? orig[n_orig - 1].node : -1;
     for (int o = 0; o < p->n_outputs + p->n_boundary && !T.oom; o++) {
         int t = o < p->n_outputs ? p->outputs[o] : p->boundary[o - p->n_outputs];
-        if (t >= 0)
-            materialize(&T, core_storage(p, t));
+        int kept = t >= 0 ? keep_bands(&T, core_storage(p, t)) : 1;
+        if (kept < 0)
+            T.oom = 1;
+        else if (!kept)
+            tile_materialize(&T, core_storage(p, t));
     }
     if (T.oom) {
         st = core_fail(err, SI_ERR_NOMEM, "out of memory while tiling");

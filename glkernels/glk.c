@@ -94,8 +94,11 @@ si_result glk_open(glk_ctx **out, si_error *err)
     glGetIntegerv(GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT, &align);
     glGetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &maxsz);
     glGetIntegerv(GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS, &blocks);
+    GLint groups_y = 0;
+    glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_COUNT, 1, &groups_y);
     g->offset_align = align > 0 ? (uint32_t)align : 256;
     g->max_binding = maxsz > 0 ? (uint64_t)maxsz : (1u << 27);
+    g->max_groups_y = groups_y > 0 ? (uint64_t)groups_y : 65535; /* the least ES 3.1 allows */
     if (blocks < CK_MAX_IN + 1) {
         glk_close(g);
         return glk_fail(err, SI_ERR_GPU, "GPU allows %d storage buffers per compute shader, %d needed",
@@ -133,6 +136,28 @@ const char *glk_renderer(const glk_ctx *g) { return g->renderer; }
 int glk_binding_is(const glk_binding *b, const glk_ctx *g) { return b->ctx == g->ctx; }
 uint32_t glk_offset_align(const glk_ctx *g) { return g->offset_align; }
 uint64_t glk_max_binding(const glk_ctx *g) { return g->max_binding; }
+
+/* glk_run_step dispatches 65535 x gy groups of GLK_LOCAL and computes the
+ * invocation's index in 32 bits (gidx), which wraps past 2^32: invocations are
+ * kept below 2^31 so that gx * gy * 64 never wraps. */
+void glk_get_limits(const glk_ctx *g, glk_limits *l)
+{
+    uint64_t by_groups = 65535ull * g->max_groups_y * GLK_LOCAL;
+    l->storage_block_bytes = g->max_binding;
+    l->dispatch_elements = by_groups < 0x7fffffffull ? by_groups : 0x7fffffffull;
+    l->index_elements = CK_MAX_INDEX_ELEMS;
+    l->loop_iterations = glk_max_loop_iterations(g);
+}
+
+uint64_t glk_max_tensor_bytes(const glk_limits *l)
+{
+    uint64_t b = l->storage_block_bytes;
+    if (l->dispatch_elements * CORE_ELEM < b)
+        b = l->dispatch_elements * CORE_ELEM;
+    if (l->index_elements * CORE_ELEM < b)
+        b = l->index_elements * CORE_ELEM;
+    return b;
+}
 
 /* Mesa's software rasterizers stop any shader loop after 65535 iterations (a
  * guard against endless loops; nested loops share the count), silently. */
@@ -546,8 +571,12 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
     if (p->loc_p >= 0)
         glUniform1iv(p->loc_p, CK_MAX_P, s->u.p);
     uint64_t inv = step_invocations(s, out->bytes / CORE_ELEM);
-    if (inv > 0xffffffffu)
-        return glk_fail(err, SI_ERR_GPU, "step too large for one dispatch");
+    glk_limits lim;
+    glk_get_limits(g, &lim);
+    if (inv > lim.dispatch_elements) /* the plan keeps tensors smaller: not reached */
+        return glk_fail(err, SI_ERR_GPU, "%s step of %llu invocations: more than one dispatch "
+                        "covers (%llu)", ck_kind_name(s->kind), (unsigned long long)inv,
+                        (unsigned long long)lim.dispatch_elements);
     if (p->loc_nt >= 0)
         glUniform1ui(p->loc_nt, (GLuint)inv);
     /* Unused bindings get the output range: declared blocks must be backed. */

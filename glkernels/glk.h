@@ -36,6 +36,21 @@ uint64_t glk_max_loop_iterations(const glk_ctx *g);
 /* Largest range one kernel argument may bind. */
 uint64_t glk_max_binding(const glk_ctx *g);
 
+/* What one dispatch may cover and one buffer it binds may hold, as this
+ * device and these kernels allow: inputs of the plan like the budget (DESIGN,
+ * invariant 3), so that no tensor a step binds is larger (tiling cuts bigger
+ * ones into bands). */
+typedef struct {
+    uint64_t storage_block_bytes; /* GL_MAX_SHADER_STORAGE_BLOCK_SIZE: one bound range */
+    uint64_t dispatch_elements;   /* invocations of one dispatch: workgroup counts x 64, and
+                                   * gidx() in 32 bits */
+    uint64_t index_elements;      /* elements one tensor may have: kernels index with int */
+    uint64_t loop_iterations;     /* glk_max_loop_iterations */
+} glk_limits;
+void glk_get_limits(const glk_ctx *g, glk_limits *l);
+/* The most bytes one tensor a step binds may hold: the least of the limits. */
+uint64_t glk_max_tensor_bytes(const glk_limits *l);
+
 /* Device buffers: plain GL buffer names. */
 si_result glk_buffer_create(glk_ctx *g, uint64_t bytes, uint32_t *name, si_error *err);
 void glk_buffer_destroy(glk_ctx *g, uint32_t name);

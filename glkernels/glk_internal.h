@@ -20,6 +20,7 @@ struct glk_ctx {
     char renderer[256];
     uint32_t offset_align;
     uint64_t max_binding;
+    uint64_t max_groups_y;   /* GL_MAX_COMPUTE_WORK_GROUP_COUNT[1] (x is at least 65535) */
     int fused_fma;           /* fma() rounds once */
     int n_programs;
     glk_program programs[GLK_MAX_PROGRAMS];

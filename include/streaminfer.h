@@ -65,6 +65,11 @@ typedef struct {
      * GPU bytes in use as a counter. Tracing waits for the GPU after every action
      * so durations are real; it slows the run. */
     const char *trace_path;
+    /* Lowers the device's limit on the bytes of one buffer a step binds
+     * (GL_MAX_SHADER_STORAGE_BLOCK_SIZE: 128 MiB on llvmpipe), never raises it;
+     * 0: the device's. Tensors bigger than the limit live as bands, as on a GPU
+     * whose limit is that small: for tests of that on any machine. */
+    uint64_t max_buffer_bytes;
 } si_options;
 
 typedef struct {
@@ -81,6 +86,17 @@ typedef struct {
     /* of the budget, left free for what the GPU driver allocates for us beyond
      * the arena (the host pool's page tables, page rounding); 0 on llvmpipe */
     uint64_t driver_reserve_bytes;
+    /* Device limits the plan was made within (invariant: every limit that
+     * bounds a buffer or a dispatch is an input of the plan): the most bytes
+     * one buffer a step binds may hold, the least of the storage block size
+     * (GL_MAX_SHADER_STORAGE_BLOCK_SIZE, 0 with no GPU), 4 x the invocations one
+     * dispatch covers, 4 x the elements 32-bit indexing reaches, and
+     * si_options.max_buffer_bytes. */
+    uint64_t max_buffer_bytes;
+    uint64_t storage_block_bytes;
+    uint64_t max_dispatch_elements;
+    uint64_t max_index_elements;
+    uint64_t largest_buffer_bytes; /* the largest buffer a step of the plan binds */
     uint64_t bytes_uploaded;
     uint64_t bytes_downloaded;
     uint64_t bytes_spilled;

@@ -39,10 +39,19 @@ si_result si_report_plan(const si_model *m, FILE *f, si_error *err)
             p->n_steps, (unsigned long long)pl->segments, mib(pl->bytes_uploaded, a),
             mib(pl->bytes_spilled, b), mib(pl->bytes_reloaded, c),
             (unsigned long long)pl->evictions);
-    if (stt.steps_split)
+    if (stt.steps_split && stt.tile_limit_bytes)
         fprintf(f, "tiling: %llu steps split into parts of at most %s MiB (largest step untiled "
                    "%s MiB)\n", (unsigned long long)stt.steps_split, mib(stt.tile_limit_bytes, a),
                 mib(stt.untiled_bound_bytes, b));
+    else if (stt.steps_split) /* split for the device's limit only */
+        fprintf(f, "tiling: %llu steps split so that no buffer is over max_buffer_bytes (largest "
+                   "step untiled %s MiB)\n", (unsigned long long)stt.steps_split,
+                mib(stt.untiled_bound_bytes, b));
+    fprintf(f, "limits: max_buffer_bytes %llu (one buffer a step binds; GPU storage block %llu, "
+               "%llu elements a dispatch, %llu by 32-bit indices); largest buffer %llu\n",
+            (unsigned long long)stt.max_buffer_bytes, (unsigned long long)stt.storage_block_bytes,
+            (unsigned long long)stt.max_dispatch_elements, (unsigned long long)stt.max_index_elements,
+            (unsigned long long)stt.largest_buffer_bytes);
     fprintf(f, "prologue (once): %d buffers made resident, %s MiB\n\n", pl->n_prologue / 2,
             mib(pl->resident_bytes, a));
     fprintf(f, "%4s %5s %-9s %10s %6s %10s %6s %10s %10s  %s\n", "seg", "step", "kernel",

@@ -9,6 +9,7 @@
 #include <time.h>
 #include "runtime.h"
 #include "trace.h"
+#include "limits.h"
 #include "../core/interp.h"
 
 typedef struct {
@@ -54,6 +55,8 @@ struct si_model {
     uint64_t in_use;         /* bytes allocated in the arena now (for the trace) */
     uint64_t tile_limit;     /* steps were split into parts within this many bytes (0: none) */
     int n_split;             /* steps split */
+    glk_limits limits;       /* the device's, for stats and plans */
+    uint64_t max_tensor;     /* the most bytes one tensor a step binds may hold (rt_plan_limits) */
     uint64_t untiled_bound;  /* the largest step's working set before splitting */
     /* Models with dynamic parts run in stages: the GPU program above, the host
      * interpreter, then GPU programs for what follows (built once per shape of
@@ -236,6 +239,9 @@ static si_result make_problem(si_model *m, si_error *err)
         if (m->buf_of[r] >= 0 && p->tensors[r].kind == PT_ACT)
             pb->buffers[m->buf_of[r]].is_output = 1;
     }
+    for (int i = 0; i < p->n_out_bands; i++) /* an output too big for one buffer, in bands */
+        if (m->buf_of[p->out_bands[i].tensor] >= 0)
+            pb->buffers[m->buf_of[p->out_bands[i].tensor]].is_output = 1;
     return SI_OK;
 }
 
@@ -513,16 +519,19 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
             memcpy(m->bound_vals[i].data, vals[i], (size_t)n * 4);
         vp[i] = &m->bound_vals[i];
     }
-    /* Untiled first; where no plan fits, steps are split into parts of at most
-     * budget/2, /4, ... bytes (core/tile.c) and planned again. */
+    /* Untiled first (but tensors over the device's limit for one buffer cut
+     * into bands); where no plan fits, steps are split into parts of at most
+     * the sizes of rt_tile_first's ladder (core/tile.c) and planned again. */
     si_result st = SI_OK;
-    uint64_t best_ws = 0, best_limit = 0, pool = 0;
+    uint64_t best_ws = 0, best_limit = 0, pool = 0, over_bytes = 0;
     int best_node = -1;
-    uint64_t budget = m->opt.vram_budget;
+    si_error over_err = {0}; /* the largest tensor over the device's limit, named */
+    uint64_t budget = m->opt.vram_budget, limit = 0;
     uint32_t align = m->gpu ? glk_offset_align(m->gpu) : 256;
     if (align < 256)
         align = 256;
-    for (int attempt = 0; attempt <= 6; attempt++) {
+    m->max_tensor = rt_plan_limits(m->gpu, m->opt.max_buffer_bytes, &m->limits);
+    for (int attempt = 0;; attempt++) {
         drop_program(m);
         m->fail_node = -1;
         if ((st = core_program_build_given(m->g, shapes, vp, m->given,
@@ -530,39 +539,55 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
                                            m, &m->prog, &m->fail_node, err)) != SI_OK)
             break;
         m->untiled_bound = largest_step(m->prog, NULL);
-        m->tile_limit = attempt > 0 ? budget >> attempt : 0;
+        m->tile_limit = limit;
         m->n_split = 0;
-        if (attempt > 0 &&
-            (st = core_program_tile(m->prog, m->tile_limit, load_weight, m, &m->n_split, err)) !=
-                SI_OK)
+        if ((limit || rt_largest_tensor(m->prog) > m->max_tensor) &&
+            (st = core_program_tile(m->prog, limit, m->max_tensor, load_weight, m, &m->n_split,
+                                    err)) != SI_OK)
             break;
         if ((st = make_problem(m, err)) != SI_OK)
             break;
-        st = plan_within(m, budget, align, &pool, err);
+        int over = rt_oversized(&m->pb, m->max_tensor);
+        st = over >= 0 ? SI_ERR_BUDGET : plan_within(m, budget, align, &pool, err);
         if (getenv("SI_PLAN_DEBUG"))
             fprintf(stderr, "plan attempt %d: limit %llu, largest step %llu, %d steps: %s at %.1f ms\n", attempt,
                     (unsigned long long)m->tile_limit, (unsigned long long)largest_step(m->prog, NULL),
-                    m->prog->n_steps, st == SI_OK ? "fits" : "refused", now_ms());
-        if (st == SI_OK || !budget || st == SI_ERR_NOMEM)
+                    m->prog->n_steps, st == SI_OK ? "fits" : over >= 0 ? "over the device's limit" : "refused", now_ms());
+        if (st == SI_OK || st == SI_ERR_NOMEM)
             break;
-        /* the closest attempt, for the message */
+        if (over >= 0 && m->pb.buffers[over].bytes > over_bytes) {
+            over_bytes = m->pb.buffers[over].bytes;
+            rt_device_refusal(m, m->prog, m->pb.buffers[over].tensor, over_bytes, m->max_tensor,
+                              &m->limits, &over_err);
+        }
+        /* the closest attempt within the device's limits, for the message */
         int node = -1;
         uint64_t ws = largest_step(m->prog, &node);
-        if (attempt == 0 || ws < best_ws) {
+        if (over < 0 && (!best_ws || ws <= best_ws)) { /* ties: the split one, named in the message */
             best_ws = ws;
             best_node = node;
             best_limit = m->tile_limit;
         }
+        if (!(limit = limit ? rt_tile_next(limit, m->untiled_bound)
+                            : rt_tile_first(budget, m->untiled_bound)))
+            break;
     }
     free(vp);
     if (st != SI_OK) {
-        if (err && st == SI_ERR_BUDGET && best_limit)
+        if (st == SI_ERR_BUDGET && !best_ws && over_bytes) { /* only the device's limit bound it */
+            st = over_err.status;
+            if (err)
+                *err = over_err;
+        } else if (err && st == SI_ERR_BUDGET && best_limit)
             fail(err, st, "no plan fits in a budget of %llu bytes, even with steps split into parts (at best, "
                  "parts of %llu bytes leave a step of %llu bytes, node '%s'; untiled, the largest "
-                 "step needs %llu bytes); the smallest budget that could work is %llu bytes",
+                 "step needs %llu bytes); the limit that bound it: the budget (every tensor within "
+                 "the device's %llu-byte max_buffer_bytes); the smallest budget that could work is "
+                 "%llu bytes",
                  (unsigned long long)budget, (unsigned long long)best_limit,
                  (unsigned long long)best_ws, si_model_node_name(m, best_node),
-                 (unsigned long long)m->untiled_bound, (unsigned long long)best_ws);
+                 (unsigned long long)m->untiled_bound, (unsigned long long)m->max_tensor,
+                 (unsigned long long)best_ws);
         if (err && st == SI_ERR_BUDGET && m->reserve) {
             size_t k = strlen(err->message);
             snprintf(err->message + k, sizeof err->message - k,
@@ -573,14 +598,6 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
         goto fail;
     }
     memcpy(m->bound, shapes, (size_t)ni * sizeof *shapes);
-    for (int b = 0; b < m->pb.n_buffers; b++)
-        if (m->gpu && m->pb.buffers[b].bytes > glk_max_binding(m->gpu)) {
-            st = fail(err, SI_ERR_GPU, "tensor '%s' (%llu bytes) exceeds the GPU's %llu-byte limit "
-                      "for one storage buffer", m->prog->tensors[m->pb.buffers[b].tensor].name,
-                      (unsigned long long)m->pb.buffers[b].bytes,
-                      (unsigned long long)glk_max_binding(m->gpu));
-            goto fail;
-        }
     m->off = calloc((size_t)m->pb.n_buffers + 1, sizeof *m->off);
     if (!m->off || (st = make_homes(m, pool, err)) != SI_OK) {
         if (st == SI_OK)
@@ -1067,6 +1084,19 @@ static si_result tensor_value(si_model *m, int t, int32_t *words, si_error *err)
     int r = core_storage(p, t);
     const core_tensor *ct = &p->tensors[t], *rt = &p->tensors[r];
     size_t bytes = (size_t)core_shape_count(&ct->shape) * 4;
+    int banded = 0;
+    for (int i = 0; i < p->n_out_bands; i++) {
+        const struct core_band *bd = &p->out_bands[i];
+        int b = bd->root == r ? m->buf_of[bd->tensor] : -1;
+        if (bd->root != r)
+            continue;
+        if (b < 0 || m->home_off[b] == UINT64_MAX)
+            return fail(err, SI_ERR_ARG, "internal: a band of %s was never brought back", ct->name);
+        memcpy(words + bd->e0, m->home + m->home_off[b], (size_t)(bd->e1 - bd->e0) * 4);
+        banded = 1;
+    }
+    if (banded)
+        return SI_OK;
     if (m->buf_of[r] >= 0 && rt->kind == PT_ACT) {
         /* downloaded at the end of the run, or spilled after its last write */
         int b = m->buf_of[r];
@@ -1507,6 +1537,13 @@ done:
             if (m->stages[i]->reserve > m->st.driver_reserve_bytes)
                 m->st.driver_reserve_bytes = m->stages[i]->reserve;
         m->st.steps_split = (uint64_t)m->n_split;
+        m->st.max_buffer_bytes = m->max_tensor;
+        m->st.storage_block_bytes = m->limits.storage_block_bytes;
+        m->st.max_dispatch_elements = m->limits.dispatch_elements;
+        m->st.max_index_elements = m->limits.index_elements;
+        for (int b = 0; b < m->pb.n_buffers; b++)
+            if (m->pb.buffers[b].bytes > m->st.largest_buffer_bytes)
+                m->st.largest_buffer_bytes = m->pb.buffers[b].bytes;
         m->st.gpu_steps += (uint64_t)m->prog->n_steps;
         m->st.segments += m->plan->segments;
         m->st.evictions += m->plan->evictions;

@@ -1,8 +1,10 @@
-/* Tiling (core/tile.c): programs of one or a few steps on random shapes and
- * values, run untiled and split into parts by core_program_tile, on the GPU
- * (llvmpipe in CI) and with the host references. The outputs must be bitwise
- * identical, the program must actually have been split, and every part must
- * fit the limit. */
+/* Tiling (core/tile.c, core/tile_copy.c): programs of one or a few steps on
+ * random shapes and values, run untiled and split into parts by
+ * core_program_tile, on the GPU (llvmpipe in CI) and with the host references.
+ * The outputs must be bitwise identical, the program must actually have been
+ * split, every part must fit the limit, and where a device limit on one buffer
+ * is given, no step may bind a tensor over it (outputs over it come back as
+ * bands). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -149,9 +151,22 @@ static float *prog_run(const core_program *p, int o, int gpu)
             assert_int_equal(ck_host_run(s, ins, &ov, &err), SI_OK);
         }
     }
-    int rt = core_storage(p, p->outputs[o]);
+    int rt = core_storage(p, p->outputs[o]), banded = 0;
     float *res = malloc(p->tensors[rt].bytes + 4);
-    if (gpu)
+    for (int i = 0; i < p->n_out_bands; i++) { /* an output too big for one buffer */
+        const struct core_band *b = &p->out_bands[i];
+        if (b->root != rt)
+            continue;
+        size_t n = (size_t)(b->e1 - b->e0) * CORE_ELEM;
+        if (gpu)
+            assert_int_equal(glk_download(kt_gpu, buf[b->tensor], 0, res + b->e0, n, &err), SI_OK);
+        else
+            memcpy(res + b->e0, hb[b->tensor].data, n);
+        banded = 1;
+    }
+    if (banded)
+        ;
+    else if (gpu)
         assert_int_equal(glk_download(kt_gpu, buf[rt], 0, res, p->tensors[rt].bytes, &err), SI_OK);
     else
         memcpy(res, hb[rt].data, p->tensors[rt].bytes);
@@ -165,23 +180,46 @@ static float *prog_run(const core_program *p, int o, int gpu)
     return res;
 }
 
-/* Tiles a copy of p at `limit` bytes and checks: split, smaller largest step,
- * bitwise-identical outputs on the GPU and on the host. */
-static void check_tiled(const core_program *p, uint64_t limit, const char *what)
+/* The largest tensor (storage root) a step of p binds. */
+static uint64_t max_bound(const core_program *p)
+{
+    uint64_t m = 0;
+    for (int k = 0; k < p->n_steps; k++)
+        for (int i = 0; i <= p->steps[k].n_in; i++) {
+            int t = i < p->steps[k].n_in ? p->steps[k].in[i] : p->steps[k].out;
+            if (t >= 0 && p->tensors[core_storage(p, t)].bytes > m)
+                m = p->tensors[core_storage(p, t)].bytes;
+        }
+    return m;
+}
+
+/* Tiles a copy of p at `limit` bytes for parts' working sets (0: a third of
+ * the largest; UINT64_MAX: none) and max_tensor bytes for one buffer a step
+ * binds (0: none), and checks: split, smaller largest step (or, with
+ * max_tensor, every bound tensor within it), bitwise-identical outputs on the
+ * GPU and on the host. */
+static void check_tiled_max(const core_program *p, uint64_t limit, uint64_t max_tensor,
+                            const char *what)
 {
     core_program *q = prog_copy(p);
     si_error err = {0};
     if (!limit)
         limit = max_ws(p) / 3;
     int n_split = 0;
-    assert_int_equal(core_program_tile(q, limit, NULL, NULL, &n_split, &err), SI_OK);
+    assert_int_equal(core_program_tile(q, limit == UINT64_MAX ? 0 : limit, max_tensor, NULL, NULL,
+                                       &n_split, &err), SI_OK);
     uint64_t before = max_ws(p), after = max_ws_of(q, 1);
-    if (n_split == 0 || after >= before)
-        fprintf(stderr, "%s: split %d steps, largest working set %llu -> %llu (limit %llu)\n", what,
-                n_split, (unsigned long long)before, (unsigned long long)after,
-                (unsigned long long)limit);
+    if (n_split == 0 || (after >= before && !max_tensor) || after > limit ||
+        (max_tensor && max_bound(q) > max_tensor))
+        fprintf(stderr, "%s: split %d steps, largest working set %llu -> %llu (limit %llu), "
+                "largest bound tensor %llu -> %llu (limit %llu)\n", what, n_split,
+                (unsigned long long)before, (unsigned long long)after, (unsigned long long)limit,
+                (unsigned long long)max_bound(p), (unsigned long long)max_bound(q),
+                (unsigned long long)max_tensor);
     assert_true(n_split > 0);
     assert_true(after <= limit);
+    if (max_tensor)
+        assert_true(max_bound(q) <= max_tensor);
     for (int o = 0; o < p->n_outputs; o++) {
         int rt = core_storage(p, p->outputs[o]);
         size_t bytes = p->tensors[rt].bytes;
@@ -200,6 +238,11 @@ static void check_tiled(const core_program *p, uint64_t limit, const char *what)
         }
     }
     core_program_free(q);
+}
+
+static void check_tiled(const core_program *p, uint64_t limit, const char *what)
+{
+    check_tiled_max(p, limit, 0, what);
 }
 
 static int rnd_pad(int in, int k, int stride, int dil, int same, int *before)
@@ -505,6 +548,160 @@ static void test_chain(void **state)
     }
 }
 
+/* Pad along rows. Constant, as Keras pads explicitly before a strided
+ * depthwise convolution ((0,1) or (1,1) rows and columns; here also followed
+ * by one), with parts in the padding past the input's end; reflect and
+ * symmetric along the columns only (row windows), and along the rows too
+ * (the input then bound whole, mirrored rows reaching past any window). */
+static void test_pad(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 15; rep++) {
+        core_program *p = prog_new();
+        int mode = rep % 3, rows_padded = mode == 0 || (rep / 3) % 2;
+        int h = kt_randint(20, 50), w = kt_randint(6, 20), c = kt_randint(3, 8);
+        int lim = mode == 1 ? 3 : 4; /* reflect pads at most dim - 1 */
+        int bt = rows_padded ? kt_randint(0, lim) : 0, at = rows_padded ? kt_randint(1, lim) : 0;
+        int bl = kt_randint(0, lim), ar = kt_randint(0, lim);
+        if (mode == 0 && rep % 2)
+            bt = bl = 0, at = ar = 1; /* Keras' (0, 1) */
+        int oh = h + bt + at, ow = w + bl + ar;
+        int64_t xd[4] = {1, h, w, c}, od[4] = {1, oh, ow, c};
+        ck_step s = {.kind = CK_PAD, .n_in = 1};
+        s.in[0] = prog_random(p, 4, xd, -2.f, 2.f);
+        s.u.pad = (ck_pad_p){.rank = 4, .in_dim = {1, h, w, c}, .out_dim = {1, oh, ow, c},
+                             .before = {0, bt, bl, 0}, .mode = mode, .value = kt_randf(-1.f, 1.f)};
+        s.out = prog_tensor(p, SI_FLOAT32, 4, od, NULL);
+        prog_step(p, &s);
+        uint64_t limit = 0, in_b = (uint64_t)h * w * c * 4, out_b = (uint64_t)oh * ow * c * 4;
+        if (mode != 0 && rows_padded)
+            limit = in_b + out_b / 2 + 1024; /* the whole input and half the output */
+        if (mode == 0 && rep % 2) {
+            /* a valid 3x3 depthwise of stride 2 on the padded rows */
+            int dh = (oh - 3) / 2 + 1, dw = (ow - 3) / 2 + 1;
+            int64_t fd[4] = {3, 3, c, 1}, dd[4] = {1, dh, dw, c};
+            ck_step d = {.kind = CK_DWCONV2D, .n_in = 2};
+            d.in[0] = s.out;
+            d.in[1] = prog_random(p, 4, fd, -1.f, 1.f);
+            d.u.conv = (ck_conv_p){.n = 1, .in_h = oh, .in_w = ow, .in_c = c, .out_h = dh,
+                                   .out_w = dw, .out_c = c, .k_h = 3, .k_w = 3, .stride_h = 2,
+                                   .stride_w = 2, .dil_h = 1, .dil_w = 1, .ch_mult = 1};
+            d.out = prog_tensor(p, SI_FLOAT32, 4, dd, NULL);
+            prog_step(p, &d);
+            p->outputs[p->n_outputs++] = d.out;
+        } else {
+            p->outputs[p->n_outputs++] = s.out;
+        }
+        check_tiled(p, limit, mode == 0 ? "pad (constant)" : mode == 1 ? "pad (reflect)" : "pad (symmetric)");
+        core_program_free(p);
+    }
+}
+
+/* y[1,h,w,c] = a[w,c] + b[h]: a big activation from small constants, split
+ * along rows like any elementwise step. */
+static int prog_spread(core_program *p, int h, int w, int c)
+{
+    int64_t ad[2] = {w, c}, bd[1] = {h}, yd[4] = {1, h, w, c};
+    ck_step s = {.kind = CK_BINARY, .n_in = 2};
+    s.in[0] = prog_random(p, 2, ad, -1.f, 1.f);
+    s.in[1] = prog_random(p, 1, bd, -1.f, 1.f);
+    s.u.binary = (ck_binary_p){.op = CK_B_ADD, .rank = 4, .out_dim = {1, h, w, c},
+                               .a_stride = {0, 0, c, 1}, .b_stride = {0, 1, 0, 0},
+                               .count = h * w * c};
+    s.out = prog_tensor(p, SI_FLOAT32, 4, yd, NULL);
+    prog_step(p, &s);
+    return s.out;
+}
+
+/* A concat too big for one buffer, with no budget: it lives as bands that
+ * each of its copies writes into, along channels (each pixel's channels land
+ * in one band) and along rows, from banded sources; a consumer follows its
+ * bands, and as an output it comes back band by band. */
+static void test_concat_bands(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 8; rep++) {
+        core_program *p = prog_new();
+        int rows = rep % 2, h = kt_randint(16, 40), w = kt_randint(4, 12);
+        int c2 = kt_randint(1, 4), c1 = rows ? c2 : kt_randint(1, 6);
+        int y1 = prog_spread(p, h, w, c1), y2 = prog_spread(p, h, w, c2);
+        int64_t cd[4] = {1, rows ? 2 * h : h, w, rows ? c1 : c1 + c2};
+        int cat = prog_tensor(p, SI_FLOAT32, 4, cd, NULL);
+        int64_t n1 = (int64_t)h * w * c1, n2 = (int64_t)h * w * c2;
+        ck_step a = {.kind = CK_COPY, .n_in = 1, .out = cat}, b = a;
+        a.in[0] = y1;
+        b.in[0] = y2;
+        b.accumulate = 1;
+        if (rows) {
+            a.u.copy = (ck_copy_p){.rank = 1, .dim = {(int32_t)n1}, .in_stride = {1}, .out_stride = {1}};
+            b.u.copy = (ck_copy_p){.rank = 1, .dim = {(int32_t)n2}, .in_stride = {1}, .out_stride = {1},
+                                   .out_offset = (int32_t)n1};
+        } else {
+            a.u.copy = (ck_copy_p){.rank = 2, .dim = {h * w, c1}, .in_stride = {c1, 1},
+                                   .out_stride = {c1 + c2, 1}};
+            b.u.copy = (ck_copy_p){.rank = 2, .dim = {h * w, c2}, .in_stride = {c2, 1},
+                                   .out_stride = {c1 + c2, 1}, .out_offset = c1};
+        }
+        prog_step(p, &a);
+        prog_step(p, &b);
+        ck_step u = {.kind = CK_UNARY, .n_in = 1};
+        u.in[0] = cat;
+        u.u.unary = (ck_unary_p){.op = CK_U_SIGMOID, .count = (int32_t)(n1 + n2)};
+        u.out = prog_tensor(p, SI_FLOAT32, 4, cd, NULL);
+        prog_step(p, &u);
+        p->outputs[p->n_outputs++] = u.out;
+        p->outputs[p->n_outputs++] = cat;
+        check_tiled_max(p, UINT64_MAX, (uint64_t)(n1 + n2) * 4 / 5, rows ? "concat (rows)" : "concat (channels)");
+        core_program_free(p);
+    }
+}
+
+/* Softmax and argmax along their outer rows, gather along its outer rows or
+ * (one outer row) along its indices, the table bound whole. */
+static void test_rows_misc(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 12; rep++) {
+        core_program *p = prog_new();
+        int kind = rep % 4, outer = kt_randint(30, 90), n = kt_randint(5, 40), inner = kt_randint(1, 6);
+        ck_step s = {.n_in = 1};
+        uint64_t limit = 0;
+        if (kind == 0) {
+            int64_t xd[2] = {outer, n};
+            s.kind = CK_SOFTMAX;
+            s.in[0] = prog_random(p, 2, xd, -4.f, 4.f);
+            s.u.softmax = (ck_softmax_p){.outer = outer, .n = n, .log = rep % 8 == 4};
+            s.out = prog_tensor(p, SI_FLOAT32, 2, xd, NULL);
+        } else if (kind == 1) {
+            int64_t xd[3] = {outer, n, inner}, od[2] = {outer, inner};
+            s.kind = CK_ARGMAX;
+            s.in[0] = prog_random(p, 3, xd, -4.f, 4.f);
+            s.u.argmax = (ck_argmax_p){.outer = outer, .n = n, .inner = inner, .is_min = rep % 8 == 5,
+                                       .in_dtype = SI_FLOAT32};
+            s.out = prog_tensor(p, SI_INT32, 2, od, NULL);
+        } else {
+            int one = kind == 3, o = one ? 1 : outer, k = one ? kt_randint(300, 600) : kt_randint(2, 9);
+            int64_t xd[3] = {o, n, inner}, id[1] = {k}, od[3] = {o, k, inner};
+            float *idx = malloc((size_t)k * sizeof *idx);
+            for (int j = 0; j < k; j++)
+                ((int32_t *)idx)[j] = kt_randint(0, n - 1);
+            s.kind = CK_GATHER;
+            s.n_in = 2;
+            s.in[0] = prog_random(p, 3, xd, -4.f, 4.f);
+            s.in[1] = prog_tensor(p, SI_INT32, 1, id, idx);
+            free(idx);
+            s.u.gather = (ck_gather_p){.outer = o, .n = n, .inner = inner, .k = k};
+            if (one) /* the whole table and half the rest */
+                limit = ((uint64_t)n * inner * 4 + 255) / 256 * 256 + (uint64_t)k * (inner + 1) * 2 + 512;
+            s.out = prog_tensor(p, SI_FLOAT32, 3, od, NULL);
+        }
+        prog_step(p, &s);
+        p->outputs[p->n_outputs++] = s.out;
+        check_tiled(p, limit, kind == 0 ? "softmax" : kind == 1 ? "argmax" : "gather");
+        core_program_free(p);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -525,6 +722,8 @@ int main(void)
         cmocka_unit_test(test_pool),     cmocka_unit_test(test_resize),
         cmocka_unit_test(test_matmul),   cmocka_unit_test(test_conv_channels),
         cmocka_unit_test(test_reduce_carry), cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_pad),      cmocka_unit_test(test_concat_bands),
+        cmocka_unit_test(test_rows_misc),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
