@@ -74,7 +74,7 @@ test-asan: asan-build
 
 # the library with coverage for libFuzzer; the targets link its main
 fuzz-build:
-	$(MAKE) B=$(FUZZ_B) CC=$(SAN_CC) OPT="-O1 -g $(SAN) -fsanitize=fuzzer-no-link" fuzz-bins
+	$(MAKE) B=$(FUZZ_B) CC=$(SAN_CC) OPT="-O1 -g $(SAN) -fsanitize=fuzzer-no-link -DIO_IMAGE_MAX_SIDE=1024" fuzz-bins
 
 fuzz-bins: $(FUZZ_BINS)
 

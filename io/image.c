@@ -6,9 +6,127 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <stb/stb_image.h>
+#include <setjmp.h>
 
 #include "io.h"
+
+/* stb_image is compiled here from Debian's header, not taken from libstb.a,
+ * so that its assertions and allocations are ours: Debian builds it with
+ * asserts, and a malformed JPEG can fail one (stb_image.h:2115, found by
+ * tests/fuzz), which would abort the whole process. Here an assertion that
+ * fails jumps back to io_image_decode, which frees what stb had allocated
+ * and refuses the file. Static: no symbol meets libstb's. */
+typedef struct {
+    jmp_buf jb;
+    void **blocks;
+    size_t n, cap;
+    int oom, failed;
+} io_stb_guard;
+static _Thread_local io_stb_guard *io_stb_g;
+
+static _Noreturn void io_stb_fail(void)
+{
+    io_stb_g->failed = 1;
+    longjmp(io_stb_g->jb, 1);
+}
+
+static void io_stb_track(void *p)
+{
+    io_stb_guard *g = io_stb_g;
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 16;
+        void **nb = realloc(g->blocks, cap * sizeof *nb);
+        if (!nb) {
+            free(p);
+            g->oom = 1;
+            io_stb_fail();
+        }
+        g->blocks = nb;
+        g->cap = cap;
+    }
+    g->blocks[g->n++] = p;
+}
+
+static size_t io_stb_find(const void *p)
+{
+    io_stb_guard *g = io_stb_g;
+    for (size_t i = g->n; i-- > 0;)
+        if (g->blocks[i] == p)
+            return i;
+    return SIZE_MAX;
+}
+
+static void io_stb_untrack(void *p)
+{
+    io_stb_guard *g = io_stb_g;
+    size_t i = io_stb_find(p);
+    if (i != SIZE_MAX)
+        g->blocks[i] = g->blocks[--g->n];
+}
+
+/* zeroed: on corrupt input stb reads parts of its decoder state it never
+ * wrote (valgrind shows it); zeros make that the same every time */
+static void *io_stb_malloc(size_t sz)
+{
+    void *p = calloc(1, sz ? sz : 1);
+    if (p)
+        io_stb_track(p);
+    return p;
+}
+
+static void *io_stb_realloc(void *p, size_t sz)
+{
+    size_t i = p ? io_stb_find(p) : SIZE_MAX;
+    void *q = realloc(p, sz ? sz : 1);
+    if (q && i != SIZE_MAX)
+        io_stb_g->blocks[i] = q;
+    else if (q)
+        io_stb_track(q);
+    return q;
+}
+
+static void io_stb_free(void *p)
+{
+    if (p) {
+        io_stb_untrack(p);
+        free(p);
+    }
+}
+
+#define STB_IMAGE_IMPLEMENTATION
+#define STB_IMAGE_STATIC
+#define STBI_NO_STDIO
+#define STBI_ASSERT(x) ((x) ? (void)0 : io_stb_fail())
+#define STBI_MALLOC(sz) io_stb_malloc(sz)
+#define STBI_REALLOC(p, sz) io_stb_realloc(p, sz)
+#define STBI_FREE(p) io_stb_free(p)
+/* the fuzz build lowers it (a harness limit, so that a header claiming a huge
+ * image is not an OOM or timeout report about the harness) */
+#ifdef IO_IMAGE_MAX_SIDE
+#define STBI_MAX_DIMENSIONS IO_IMAGE_MAX_SIDE
+#endif
+/* stb declares static functions it defines only under other options; the
+ * warning comes at the end of the file, after the pop below */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#pragma GCC diagnostic ignored "-Wtype-limits"
+#pragma GCC diagnostic ignored "-Wshift-negative-value"
+#ifdef __clang__
+/* with an empty first IDAT a PNG makes stb compute NULL + 0 (stb_image.h:5130)
+ * and memcpy 0 bytes from NULL (1663): undefined by the letter of C and
+ * harmless; those two UBSan checks are off inside stb's functions only */
+#pragma clang attribute push(__attribute__((no_sanitize("pointer-overflow", "nonnull-attribute"))), \
+                             apply_to = function)
+#endif
+#include <stb/stb_image.h>
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
+#pragma GCC diagnostic pop
 
 /* Debian's stb_image (2022-09) trusts a JPEG's Huffman table counts: a DHT
  * table with more than 256 codes writes past stbi__huffman.size[257] (found by
@@ -140,6 +258,20 @@ static si_result io_read_file(const char *path, unsigned char **buf, size_t *len
     return SI_OK;
 }
 
+/* stb_image_load_from_memory with its assertions caught (io_stb_guard): NULL
+ * when it fails either way; g holds what it had allocated. */
+static unsigned char *io_stb_decode(const unsigned char *file, int len, int *w, int *h,
+                                    io_stb_guard *g)
+{
+    int ch;
+    unsigned char *img = NULL;
+    io_stb_g = g;
+    if (setjmp(g->jb) == 0)
+        img = stbi_load_from_memory(file, len, w, h, &ch, 3);
+    io_stb_g = NULL;
+    return g->failed ? NULL : img;
+}
+
 si_result io_image_decode(const char *path, int *height, int *width, unsigned char **rgb,
                           si_error *err)
 {
@@ -164,27 +296,30 @@ si_result io_image_decode(const char *path, int *height, int *width, unsigned ch
         return io_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: corrupt PNG (a chunk is longer "
                        "than the file)", path);
     }
-    int w, h, ch;
-    unsigned char *img = stbi_load_from_memory(file, (int)file_len, &w, &h, &ch, 3);
+    int w = 0, h = 0;
+    io_stb_guard guard = {.n = 0};
+    unsigned char *img = io_stb_decode(file, (int)file_len, &w, &h, &guard);
+    int failed_assert = guard.failed;
+    for (size_t i = 0; i < guard.n; i++)
+        if (guard.blocks[i] != img)
+            free(guard.blocks[i]);
+    free(guard.blocks);
     free(file);
+    if (failed_assert && guard.oom)
+        return io_fail(err, SI_ERR_NOMEM, "%s: out of memory", path);
     if (!img)
-        return io_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: %s", path, stbi_failure_reason());
+        return io_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: %s", path,
+                       failed_assert ? "corrupt data (stb_image's own check failed)"
+                                     : stbi_failure_reason());
     if (w <= 0 || h <= 0) { /* stb decodes some headers (Radiance HDR) to no pixels */
-        stbi_image_free(img);
+        free(img);
         return io_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: it has no pixels (%dx%d)", path,
                        w, h);
     }
     /* stb's buffer goes back to the caller as plain malloc'ed memory */
-    size_t n = (size_t)h * (size_t)w * 3;
-    unsigned char *out = malloc(n);
-    if (!out) {
-        stbi_image_free(img);
-        return io_fail(err, SI_ERR_NOMEM, "%s: out of memory", path);
-    }
-    memcpy(out, img, n);
-    stbi_image_free(img);
+    /* stb's blocks are plain malloc'ed ones (io_stb_malloc) */
     *height = h;
     *width = w;
-    *rgb = out;
+    *rgb = img;
     return SI_OK;
 }

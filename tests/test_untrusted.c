@@ -243,7 +243,9 @@ static void test_fuzz_image_reproducers(void **state)
     int seen = 0;
     for (struct dirent *e; (e = readdir(d));) {
         const char *nm = e->d_name, *want = NULL;
-        if (!strncmp(nm, "image-jpeg-", 11))
+        if (!strncmp(nm, "image-jpeg-huff-assert", 22))
+            want = NULL; /* decodes (stb's state zeroed): what matters is no abort */
+        else if (!strncmp(nm, "image-jpeg-", 11))
             want = "Huffman";
         else if (!strncmp(nm, "image-png-", 10))
             want = "corrupt PNG";
