@@ -1194,6 +1194,9 @@ static void stage_free(si_model *s)
     free_run(s);
     drop_program(s);
     free(s->bound);
+    if (s->bound_vals && s->g) /* a stage binds small inputs by value too */
+        for (int i = 0; i < core_graph_n_inputs(s->g); i++)
+            free(s->bound_vals[i].data);
     free(s->bound_vals);
     free(s->stage_key);
     free(s);

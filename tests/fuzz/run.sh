@@ -25,6 +25,19 @@ for t in $TARGETS; do
     mkdir -p "$corpus"
     dict=""
     case $t in model_json|model) dict=-dict=$HERE/model_json.dict ;; esac
+    # every finding kept in tests/fuzz/crashes (TARGET-*) runs first: a fixed
+    # defect that comes back fails here whatever the fuzzer finds this time
+    repro=$(ls "$HERE/crashes/$t-"* 2>/dev/null)
+    if [ -n "$repro" ]; then
+        # shellcheck disable=SC2086
+        if ! "$B/fuzz/fuzz_$t" -timeout=10 -rss_limit_mb=2048 $repro > "$B/repro-$t.log" 2>&1; then
+            tail -n 40 "$B/repro-$t.log"
+            echo "fuzz $t: a kept reproducer fails again (log $B/repro-$t.log)"
+            failed="$failed $t"
+            continue
+        fi
+        echo "=== fuzz $t: $(echo "$repro" | wc -l) kept reproducers pass"
+    fi
     echo "=== fuzz $t for ${SECONDS_EACH}s"
     # -jobs stays 1: the CI machine's two cores are shared
     if "$B/fuzz/fuzz_$t" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
