@@ -192,11 +192,13 @@ static int io_png_overlong_chunk(const unsigned char *b, size_t n)
 }
 
 /* stb_image reads a PGM/PPM header's numbers into an int with no bound: a
- * width of ten digits is a signed overflow, undefined behaviour (found by
+ * width of ten digits is a signed overflow, undefined behaviour; and a 16-bit
+ * one (maximum over 255) converted to RGB reads past its buffer
+ * (stbi__convert_16_to_8 after an 8-bit stbi__convert_format; both found by
  * tests/fuzz). The header is read here first as stb reads it (whitespace and
  * # comments, then width, height and maximum, a byte at a time with zeros
- * past the end); a number past INT_MAX refuses the file. */
-static int io_pnm_overlong_number(const unsigned char *b, size_t n)
+ * past the end): 1 for a number past INT_MAX, 2 for a 16-bit file. */
+static int io_pnm_unsafe(const unsigned char *b, size_t n)
 {
     if (n < 2 || b[0] != 'P' || (b[1] != '5' && b[1] != '6'))
         return 0;
@@ -220,6 +222,8 @@ static int io_pnm_overlong_number(const unsigned char *b, size_t n)
                 return 1;
             c = PNM_GET;
         }
+        if (k == 2 && v > 255)
+            return 2;
     }
 #undef PNM_EOF
 #undef PNM_GET
@@ -286,10 +290,13 @@ si_result io_image_decode(const char *path, int *height, int *width, unsigned ch
         return io_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: corrupt JPEG (a Huffman table has more than 256 codes)",
                        path);
     }
-    if (io_pnm_overlong_number(file, file_len)) {
+    int pnm = io_pnm_unsafe(file, file_len);
+    if (pnm) {
         free(file);
-        return io_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: corrupt PNM (a number in its "
-                       "header is too large)", path);
+        return io_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: %s", path,
+                       pnm == 1 ? "corrupt PNM (a number in its header is too large)"
+                                : "corrupt PNM: 16-bit PGM/PPM are not read (stb_image reads "
+                                  "them past their buffer); give an 8-bit one or a .npy");
     }
     if (io_png_overlong_chunk(file, file_len)) {
         free(file);
