@@ -579,15 +579,17 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
             if (err)
                 *err = over_err;
         } else if (err && st == SI_ERR_BUDGET && best_limit)
-            fail(err, st, "no plan fits in a budget of %llu bytes, even with steps split into parts (at best, "
-                 "parts of %llu bytes leave a step of %llu bytes, node '%s'; untiled, the largest "
-                 "step needs %llu bytes); the limit that bound it: the budget (every tensor within "
-                 "the device's %llu-byte max_buffer_bytes); the smallest budget that could work is "
-                 "%llu bytes",
-                 (unsigned long long)budget, (unsigned long long)best_limit,
+            /* the figures a user acts on first: a node's name can be long, and the
+             * message is cut at sizeof err->message */
+            fail(err, st, "no plan fits in a budget of %llu bytes; the smallest budget that could "
+                 "work is %llu bytes (the limit that bound it: the budget, every tensor within "
+                 "the device's %llu-byte max_buffer_bytes; even with steps split into parts of "
+                 "%llu bytes, a step of %llu bytes is left, node '%s'; untiled, the largest step "
+                 "needs %llu bytes)",
+                 (unsigned long long)budget, (unsigned long long)best_ws,
+                 (unsigned long long)m->max_tensor, (unsigned long long)best_limit,
                  (unsigned long long)best_ws, si_model_node_name(m, best_node),
-                 (unsigned long long)m->untiled_bound, (unsigned long long)m->max_tensor,
-                 (unsigned long long)best_ws);
+                 (unsigned long long)m->untiled_bound);
         if (err && st == SI_ERR_BUDGET && m->reserve) {
             size_t k = strlen(err->message);
             snprintf(err->message + k, sizeof err->message - k,
@@ -1304,7 +1306,7 @@ static si_result stage_failed(si_model *m, si_result st, int stage, si_error *er
         return st;
     char inner[sizeof err->message];
     snprintf(inner, sizeof inner, "%s", err->message);
-    return fail(err, st, "%s: GPU stage %d (the program after the host interpreter's part): %s",
+    return fail(err, st, "%s: GPU stage %d (after the host interpreter's part): %s",
                 m->io->json_path, stage, inner);
 }
 
