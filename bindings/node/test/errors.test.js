@@ -46,7 +46,7 @@ test('a budget no plan fits', async () => {
     /smallest budget that could work is \d+ bytes/.test(e.message);
   await assert.rejects(loadGraphModel(TINY, { vram: '1K' }), budget); // fixed shapes: planned at open
   // a free batch: what fits one image does not fit four, found when the run plans
-  const free = await loadGraphModel(tinyModel(dir, [-1, 8, 8, 4], 'free.json'), { vram: 1280 });
+  const free = await loadGraphModel(tinyModel(dir, [-1, 8, 8, 4], 'free.json'), { vram: 4096 });
   try {
     const four = { data: new Float32Array(1024), shape: [4, 8, 8, 4] };
     assert.equal(free.execute(good()).data[0], 2);
