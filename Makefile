@@ -3,7 +3,8 @@ CC      ?= cc
 OPT     ?= -O2 -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Werror -Iinclude
 STB_A   ?= $(firstword $(wildcard /usr/lib/*/libstb.a) /usr/lib/x86_64-linux-gnu/libstb.a)
-# libstb is linked statically: the GPU machine has no libstb.
+# The library compiles stb_image itself (io/image.c); libstb's archive is for
+# the tests' stb_image_write, linked statically: the GPU machine has no libstb.
 LIBS    = -lepoxy -lcjson -luring $(STB_A) -lm -lpthread
 TESTLIBS = -lcmocka
 
@@ -121,8 +122,7 @@ SOMAJOR  = $(firstword $(subst ., ,$(VERSION)))
 LIBDIR   = $(PREFIX)/lib
 PIC_OBJ  = $(patsubst $(B)/%.o,$(B)/pic/%.o,$(LIB_OBJ))
 SO       = $(B)/libstreaminfer.so.$(VERSION)
-# the shared library links libstb dynamically (its static archive is not PIC)
-SO_LIBS  = -lepoxy -lcjson -luring -lstb -lm -lpthread
+SO_LIBS  = -lepoxy -lcjson -luring -lm -lpthread
 
 $(B)/pic/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
