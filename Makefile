@@ -9,10 +9,10 @@ LIBS    = -lepoxy -lcjson -luring $(STB_A) -lm -lpthread
 TESTLIBS = -lcmocka
 
 B       = build
-LIB_SRC = $(wildcard core/*.c io/*.c pager/*.c glkernels/*.c runtime/*.c)
+LIB_SRC = $(wildcard base/*.c core/*.c io/*.c pager/*.c glkernels/*.c runtime/*.c)
 LIB_OBJ = $(patsubst %.c,$(B)/%.o,$(LIB_SRC)) $(B)/glkernels/shaders_gen.o
 SHADERS = $(sort $(wildcard glkernels/shaders/*.comp))
-HDRS    = $(wildcard include/*.h core/*.h io/*.h pager/*.h glkernels/*.h runtime/*.h)
+HDRS    = $(wildcard include/*.h base/*.h core/*.h io/*.h pager/*.h glkernels/*.h runtime/*.h)
 TESTS   = $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c))
 CACHE  ?= $(CURDIR)/.cache
 

@@ -6,10 +6,8 @@
 #include <stdint.h>
 #include <stddef.h>
 #include "streaminfer.h"
+#include "../base/base.h"
 #include "../io/io.h"
-
-si_result core_fail(si_error *err, si_result st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 typedef struct {
     int rank;

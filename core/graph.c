@@ -45,7 +45,7 @@ static si_result parse_ref(const core_graph *g, const char *ref, int *node, int 
     }
     *node = core_graph_find(g, ref, len);
     if (*node < 0)
-        return core_fail(err, SI_ERR_FORMAT, "%s: node '%s' has input '%s' that no node produces",
+        return base_fail(err, SI_ERR_FORMAT, "%s: node '%s' has input '%s' that no node produces",
                          g->m->json_path, user, ref);
     return SI_OK;
 }
@@ -58,7 +58,7 @@ static si_result input_info(const core_graph *g, int node, core_io_info *info, s
     info->dtype = SI_FLOAT32;
     if (dt && dt->kind == IO_ATTR_TYPE) {
         if (dt->type == IO_DT_OTHER)
-            return core_fail(err, SI_ERR_UNSUPPORTED, "%s: input '%s' has dtype %s",
+            return base_fail(err, SI_ERR_UNSUPPORTED, "%s: input '%s' has dtype %s",
                              g->m->json_path, n->name, dt->type_name ? dt->type_name : "?");
         info->dtype = (si_dtype)dt->type;
     }
@@ -80,7 +80,7 @@ static si_result input_info(const core_graph *g, int node, core_io_info *info, s
     int64_t count;
     if (core_shape_count_checked(&known, &count)) {
         char buf[160];
-        return core_fail(err, SI_ERR_SHAPE, "%s: input '%s': shape %s has more bytes than memory can hold",
+        return base_fail(err, SI_ERR_SHAPE, "%s: input '%s': shape %s has more bytes than memory can hold",
                          g->m->json_path, n->name, core_shape_str(&info->shape, buf, sizeof buf));
     }
     return SI_OK;
@@ -106,7 +106,7 @@ static si_result check_const(const core_graph *g, int k, si_error *err)
         if (v->tensor.n > 0 || count == 0)
             return SI_OK;
     }
-    return core_fail(err, SI_ERR_FORMAT,
+    return base_fail(err, SI_ERR_FORMAT,
                      "%s: Const node '%s' has no weight in the manifest and no value of its own",
                      g->m->json_path, n->name);
 }
@@ -115,7 +115,7 @@ si_result core_graph_build(const io_model *m, core_graph **out, si_error *err)
 {
     core_graph *g = calloc(1, sizeof *g);
     if (!g)
-        return core_fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     g->m = m;
     g->n_nodes = m->n_nodes;
     size_t cap = 16;
@@ -129,7 +129,7 @@ si_result core_graph_build(const io_model *m, core_graph **out, si_error *err)
     g->weight_of = malloc(((size_t)m->n_nodes + 1) * sizeof *g->weight_of);
     si_result st = SI_OK;
     if (!g->hash || !g->edges || !g->n_uses || !g->n_outs || !g->weight_of) {
-        st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory");
         goto fail;
     }
     for (size_t i = 0; i < cap; i++)
@@ -138,7 +138,7 @@ si_result core_graph_build(const io_model *m, core_graph **out, si_error *err)
         const char *nm = m->nodes[k].name;
         size_t len = strlen(nm);
         if (core_graph_find(g, nm, len) >= 0) {
-            st = core_fail(err, SI_ERR_FORMAT, "%s: two nodes are named '%s'", m->json_path, nm);
+            st = base_fail(err, SI_ERR_FORMAT, "%s: two nodes are named '%s'", m->json_path, nm);
             goto fail;
         }
         size_t i = hash_str(nm, len) & (cap - 1);
@@ -160,7 +160,7 @@ si_result core_graph_build(const io_model *m, core_graph **out, si_error *err)
         const io_node *n = &m->nodes[k];
         g->edges[k] = calloc((size_t)n->n_inputs + 1, sizeof **g->edges);
         if (!g->edges[k]) {
-            st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+            st = base_fail(err, SI_ERR_NOMEM, "out of memory");
             goto fail;
         }
         for (int i = 0; i < n->n_inputs; i++) {
@@ -178,7 +178,7 @@ si_result core_graph_build(const io_model *m, core_graph **out, si_error *err)
     g->input_info = calloc((size_t)m->n_nodes + 1, sizeof *g->input_info);
     g->outputs = calloc((size_t)m->n_nodes + 1, sizeof *g->outputs);
     if (!g->inputs || !g->input_info || !g->outputs) {
-        st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory");
         goto fail;
     }
     if (m->n_sig_inputs > 0) {
@@ -212,7 +212,7 @@ si_result core_graph_build(const io_model *m, core_graph **out, si_error *err)
                 g->outputs[g->n_outputs++] = (core_edge){k, 0, 0};
     }
     if (g->n_outputs == 0) {
-        st = core_fail(err, SI_ERR_FORMAT, "%s: the model has no outputs", m->json_path);
+        st = base_fail(err, SI_ERR_FORMAT, "%s: the model has no outputs", m->json_path);
         goto fail;
     }
     *out = g;

@@ -113,13 +113,13 @@ si_result core_valmap_put(core_valmap *vm, int node, int idx, const core_buf *v,
 {
     if (node < 0 || (vm->g && node >= vm->g->n_nodes) || idx < 0 || v->shape.rank < 0 ||
         v->shape.rank > SI_MAX_RANK)
-        return core_fail(err, SI_ERR_ARG, "valmap: bad tensor (node %d, output %d)", node, idx);
+        return base_fail(err, SI_ERR_ARG, "valmap: bad tensor (node %d, output %d)", node, idx);
     if ((vm->n + 1) * 2 > vm->cap && vm_grow(vm))
-        return core_fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     size_t bytes = (size_t)core_shape_count(&v->shape) * CORE_ELEM;
     void *d = malloc(bytes ? bytes : 1);
     if (!d)
-        return core_fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     if (bytes)
         memcpy(d, v->data, bytes);
     vm_slot *s = vm_find(vm, node, idx);
@@ -347,7 +347,7 @@ static uint64_t nc_key(int node, int ctx) { return ((uint64_t)(uint32_t)node << 
 static const char *node_name(const interp *in, int k) { return in->g->m->nodes[k].name; }
 static const char *node_op(const interp *in, int k) { return in->g->m->nodes[k].op; }
 
-static si_result nomem(interp *in) { return core_fail(in->err, SI_ERR_NOMEM, "out of memory"); }
+static si_result nomem(interp *in) { return base_fail(in->err, SI_ERR_NOMEM, "out of memory"); }
 
 static si_result node_fail(interp *in, int k, si_result st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -359,7 +359,7 @@ static si_result node_fail(interp *in, int k, si_result st, const char *fmt, ...
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return core_fail(in->err, st, "%s: node '%s' (%s): %s", in->g->m->json_path, node_name(in, k),
+    return base_fail(in->err, st, "%s: node '%s' (%s): %s", in->g->m->json_path, node_name(in, k),
                      node_op(in, k), msg);
 }
 
@@ -1971,7 +1971,7 @@ static si_result interp_run(const core_graph *g, core_valmap *vm, const uint8_t 
         if (s->node < 0)
             continue;
         if (s->node >= g->n_nodes) {
-            st = core_fail(err, SI_ERR_ARG, "valmap holds node %d of a graph of %d", s->node,
+            st = base_fail(err, SI_ERR_ARG, "valmap holds node %d of a graph of %d", s->node,
                            g->n_nodes);
             goto done;
         }
@@ -2067,7 +2067,7 @@ static si_result interp_run(const core_graph *g, core_valmap *vm, const uint8_t 
                 }
             if (!*why)
                 why = "; it depends on a cycle, a dead branch or a missing input";
-            st = core_fail(err, SI_ERR_FORMAT, "%s: cannot compute output %d '%s:%d' (%s)%s",
+            st = base_fail(err, SI_ERR_FORMAT, "%s: cannot compute output %d '%s:%d' (%s)%s",
                            g->m->json_path, i, node_name(&in, o->node), o->idx,
                            node_op(&in, o->node), why);
             goto done;

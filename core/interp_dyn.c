@@ -130,7 +130,7 @@ si_result core_where_host(const core_buf *cond, core_buf *out, si_error *err)
     size_t bytes = (size_t)(hits * rank) * CORE_ELEM;
     out->data = malloc(bytes ? bytes : 1);
     if (!out->data)
-        return core_fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     int32_t *o = out->data;
     int64_t k = 0;
     for (int64_t i = 0; i < count; i++) {

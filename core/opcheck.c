@@ -77,7 +77,7 @@ static si_result mark_needed(const core_graph *g, uint8_t *need, si_error *err)
 {
     int *stack = malloc(((size_t)g->n_nodes + 1) * sizeof *stack);
     if (!stack)
-        return core_fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     int sp = 0;
     for (int i = 0; i < g->n_outputs; i++) {
         int k = g->outputs[i].node;
@@ -138,7 +138,7 @@ si_result core_graph_check_ops(const core_graph *g, si_error *err)
     uint8_t *need = calloc((size_t)g->n_nodes + 1, 1);
     bad_op *bad = calloc((size_t)g->n_nodes + 1, sizeof *bad);
     si_result st = need && bad ? mark_needed(g, need, err)
-                               : core_fail(err, SI_ERR_NOMEM, "out of memory");
+                               : base_fail(err, SI_ERR_NOMEM, "out of memory");
     int n_bad = 0, n_excl = 0;
     for (int k = 0; st == SI_OK && k < g->n_nodes; k++) {
         const char *op = g->m->nodes[k].op;
@@ -170,7 +170,7 @@ si_result core_graph_check_ops(const core_graph *g, si_error *err)
                 why = core_op_excluded(bad[i].op);
             snprintf(msg + strlen(msg), sizeof msg - strlen(msg), ": %s", why);
         }
-        st = core_fail(err, SI_ERR_UNSUPPORTED, "%s", msg);
+        st = base_fail(err, SI_ERR_UNSUPPORTED, "%s", msg);
     }
     free(need);
     free(bad);

@@ -174,15 +174,15 @@ static si_result eval_storage(builder *b, int root, si_error *err)
     if (t->kind == PT_WEIGHT) {
         t->host = calloc(n ? n : 1, CORE_ELEM);
         if (!t->host)
-            return core_fail(err, SI_ERR_NOMEM, "out of memory");
+            return base_fail(err, SI_ERR_NOMEM, "out of memory");
         return b->load(b->load_user, t->weight, t->host, err);
     }
     if (t->kind != PT_ACT || !b->is_const[root])
-        return core_fail(err, SI_ERR_ARG, "internal: tensor %s is not constant",
+        return base_fail(err, SI_ERR_ARG, "internal: tensor %s is not constant",
                          t->name ? t->name : "?");
     void *data = calloc(n ? n : 1, CORE_ELEM);
     if (!data)
-        return core_fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     for (int k = 0; k < p->n_steps; k++) {
         const ck_step *s = &p->steps[k];
         if (s->out < 0 || core_storage(p, s->out) != root)
@@ -230,7 +230,7 @@ si_result lc_fail(const lower_ctx *c, si_error *err, si_result st, const char *f
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return core_fail(err, st, "node '%s' (%s): %s", c->n->name, c->n->op, msg);
+    return base_fail(err, st, "node '%s' (%s): %s", c->n->name, c->n->op, msg);
 }
 
 static const io_attr *attr(const lower_ctx *c, const char *name) { return io_node_attr(c->n, name); }
@@ -428,7 +428,7 @@ static si_result order_from(const core_graph *g, const core_valmap *vm, int root
             if (e->ctrl || !strcmp(g->m->nodes[e->node].op, "NextIteration"))
                 continue;
             if (state[e->node] == 1)
-                return core_fail(err, SI_ERR_UNSUPPORTED,
+                return base_fail(err, SI_ERR_UNSUPPORTED,
                                  "%s: node '%s' is part of a cycle (control flow loops are not "
                                  "supported yet)", g->m->json_path, g->m->nodes[e->node].name);
             if (state[e->node] == 0) {
@@ -457,7 +457,7 @@ static si_result order_nodes(const core_graph *g, const core_valmap *vm, int *or
     int *pos = malloc(((size_t)g->n_nodes + 1) * sizeof *pos);
     si_result st = SI_OK;
     if (!state || !stack || !pos) {
-        st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory");
         goto done;
     }
     *n_order = 0;
@@ -511,38 +511,38 @@ static si_result lower_const(builder *b, int k, si_error *err)
             core_shape raw = {.rank = 1, .d = {(int64_t)((wt->nbytes + 3) / 4)}};
             int r = add_tensor(b, n->name, SI_INT32, &raw, PT_WEIGHT);
             if (r < 0)
-                return core_fail(err, SI_ERR_NOMEM, "out of memory");
+                return base_fail(err, SI_ERR_NOMEM, "out of memory");
             b->p->tensors[r].weight = w;
             t = add_tensor(b, n->name, (si_dtype)wt->dtype, &shape, PT_ACT);
             if (t < 0)
-                return core_fail(err, SI_ERR_NOMEM, "out of memory");
+                return base_fail(err, SI_ERR_NOMEM, "out of memory");
             ck_step s = {.kind = CK_DEQUANT, .n_in = 1, .in = {r}, .out = t, .node = k};
             s.u.dequant.count = (int32_t)wt->count;
             s.u.dequant.quant = wt->quant;
             s.u.dequant.min = wt->q_min;
             s.u.dequant.scale = wt->q_scale;
             if (add_step(b, &s) < 0)
-                return core_fail(err, SI_ERR_NOMEM, "out of memory");
+                return base_fail(err, SI_ERR_NOMEM, "out of memory");
         }
     } else {
         const io_attr *v = io_node_attr(n, "value");
         if (!v || v->kind != IO_ATTR_TENSOR)
-            return core_fail(err, SI_ERR_FORMAT, "%s: Const node '%s' has no weight in the manifest",
+            return base_fail(err, SI_ERR_FORMAT, "%s: Const node '%s' has no weight in the manifest",
                              g->m->json_path, n->name);
         const io_tensor_value *tv = &v->tensor;
         if (tv->dtype == IO_DT_OTHER)
-            return core_fail(err, SI_ERR_UNSUPPORTED, "Const node '%s': unsupported dtype", n->name);
+            return base_fail(err, SI_ERR_UNSUPPORTED, "Const node '%s': unsupported dtype", n->name);
         core_shape shape = {.rank = tv->shape.rank};
         for (int i = 0; i < tv->shape.rank; i++)
             shape.d[i] = tv->shape.dim[i];
         int64_t cnt = core_shape_count(&shape);
         /* a Const with no values at all was refused when the graph was built */
         if (tv->n != (size_t)cnt && !(tv->n == 1) && !(tv->n == 0 && cnt == 0))
-            return core_fail(err, SI_ERR_FORMAT, "Const node '%s': %zu values for %lld elements",
+            return base_fail(err, SI_ERR_FORMAT, "Const node '%s': %zu values for %lld elements",
                              n->name, tv->n, (long long)cnt);
         int32_t *data = calloc((size_t)(cnt ? cnt : 1), CORE_ELEM);
         if (!data)
-            return core_fail(err, SI_ERR_NOMEM, "out of memory");
+            return base_fail(err, SI_ERR_NOMEM, "out of memory");
         for (int64_t i = 0; i < cnt && tv->n > 0 && tv->data; i++) {
             size_t j = tv->n == 1 ? 0 : (size_t)i;
             if (tv->dtype == IO_DT_FLOAT)
@@ -555,12 +555,12 @@ static si_result lower_const(builder *b, int k, si_error *err)
         t = add_tensor(b, n->name, (si_dtype)tv->dtype, &shape, PT_CONST);
         if (t < 0) {
             free(data);
-            return core_fail(err, SI_ERR_NOMEM, "out of memory");
+            return base_fail(err, SI_ERR_NOMEM, "out of memory");
         }
         b->p->tensors[t].host = data;
     }
     if (t < 0)
-        return core_fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     b->node_out[k][0] = t;
     return SI_OK;
 }
@@ -582,7 +582,7 @@ static si_result lower_switch_merge(builder *b, int k, const int *in, int n_in, 
                     core_shape sc = {0};
                     int t = add_tensor(b, n->name, SI_INT32, &sc, PT_CONST);
                     if (t < 0 || !(b->p->tensors[t].host = malloc(4)))
-                        return core_fail(err, SI_ERR_NOMEM, "out of memory");
+                        return base_fail(err, SI_ERR_NOMEM, "out of memory");
                     memcpy(b->p->tensors[t].host, &which, 4);
                     b->node_out[k][1] = t;
                 }
@@ -594,10 +594,10 @@ static si_result lower_switch_merge(builder *b, int k, const int *in, int n_in, 
     }
     /* Switch(data, pred) */
     if (n_in < 2)
-        return core_fail(err, SI_ERR_FORMAT, "node '%s' (Switch): needs data and predicate", n->name);
+        return base_fail(err, SI_ERR_FORMAT, "node '%s' (Switch): needs data and predicate", n->name);
     int pr = core_storage(b->p, in[1]);
     if (!b->is_const[pr])
-        return core_fail(err, SI_ERR_UNSUPPORTED,
+        return base_fail(err, SI_ERR_UNSUPPORTED,
                          "node '%s' (Switch): its predicate depends on the input's values "
                          "(control flow that needs the host interpreter)", n->name);
     core_buf v;
@@ -631,7 +631,7 @@ static si_result lower_node(builder *b, int k, const core_shape *input_shapes,
                 b->node_out[k][0] = b->node_out[e->node][e->idx];
                 return SI_OK;
             }
-            return core_fail(err, SI_ERR_ARG, "%s: placeholder '%s' is needed but not an input",
+            return base_fail(err, SI_ERR_ARG, "%s: placeholder '%s' is needed but not an input",
                              g->m->json_path, n->name);
         }
         const core_io_info *info = &g->input_info[which];
@@ -639,11 +639,11 @@ static si_result lower_node(builder *b, int k, const core_shape *input_shapes,
         int small = val && core_shape_count(&input_shapes[which]) <= CORE_VALUE_INPUT_MAX;
         int t = add_tensor(b, n->name, info->dtype, &input_shapes[which], small ? PT_CONST : PT_INPUT);
         if (t < 0)
-            return core_fail(err, SI_ERR_NOMEM, "out of memory");
+            return base_fail(err, SI_ERR_NOMEM, "out of memory");
         if (small) {
             size_t bytes = (size_t)core_shape_count(&input_shapes[which]) * CORE_ELEM;
             if (!(b->p->tensors[t].host = malloc(bytes ? bytes : 1)))
-                return core_fail(err, SI_ERR_NOMEM, "out of memory");
+                return base_fail(err, SI_ERR_NOMEM, "out of memory");
             memcpy(b->p->tensors[t].host, val->data, bytes);
         } else {
             b->p->tensors[t].input = which;
@@ -655,12 +655,12 @@ static si_result lower_node(builder *b, int k, const core_shape *input_shapes,
     int is_sm = !strcmp(n->op, "Switch") || !strcmp(n->op, "Merge");
     const core_op_def *def = is_sm ? NULL : core_find_op(n->op);
     if (!def && !is_sm)
-        return core_fail(err, SI_ERR_UNSUPPORTED, "%s: unknown op '%s' at node '%s'",
+        return base_fail(err, SI_ERR_UNSUPPORTED, "%s: unknown op '%s' at node '%s'",
                          g->m->json_path, n->op, n->name);
     int in[64];
     int *inp = n->n_inputs <= 64 ? in : malloc((size_t)n->n_inputs * sizeof *inp);
     if (!inp)
-        return core_fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     lower_ctx c = {.b = b, .node = k, .n = n, .n_in = 0, .in = inp};
     si_result st = SI_OK;
     int dead = 0;
@@ -672,7 +672,7 @@ static si_result lower_node(builder *b, int k, const core_shape *input_shapes,
         if (t == DEAD)
             dead = 1;
         else if (t < 0) {
-            st = core_fail(err, SI_ERR_UNSUPPORTED, "node '%s' (%s): input %d ('%s') has no value",
+            st = base_fail(err, SI_ERR_UNSUPPORTED, "node '%s' (%s): input %d ('%s') has no value",
                            n->name, n->op, i, n->inputs[i]);
             break;
         }
@@ -688,7 +688,7 @@ static si_result lower_node(builder *b, int k, const core_shape *input_shapes,
     } else if (st == SI_OK)
         st = def->lower(&c, err);
     if (st == SI_OK && b->p->n_steps < 0)
-        st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory");
     if (inp != in)
         free(inp);
     return st;
@@ -702,7 +702,7 @@ static si_result finalize(builder *b, si_error *err)
     uint8_t *live = calloc((size_t)p->n_steps + 1, 1);
     si_result st = SI_OK;
     if (!needed || !live) {
-        st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory");
         goto done;
     }
     for (int o = 0; o < p->n_outputs; o++)
@@ -792,10 +792,10 @@ static si_result given_node(builder *b, int k, si_error *err)
         snprintf(name, sizeof name, "%s:%d", g->m->nodes[k].name, j);
         int t = add_tensor(b, name, v->dtype, &v->shape, small ? PT_CONST : PT_INPUT);
         if (t < 0)
-            return core_fail(err, SI_ERR_NOMEM, "out of memory");
+            return base_fail(err, SI_ERR_NOMEM, "out of memory");
         if (small) {
             if (!(p->tensors[t].host = malloc((size_t)(n ? n : 1) * CORE_ELEM)))
-                return core_fail(err, SI_ERR_NOMEM, "out of memory");
+                return base_fail(err, SI_ERR_NOMEM, "out of memory");
             memcpy(p->tensors[t].host, v->data, (size_t)n * CORE_ELEM);
         } else {
             int q = p->n_seeds;
@@ -806,7 +806,7 @@ static si_result given_node(builder *b, int k, si_error *err)
             if (si)
                 p->seed_idx = si;
             if (!sn || !si)
-                return core_fail(err, SI_ERR_NOMEM, "out of memory");
+                return base_fail(err, SI_ERR_NOMEM, "out of memory");
             sn[q] = k;
             si[q] = j;
             p->n_seeds++;
@@ -842,7 +842,7 @@ si_result core_program_build_given(const core_graph *g, const core_shape *input_
     b.node_out = calloc((size_t)g->n_nodes + 1, sizeof *b.node_out);
     order = malloc(((size_t)g->n_nodes + 1) * sizeof *order);
     if (!b.p || !b.node_out || !order) {
-        st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory");
         goto fail;
     }
     b.p->n_inputs = g->n_inputs;
@@ -850,7 +850,7 @@ si_result core_program_build_given(const core_graph *g, const core_shape *input_
     b.p->n_outputs = g->n_outputs;
     b.p->outputs = malloc(((size_t)g->n_outputs + 1) * sizeof *b.p->outputs);
     if (!b.p->inputs || !b.p->outputs) {
-        st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory");
         goto fail;
     }
     for (int i = 0; i < g->n_inputs; i++)
@@ -863,7 +863,7 @@ si_result core_program_build_given(const core_graph *g, const core_shape *input_
      * they read are the program's boundary, brought back after the GPU part. */
     dyn = calloc((size_t)g->n_nodes + 1, 1);
     if (!dyn) {
-        st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory");
         goto fail;
     }
     for (int i = 0; i < n_order; i++) {
@@ -891,7 +891,7 @@ si_result core_program_build_given(const core_graph *g, const core_shape *input_
         int k = order[i];
         b.node_out[k] = malloc((size_t)g->n_outs[k] * sizeof **b.node_out);
         if (!b.node_out[k]) {
-            st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+            st = base_fail(err, SI_ERR_NOMEM, "out of memory");
             goto fail;
         }
         for (int j = 0; j < g->n_outs[k]; j++)
@@ -933,7 +933,7 @@ si_result core_program_build_given(const core_graph *g, const core_shape *input_
                 b.p->boundary_node = bn;
             int *bi = bn ? realloc(b.p->boundary_idx, (size_t)(q + 1) * sizeof *bi) : NULL;
             if (!bt || !bn || !bi) {
-                st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+                st = base_fail(err, SI_ERR_NOMEM, "out of memory");
                 goto fail;
             }
             b.p->boundary_idx = bi;
@@ -950,12 +950,12 @@ si_result core_program_build_given(const core_graph *g, const core_shape *input_
         }
         int t = b.node_out[g->outputs[o].node][g->outputs[o].idx];
         if (t == DEAD) {
-            st = core_fail(err, SI_ERR_UNSUPPORTED, "output '%s' is on a branch not taken",
+            st = base_fail(err, SI_ERR_UNSUPPORTED, "output '%s' is on a branch not taken",
                            g->m->nodes[g->outputs[o].node].name);
             goto fail;
         }
         if (t < 0) {
-            st = core_fail(err, SI_ERR_UNSUPPORTED, "output '%s' has no value",
+            st = base_fail(err, SI_ERR_UNSUPPORTED, "output '%s' has no value",
                            g->m->nodes[g->outputs[o].node].name);
             goto fail;
         }
@@ -1021,7 +1021,7 @@ si_result core_eval_node(const core_graph *g, int node, const core_buf *const *i
     b.node_out = calloc((size_t)g->n_nodes + 1, sizeof *b.node_out);
     if (!ins || !b.p || !b.node_out ||
         !(b.node_out[node] = malloc(((size_t)g->n_outs[node] + 1) * sizeof **b.node_out))) {
-        st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory");
         goto done;
     }
     for (int j = 0; j < g->n_outs[node]; j++)
@@ -1032,7 +1032,7 @@ si_result core_eval_node(const core_graph *g, int node, const core_buf *const *i
         int t = add_tensor(&b, n->name, in[i]->dtype, &in[i]->shape, PT_CONST);
         size_t bytes = (size_t)core_shape_count(&in[i]->shape) * CORE_ELEM;
         if (t < 0 || !(b.p->tensors[t].host = malloc(bytes ? bytes : 1))) {
-            st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+            st = base_fail(err, SI_ERR_NOMEM, "out of memory");
             goto done;
         }
         memcpy(b.p->tensors[t].host, in[i]->data, bytes);
@@ -1043,14 +1043,14 @@ si_result core_eval_node(const core_graph *g, int node, const core_buf *const *i
     } else {
         const core_op_def *def = core_find_op(n->op);
         if (!def) {
-            st = core_fail(err, SI_ERR_UNSUPPORTED, "%s: unknown op '%s' at node '%s'",
+            st = base_fail(err, SI_ERR_UNSUPPORTED, "%s: unknown op '%s' at node '%s'",
                            g->m->json_path, n->op, n->name);
             goto done;
         }
         lower_ctx c = {.b = &b, .node = node, .n = n, .n_in = n_in, .in = ins};
         st = def->lower(&c, err);
         if (st == SI_OK && b.p->n_steps < 0)
-            st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+            st = base_fail(err, SI_ERR_NOMEM, "out of memory");
     }
     for (int k = 0; k < n_outs && st == SI_OK; k++) {
         int t = b.node_out[node][k];
@@ -1063,7 +1063,7 @@ si_result core_eval_node(const core_graph *g, int node, const core_buf *const *i
         size_t bytes = (size_t)core_shape_count(&v.shape) * CORE_ELEM;
         out[k] = (core_buf){.dtype = v.dtype, .shape = v.shape, .data = malloc(bytes ? bytes : 1)};
         if (!out[k].data) {
-            st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+            st = base_fail(err, SI_ERR_NOMEM, "out of memory");
             break;
         }
         memcpy(out[k].data, v.data, bytes);

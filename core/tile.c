@@ -868,7 +868,7 @@ si_result core_program_tile(core_program *p, uint64_t limit, uint64_t max_tensor
     int split = 0;
     T.writers = calloc((size_t)p->n_tensors + 1, sizeof *T.writers);
     if (!T.writers || grow_bs(&T)) {
-        st = core_fail(err, SI_ERR_NOMEM, "out of memory");
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory");
         goto done;
     }
     for (int k = 0; k < n_orig; k++)
@@ -889,7 +889,7 @@ si_result core_program_tile(core_program *p, uint64_t limit, uint64_t max_tensor
             tile_materialize(&T, core_storage(p, t));
     }
     if (T.oom) {
-        st = core_fail(err, SI_ERR_NOMEM, "out of memory while tiling");
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory while tiling");
         goto done;
     }
     p->steps = T.steps;

@@ -5,17 +5,6 @@
 #include <string.h>
 #include "ops.h"
 
-si_result core_fail(si_error *err, si_result st, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-        err->status = st;
-    }
-    return st;
-}
 
 int core_shape_count_checked(const core_shape *s, int64_t *count)
 {
@@ -193,10 +182,10 @@ si_result ck_host_run(const ck_step *s, const core_buf *const *ins, core_buf *ou
         [CK_CROP_BOXES] = ck_host_crop_boxes, [CK_CROP_RESIZE] = ck_host_crop_resize,
     };
     if ((unsigned)s->kind >= CK__COUNT || !fns[s->kind])
-        return core_fail(err, SI_ERR_UNSUPPORTED, "no host kernel for %s", ck_kind_name(s->kind));
+        return base_fail(err, SI_ERR_UNSUPPORTED, "no host kernel for %s", ck_kind_name(s->kind));
     for (int i = 0; i < s->n_in; i++)
         if (s->in[i] >= 0 && !ins[i])
-            return core_fail(err, SI_ERR_ARG, "%s: input %d missing", ck_kind_name(s->kind), i);
+            return base_fail(err, SI_ERR_ARG, "%s: input %d missing", ck_kind_name(s->kind), i);
     fns[s->kind](s, ins, out);
     return SI_OK;
 }

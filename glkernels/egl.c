@@ -50,12 +50,12 @@ static si_result egl_open_display(glk_ctx *g, si_error *err)
 {
     const char *client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
     if (!client)
-        return glk_fail(err, SI_ERR_GPU, "EGL: no client extensions (is libEGL installed?)");
+        return base_fail(err, SI_ERR_GPU, "EGL: no client extensions (is libEGL installed?)");
     g->dpy = try_device_platform(client);
     if (g->dpy == EGL_NO_DISPLAY)
         g->dpy = try_surfaceless(client);
     if (g->dpy == EGL_NO_DISPLAY)
-        return glk_fail(err, SI_ERR_GPU,
+        return base_fail(err, SI_ERR_GPU,
                         "EGL: no device or surfaceless display could be initialized");
     return SI_OK;
 }
@@ -66,7 +66,7 @@ si_result glk_egl_open(glk_ctx *g, si_error *err)
     if (st != SI_OK)
         return st;
     if (!eglBindAPI(EGL_OPENGL_ES_API))
-        return glk_fail(err, SI_ERR_GPU, "EGL: OpenGL ES API not available");
+        return base_fail(err, SI_ERR_GPU, "EGL: OpenGL ES API not available");
     const EGLint cfg_attr[] = {EGL_RENDERABLE_TYPE, EGL_OPENGL_ES3_BIT, EGL_SURFACE_TYPE, 0,
                                EGL_NONE};
     EGLConfig cfg = NULL;
@@ -84,13 +84,13 @@ si_result glk_egl_open(glk_ctx *g, si_error *err)
     if (g->ctx == EGL_NO_CONTEXT)
         g->ctx = eglCreateContext(g->dpy, cfg, EGL_NO_CONTEXT, ctx31);
     if (g->ctx == EGL_NO_CONTEXT)
-        return glk_fail(err, SI_ERR_GPU, "EGL: cannot create an OpenGL ES 3.1 context (0x%x)",
+        return base_fail(err, SI_ERR_GPU, "EGL: cannot create an OpenGL ES 3.1 context (0x%x)",
                         (unsigned)eglGetError());
     if (!eglMakeCurrent(g->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, g->ctx))
-        return glk_fail(err, SI_ERR_GPU, "EGL: cannot make the context current (0x%x)",
+        return base_fail(err, SI_ERR_GPU, "EGL: cannot make the context current (0x%x)",
                         (unsigned)eglGetError());
     if (epoxy_gl_version() < 31)
-        return glk_fail(err, SI_ERR_GPU, "OpenGL ES %d.%d found, 3.1 needed for compute shaders",
+        return base_fail(err, SI_ERR_GPU, "OpenGL ES %d.%d found, 3.1 needed for compute shaders",
                         epoxy_gl_version() / 10, epoxy_gl_version() % 10);
     return SI_OK;
 }
@@ -144,13 +144,13 @@ si_result glk_bind(glk_ctx *g, glk_binding *saved, si_error *err)
 {
     glk_current_save(saved);
     if (saved->api != EGL_OPENGL_ES_API && !eglBindAPI(EGL_OPENGL_ES_API))
-        return glk_fail(err, SI_ERR_GPU, "EGL: OpenGL ES API not available");
+        return base_fail(err, SI_ERR_GPU, "EGL: OpenGL ES API not available");
     if (eglGetCurrentContext() == g->ctx)
         return SI_OK;
     if (!eglMakeCurrent(g->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, g->ctx)) {
         EGLint e = eglGetError();
         glk_current_restore(saved);
-        return glk_fail(err, SI_ERR_GPU,
+        return base_fail(err, SI_ERR_GPU,
                         "EGL: cannot make the model's context current in this thread (0x%x)",
                         (unsigned)e);
     }

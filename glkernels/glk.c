@@ -5,17 +5,6 @@
 #include <string.h>
 #include "glk_internal.h"
 
-si_result glk_fail(si_error *err, si_result st, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-        err->status = st;
-    }
-    return st;
-}
 
 static si_result gl_check(si_error *err, const char *what)
 {
@@ -23,8 +12,8 @@ static si_result gl_check(si_error *err, const char *what)
     if (e == GL_NO_ERROR)
         return SI_OK;
     if (e == GL_OUT_OF_MEMORY)
-        return glk_fail(err, SI_ERR_GPU, "GPU out of memory in %s", what);
-    return glk_fail(err, SI_ERR_GPU, "GL error 0x%x in %s", (unsigned)e, what);
+        return base_fail(err, SI_ERR_GPU, "GPU out of memory in %s", what);
+    return base_fail(err, SI_ERR_GPU, "GL error 0x%x in %s", (unsigned)e, what);
 }
 
 /* Does fma() round once here? One tiny dispatch tells: with a = b = 1 + 2^-12,
@@ -77,7 +66,7 @@ si_result glk_open(glk_ctx **out, si_error *err)
 {
     glk_ctx *g = calloc(1, sizeof *g);
     if (!g)
-        return glk_fail(err, SI_ERR_NOMEM, "out of host memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of host memory");
     g->dpy = EGL_NO_DISPLAY;
     g->ctx = EGL_NO_CONTEXT;
     si_result st = glk_egl_open(g, err);
@@ -101,7 +90,7 @@ si_result glk_open(glk_ctx **out, si_error *err)
     g->max_groups_y = groups_y > 0 ? (uint64_t)groups_y : 65535; /* the least ES 3.1 allows */
     if (blocks < CK_MAX_IN + 1) {
         glk_close(g);
-        return glk_fail(err, SI_ERR_GPU, "GPU allows %d storage buffers per compute shader, %d needed",
+        return base_fail(err, SI_ERR_GPU, "GPU allows %d storage buffers per compute shader, %d needed",
                         blocks, CK_MAX_IN + 1);
     }
     if ((st = probe_fma(g, err)) != SI_OK) {
@@ -211,7 +200,7 @@ si_result glk_download(glk_ctx *g, uint32_t buf, uint64_t offset, void *dst, uin
                                GL_MAP_READ_BIT);
     if (!p)
         return gl_check(err, "download") != SI_OK ? err->status
-                                                  : glk_fail(err, SI_ERR_GPU, "cannot map buffer");
+                                                  : base_fail(err, SI_ERR_GPU, "cannot map buffer");
     memcpy(dst, p, bytes);
     glUnmapBuffer(GL_SHADER_STORAGE_BUFFER);
     return gl_check(err, "download");
@@ -222,7 +211,7 @@ si_result glk_host_pool_create(glk_ctx *g, uint64_t bytes, uint32_t *name, void 
 {
     (void)g;
     if (!epoxy_has_gl_extension("GL_EXT_buffer_storage"))
-        return glk_fail(err, SI_ERR_UNSUPPORTED, "GL_EXT_buffer_storage is missing");
+        return base_fail(err, SI_ERR_UNSUPPORTED, "GL_EXT_buffer_storage is missing");
     while (glGetError() != GL_NO_ERROR) {
     }
     GLuint b = 0;
@@ -236,7 +225,7 @@ si_result glk_host_pool_create(glk_ctx *g, uint64_t bytes, uint32_t *name, void 
     si_result st = gl_check(err, "host pool");
     if (st != SI_OK || !p) {
         glDeleteBuffers(1, &b);
-        return st != SI_OK ? st : glk_fail(err, SI_ERR_GPU, "cannot map the host pool");
+        return st != SI_OK ? st : base_fail(err, SI_ERR_GPU, "cannot map the host pool");
     }
     *name = b;
     *ptr = p;
@@ -281,7 +270,7 @@ si_result glk_throttle(glk_ctx *g, uint64_t bytes, si_error *err)
         glDeleteSync(g->batch_fence);
         g->batch_fence = 0;
         if (r == GL_WAIT_FAILED)
-            return glk_fail(err, SI_ERR_GPU, "waiting for the GPU failed");
+            return base_fail(err, SI_ERR_GPU, "waiting for the GPU failed");
     }
     g->batch_fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
     return gl_check(err, "fence");
@@ -433,7 +422,7 @@ static si_result compile(int fused, const char *shader, const char *defines, glk
         "#define PF(i) intBitsToFloat(P[i])\n";
     const char *body = glk_shader_source(shader);
     if (!body)
-        return glk_fail(err, SI_ERR_GPU, "no shader named %s", shader);
+        return base_fail(err, SI_ERR_GPU, "no shader named %s", shader);
     const char *head =
         "#version 310 es\n"
         "precision highp float;\nprecision highp int;\n"
@@ -465,7 +454,7 @@ static si_result compile(int fused, const char *shader, const char *defines, glk
         char log[1024] = "";
         glGetShaderInfoLog(sh, sizeof log, NULL, log);
         glDeleteShader(sh);
-        return glk_fail(err, SI_ERR_GPU, "shader %s failed to compile: %.400s", shader, log);
+        return base_fail(err, SI_ERR_GPU, "shader %s failed to compile: %.400s", shader, log);
     }
     GLuint prog = glCreateProgram();
     glAttachShader(prog, sh);
@@ -476,7 +465,7 @@ static si_result compile(int fused, const char *shader, const char *defines, glk
         char log[1024] = "";
         glGetProgramInfoLog(prog, sizeof log, NULL, log);
         glDeleteProgram(prog);
-        return glk_fail(err, SI_ERR_GPU, "shader %s failed to link: %.400s", shader, log);
+        return base_fail(err, SI_ERR_GPU, "shader %s failed to link: %.400s", shader, log);
     }
     out->prog = prog;
     out->loc_p = glGetUniformLocation(prog, "P");
@@ -527,7 +516,7 @@ static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
 {
     const glk_kernel *k = &kernels[s->kind];
     if (!k->shader)
-        return glk_fail(err, SI_ERR_UNSUPPORTED, "no GPU kernel for %s", ck_kind_name(s->kind));
+        return base_fail(err, SI_ERR_UNSUPPORTED, "no GPU kernel for %s", ck_kind_name(s->kind));
     char key[96];
     int n = snprintf(key, sizeof key, "%s:%d:", k->shader, k->op_slot >= 0 ? s->u.p[k->op_slot] : -1);
     for (int i = 0; i < CK_MAX_IN && n < (int)sizeof key - 2; i++)
@@ -540,7 +529,7 @@ static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
             return SI_OK;
         }
     if (g->n_programs == GLK_MAX_PROGRAMS)
-        return glk_fail(err, SI_ERR_GPU, "program cache full");
+        return base_fail(err, SI_ERR_GPU, "program cache full");
     char defs[4096];
     int m = enum_defines(defs, sizeof defs);
     m += snprintf(defs + m, sizeof defs - (size_t)m, "#define OPC %d\n",
@@ -574,7 +563,7 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
     glk_limits lim;
     glk_get_limits(g, &lim);
     if (inv > lim.dispatch_elements) /* the plan keeps tensors smaller: not reached */
-        return glk_fail(err, SI_ERR_GPU, "%s step of %llu invocations: more than one dispatch "
+        return base_fail(err, SI_ERR_GPU, "%s step of %llu invocations: more than one dispatch "
                         "covers (%llu)", ck_kind_name(s->kind), (unsigned long long)inv,
                         (unsigned long long)lim.dispatch_elements);
     if (p->loc_nt >= 0)

@@ -3,6 +3,7 @@
 
 #include <epoxy/egl.h>
 #include <epoxy/gl.h>
+#include "../base/base.h"
 #include "glk.h"
 
 #define GLK_LOCAL 64
@@ -28,8 +29,6 @@ struct glk_ctx {
     GLsync batch_fence;      /* end of the previous batch, or 0 */
 };
 
-si_result glk_fail(si_error *err, si_result st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 si_result glk_egl_open(glk_ctx *g, si_error *err);
 void glk_egl_close(glk_ctx *g);
 

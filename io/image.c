@@ -235,27 +235,27 @@ static si_result io_read_file(const char *path, unsigned char **buf, size_t *len
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return io_fail(err, SI_ERR_IO, "%s: %s", path, strerror(errno));
+        return base_fail(err, SI_ERR_IO, "%s: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
         fclose(f);
-        return io_fail(err, SI_ERR_IO, "%s: not a regular file", path);
+        return base_fail(err, SI_ERR_IO, "%s: not a regular file", path);
     }
     if (st.st_size > INT32_MAX) { /* stbi_load_from_memory takes an int length */
         fclose(f);
-        return io_fail(err, SI_ERR_FORMAT, "%s: image file larger than 2 GiB", path);
+        return base_fail(err, SI_ERR_FORMAT, "%s: image file larger than 2 GiB", path);
     }
     size_t n = (size_t)st.st_size;
     unsigned char *b = malloc(n ? n : 1);
     if (!b) {
         fclose(f);
-        return io_fail(err, SI_ERR_NOMEM, "%s: out of memory", path);
+        return base_fail(err, SI_ERR_NOMEM, "%s: out of memory", path);
     }
     size_t got = fread(b, 1, n, f);
     fclose(f);
     if (got != n) {
         free(b);
-        return io_fail(err, SI_ERR_IO, "%s: read failed", path);
+        return base_fail(err, SI_ERR_IO, "%s: read failed", path);
     }
     *buf = b;
     *len = n;
@@ -287,20 +287,20 @@ si_result io_image_decode(const char *path, int *height, int *width, unsigned ch
         return rs_st;
     if (io_jpeg_bad_huffman(file, file_len)) {
         free(file);
-        return io_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: corrupt JPEG (a Huffman table has more than 256 codes)",
+        return base_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: corrupt JPEG (a Huffman table has more than 256 codes)",
                        path);
     }
     int pnm = io_pnm_unsafe(file, file_len);
     if (pnm) {
         free(file);
-        return io_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: %s", path,
+        return base_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: %s", path,
                        pnm == 1 ? "corrupt PNM (a number in its header is too large)"
                                 : "corrupt PNM: 16-bit PGM/PPM are not read (stb_image reads "
                                   "them past their buffer); give an 8-bit one or a .npy");
     }
     if (io_png_overlong_chunk(file, file_len)) {
         free(file);
-        return io_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: corrupt PNG (a chunk is longer "
+        return base_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: corrupt PNG (a chunk is longer "
                        "than the file)", path);
     }
     int w = 0, h = 0;
@@ -313,14 +313,14 @@ si_result io_image_decode(const char *path, int *height, int *width, unsigned ch
     free(guard.blocks);
     free(file);
     if (failed_assert && guard.oom)
-        return io_fail(err, SI_ERR_NOMEM, "%s: out of memory", path);
+        return base_fail(err, SI_ERR_NOMEM, "%s: out of memory", path);
     if (!img)
-        return io_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: %s", path,
+        return base_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: %s", path,
                        failed_assert ? "corrupt data (stb_image's own check failed)"
                                      : stbi_failure_reason());
     if (w <= 0 || h <= 0) { /* stb decodes some headers (Radiance HDR) to no pixels */
         free(img);
-        return io_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: it has no pixels (%dx%d)", path,
+        return base_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: it has no pixels (%dx%d)", path,
                        w, h);
     }
     /* stb's buffer goes back to the caller as plain malloc'ed memory */

@@ -7,9 +7,7 @@
 #include <stdint.h>
 #include "streaminfer.h"
 
-/* Sets err->status and a printf-style message; returns the status. */
-si_result io_fail(si_error *err, si_result st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+#include "../base/base.h"
 
 /* TF DataType as written by the converter ("DT_FLOAT" ...). Values below
  * IO_DT_OTHER map 1:1 to si_dtype. */

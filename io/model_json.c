@@ -29,7 +29,7 @@ static char *io_strdup(const char *s)
 
 static si_result io_nomem(const io_ctx *c)
 {
-    return io_fail(c->err, SI_ERR_NOMEM, "%s: out of memory", c->file);
+    return base_fail(c->err, SI_ERR_NOMEM, "%s: out of memory", c->file);
 }
 
 /* The converter writes camelCase; protobuf's own printers may write snake_case. */
@@ -226,7 +226,7 @@ static size_t io_dtype_bytes(io_dtype dt)
 
 static si_result io_attr_bad(const io_ctx *c, const io_attr *a, si_result st, const char *why)
 {
-    return io_fail(c->err, st, "%s: node '%s': attr '%s': %s", c->file, c->node, a->name, why);
+    return base_fail(c->err, st, "%s: node '%s': attr '%s': %s", c->file, c->node, a->name, why);
 }
 
 static si_result io_json_tensor(const io_ctx *c, const cJSON *v, io_attr *a)
@@ -455,20 +455,20 @@ static si_result io_json_node(io_ctx *c, int idx, const cJSON *v, io_node *n)
 {
     const cJSON *name = cJSON_IsObject(v) ? io_get(v, "name", NULL) : NULL;
     if (!cJSON_IsString(name))
-        return io_fail(c->err, SI_ERR_FORMAT, "%s: node #%d has no name", c->file, idx);
+        return base_fail(c->err, SI_ERR_FORMAT, "%s: node #%d has no name", c->file, idx);
     if (!(n->name = io_strdup(name->valuestring)))
         return io_nomem(c);
     c->node = n->name;
     const cJSON *op = io_get(v, "op", NULL);
     if (!cJSON_IsString(op))
-        return io_fail(c->err, SI_ERR_FORMAT, "%s: node '%s' has no op", c->file, n->name);
+        return base_fail(c->err, SI_ERR_FORMAT, "%s: node '%s' has no op", c->file, n->name);
     if (!(n->op = io_strdup(op->valuestring)))
         return io_nomem(c);
 
     const cJSON *in = io_get(v, "input", NULL);
     if (in) {
         if (!cJSON_IsArray(in))
-            return io_fail(c->err, SI_ERR_FORMAT, "%s: node '%s': input is not an array", c->file, n->name);
+            return base_fail(c->err, SI_ERR_FORMAT, "%s: node '%s': input is not an array", c->file, n->name);
         int k = cJSON_GetArraySize(in);
         if (!(n->inputs = calloc(k ? (size_t)k : 1, sizeof *n->inputs)))
             return io_nomem(c);
@@ -477,7 +477,7 @@ static si_result io_json_node(io_ctx *c, int idx, const cJSON *v, io_node *n)
         const cJSON *e;
         cJSON_ArrayForEach(e, in) {
             if (!cJSON_IsString(e))
-                return io_fail(c->err, SI_ERR_FORMAT, "%s: node '%s': input #%d is not a string", c->file, n->name, i);
+                return base_fail(c->err, SI_ERR_FORMAT, "%s: node '%s': input #%d is not a string", c->file, n->name, i);
             if (!(n->inputs[i++] = io_strdup(e->valuestring)))
                 return io_nomem(c);
         }
@@ -486,7 +486,7 @@ static si_result io_json_node(io_ctx *c, int idx, const cJSON *v, io_node *n)
     const cJSON *attrs = io_get(v, "attr", NULL);
     if (attrs) {
         if (!cJSON_IsObject(attrs))
-            return io_fail(c->err, SI_ERR_FORMAT, "%s: node '%s': attr is not an object", c->file, n->name);
+            return base_fail(c->err, SI_ERR_FORMAT, "%s: node '%s': attr is not an object", c->file, n->name);
         int k = cJSON_GetArraySize(attrs);
         if (!(n->attrs = calloc(k ? (size_t)k : 1, sizeof *n->attrs)))
             return io_nomem(c);
@@ -508,14 +508,14 @@ static si_result io_json_node(io_ctx *c, int idx, const cJSON *v, io_node *n)
 
 static si_result io_weight_bad(const io_ctx *c, const char *w, si_result st, const char *why)
 {
-    return io_fail(c->err, st, "%s: weight '%s': %s", c->file, w, why);
+    return base_fail(c->err, st, "%s: weight '%s': %s", c->file, w, why);
 }
 
 static si_result io_json_weight(const io_ctx *c, const cJSON *v, io_weight *w, int idx)
 {
     const cJSON *name = cJSON_IsObject(v) ? io_get(v, "name", NULL) : NULL;
     if (!cJSON_IsString(name))
-        return io_fail(c->err, SI_ERR_FORMAT, "%s: weight #%d has no name", c->file, idx);
+        return base_fail(c->err, SI_ERR_FORMAT, "%s: weight #%d has no name", c->file, idx);
     if (!(w->name = io_strdup(name->valuestring)))
         return io_nomem(c);
 
@@ -547,10 +547,10 @@ static si_result io_json_weight(const io_ctx *c, const cJSON *v, io_weight *w, i
     } else if (!strcmp(ds, "bool")) {
         w->dtype = IO_DT_BOOL;
     } else if (!strcmp(ds, "string") || !strcmp(ds, "complex64")) {
-        return io_fail(c->err, SI_ERR_UNSUPPORTED, "%s: weight '%s': dtype '%s' is not supported",
+        return base_fail(c->err, SI_ERR_UNSUPPORTED, "%s: weight '%s': dtype '%s' is not supported",
                        c->file, w->name, ds);
     } else {
-        return io_fail(c->err, SI_ERR_FORMAT, "%s: weight '%s': unknown dtype '%s'", c->file, w->name, ds);
+        return base_fail(c->err, SI_ERR_FORMAT, "%s: weight '%s': unknown dtype '%s'", c->file, w->name, ds);
     }
 
     const cJSON *q = io_get(v, "quantization", NULL);
@@ -566,12 +566,12 @@ static si_result io_json_weight(const io_ctx *c, const cJSON *v, io_weight *w, i
         } else if (!strcmp(qs, "float16")) {
             w->quant = IO_Q_FLOAT16;
         } else {
-            return io_fail(c->err, SI_ERR_UNSUPPORTED, "%s: weight '%s': quantization dtype '%s' is not supported",
+            return base_fail(c->err, SI_ERR_UNSUPPORTED, "%s: weight '%s': quantization dtype '%s' is not supported",
                            c->file, w->name, qs);
         }
         /* The same combinations TensorFlow.js accepts. */
         if (w->quant == IO_Q_FLOAT16 ? w->dtype != IO_DT_FLOAT : w->dtype == IO_DT_BOOL)
-            return io_fail(c->err, SI_ERR_UNSUPPORTED, "%s: weight '%s': %s quantization of a %s weight is not supported",
+            return base_fail(c->err, SI_ERR_UNSUPPORTED, "%s: weight '%s': %s quantization of a %s weight is not supported",
                            c->file, w->name, qs, ds);
         if (w->quant != IO_Q_FLOAT16) {
             if (io_json_double(io_get(q, "min", NULL), &w->q_min64) ||
@@ -610,7 +610,7 @@ static char *io_join(const char *dir, const char *name)
 static si_result io_shard_path(const io_ctx *c, const io_model *m, int gi, const char *rel, char **out)
 {
     if (rel[0] == '/')
-        return io_fail(c->err, SI_ERR_FORMAT, "%s: weightsManifest group %d: shard path '%s' is absolute; "
+        return base_fail(c->err, SI_ERR_FORMAT, "%s: weightsManifest group %d: shard path '%s' is absolute; "
                        "shards must lie in the model's folder", c->file, gi + 1, rel);
     char *path = io_join(m->dir, rel);
     if (!path)
@@ -618,18 +618,18 @@ static si_result io_shard_path(const io_ctx *c, const io_model *m, int gi, const
     *out = path;
     char *real = realpath(path, NULL);
     if (!real)
-        return io_fail(c->err, SI_ERR_IO, "%s: shard of %s: %s", path, c->file, strerror(errno));
+        return base_fail(c->err, SI_ERR_IO, "%s: shard of %s: %s", path, c->file, strerror(errno));
     char *dir = realpath(m->dir, NULL);
     if (!dir) {
         int e = errno;
         free(real);
-        return io_fail(c->err, SI_ERR_IO, "%s: %s", m->dir, strerror(e));
+        return base_fail(c->err, SI_ERR_IO, "%s: %s", m->dir, strerror(e));
     }
     size_t n = strlen(dir);
     int inside = !strcmp(dir, "/") || (!strncmp(real, dir, n) && real[n] == '/');
     si_result st = SI_OK;
     if (!inside)
-        st = io_fail(c->err, SI_ERR_FORMAT, "%s: weightsManifest group %d: shard path '%s' resolves to %s, "
+        st = base_fail(c->err, SI_ERR_FORMAT, "%s: weightsManifest group %d: shard path '%s' resolves to %s, "
                      "outside the model's folder %s", c->file, gi + 1, rel, real, dir);
     free(real);
     free(dir);
@@ -642,7 +642,7 @@ static si_result io_json_group(const io_ctx *c, io_model *m, int gi, const cJSON
     const cJSON *paths = cJSON_IsObject(v) ? io_get(v, "paths", NULL) : NULL;
     const cJSON *weights = cJSON_IsObject(v) ? io_get(v, "weights", NULL) : NULL;
     if (!cJSON_IsArray(paths) || !cJSON_IsArray(weights))
-        return io_fail(c->err, SI_ERR_FORMAT, "%s: weightsManifest group %d needs arrays paths and weights",
+        return base_fail(c->err, SI_ERR_FORMAT, "%s: weightsManifest group %d needs arrays paths and weights",
                        c->file, gi + 1);
     int k = cJSON_GetArraySize(paths);
     g->paths = calloc(k ? (size_t)k : 1, sizeof *g->paths);
@@ -654,16 +654,16 @@ static si_result io_json_group(const io_ctx *c, io_model *m, int gi, const cJSON
     const cJSON *e;
     cJSON_ArrayForEach(e, paths) {
         if (!cJSON_IsString(e) || !e->valuestring[0])
-            return io_fail(c->err, SI_ERR_FORMAT, "%s: weightsManifest group %d: path #%d is not a file name",
+            return base_fail(c->err, SI_ERR_FORMAT, "%s: weightsManifest group %d: path #%d is not a file name",
                            c->file, gi + 1, i);
         si_result ps = io_shard_path(c, m, gi, e->valuestring, &g->paths[i]);
         if (ps)
             return ps;
         struct stat st;
         if (stat(g->paths[i], &st))
-            return io_fail(c->err, SI_ERR_IO, "%s: shard of %s: %s", g->paths[i], c->file, strerror(errno));
+            return base_fail(c->err, SI_ERR_IO, "%s: shard of %s: %s", g->paths[i], c->file, strerror(errno));
         if (!S_ISREG(st.st_mode))
-            return io_fail(c->err, SI_ERR_IO, "%s: shard of %s is not a regular file", g->paths[i], c->file);
+            return base_fail(c->err, SI_ERR_IO, "%s: shard of %s is not a regular file", g->paths[i], c->file);
         g->sizes[i] = (uint64_t)st.st_size;
         g->total += g->sizes[i];
         i++;
@@ -689,7 +689,7 @@ static si_result io_json_group(const io_ctx *c, io_model *m, int gi, const cJSON
                 first = m->weights[j].name;
                 break;
             }
-        return io_fail(c->err, SI_ERR_FORMAT,
+        return base_fail(c->err, SI_ERR_FORMAT,
                        "%s: shards of group %d hold %llu bytes, the manifest in %s needs %llu (weight '%s' does not fit)",
                        shard, gi + 1, (unsigned long long)g->total, c->file, (unsigned long long)off, first);
     }
@@ -701,7 +701,7 @@ static si_result io_json_manifest(io_ctx *c, io_model *m, const cJSON *man)
     if (!man)
         return SI_OK;
     if (!cJSON_IsArray(man))
-        return io_fail(c->err, SI_ERR_FORMAT, "%s: weightsManifest is not an array", c->file);
+        return base_fail(c->err, SI_ERR_FORMAT, "%s: weightsManifest is not an array", c->file);
     int ng = cJSON_GetArraySize(man), nw = 0;
     const cJSON *g;
     cJSON_ArrayForEach(g, man) {
@@ -729,7 +729,7 @@ static si_result io_json_sig_side(const io_ctx *c, const cJSON *v, const char *s
     if (!v)
         return SI_OK;
     if (!cJSON_IsObject(v))
-        return io_fail(c->err, SI_ERR_FORMAT, "%s: signature.%s is not an object", c->file, side);
+        return base_fail(c->err, SI_ERR_FORMAT, "%s: signature.%s is not an object", c->file, side);
     int k = cJSON_GetArraySize(v);
     *keys = calloc(k ? (size_t)k : 1, sizeof **keys);
     *names = calloc(k ? (size_t)k : 1, sizeof **names);
@@ -753,23 +753,23 @@ static si_result io_json_model(io_ctx *c, io_model *m, const cJSON *root)
 {
     si_result st;
     if (!cJSON_IsObject(root))
-        return io_fail(c->err, SI_ERR_FORMAT, "%s: top level is not a JSON object", c->file);
+        return base_fail(c->err, SI_ERR_FORMAT, "%s: top level is not a JSON object", c->file);
     const cJSON *fmt = io_get(root, "format", NULL);
     if (fmt && !cJSON_IsString(fmt))
-        return io_fail(c->err, SI_ERR_FORMAT, "%s: format is not a string", c->file);
+        return base_fail(c->err, SI_ERR_FORMAT, "%s: format is not a string", c->file);
     if (fmt && strcmp(fmt->valuestring, "graph-model"))
-        return io_fail(c->err, SI_ERR_UNSUPPORTED, "%s: format is '%s'; only graph-model is supported",
+        return base_fail(c->err, SI_ERR_UNSUPPORTED, "%s: format is '%s'; only graph-model is supported",
                        c->file, fmt->valuestring);
     if (!(m->format = io_strdup("graph-model")))
         return io_nomem(c);
 
     const cJSON *topo = io_get(root, "modelTopology", "model_topology");
     if (!cJSON_IsObject(topo))
-        return io_fail(c->err, SI_ERR_FORMAT, "%s: modelTopology is missing", c->file);
+        return base_fail(c->err, SI_ERR_FORMAT, "%s: modelTopology is missing", c->file);
     const cJSON *nodes = io_get(topo, "node", NULL);
     if (nodes) {
         if (!cJSON_IsArray(nodes))
-            return io_fail(c->err, SI_ERR_FORMAT, "%s: modelTopology.node is not an array", c->file);
+            return base_fail(c->err, SI_ERR_FORMAT, "%s: modelTopology.node is not an array", c->file);
         int k = cJSON_GetArraySize(nodes);
         if (!(m->nodes = calloc(k ? (size_t)k : 1, sizeof *m->nodes)))
             return io_nomem(c);
@@ -796,7 +796,7 @@ static si_result io_json_model(io_ctx *c, io_model *m, const cJSON *root)
         sig = io_get(root, "signature", NULL);
     if (sig && !cJSON_IsNull(sig)) {
         if (!cJSON_IsObject(sig))
-            return io_fail(c->err, SI_ERR_FORMAT, "%s: signature is not an object", c->file);
+            return base_fail(c->err, SI_ERR_FORMAT, "%s: signature is not an object", c->file);
         if ((st = io_json_sig_side(c, io_get(sig, "inputs", NULL), "inputs", &m->n_sig_inputs,
                                    &m->sig_input_keys, &m->sig_input_names)))
             return st;
@@ -811,9 +811,9 @@ static si_result io_resolve(const char *path, io_model *m, si_error *err)
 {
     struct stat st;
     if (!path || !path[0])
-        return io_fail(err, SI_ERR_ARG, "io_model_load: empty path");
+        return base_fail(err, SI_ERR_ARG, "io_model_load: empty path");
     if (stat(path, &st))
-        return io_fail(err, SI_ERR_IO, "%s: %s", path, strerror(errno));
+        return base_fail(err, SI_ERR_IO, "%s: %s", path, strerror(errno));
     if (S_ISDIR(st.st_mode)) {
         m->dir = io_strdup(path);
         m->json_path = io_join(path, "model.json");
@@ -830,7 +830,7 @@ static si_result io_resolve(const char *path, io_model *m, si_error *err)
         }
     }
     if (!m->dir || !m->json_path)
-        return io_fail(err, SI_ERR_NOMEM, "%s: out of memory", path);
+        return base_fail(err, SI_ERR_NOMEM, "%s: out of memory", path);
     return SI_OK;
 }
 
@@ -838,24 +838,24 @@ static si_result io_read_all(const char *file, char **buf, size_t *len, si_error
 {
     FILE *f = fopen(file, "rb");
     if (!f)
-        return io_fail(err, SI_ERR_IO, "%s: %s", file, strerror(errno));
+        return base_fail(err, SI_ERR_IO, "%s: %s", file, strerror(errno));
     struct stat st;
     if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
         fclose(f);
-        return io_fail(err, SI_ERR_IO, "%s: not a regular file", file);
+        return base_fail(err, SI_ERR_IO, "%s: not a regular file", file);
     }
     size_t n = (size_t)st.st_size;
     char *b = malloc(n + 1);
     if (!b) {
         fclose(f);
-        return io_fail(err, SI_ERR_NOMEM, "%s: out of memory (%zu bytes)", file, n);
+        return base_fail(err, SI_ERR_NOMEM, "%s: out of memory (%zu bytes)", file, n);
     }
     size_t got = fread(b, 1, n, f);
     int bad = ferror(f);
     fclose(f);
     if (bad || got != n) {
         free(b);
-        return io_fail(err, SI_ERR_IO, "%s: read failed", file);
+        return base_fail(err, SI_ERR_IO, "%s: read failed", file);
     }
     b[n] = 0;
     *buf = b;
@@ -868,7 +868,7 @@ si_result io_model_load(const char *path, io_model **out, si_error *err)
     *out = NULL;
     io_model *m = calloc(1, sizeof *m);
     if (!m)
-        return io_fail(err, SI_ERR_NOMEM, "%s: out of memory", path ? path : "(null)");
+        return base_fail(err, SI_ERR_NOMEM, "%s: out of memory", path ? path : "(null)");
     char *buf = NULL;
     size_t len = 0;
     si_result st = io_resolve(path, m, err);
@@ -889,7 +889,7 @@ si_result io_model_load(const char *path, io_model **out, si_error *err)
         size_t rest = 0;
         for (size_t i = off; i < len; i++)
             rest += !strchr(" \t\r\n", buf[i]);
-        st = io_fail(err, SI_ERR_FORMAT, "%s: %s at line %d (byte %zu of %zu)", m->json_path,
+        st = base_fail(err, SI_ERR_FORMAT, "%s: %s at line %d (byte %zu of %zu)", m->json_path,
                      rest <= 1 ? "JSON ends early (truncated?)" : "malformed JSON", line, off, len);
     } else {
         io_ctx c = {m->json_path, NULL, err};

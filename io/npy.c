@@ -44,11 +44,11 @@ static si_result io_npy_header(const char *path, const char *h, io_npy_kind *kin
 {
     const char *d = io_npy_value(h, "descr");
     if (!d || (*d != '\'' && *d != '"'))
-        return io_fail(err, SI_ERR_FORMAT, "%s: .npy header has no descr", path);
+        return base_fail(err, SI_ERR_FORMAT, "%s: .npy header has no descr", path);
     char q = *d++;
     const char *end = strchr(d, q);
     if (!end || end - d != 3)
-        return io_fail(err, SI_ERR_UNSUPPORTED, "%s: .npy dtype is not one of <f4 <i4 |b1 |u1 <f8 <i8", path);
+        return base_fail(err, SI_ERR_UNSUPPORTED, "%s: .npy dtype is not one of <f4 <i4 |b1 |u1 <f8 <i8", path);
     int found = 0;
     for (size_t i = 0; i < sizeof io_npy_types / sizeof io_npy_types[0]; i++) {
         if (strncmp(d + 1, io_npy_types[i].code, 2))
@@ -63,20 +63,20 @@ static si_result io_npy_header(const char *path, const char *h, io_npy_kind *kin
         }
     }
     if (!found)
-        return io_fail(err, SI_ERR_UNSUPPORTED, "%s: .npy dtype '%.3s' is not supported (want <f4 <i4 |b1 |u1 <f8 <i8)",
+        return base_fail(err, SI_ERR_UNSUPPORTED, "%s: .npy dtype '%.3s' is not supported (want <f4 <i4 |b1 |u1 <f8 <i8)",
                        path, d);
 
     const char *f = io_npy_value(h, "fortran_order");
     if (!f)
-        return io_fail(err, SI_ERR_FORMAT, "%s: .npy header has no fortran_order", path);
+        return base_fail(err, SI_ERR_FORMAT, "%s: .npy header has no fortran_order", path);
     if (!strncmp(f, "True", 4))
-        return io_fail(err, SI_ERR_FORMAT, "%s: .npy is in Fortran order; only C order is supported", path);
+        return base_fail(err, SI_ERR_FORMAT, "%s: .npy is in Fortran order; only C order is supported", path);
     if (strncmp(f, "False", 5))
-        return io_fail(err, SI_ERR_FORMAT, "%s: .npy fortran_order is neither True nor False", path);
+        return base_fail(err, SI_ERR_FORMAT, "%s: .npy fortran_order is neither True nor False", path);
 
     const char *s = io_npy_value(h, "shape");
     if (!s || *s != '(')
-        return io_fail(err, SI_ERR_FORMAT, "%s: .npy header has no shape tuple", path);
+        return base_fail(err, SI_ERR_FORMAT, "%s: .npy header has no shape tuple", path);
     s++;
     *rank = 0;
     *count = 1;
@@ -89,11 +89,11 @@ static si_result io_npy_header(const char *path, const char *h, io_npy_kind *kin
         errno = 0;
         long long v = strtoll(s, &e, 10);
         if (e == s || errno || v < 0)
-            return io_fail(err, SI_ERR_FORMAT, "%s: .npy shape is malformed", path);
+            return base_fail(err, SI_ERR_FORMAT, "%s: .npy shape is malformed", path);
         if (*rank == SI_MAX_RANK)
-            return io_fail(err, SI_ERR_UNSUPPORTED, "%s: .npy rank is above %d", path, SI_MAX_RANK);
+            return base_fail(err, SI_ERR_UNSUPPORTED, "%s: .npy rank is above %d", path, SI_MAX_RANK);
         if (__builtin_mul_overflow(*count, (uint64_t)v, count) || *count > (UINT64_C(1) << 48))
-            return io_fail(err, SI_ERR_FORMAT, "%s: .npy shape is too large", path);
+            return base_fail(err, SI_ERR_FORMAT, "%s: .npy shape is too large", path);
         shape[(*rank)++] = v;
         s = e;
         if (*s == 'L')
@@ -103,7 +103,7 @@ static si_result io_npy_header(const char *path, const char *h, io_npy_kind *kin
         if (*s == ',')
             s++;
         else if (*s != ')')
-            return io_fail(err, SI_ERR_FORMAT, "%s: .npy shape is malformed", path);
+            return base_fail(err, SI_ERR_FORMAT, "%s: .npy shape is malformed", path);
     }
     return SI_OK;
 }
@@ -114,7 +114,7 @@ static si_result io_npy_convert(const char *path, io_npy_kind kind, const uint8_
     size_t osize = kind == IO_NPY_B1 ? 1 : 4;
     uint8_t *out = malloc(n ? (size_t)n * osize : 1);
     if (!out)
-        return io_fail(err, SI_ERR_NOMEM, "%s: out of memory", path);
+        return base_fail(err, SI_ERR_NOMEM, "%s: out of memory", path);
     for (uint64_t i = 0; i < n; i++) {
         float f;
         int32_t x;
@@ -137,7 +137,7 @@ static si_result io_npy_convert(const char *path, io_npy_kind kind, const uint8_
             memcpy(&lv, src + 8 * i, 8);
             if (lv < INT32_MIN || lv > INT32_MAX) {
                 free(out);
-                return io_fail(err, SI_ERR_FORMAT, "%s: int64 value %lld at index %llu does not fit int32", path,
+                return base_fail(err, SI_ERR_FORMAT, "%s: int64 value %lld at index %llu does not fit int32", path,
                                (long long)lv, (unsigned long long)i);
             }
             x = (int32_t)lv;
@@ -156,27 +156,27 @@ si_result io_npy_read(const char *path, si_dtype *dtype, int *rank, int64_t shap
     *data = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return io_fail(err, SI_ERR_IO, "%s: %s", path, strerror(errno));
+        return base_fail(err, SI_ERR_IO, "%s: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
         fclose(f);
-        return io_fail(err, SI_ERR_IO, "%s: not a regular file", path);
+        return base_fail(err, SI_ERR_IO, "%s: not a regular file", path);
     }
     size_t len = (size_t)st.st_size;
     uint8_t *buf = malloc(len + 1);
     if (!buf) {
         fclose(f);
-        return io_fail(err, SI_ERR_NOMEM, "%s: out of memory", path);
+        return base_fail(err, SI_ERR_NOMEM, "%s: out of memory", path);
     }
     size_t got = fread(buf, 1, len, f);
     fclose(f);
     si_result s = SI_OK;
     if (got != len) {
-        s = io_fail(err, SI_ERR_IO, "%s: read failed", path);
+        s = base_fail(err, SI_ERR_IO, "%s: read failed", path);
         goto done;
     }
     if (len < 10 || memcmp(buf, "\x93NUMPY", 6)) {
-        s = io_fail(err, SI_ERR_FORMAT, "%s: not a .npy file", path);
+        s = base_fail(err, SI_ERR_FORMAT, "%s: not a .npy file", path);
         goto done;
     }
     int major = buf[6];
@@ -188,16 +188,16 @@ si_result io_npy_read(const char *path, si_dtype *dtype, int *rank, int64_t shap
         hlen = (size_t)buf[8] | (size_t)buf[9] << 8 | (size_t)buf[10] << 16 | (size_t)buf[11] << 24;
         hstart = 12;
     } else {
-        s = io_fail(err, SI_ERR_FORMAT, "%s: .npy version %d is not supported", path, major);
+        s = base_fail(err, SI_ERR_FORMAT, "%s: .npy version %d is not supported", path, major);
         goto done;
     }
     if (hlen > len - hstart) {
-        s = io_fail(err, SI_ERR_FORMAT, "%s: .npy header is truncated", path);
+        s = base_fail(err, SI_ERR_FORMAT, "%s: .npy header is truncated", path);
         goto done;
     }
     char *h = malloc(hlen + 1);
     if (!h) {
-        s = io_fail(err, SI_ERR_NOMEM, "%s: out of memory", path);
+        s = base_fail(err, SI_ERR_NOMEM, "%s: out of memory", path);
         goto done;
     }
     memcpy(h, buf + hstart, hlen);
@@ -213,7 +213,7 @@ si_result io_npy_read(const char *path, si_dtype *dtype, int *rank, int64_t shap
         goto done;
     size_t body = len - hstart - hlen;
     if (count * esize > body) {
-        s = io_fail(err, SI_ERR_FORMAT, "%s: .npy data is truncated: %zu bytes, the header needs %llu", path, body,
+        s = base_fail(err, SI_ERR_FORMAT, "%s: .npy data is truncated: %zu bytes, the header needs %llu", path, body,
                     (unsigned long long)(count * esize));
         goto done;
     }
@@ -232,15 +232,15 @@ si_result io_npy_write(const char *path, si_dtype dtype, int rank, const int64_t
 {
     const char *descr = dtype == SI_FLOAT32 ? "<f4" : dtype == SI_INT32 ? "<i4" : dtype == SI_BOOL ? "|b1" : NULL;
     if (!descr)
-        return io_fail(err, SI_ERR_ARG, "%s: unknown dtype %d", path, (int)dtype);
+        return base_fail(err, SI_ERR_ARG, "%s: unknown dtype %d", path, (int)dtype);
     if (rank < 0 || rank > SI_MAX_RANK || (rank > 0 && !shape))
-        return io_fail(err, SI_ERR_ARG, "%s: bad rank %d", path, rank);
+        return base_fail(err, SI_ERR_ARG, "%s: bad rank %d", path, rank);
     char hdr[512];
     int n = snprintf(hdr, sizeof hdr, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
     uint64_t count = 1;
     for (int i = 0; i < rank; i++) {
         if (shape[i] < 0)
-            return io_fail(err, SI_ERR_ARG, "%s: negative dimension %lld", path, (long long)shape[i]);
+            return base_fail(err, SI_ERR_ARG, "%s: negative dimension %lld", path, (long long)shape[i]);
         count *= (uint64_t)shape[i];
         n += snprintf(hdr + n, sizeof hdr - (size_t)n, rank == 1 ? "%lld," : i ? ", %lld" : "%lld",
                       (long long)shape[i]);
@@ -254,10 +254,10 @@ si_result io_npy_write(const char *path, si_dtype dtype, int rank, const int64_t
     uint8_t pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (uint8_t)(hlen & 0xff), (uint8_t)(hlen >> 8)};
     size_t bytes = (size_t)count * (dtype == SI_BOOL ? 1u : 4u);
     if (count && !data)
-        return io_fail(err, SI_ERR_ARG, "%s: data is NULL", path);
+        return base_fail(err, SI_ERR_ARG, "%s: data is NULL", path);
     FILE *f = fopen(path, "wb");
     if (!f)
-        return io_fail(err, SI_ERR_IO, "%s: %s", path, strerror(errno));
+        return base_fail(err, SI_ERR_IO, "%s: %s", path, strerror(errno));
     int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(hdr, 1, hlen, f) == hlen &&
              (bytes == 0 || fwrite(data, 1, bytes, f) == bytes);
     int e = errno;
@@ -266,6 +266,6 @@ si_result io_npy_write(const char *path, si_dtype dtype, int rank, const int64_t
         e = errno;
     }
     if (!ok)
-        return io_fail(err, SI_ERR_IO, "%s: write failed: %s", path, strerror(e));
+        return base_fail(err, SI_ERR_IO, "%s: write failed: %s", path, strerror(e));
     return SI_OK;
 }

@@ -35,9 +35,9 @@ static si_result io_pread_copy(io_reader *r, int group, int shard, uint64_t off,
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0)
-            return io_fail(err, SI_ERR_IO, "%s: %s", path, strerror(errno));
+            return base_fail(err, SI_ERR_IO, "%s: %s", path, strerror(errno));
         if (got == 0)
-            return io_fail(err, SI_ERR_FORMAT,
+            return base_fail(err, SI_ERR_FORMAT,
                            "%s: shard ends at byte %llu, before the %llu bytes it held when the model was loaded",
                            path, (unsigned long long)off, (unsigned long long)r->m->groups[group].sizes[shard]);
         dst += got;
@@ -76,7 +76,7 @@ si_result io_reader_pread_open(const io_model *m, io_reader **out, si_error *err
 {
     io_pread_reader *pr = calloc(1, sizeof *pr);
     if (!pr)
-        return io_fail(err, SI_ERR_NOMEM, "%s: out of memory", m->json_path);
+        return base_fail(err, SI_ERR_NOMEM, "%s: out of memory", m->json_path);
     pr->base.ops = &io_pread_ops;
     pr->base.m = m;
     int n = 0;
@@ -86,7 +86,7 @@ si_result io_reader_pread_open(const io_model *m, io_reader **out, si_error *err
     pr->first = calloc((size_t)m->n_groups + 1, sizeof *pr->first);
     if (!pr->fds || !pr->first) {
         io_pread_close(&pr->base);
-        return io_fail(err, SI_ERR_NOMEM, "%s: out of memory", m->json_path);
+        return base_fail(err, SI_ERR_NOMEM, "%s: out of memory", m->json_path);
     }
     for (int i = 0; i < n; i++)
         pr->fds[i] = -1;

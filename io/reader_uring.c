@@ -52,7 +52,7 @@ typedef struct {
 static void io_uring_record(io_uring_reader *ur, si_result st, const char *path, const char *what, int e)
 {
     if (!ur->failed)
-        io_fail(&ur->fail, st, "%s: io_uring %s: %s", path, what, strerror(e));
+        base_fail(&ur->fail, st, "%s: io_uring %s: %s", path, what, strerror(e));
     ur->failed = 1;
 }
 
@@ -92,7 +92,7 @@ static void io_uring_complete(io_uring_reader *ur, struct io_uring_cqe *cqe)
         return;
     } else if (res == 0) {
         if (!ur->failed)
-            io_fail(&ur->fail, SI_ERR_FORMAT, "%s: unexpected end of file at byte %llu", q.path,
+            base_fail(&ur->fail, SI_ERR_FORMAT, "%s: unexpected end of file at byte %llu", q.path,
                     (unsigned long long)q.off);
         ur->failed = 1;
         return;
@@ -106,7 +106,7 @@ static void io_uring_complete(io_uring_reader *ur, struct io_uring_cqe *cqe)
     q.len -= (uint64_t)res;
     if (io_uring_push(ur, &q)) {
         if (!ur->failed)
-            io_fail(&ur->fail, SI_ERR_NOMEM, "%s: out of memory", q.path);
+            base_fail(&ur->fail, SI_ERR_NOMEM, "%s: out of memory", q.path);
         ur->failed = 1;
     }
 }
@@ -161,7 +161,7 @@ static si_result io_uring_enqueue(io_reader *r, int group, int shard, uint64_t o
     int k = ur->first[group] + shard;
     io_req q = {ur->fds[k], r->m->groups[group].paths[shard], off, dst, len};
     if (io_uring_push(ur, &q))
-        return io_fail(err, SI_ERR_NOMEM, "%s: out of memory", q.path);
+        return base_fail(err, SI_ERR_NOMEM, "%s: out of memory", q.path);
     return SI_OK;
 }
 
@@ -169,7 +169,7 @@ static si_result io_uring_submit_w(io_reader *r, const io_weight *w, void *dst, 
 {
     io_uring_reader *ur = (io_uring_reader *)r;
     if (ur->broken)
-        return io_fail(err, ur->fail.status, "%s", ur->fail.message);
+        return base_fail(err, ur->fail.status, "%s", ur->fail.message);
     si_result st = io_reader_spans(r, w, dst, io_uring_enqueue, err);
     /* Reap what is done without blocking, then start as much as fits. */
     struct io_uring_cqe *cqe;
@@ -202,7 +202,7 @@ static si_result io_uring_wait_all(io_reader *r, si_error *err)
     }
     ur->q_head = ur->q_len = 0;
     if (ur->failed) {
-        si_result st = io_fail(err, ur->fail.status, "%s", ur->fail.message);
+        si_result st = base_fail(err, ur->fail.status, "%s", ur->fail.message);
         if (!ur->broken)
             ur->failed = 0;
         return st;
@@ -234,7 +234,7 @@ si_result io_reader_uring_open(const io_model *m, io_reader **out, si_error *err
 {
     io_uring_reader *ur = calloc(1, sizeof *ur);
     if (!ur)
-        return io_fail(err, SI_ERR_NOMEM, "%s: out of memory", m->json_path);
+        return base_fail(err, SI_ERR_NOMEM, "%s: out of memory", m->json_path);
     ur->base.ops = &io_uring_ops;
     ur->base.m = m;
     for (int i = 0; i < IO_URING_DEPTH; i++)
@@ -247,7 +247,7 @@ si_result io_reader_uring_open(const io_model *m, io_reader **out, si_error *err
     ur->first = calloc((size_t)m->n_groups + 1, sizeof *ur->first);
     if (!ur->fds || !ur->first) {
         io_uring_close(&ur->base);
-        return io_fail(err, SI_ERR_NOMEM, "%s: out of memory", m->json_path);
+        return base_fail(err, SI_ERR_NOMEM, "%s: out of memory", m->json_path);
     }
     for (int i = 0; i < n; i++)
         ur->fds[i] = -1;
@@ -255,7 +255,7 @@ si_result io_reader_uring_open(const io_model *m, io_reader **out, si_error *err
     int ret = io_uring_queue_init(IO_URING_DEPTH, &ur->ring, 0);
     if (ret < 0) {
         io_uring_close(&ur->base);
-        return io_fail(err, SI_ERR_IO,
+        return base_fail(err, SI_ERR_IO,
                        "%s: io_uring is not available here (io_uring_queue_init: %s); use the mmap reader",
                        m->json_path, strerror(-ret));
     }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../base/base.h"
 #include "pager.h"
 
 enum { L_PROLOGUE, L_FIRST, L_UPLOAD, L_RELOAD };
@@ -31,14 +32,6 @@ typedef struct {
     int n, cap;
 } ivec;
 
-static si_result fail(si_error *err, si_result st, const char *msg)
-{
-    if (err) {
-        err->status = st;
-        snprintf(err->message, sizeof err->message, "%s", msg);
-    }
-    return st;
-}
 
 uint64_t pg_size(const pg_plan *p, uint64_t bytes)
 {
@@ -874,7 +867,7 @@ si_result pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
                         si_error *err)
 {
     if (align == 0 || (align & (align - 1)))
-        return fail(err, SI_ERR_ARG, "pager: alignment must be a power of two");
+        return base_fail(err, SI_ERR_ARG, "pager: alignment must be a power of two");
     int nb = pb->n_buffers;
     pg_plan *p = calloc(1, sizeof *p);
     uses u = {0};
@@ -886,7 +879,7 @@ si_result pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
     if (!p || !start_set || make_uses(pb, &u) ||
         !(S.cur = malloc(((size_t)nb + 1) * sizeof *S.cur)) || !(S.written = calloc((size_t)nb + 1, 1)) ||
         !(S.spilled = calloc((size_t)nb + 1, 1)) || !(S.in_step = calloc((size_t)nb + 1, 1))) {
-        st = fail(err, SI_ERR_NOMEM, "out of memory while planning");
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory while planning");
         goto done;
     }
     p->budget = budget;
@@ -895,7 +888,7 @@ si_result pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
     wsv = calloc((size_t)pb->n_steps + 1, sizeof *wsv);
     ovf = calloc((size_t)pb->n_steps + 1, sizeof *ovf);
     if (!wsv || !ovf || !(S.capv = calloc((size_t)pb->n_steps + 1, sizeof *S.capv))) {
-        st = fail(err, SI_ERR_NOMEM, "out of memory while planning");
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory while planning");
         goto done;
     }
     for (int s = 0; s < pb->n_steps; s++) {
@@ -927,7 +920,7 @@ si_result pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
                  "and weights); the smallest budget that could work is %llu bytes",
                  (unsigned long long)budget, p->lower_bound_step,
                  (unsigned long long)p->lower_bound, (unsigned long long)p->lower_bound);
-        st = fail(err, SI_ERR_BUDGET, msg);
+        st = base_fail(err, SI_ERR_BUDGET, "%s", msg);
         goto done;
     }
     /* Capacity for phase 1: the budget, lowered while placement overflows it. */
@@ -951,12 +944,12 @@ si_result pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
                 r = -1;
         }
         if (r < 0) {
-            st = fail(err, SI_ERR_NOMEM, "out of memory while planning");
+            st = base_fail(err, SI_ERR_NOMEM, "out of memory while planning");
             goto done;
         }
         uint64_t arena = 0;
         if (r == 0 && place(&S.iv, &arena)) {
-            st = fail(err, SI_ERR_NOMEM, "out of memory while planning");
+            st = base_fail(err, SI_ERR_NOMEM, "out of memory while planning");
             goto done;
         }
         if (r == 0 && (!budget || arena <= budget)) {
@@ -1021,7 +1014,7 @@ si_result pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
             S.occ = malloc(((size_t)nb + 1) * sizeof *S.occ);
             S.start_off = calloc((size_t)nb + 1, sizeof *S.start_off);
             if (!S.occ || !S.start_off) {
-                st = fail(err, SI_ERR_NOMEM, "out of memory while planning");
+                st = base_fail(err, SI_ERR_NOMEM, "out of memory while planning");
                 goto done;
             }
             int ro = simulate(&S, NULL);
@@ -1036,7 +1029,7 @@ si_result pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
                     ro = -1;
             }
             if (ro < 0) {
-                st = fail(err, SI_ERR_NOMEM, "out of memory while planning");
+                st = base_fail(err, SI_ERR_NOMEM, "out of memory while planning");
                 goto done;
             }
             if (ro == 0) {
@@ -1058,7 +1051,7 @@ si_result pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
                      (unsigned long long)budget, p->lower_bound_step,
                      (unsigned long long)p->lower_bound,
                      (unsigned long long)(r == 0 ? arena : p->lower_bound + p->lower_bound / 4));
-            st = fail(err, SI_ERR_BUDGET, msg);
+            st = base_fail(err, SI_ERR_BUDGET, "%s", msg);
             goto done;
         }
         cap = cap > p->lower_bound + step ? cap - step : p->lower_bound;
@@ -1073,7 +1066,7 @@ si_result pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, p
                     (unsigned long long)it->size, (unsigned long long)it->offset);
         }
     if (emit(pb, &S.iv, p)) {
-        st = fail(err, SI_ERR_NOMEM, "out of memory while planning");
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory while planning");
         goto done;
     }
     *out = p;

@@ -120,19 +120,6 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static si_result fail(si_error *err, si_result st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static si_result fail(si_error *err, si_result st, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-        err->status = st;
-    }
-    return st;
-}
 
 static void progress(si_model *m, const char *phase, int done, int total)
 {
@@ -147,7 +134,7 @@ static si_result load_weight(void *user, int w, void *dst4, si_error *err)
     const io_weight *wt = &m->io->weights[w];
     void *raw = malloc(wt->nbytes ? wt->nbytes : 1);
     if (!raw)
-        return fail(err, SI_ERR_NOMEM, "out of memory reading weight %s", wt->name);
+        return base_fail(err, SI_ERR_NOMEM, "out of memory reading weight %s", wt->name);
     si_result st = io_reader_read(m->rd, w, raw, err);
     if (st == SI_OK)
         io_weight_dequantize(wt, raw, dst4);
@@ -204,7 +191,7 @@ static si_result make_problem(si_model *m, si_error *err)
     pb->step_start = calloc((size_t)p->n_steps + 1, sizeof *pb->step_start);
     pb->step_bufs = calloc((size_t)p->n_steps * (CK_MAX_IN + 1) + 1, sizeof *pb->step_bufs);
     if (!m->buf_of || !pb->buffers || !pb->step_start || !pb->step_bufs)
-        return fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     for (int t = 0; t < p->n_tensors; t++)
         m->buf_of[t] = -1;
     int n = 0;
@@ -332,7 +319,7 @@ static si_result make_homes(si_model *m, uint64_t total, si_error *err)
     if (st != SI_OK) {
         m->home_buf = 0;
         if (!(m->home = malloc(total ? total : 16)))
-            return fail(err, SI_ERR_NOMEM, "out of memory for the host pool");
+            return base_fail(err, SI_ERR_NOMEM, "out of memory for the host pool");
     }
     /* constants now; weights at the first run; inputs every run */
     for (int b = 0; b < nb; b++) {
@@ -378,7 +365,7 @@ static si_result ensure_arena(si_model *m, si_error *err)
         return glk_buffer_create(m->gpu, m->plan->arena_bytes, &m->arena, err);
     if (!m->gpu && !m->host_arena &&
         !(m->host_arena = calloc(1, m->plan->arena_bytes ? m->plan->arena_bytes : 4)))
-        return fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     return SI_OK;
 }
 
@@ -470,18 +457,18 @@ static si_result plan_within(si_model *m, uint64_t budget, uint32_t align, uint6
 {
     free(m->home_off);
     if (!(m->home_off = malloc(((size_t)m->pb.n_buffers + 1) * sizeof *m->home_off)))
-        return fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     uint64_t reserve = driver_reserve(m, budget, 0);
     for (int k = 0;; k++) {
         m->reserve = reserve;
         if (budget && reserve >= budget)
-            return fail(err, SI_ERR_BUDGET, "the driver's own share (%llu bytes) leaves nothing "
+            return base_fail(err, SI_ERR_BUDGET, "the driver's own share (%llu bytes) leaves nothing "
                         "of the budget", (unsigned long long)reserve);
         si_result st = pg_plan_build(&m->pb, budget - reserve, align, &m->plan, err);
         if (st != SI_OK)
             return st;
         if ((*pool = home_layout(m, m->plan, m->home_off)) == UINT64_MAX)
-            return fail(err, SI_ERR_NOMEM, "out of memory");
+            return base_fail(err, SI_ERR_NOMEM, "out of memory");
         uint64_t need = driver_reserve(m, budget, *pool);
         if (m->plan->arena_bytes + need <= budget || !budget) {
             m->reserve = need; /* what the driver takes beside this plan */
@@ -490,7 +477,7 @@ static si_result plan_within(si_model *m, uint64_t budget, uint32_t align, uint6
         pg_plan_free(m->plan);
         m->plan = NULL;
         if (k == 3)
-            return fail(err, SI_ERR_BUDGET, "the plan and the driver's share for its host pool "
+            return base_fail(err, SI_ERR_BUDGET, "the plan and the driver's share for its host pool "
                         "(%llu bytes) do not fit together", (unsigned long long)need);
         reserve = need;
     }
@@ -506,7 +493,7 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
     progress(m, "plan", 0, 1);
     const core_buf **vp = calloc((size_t)ni + 1, sizeof *vp);
     if (!vp)
-        return fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     for (int i = 0; i < ni; i++) {
         free(m->bound_vals[i].data);
         m->bound_vals[i] = (core_buf){.data = NULL};
@@ -581,7 +568,7 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
         } else if (err && st == SI_ERR_BUDGET && best_limit)
             /* the figures a user acts on first: a node's name can be long, and the
              * message is cut at sizeof err->message */
-            fail(err, st, "no plan fits in a budget of %llu bytes; the smallest budget that could "
+            base_fail(err, st, "no plan fits in a budget of %llu bytes; the smallest budget that could "
                  "work is %llu bytes (the limit that bound it: the budget, every tensor within "
                  "the device's %llu-byte max_buffer_bytes; even with steps split into parts of "
                  "%llu bytes, a step of %llu bytes is left, node '%s'; untiled, the largest step "
@@ -603,7 +590,7 @@ static si_result build_program(si_model *m, const core_shape *shapes, void *cons
     m->off = calloc((size_t)m->pb.n_buffers + 1, sizeof *m->off);
     if (!m->off || (st = make_homes(m, pool, err)) != SI_OK) {
         if (st == SI_OK)
-            st = fail(err, SI_ERR_NOMEM, "out of memory");
+            st = base_fail(err, SI_ERR_NOMEM, "out of memory");
         goto fail;
     }
     progress(m, "plan", 1, 1);
@@ -638,15 +625,15 @@ si_result si_open(const char *path, const si_options *opt, si_model **out, si_er
     err->status = SI_OK;
     err->message[0] = 0;
     if (!path || !out)
-        return fail(err, SI_ERR_ARG, "si_open: path and out are required");
+        return base_fail(err, SI_ERR_ARG, "si_open: path and out are required");
     *out = NULL;
     double t0 = now_ms();
     si_model *m = calloc(1, sizeof *m);
     if (!m)
-        return fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     if (pthread_mutex_init(&m->lock, NULL)) {
         free(m);
-        return fail(err, SI_ERR_NOMEM, "cannot create the handle's lock");
+        return base_fail(err, SI_ERR_NOMEM, "cannot create the handle's lock");
     }
     m->has_lock = 1;
     if (opt)
@@ -659,7 +646,7 @@ si_result si_open(const char *path, const si_options *opt, si_model **out, si_er
     if (st == SI_OK &&
         (!(m->bound = calloc((size_t)core_graph_n_inputs(m->g) + 1, sizeof *m->bound)) ||
          !(m->bound_vals = calloc((size_t)core_graph_n_inputs(m->g) + 1, sizeof *m->bound_vals))))
-        st = fail(err, SI_ERR_NOMEM, "out of memory");
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory");
     if (st == SI_OK)
         st = io_reader_open(m->io, m->opt.io_mode, &m->rd, err);
     glk_binding before; /* the caller's current context, put back on return */
@@ -679,7 +666,7 @@ si_result si_open(const char *path, const si_options *opt, si_model **out, si_er
     if (st == SI_OK && (st = api_enter(&call, m, err)) == SI_OK) {
         core_shape *shapes = calloc((size_t)core_graph_n_inputs(m->g) + 1, sizeof *shapes);
         if (!shapes)
-            st = fail(err, SI_ERR_NOMEM, "out of memory");
+            st = base_fail(err, SI_ERR_NOMEM, "out of memory");
         else if (default_shapes(m, shapes))
             st = build_program(m, shapes, NULL, err);
         free(shapes);
@@ -802,7 +789,7 @@ static si_result transfer(si_model *m, int b, int to_gpu, si_error *err)
 {
     uint64_t bytes = m->pb.buffers[b].bytes, home = m->home_off[b], off = m->off[b];
     if (home == UINT64_MAX)
-        return fail(err, SI_ERR_ARG, "internal: buffer %d has no host copy", b);
+        return base_fail(err, SI_ERR_ARG, "internal: buffer %d has no host copy", b);
     if (!m->gpu) {
         if (to_gpu)
             memcpy(m->host_arena + off, m->home + home, bytes);
@@ -828,7 +815,7 @@ static si_result run_host_step_on_gpu_data(si_model *m, const ck_step *st, si_er
     int ob = m->buf_of[core_storage(p, st->out)];
     core_buf out = {o->dtype, o->shape, malloc(m->pb.buffers[ob].bytes + 4)};
     if (!out.data)
-        return fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     for (int i = 0; i < st->n_in && rc == SI_OK; i++) {
         if (st->in[i] < 0)
             continue;
@@ -837,7 +824,7 @@ static si_result run_host_step_on_gpu_data(si_model *m, const ck_step *st, si_er
         ins[i] = (core_buf){t->dtype, t->shape, malloc(m->pb.buffers[b].bytes + 4)};
         insp[i] = &ins[i];
         rc = ins[i].data ? dev_read(m, m->off[b], ins[i].data, m->pb.buffers[b].bytes, err)
-                         : fail(err, SI_ERR_NOMEM, "out of memory");
+                         : base_fail(err, SI_ERR_NOMEM, "out of memory");
         m->st.bytes_downloaded += m->pb.buffers[b].bytes;
     }
     if (rc == SI_OK)
@@ -992,7 +979,7 @@ static si_result do_action(si_model *m, const pg_action *ac, si_error *err)
         if (st != SI_OK && err->message[0]) {
             char msg[sizeof err->message];
             snprintf(msg, sizeof msg, "%s", err->message);
-            fail(err, st, "step %d (%s, node '%s'): %s", ac->step,
+            base_fail(err, st, "step %d (%s, node '%s'): %s", ac->step,
                  ck_kind_name(p->steps[ac->step].kind), m->io->nodes[p->steps[ac->step].node].name,
                  msg);
         }
@@ -1022,7 +1009,7 @@ static si_result match_inputs(si_model *m, const si_tensor_in *inputs, int n_inp
 {
     int ni = core_graph_n_inputs(m->g);
     if (n_inputs != ni)
-        return fail(err, SI_ERR_ARG, "the model has %d input%s, %d given", ni, ni == 1 ? "" : "s",
+        return base_fail(err, SI_ERR_ARG, "the model has %d input%s, %d given", ni, ni == 1 ? "" : "s",
                     n_inputs);
     for (int i = 0; i < ni; i++)
         given[i] = NULL;
@@ -1042,24 +1029,24 @@ static si_result match_inputs(si_model *m, const si_tensor_in *inputs, int n_inp
                 }
             }
             if (which < 0)
-                return fail(err, SI_ERR_ARG, "the model has no input named '%s'", inputs[k].name);
+                return base_fail(err, SI_ERR_ARG, "the model has no input named '%s'", inputs[k].name);
         } else {
             which = k;
         }
         if (given[which])
-            return fail(err, SI_ERR_ARG, "input '%s' given twice", core_graph_input(m->g, which)->name);
+            return base_fail(err, SI_ERR_ARG, "input '%s' given twice", core_graph_input(m->g, which)->name);
         given[which] = &inputs[k];
     }
     for (int i = 0; i < ni; i++) {
         const core_io_info *info = core_graph_input(m->g, i);
         const si_tensor_in *in = given[i];
         if (in->dtype != info->dtype)
-            return fail(err, SI_ERR_SHAPE, "input '%s' must be %s, got %s", info->name,
+            return base_fail(err, SI_ERR_SHAPE, "input '%s' must be %s, got %s", info->name,
                         si_dtype_name(info->dtype), si_dtype_name(in->dtype));
         char want[128], got[128];
         core_shape gs = {.rank = in->rank};
         if (in->rank < 0 || in->rank > SI_MAX_RANK)
-            return fail(err, SI_ERR_SHAPE, "input '%s': rank %d not supported", info->name, in->rank);
+            return base_fail(err, SI_ERR_SHAPE, "input '%s': rank %d not supported", info->name, in->rank);
         for (int d = 0; d < in->rank; d++)
             gs.d[d] = in->shape[d];
         int ok = in->rank == info->shape.rank || info->shape.rank < 0;
@@ -1067,13 +1054,13 @@ static si_result match_inputs(si_model *m, const si_tensor_in *inputs, int n_inp
             ok = in->shape[d] >= 0 && (info->shape.rank < 0 || info->shape.d[d] < 0 ||
                                        info->shape.d[d] == in->shape[d]);
         if (!ok)
-            return fail(err, SI_ERR_SHAPE, "input '%s' must have shape %s, got %s", info->name,
+            return base_fail(err, SI_ERR_SHAPE, "input '%s' must have shape %s, got %s", info->name,
                         core_shape_str(&info->shape, want, sizeof want),
                         core_shape_str(&gs, got, sizeof got));
         if (core_shape_count(&gs) > 0 && !in->data)
-            return fail(err, SI_ERR_ARG, "input '%s' has no data", info->name);
+            return base_fail(err, SI_ERR_ARG, "input '%s' has no data", info->name);
         if (core_shape_count(&gs) > ((int64_t)1 << 31) / 4)
-            return fail(err, SI_ERR_SHAPE, "input '%s' is too large", info->name);
+            return base_fail(err, SI_ERR_SHAPE, "input '%s' is too large", info->name);
         shapes[i] = gs;
     }
     return SI_OK;
@@ -1093,7 +1080,7 @@ static si_result tensor_value(si_model *m, int t, int32_t *words, si_error *err)
         if (bd->root != r)
             continue;
         if (b < 0 || m->home_off[b] == UINT64_MAX)
-            return fail(err, SI_ERR_ARG, "internal: a band of %s was never brought back", ct->name);
+            return base_fail(err, SI_ERR_ARG, "internal: a band of %s was never brought back", ct->name);
         memcpy(words + bd->e0, m->home + m->home_off[b], (size_t)(bd->e1 - bd->e0) * 4);
         banded = 1;
     }
@@ -1103,7 +1090,7 @@ static si_result tensor_value(si_model *m, int t, int32_t *words, si_error *err)
         /* downloaded at the end of the run, or spilled after its last write */
         int b = m->buf_of[r];
         if (m->home_off[b] == UINT64_MAX)
-            return fail(err, SI_ERR_ARG, "internal: %s was never brought back", ct->name);
+            return base_fail(err, SI_ERR_ARG, "internal: %s was never brought back", ct->name);
         memcpy(words, m->home + m->home_off[b], bytes);
     } else if (rt->kind == PT_CONST || (rt->kind == PT_ACT && rt->host)) {
         memcpy(words, rt->host, bytes);
@@ -1112,7 +1099,7 @@ static si_result tensor_value(si_model *m, int t, int32_t *words, si_error *err)
     } else if (rt->kind == PT_WEIGHT) {
         return load_weight(m, rt->weight, words, err);
     } else {
-        return fail(err, SI_ERR_ARG, "internal: %s has no value", ct->name);
+        return base_fail(err, SI_ERR_ARG, "internal: %s has no value", ct->name);
     }
     return SI_OK;
 }
@@ -1124,7 +1111,7 @@ static si_result put_value(si_model *m, int t, core_valmap *vm, int node, int id
     int64_t n = core_shape_count(&ct->shape);
     int32_t *words = malloc((size_t)(n ? n : 1) * 4);
     if (!words)
-        return fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     si_result st = tensor_value(m, t, words, err);
     if (st == SI_OK) {
         core_buf v = {ct->dtype, ct->shape, words};
@@ -1148,7 +1135,7 @@ static si_result set_output(out_tensor *ot, si_dtype dt, const core_shape *shape
     uint8_t *b = malloc((size_t)(n ? n : 1));
     if (!b) {
         free(words);
-        return fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     }
     for (int64_t i = 0; i < n; i++)
         b[i] = words[i] != 0;
@@ -1210,7 +1197,7 @@ static si_result stage_get(si_model *m, const core_valmap *vm, si_model **out, i
 {
     char *key = stage_key(vm);
     if (!key)
-        return fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     for (int i = 0; i < m->n_stages; i++)
         if (!strcmp(m->stages[i]->stage_key, key)) {
             free(key);
@@ -1226,7 +1213,7 @@ static si_result stage_get(si_model *m, const core_valmap *vm, si_model **out, i
         !(s->bound_vals = calloc((size_t)ni + 1, sizeof *s->bound_vals))) {
         stage_free(s);
         free(key);
-        return fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     }
     s->opt = m->opt;
     s->opt.trace_path = NULL;
@@ -1261,7 +1248,7 @@ static si_result run_stage(si_model *m, core_valmap *vm, int *fail_node, si_erro
     int ni = core_graph_n_inputs(m->g);
     s->in_dev = calloc((size_t)(ni + p->n_seeds) + 1, sizeof *s->in_dev);
     if (!s->in_dev)
-        return fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     for (int i = 0; i < ni; i++)
         s->in_dev[i] = m->in_dev[i];
     for (int q = 0; q < p->n_seeds; q++)
@@ -1306,7 +1293,7 @@ static si_result stage_failed(si_model *m, si_result st, int stage, si_error *er
         return st;
     char inner[sizeof err->message];
     snprintf(inner, sizeof inner, "%s", err->message);
-    return fail(err, st, "%s: GPU stage %d (after the host interpreter's part): %s",
+    return base_fail(err, st, "%s: GPU stage %d (after the host interpreter's part): %s",
                 m->io->json_path, stage, inner);
 }
 
@@ -1327,7 +1314,7 @@ static si_result run_dynamic_part(si_model *m, core_valmap *vm, si_error *err)
     if (st != SI_OK)
         return st;
     if (!m->host_only && !(m->host_only = calloc((size_t)core_graph_n_nodes(m->g) + 1, 1)))
-        return fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     const char *env = getenv("SI_STAGES"); /* 0: the interpreter does all that follows */
     int stage_no = 2; /* the first GPU program is stage 1 */
     for (int round = 0; round < 64 && !(env && !strcmp(env, "0")); round++) {
@@ -1364,12 +1351,12 @@ static si_result collect_outputs(si_model *m, si_error *err)
     m->n_out = p->n_outputs;
     m->outs = calloc((size_t)p->n_outputs + 1, sizeof *m->outs);
     if (!m->outs)
-        return fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     core_valmap *vm = NULL;
     si_result st = SI_OK;
     if (p->has_dynamic) {
         if (!(vm = core_valmap_new(m->g)))
-            return fail(err, SI_ERR_NOMEM, "out of memory");
+            return base_fail(err, SI_ERR_NOMEM, "out of memory");
         st = run_dynamic_part(m, vm, err);
     }
     for (int o = 0; o < p->n_outputs && st == SI_OK; o++) {
@@ -1379,14 +1366,14 @@ static si_result collect_outputs(si_model *m, si_error *err)
             core_graph_output_ref(m->g, o, &node, &idx);
             const core_buf *v = core_valmap_get(vm, node, idx);
             if (!v) {
-                st = fail(err, SI_ERR_ARG, "output '%s' was not computed",
+                st = base_fail(err, SI_ERR_ARG, "output '%s' was not computed",
                           core_graph_output_name(m->g, o));
                 break;
             }
             int64_t n = core_shape_count(&v->shape);
             int32_t *words = malloc((size_t)(n ? n : 1) * 4);
             if (!words) {
-                st = fail(err, SI_ERR_NOMEM, "out of memory");
+                st = base_fail(err, SI_ERR_NOMEM, "out of memory");
                 break;
             }
             memcpy(words, v->data, (size_t)n * 4);
@@ -1397,7 +1384,7 @@ static si_result collect_outputs(si_model *m, si_error *err)
         int64_t n = core_shape_count(&ct->shape);
         int32_t *words = malloc((size_t)(n ? n : 1) * 4);
         if (!words) {
-            st = fail(err, SI_ERR_NOMEM, "out of memory");
+            st = base_fail(err, SI_ERR_NOMEM, "out of memory");
             break;
         }
         st = tensor_value(m, t, words, err);
@@ -1482,7 +1469,7 @@ static si_result run_plan(si_model *m, si_error *err)
         trace_add(&m->trace, track, name, detail, (ta - run0) * 1e3, (tb - run0) * 1e3, m->in_use);
     }
     if (st == SI_OK && m->opt.trace_path && trace_write(&m->trace, m->opt.trace_path))
-        st = fail(err, SI_ERR_IO, "%s: cannot write the trace", m->opt.trace_path);
+        st = base_fail(err, SI_ERR_IO, "%s: cannot write the trace", m->opt.trace_path);
     if (st == SI_OK && m->gpu) {
         double tf = now_ms();
         st = glk_finish(m->gpu, err);
@@ -1499,7 +1486,7 @@ static si_result run_locked(si_model *m, const si_tensor_in *inputs, int n_input
     err->status = SI_OK;
     err->message[0] = 0;
     if (!m || (n_inputs > 0 && !inputs))
-        return fail(err, SI_ERR_ARG, "si_run: model and inputs are required");
+        return base_fail(err, SI_ERR_ARG, "si_run: model and inputs are required");
     double t0 = now_ms();
     int ni = core_graph_n_inputs(m->g);
     free_run(m);
@@ -1510,14 +1497,14 @@ static si_result run_locked(si_model *m, const si_tensor_in *inputs, int n_input
     m->in_dev = calloc((size_t)ni + 1, sizeof *m->in_dev);
     si_result st = SI_OK;
     if (!shapes || !given || !m->in_dev) {
-        st = fail(err, SI_ERR_NOMEM, "out of memory");
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory");
         goto done;
     }
     if ((st = match_inputs(m, inputs, n_inputs, shapes, given, err)) != SI_OK)
         goto done;
     for (int i = 0; i < ni; i++)
         if (!(m->in_dev[i] = to_dev(given[i], core_shape_count(&shapes[i])))) {
-            st = fail(err, SI_ERR_NOMEM, "out of memory");
+            st = base_fail(err, SI_ERR_NOMEM, "out of memory");
             goto done;
         }
     if ((st = build_program(m, shapes, m->in_dev, err)) != SI_OK || m->plan_only)
@@ -1566,7 +1553,7 @@ done:
 si_result si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error *err)
 {
     if (!m)
-        return fail(err, SI_ERR_ARG, "si_run: no model");
+        return base_fail(err, SI_ERR_ARG, "si_run: no model");
     api_call call;
     si_result st = api_enter(&call, m, err);
     if (st != SI_OK)
@@ -1579,7 +1566,7 @@ si_result si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error
 si_result si_plan(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error *err)
 {
     if (!m)
-        return fail(err, SI_ERR_ARG, "si_plan: no model");
+        return base_fail(err, SI_ERR_ARG, "si_plan: no model");
     api_call call;
     si_result st = api_enter(&call, m, err);
     if (st != SI_OK)
@@ -1595,7 +1582,7 @@ si_result si_plan(si_model *m, const si_tensor_in *inputs, int n_inputs, si_erro
 si_result si_print_plan(const si_model *m, FILE *f, si_error *err)
 {
     if (!m)
-        return fail(err, SI_ERR_ARG, "si_print_plan: no model");
+        return base_fail(err, SI_ERR_ARG, "si_print_plan: no model");
     api_call call;
     si_result st = api_enter(&call, m, err);
     if (st != SI_OK)
@@ -1609,7 +1596,7 @@ si_result si_output(const si_model *m, int i, si_dtype *dtype, int *rank,
                     int64_t shape[SI_MAX_RANK], const void **data, si_error *err)
 {
     if (!m)
-        return fail(err, SI_ERR_ARG, "si_output: no model");
+        return base_fail(err, SI_ERR_ARG, "si_output: no model");
     si_model *mm = (si_model *)m; /* its lock only */
     if (m->has_lock)
         pthread_mutex_lock(&mm->lock);
@@ -1623,7 +1610,7 @@ static si_result output_locked(const si_model *m, int i, si_dtype *dtype, int *r
                                int64_t shape[SI_MAX_RANK], const void **data, si_error *err)
 {
     if (i < 0 || i >= m->n_out)
-        return fail(err, SI_ERR_ARG, "no output %d (run the model first)", i);
+        return base_fail(err, SI_ERR_ARG, "no output %d (run the model first)", i);
     const out_tensor *o = &m->outs[i];
     if (dtype)
         *dtype = o->dtype;

@@ -82,12 +82,12 @@ si_result si_image_read(const char *path, int *height, int *width, si_dtype dtyp
     if (!err)
         err = &dummy;
     if (!path || !height || !width || !data)
-        return core_fail(err, SI_ERR_ARG, "si_image_read: path, height, width and data are required");
+        return base_fail(err, SI_ERR_ARG, "si_image_read: path, height, width and data are required");
     *data = NULL;
     if (*height < 0 || *width < 0)
-        return core_fail(err, SI_ERR_ARG, "%s: bad image size %dx%d", path, *height, *width);
+        return base_fail(err, SI_ERR_ARG, "%s: bad image size %dx%d", path, *height, *width);
     if (dtype != SI_FLOAT32 && dtype != SI_INT32)
-        return core_fail(err, SI_ERR_ARG, "%s: images are read as float32 or int32", path);
+        return base_fail(err, SI_ERR_ARG, "%s: images are read as float32 or int32", path);
     unsigned char *rgb = NULL;
     int h0, w0;
     si_result st = io_image_decode(path, &h0, &w0, &rgb, err);
@@ -100,7 +100,7 @@ si_result si_image_read(const char *path, int *height, int *width, si_dtype dtyp
     void *out = malloc(n * 4);
     if (!src || !fit || !out) {
         free(rgb), free(src), free(fit), free(out);
-        return core_fail(err, SI_ERR_NOMEM, "%s: out of memory", path);
+        return base_fail(err, SI_ERR_NOMEM, "%s: out of memory", path);
     }
     for (size_t i = 0; i < n0; i++)
         src[i] = rgb[i];

@@ -128,7 +128,7 @@ static si_result loader(void *user, int w, void *dst4, si_error *err)
     const io_weight *wt = &md->m->weights[w];
     void *stored = malloc(wt->nbytes ? wt->nbytes : 1);
     if (!stored)
-        return core_fail(err, SI_ERR_NOMEM, "out of memory");
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     si_result st = io_reader_read(md->r, w, stored, err);
     if (st == SI_OK)
         io_weight_dequantize(wt, stored, dst4);

@@ -626,9 +626,9 @@ static void test_bad_input(void **state)
 
     /* io_fail keeps the message to one line */
     si_error err;
-    assert_int_equal(io_fail(&err, SI_ERR_SHAPE, "a\nb %d", 3), SI_ERR_SHAPE);
+    assert_int_equal(base_fail(&err, SI_ERR_SHAPE, "a\nb %d", 3), SI_ERR_SHAPE);
     assert_string_equal(err.message, "a b 3");
-    assert_int_equal(io_fail(NULL, SI_ERR_IO, "x"), SI_ERR_IO);
+    assert_int_equal(base_fail(NULL, SI_ERR_IO, "x"), SI_ERR_IO);
 }
 
 /* ---- npy ---- */

@@ -269,7 +269,7 @@ typedef struct {
 static si_result lt_no_weights(void *user, int weight, void *dst4, si_error *err)
 {
     (void)user, (void)weight, (void)dst4;
-    return core_fail(err, SI_ERR_ARG, "no weights here");
+    return base_fail(err, SI_ERR_ARG, "no weights here");
 }
 
 /* nodes: JSON array body after the placeholder "x" of shape xs (float32). */

@@ -1,0 +1,23 @@
+/* base — what every folder shares: the error value's one formatter and sizes.
+ * It includes only the public header; every other folder may include it. */
+#ifndef SI_BASE_H
+#define SI_BASE_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include "streaminfer.h"
+
+/* Sets err->status and a printf-style message kept to one line (names come
+ * from model files and may hold newlines); returns the status. err may be NULL. */
+si_result base_fail(si_error *err, si_result st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+si_result base_vfail(si_error *err, si_result st, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
+/* GPU buffers and host homes are placed on this boundary (the largest
+ * offset alignment GL drivers ask for). */
+#define BASE_ALIGN 256u
+
+static inline uint64_t base_align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+#endif
