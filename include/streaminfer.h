@@ -70,6 +70,15 @@ typedef struct {
      * 0: the device's. Tensors bigger than the limit live as bands, as on a GPU
      * whose limit is that small: for tests of that on any machine. */
     uint64_t max_buffer_bytes;
+    /* Tools for tests and kernel work; 0 is the default of each. The
+     * environment variables of the same names (SI_STAGES, SI_DRIVER_RESERVE,
+     * SI_CHECK_STEPS, SI_PLAN_PREFETCH, SI_PLAN_DEBUG) override them, as debug
+     * overrides only. */
+    int no_stages;          /* 1: everything after the first host-interpreter node stays on the host */
+    int driver_reserve;     /* 1: leave the GPU driver's share free on llvmpipe too (as on a real GPU) */
+    double check_steps;     /* > 0: after each GPU step run the host reference, name steps off by more */
+    int plan_prefetch;      /* 1: the planner prefetches loads ahead of the dispatches that need them */
+    int plan_debug;         /* 1: print each planning attempt on stderr */
 } si_options;
 
 typedef struct {
