@@ -9,7 +9,9 @@
 #   bench/limits_big.sh BUILD_DIR BIG_DIR OUT_FILE [MODEL[@SIZE]...]
 # Default models: effdet-d0 ... effdet-d7 at native size, frcnn-irv2@600 and @1024.
 # PLAN_ONLY=1: plans only. RUN_TIMEOUT: seconds one run may take (default 7200;
-# a run stopped by it is a row "timed out", not a pass).
+# a run stopped by it is a row "timed out", not a pass). SI_ARGS: more options
+# for every plan and run, e.g. SI_ARGS="--max-buffer 128M" on a GPU whose own
+# limit is larger, to make llvmpipe's plans there.
 set -u
 B=$1; BIG=$2; OUT=$3; shift 3
 [ $# -gt 0 ] || set -- effdet-d0 effdet-d1 effdet-d2 effdet-d3 effdet-d4 effdet-d5 effdet-d6 \
@@ -36,7 +38,7 @@ EOF
 }
 
 [ -f "$OUT" ] || {
-    echo "on $("$SI" plan "$BIG/effdet-d0" 2>/dev/null | head -1 | sed 's/^for //')"
+    echo "on $("$SI" plan "$BIG/effdet-d0" 2>/dev/null | head -1 | sed 's/^for //')${SI_ARGS:+, with $SI_ARGS}"
     echo
     echo "| model | input | budget | plan | steps split | largest buffer / max_buffer_bytes | peak counted | plan time | run wall time | bitwise vs no limit |"
     echo "|---|---|---|---|---|---|---|---|---|---|"
@@ -56,7 +58,7 @@ for spec in "$@"; do
         row="| $name | ${size:-native} | $b"
         t0=$(now)
         # shellcheck disable=SC2086
-        if ! "$SI" plan $vr "$@" "$m" >"$T/plan" 2>"$T/err"; then
+        if ! "$SI" plan $vr ${SI_ARGS:-} "$@" "$m" >"$T/plan" 2>"$T/err"; then
             echo "$row | refused: $(head -c 300 "$T/err") | | | | $(secs "$t0" "$(now)") s | | |" >>"$OUT"
             fails=$((fails + 1)); continue
         fi
@@ -72,7 +74,7 @@ for spec in "$@"; do
         fi
         t0=$(now)
         # shellcheck disable=SC2086
-        timeout "${RUN_TIMEOUT:-7200}" "$SI" -q $vr "$@" --output "$T/$b" --stats "$T/$b.json" "$m" 2>"$T/err"
+        timeout "${RUN_TIMEOUT:-7200}" "$SI" -q $vr ${SI_ARGS:-} "$@" --output "$T/$b" --stats "$T/$b.json" "$m" 2>"$T/err"
         rc=$?
         wall=$(secs "$t0" "$(now)")
         if [ "$rc" -eq 124 ]; then
