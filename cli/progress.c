@@ -2,7 +2,8 @@
  * between phases ("plan" 0 of 1 and 1 of 1) and after each step of a run
  * ("run" k of n). A phase that lasts over a second gets a line on stderr,
  * redrawn in place with \r (at most ten times a second) and cleared when the
- * phase ends or before anything else is printed. Nothing at all when stderr is
+ * phase ends or before anything else is printed; the runs of --runs N count
+ * as one phase. Nothing at all when stderr is
  * not a terminal or with -q. */
 #include <stdio.h>
 #include <string.h>
@@ -46,7 +47,8 @@ static void draw(void *user, const char *phase, int done, int total)
         snprintf(pr.phase, sizeof pr.phase, "%s", phase);
         pr.start = t;
     }
-    if (total > 0 && done >= total) { /* the phase is over */
+    /* the phase is over (the runs of --runs N make one phase) */
+    if (total > 0 && done >= total && (strcmp(phase, "run") || pr.run >= pr.runs)) {
         cli_progress_done();
         pr.phase[0] = 0;
         return;
