@@ -38,7 +38,9 @@ $(B)/libstreaminfer.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(B)/streaminfer: $(B)/cli/main.o $(B)/libstreaminfer.a
+CLI_OBJ = $(patsubst %.c,$(B)/%.o,$(wildcard cli/*.c))
+$(CLI_OBJ): cli/cli.h
+$(B)/streaminfer: $(CLI_OBJ) $(B)/libstreaminfer.a
 	$(CC) $(CFLAGS) $^ $(LIBS) -o $@
 
 $(B)/tests/%: tests/%.c $(B)/libstreaminfer.a $(wildcard tests/*.h) $(HDRS)

@@ -161,6 +161,17 @@ void si_get_stats(const si_model *m, si_stats *st);
  * working sets, uploads, evictions, GPU bytes in use, peak. Needs no GPU run. */
 si_result si_print_plan(const si_model *m, FILE *f, si_error *err);
 
+/* Describes the model at path (`streaminfer info`) without running it: its
+ * inputs and outputs (names, shapes with free dimensions as -1, dtypes), op
+ * histogram, weights (count, bytes, stored dtypes: uint8/uint16/float16 where
+ * quantized), control flow (loops, switch/merge, TensorList ops), and, planned
+ * for inputs (NULL: zeros of the declared shapes with a free batch of 1; not
+ * planned when another size is free), the lower bound, the smallest budget that
+ * could work, the GPU's renderer and limits. opt->vram_budget is ignored.
+ * json: one JSON object instead of text. */
+si_result si_print_info(const char *path, const si_options *opt, const si_tensor_in *inputs,
+                        int n_inputs, FILE *f, int json, si_error *err);
+
 /* Tensor files, for callers that have no reader of their own (the CLI).
  * si_npy_read allocates *data (free with free()); bool is 1 byte an element. */
 si_result si_npy_read(const char *path, si_dtype *dtype, int *rank, int64_t shape[SI_MAX_RANK],

@@ -1,8 +1,11 @@
 /* Chrome trace-event JSON (Perfetto, chrome://tracing): one track for compute,
  * one for uploads and reads, one for spills and downloads, and a counter of GPU
- * bytes in use. */
+ * bytes in use. Each event is made and printed by cJSON, one a line, so a long
+ * trace never needs a tree of all its events in memory. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <cjson/cJSON.h>
 #include "trace.h"
 
 void trace_reset(si_trace *t)
@@ -24,19 +27,39 @@ void trace_add(si_trace *t, int track, const char *name, const char *detail, dou
     t->ev[t->n++] = (si_trace_event){track, name, detail, t0_us, t1_us, bytes_in_use};
 }
 
-static void json_str(FILE *f, const char *s)
+/* Microseconds to the nanosecond, as the trace viewers show them. */
+static double us3(double us) { return round(us * 1e3) / 1e3; }
+
+static cJSON *event(const char *name, const char *ph, int tid, double ts)
 {
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "name", name ? name : "");
+    cJSON_AddStringToObject(e, "ph", ph);
+    cJSON_AddNumberToObject(e, "pid", 1);
+    if (tid)
+        cJSON_AddNumberToObject(e, "tid", tid);
+    if (ts >= 0)
+        cJSON_AddNumberToObject(e, "ts", us3(ts));
+    return e;
+}
+
+/* Prints e (then frees it) after a separator; 0, or -1 when out of memory. */
+static int emit(FILE *f, cJSON *e, int first)
+{
+    char *s = e ? cJSON_PrintUnformatted(e) : NULL;
+    cJSON_Delete(e);
+    if (!s)
+        return -1;
+    fprintf(f, "%s%s", first ? "" : ",\n", s);
+    free(s);
+    return 0;
+}
+
+static cJSON *metadata(const char *what, int tid, const char *name)
+{
+    cJSON *e = event(what, "M", tid, -1);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(e, "args"), "name", name);
+    return e;
 }
 
 int trace_write(const si_trace *t, const char *path)
@@ -46,29 +69,24 @@ int trace_write(const si_trace *t, const char *path)
         return -1;
     static const char *tracks[] = {"compute", "uploads and reads", "spills and downloads"};
     fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
-    fprintf(f, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": "
-               "\"streaminfer\"}}");
+    int bad = emit(f, metadata("process_name", 0, "streaminfer"), 1);
     for (int i = 0; i < 3; i++)
-        fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %d, "
-                   "\"args\": {\"name\": \"%s\"}}",
-                i + 1, tracks[i]);
+        bad |= emit(f, metadata("thread_name", i + 1, tracks[i]), 0);
     for (int i = 0; i < t->n; i++) {
-        const si_trace_event *e = &t->ev[i];
-        if (e->track > 0) {
-            fprintf(f, ",\n{\"name\": ");
-            json_str(f, e->name);
-            fprintf(f, ", \"ph\": \"X\", \"pid\": 1, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f, "
-                       "\"args\": {\"detail\": ",
-                    e->track, e->t0, e->t1 - e->t0);
-            json_str(f, e->detail);
-            fprintf(f, "}}");
+        const si_trace_event *ev = &t->ev[i];
+        if (ev->track > 0) {
+            cJSON *e = event(ev->name, "X", ev->track, ev->t0);
+            cJSON_AddNumberToObject(e, "dur", us3(ev->t1 - ev->t0));
+            cJSON_AddStringToObject(cJSON_AddObjectToObject(e, "args"), "detail",
+                                    ev->detail ? ev->detail : "");
+            bad |= emit(f, e, 0);
         }
-        fprintf(f, ",\n{\"name\": \"GPU bytes in use\", \"ph\": \"C\", \"pid\": 1, \"ts\": %.3f, "
-                   "\"args\": {\"bytes\": %llu}}",
-                e->t1, (unsigned long long)e->bytes_in_use);
+        cJSON *c = event("GPU bytes in use", "C", 0, ev->t1);
+        cJSON_AddNumberToObject(cJSON_AddObjectToObject(c, "args"), "bytes", (double)ev->bytes_in_use);
+        bad |= emit(f, c, 0);
     }
     fprintf(f, "\n]}\n");
-    return fclose(f) == 0 ? 0 : -1;
+    return fclose(f) == 0 && !bad ? 0 : -1;
 }
 
 void trace_free(si_trace *t)

@@ -5,7 +5,8 @@
 #   tests/cli_args_test.sh STREAMINFER CACHE_DIR
 set -u
 SI=$1
-M=$2/human-models/models/emotion.json
+CACHE=$2
+M=$CACHE/human-models/models/emotion.json
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fails=0
@@ -46,8 +47,76 @@ code "--output over a file" 1 "--output" --output "$M" "$M"
     node -e 'const s = JSON.parse(require("fs").readFileSync(process.argv[1]));
              if (!(s.peak_vram_bytes > 0)) process.exit(1)' "$T/s.json" &&
     ok "--stats - writes JSON to stdout" || bad "--stats -: $(head -c 200 "$T/s.json")"
+# the debug options that si_options holds as fields: parsed and checked (issue 23)
+code "--no-stages --driver-reserve --plan-prefetch --plan-debug accepted" 0 "" -q --no-stages \
+    --driver-reserve --plan-prefetch --plan-debug "$M"
+code "--check-steps 1e-3 accepted" 0 "" -q --check-steps 1e-3 "$M"
+code "--check-steps abc refused" 2 "--check-steps" --check-steps abc "$M"
+code "--check-steps 0 refused" 2 "--check-steps" --check-steps 0 "$M"
+code "--check-steps -1 refused" 2 "--check-steps" --check-steps -1 "$M"
+code "--no-stages takes no value" 2 "--no-stages" --no-stages=1 "$M"
+# --runs N: a warm-up, then min / median / p90 / max on stdout and in --stats
+code "--runs 3" 0 "" --runs 3 --stats "$T/r.json" "$M"
+grep -q '^runs     2 timed after 1 warm-up run: min [0-9.]* ms, median [0-9.]* ms, p90 [0-9.]* ms, max [0-9.]* ms$' "$T/out" &&
+    ok "--runs 3 prints the run times of 2 timed runs" || bad "--runs 3 stdout: $(cat "$T/out")"
+node -e 'const s = JSON.parse(require("fs").readFileSync(process.argv[1]));
+         if (!(s.runs === 3 && s.timed_runs === 2 && s.run_ms_min > 0 && s.run_ms_min <= s.run_ms_median &&
+               s.run_ms_median <= s.run_ms_p90 && s.run_ms_p90 <= s.run_ms_max)) process.exit(1)' "$T/r.json" &&
+    ok "--stats has runs, timed_runs and run_ms_min <= median <= p90 <= max" || bad "--runs stats: $(cat "$T/r.json")"
+# --stats keeps the "key": number lines that tests/ and bench/ read with sed
+for k in peak_vram_bytes lower_bound_bytes wall_ms run_ms max_dispatch_elements; do
+    grep -q "^  \"$k\": [0-9.]*,$" "$T/r.json" || bad "--stats: no '\"$k\": number' line"
+done
+# --trace is JSON (cJSON) a viewer can read
+code "--trace" 0 "" -q --trace "$T/t.json" "$M"
+node -e 'const t = JSON.parse(require("fs").readFileSync(process.argv[1])).traceEvents;
+         if (!t.some(e => e.ph === "X" && e.tid === 1 && e.dur >= 0) || !t.some(e => e.ph === "C")) process.exit(1)' \
+    "$T/t.json" && ok "--trace writes Chrome trace JSON" || bad "--trace: $(head -c 300 "$T/t.json")"
+# --backend host prints no GPU figures; sizes read MiB with the bytes beside them
+code "--backend host" 0 "" --backend host "$M"
+! grep -q "peak GPU\|limits \|paging \|GPU steps" "$T/out" && grep -q "MiB ([0-9]* bytes)" "$T/out" &&
+    ok "--backend host: no GPU figures, sizes in MiB (bytes)" || bad "--backend host output: $(cat "$T/out")"
+code "--backend gpu prints GPU figures" 0 "" "$M"
+grep -q "peak GPU [0-9.]* MiB ([0-9]* bytes)" "$T/out" && ok "GPU figures in MiB (bytes)" || bad "gpu output: $(cat "$T/out")"
+# info: the model described; JSON; a bad model exits 3 with one line
+code "info" 0 "" info "$M"
+grep -q "^input     input_1 float32 \[-1,64,64,1\]$" "$T/out" && grep -q "^output    Identity float32 \[1,7\]$" "$T/out" &&
+    grep -q "^ops       45 nodes, .*_FusedConv2D 9" "$T/out" && grep -q "^weights   23 tensors, .*820516 bytes" "$T/out" &&
+    grep -q "^control   loops no, switch no" "$T/out" && grep -q "^gpu  " "$T/out" &&
+    ok "info: inputs, outputs, ops, weights, control flow, GPU" || bad "info output: $(cat "$T/out")"
+code "info --json" 0 "" info --json "$M"
+need=$(node -e 'const s = JSON.parse(require("fs").readFileSync(process.argv[1]));
+    if (s.inputs[0].shape[0] !== -1 || s.ops._FusedConv2D !== 9 || s.weights.count !== 23 ||
+        s.weights.stored_dtypes.float32 !== 22 || s.control_flow.loops !== false || !(s.lower_bound_bytes > 0) ||
+        !(s.smallest_budget_bytes > 0 && s.smallest_budget_bytes <= s.lower_bound_bytes) ||
+        !(s.gpu.max_buffer_bytes > 0) || !s.gpu.renderer) process.exit(1);
+    console.log(s.smallest_budget_bytes)' "$T/out") && ok "info --json has the same figures" ||
+    bad "info --json: $(head -c 400 "$T/out")"
+[ -n "$need" ] && code "the smallest budget info names runs" 0 "" -q --vram "$need" "$M"
+L=$CACHE/human-models/models/faceboxes.json
+if [ -f "$L" ]; then
+    code "info of a model with loops" 0 "" info --json "$L"
+    node -e 'const s = JSON.parse(require("fs").readFileSync(process.argv[1]));
+             if (s.control_flow.loops !== true) process.exit(1)' "$T/out" && ok "info names loops" ||
+        bad "info on a looping model: $(head -c 300 "$T/out")"
+fi
+code "info of a missing model: model error" 3 "/nonexistent" info /nonexistent/model.json
+code "info refuses --stats" 2 "--stats" info --stats "$T/i.json" "$M"
+code "--json is info's" 2 "--json" --json "$M"
+# progress: on a terminal a line redrawn with \r; not a word when stderr is not one
+code "no progress when stderr is not a terminal" 0 "" --runs 4 "$M"
+[ ! -s "$T/err" ] && ok "stderr empty off a terminal" || bad "progress off a terminal: $(cat -v "$T/err")"
+if command -v script >/dev/null 2>&1; then
+    script -qec "'$SI' --runs 4 '$M' >/dev/null" "$T/tty" >/dev/null 2>&1
+    grep -q "streaminfer: run [0-9] of 4: step [0-9]* of [0-9]*" "$T/tty" && ok "progress on a terminal" ||
+        bad "no progress on a terminal: $(cat -v "$T/tty" | head -c 300)"
+    script -qec "'$SI' -q --runs 4 '$M'" "$T/tty" >/dev/null 2>&1
+    ! grep -q "step" "$T/tty" && ok "-q: no progress on a terminal" || bad "-q shows progress"
+fi
 "$SI" --help > "$T/help"
-for w in "Exit status" "2 bad usage" "3 the model" "4 no plan fits" "5 the GPU"; do
+for w in "Exit status" "2 bad usage" "3 the model" "4 no plan fits" "5 the GPU" "streaminfer plan" \
+         "streaminfer info" --no-stages --driver-reserve "--check-steps TOL" --plan-prefetch --plan-debug \
+         run_ms_median --json; do
     grep -q -- "$w" "$T/help" || bad "--help does not document '$w'"
 done
 [ "$fails" -eq 0 ]

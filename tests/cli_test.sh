@@ -14,6 +14,15 @@ bad() { echo "  FAIL $1"; fails=$((fails + 1)); }
 "$SI" --help >"$T/help" 2>&1 && grep -q -- "--vram" "$T/help" && grep -q -- "--stats" "$T/help" &&
     ok "--help exits 0 and documents the options" || bad "--help"
 "$SI" -h >/dev/null 2>&1 && ok "-h exits 0" || bad "-h"
+# the README's command-line block is --help, and the man page has every option of it
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+sed -n '/^## Command line/,/^## Library/p' "$TOP/README.md" | sed -n '/^```$/,/^```$/p' | sed '1d;$d' >"$T/readme"
+cmp -s "$T/help" "$T/readme" && ok "README's command-line block is --help" ||
+    bad "README's command-line block differs from --help: $(diff "$T/help" "$T/readme" | head -5)"
+sed 's/\\//g' "$TOP/docs/streaminfer.1" >"$T/man"
+for o in $(grep '^  -' "$T/help" | grep -o -- '--*[a-zA-Z][a-z-]*') "streaminfer plan" "streaminfer info"; do
+    grep -qF -- "$o" "$T/man" || bad "the man page lacks $o"
+done
 
 expect_fail() { # description, expected text on stderr, args...
     d=$1; want=$2; shift 2
