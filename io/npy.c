@@ -186,8 +186,11 @@ static void io_npy_value_text(io_npy_kind kind, const uint8_t *p, char *buf, siz
     int64_t i = 0;
     uint64_t u = 0;
     io_npy_vkind vk = io_npy_elem(kind, p, &f, &i, &u);
-    if (vk == IO_NPY_VF)
-        snprintf(buf, n, "%.17g", f);
+    if (vk == IO_NPY_VF) { /* the shortest of 15 or 17 digits that reads back as the value */
+        snprintf(buf, n, "%.15g", f);
+        if (strtod(buf, NULL) != f && f == f)
+            snprintf(buf, n, "%.17g", f);
+    }
     else if (vk == IO_NPY_VI)
         snprintf(buf, n, "%lld", (long long)i);
     else

@@ -767,6 +767,230 @@ static void test_npy(void **state)
     assert_non_null(strstr(err.message, "x.npy"));
 }
 
+/* ---- npy read as a model's dtype ---- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15u;
+static uint64_t rnd64(void)
+{
+    rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* float16 decoded here from its fields, not with io_half_to_float */
+static double half_value(uint16_t h)
+{
+    int sign = h >> 15, e = (h >> 10) & 31, m = h & 1023;
+    double v = e == 31 ? (m ? NAN : INFINITY) : e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+    return sign ? -v : v;
+}
+
+enum { NPY_F2, NPY_F4, NPY_F8, NPY_B1, NPY_I1, NPY_U1, NPY_I2, NPY_U2, NPY_I4, NPY_U4, NPY_I8, NPY_U8, NPY_KINDS };
+static const struct {
+    const char *descr;
+    int size, is_float, is_signed;
+} npy_kinds[NPY_KINDS] = {
+    {"<f2", 2, 1, 1}, {"<f4", 4, 1, 1}, {"<f8", 8, 1, 1}, {"|b1", 1, 0, 0}, {"|i1", 1, 0, 1}, {"|u1", 1, 0, 0},
+    {"<i2", 2, 0, 1}, {"<u2", 2, 0, 0}, {"<i4", 4, 0, 1}, {"<u4", 4, 0, 0}, {"<i8", 8, 0, 1}, {"<u8", 8, 0, 0},
+};
+
+/* Element i of a file of kind k as what it means: a double for floats (NaN
+ * and infinities kept), otherwise an exact integer in a __int128. */
+static void npy_elem_value(int k, const uint8_t *p, double *f, __int128 *v)
+{
+    uint64_t u = 0;
+    memcpy(&u, p, (size_t)npy_kinds[k].size);
+    int bits = 8 * npy_kinds[k].size;
+    if (k == NPY_F2)
+        *f = half_value((uint16_t)u);
+    else if (k == NPY_F4) {
+        float x;
+        memcpy(&x, p, 4);
+        *f = x;
+    } else if (k == NPY_F8)
+        memcpy(f, p, 8);
+    else if (k == NPY_B1)
+        *v = u != 0; /* a bool byte other than 0 is true, 1 as a number */
+    else if (npy_kinds[k].is_signed && bits < 64 && (u >> (bits - 1)) & 1)
+        *v = (__int128)u - ((__int128)1 << bits);
+    else if (npy_kinds[k].is_signed && bits == 64)
+        *v = (int64_t)u;
+    else
+        *v = u;
+}
+
+/* Random stored bytes for kind k; wide: any bits (NaN, infinities, values
+ * beyond int32), else values every dtype holds. */
+static void npy_random(int k, int wide, uint8_t *buf, int n)
+{
+    for (int i = 0; i < n; i++) {
+        uint8_t *p = buf + (size_t)i * (size_t)npy_kinds[k].size;
+        uint64_t r = rnd64();
+        if (k == NPY_B1)
+            r = wide ? r & 0xff : r & 1; /* numpy writes 0/1; other bytes are true too */
+        else if (!wide && k == NPY_F2)
+            r = (r & 0x83ff) | (((r >> 16) % 31) << 10); /* no exponent 31 */
+        else if (!wide && k == NPY_F4) {
+            float x = (float)((double)(int64_t)r / 4.3e9);
+            memcpy(&r, &x, 4);
+        } else if (!wide && k == NPY_F8) {
+            double x = i % 3 ? (double)(int64_t)r / 4.3e9 : (double)(int64_t)r / 9.3e18;
+            memcpy(&r, &x, 8);
+        } else if (!wide && npy_kinds[k].size >= 4)
+            r = (uint64_t)(int64_t)(int32_t)r & (npy_kinds[k].is_signed ? ~0ull : 0x7fffffffull);
+        if (wide && i < 4 && npy_kinds[k].is_float) { /* the non-finite values, for sure */
+            double sp[4] = {NAN, INFINITY, -INFINITY, -0.0};
+            float spf = (float)sp[i];
+            uint16_t sph[4] = {0x7e00, 0x7c00, 0xfc00, 0x8000};
+            if (k == NPY_F2) r = sph[i];
+            else if (k == NPY_F4) memcpy(&r, &spf, 4);
+            else memcpy(&r, &sp[i], 8);
+        }
+        memcpy(p, &r, (size_t)npy_kinds[k].size);
+    }
+}
+
+/* What TensorFlow.js makes of one value as dtype want, worked out here from
+ * the value itself; returns 0 where int32 cannot hold it. */
+static int npy_expect(int k, const uint8_t *p, si_dtype want, uint8_t out[4])
+{
+    double f = 0;
+    __int128 v = 0;
+    npy_elem_value(k, p, &f, &v);
+    int isf = npy_kinds[k].is_float;
+    if (want == SI_BOOL) {
+        out[0] = isf ? !(f == 0.0) : v != 0;
+        return 1;
+    }
+    if (want == SI_FLOAT32) {
+        /* a JS number first: integers past 2^53 are rounded to a double */
+        float x = isf ? (float)f : (float)(double)(long double)v;
+        memcpy(out, &x, 4);
+        if (k == NPY_F4)
+            memcpy(out, p, 4); /* the file's bits, NaN payloads too */
+        return 1;
+    }
+    double t = isf ? trunc(f) : 0;
+    if (isf && !(isfinite(t) && t >= -2147483648.0 && t <= 2147483647.0))
+        return 0;
+    if (!isf && (v < INT32_MIN || v > INT32_MAX))
+        return 0;
+    int32_t x = isf ? (int32_t)(int64_t)t : (int32_t)v;
+    memcpy(out, &x, 4);
+    return 1;
+}
+
+static void check_npy_as(int k, int wide, const uint8_t *raw, int n, const char *name, si_dtype want)
+{
+    int rank = -1;
+    int64_t shape[SI_MAX_RANK];
+    void *data = (void *)1;
+    si_error err = {0};
+    si_result st = si_npy_read_as(path_in("npy", name), want, &rank, shape, &data, &err);
+    size_t os = want == SI_BOOL ? 1 : 4;
+    uint8_t e[96 * 4];
+    assert_true(n <= 96);
+    for (int i = 0; i < n; i++)
+        if (!npy_expect(k, raw + (size_t)i * (size_t)npy_kinds[k].size, want, e + os * (size_t)i)) {
+            char at[48];
+            snprintf(at, sizeof at, "at index %d ", i);
+            assert_int_equal(st, SI_ERR_FORMAT);
+            assert_null(data);
+            assert_non_null(strstr(err.message, name));
+            assert_non_null(strstr(err.message, at)); /* the first one */
+            return;
+        }
+    if (st != SI_OK)
+        fail_msg("%s as %s: %s", name, si_dtype_name(want), err.message);
+    for (int i = 0; i < n; i++) {
+        float ef = 0, gf = 0;
+        if (want == SI_FLOAT32)
+            memcpy(&ef, e + 4 * (size_t)i, 4), memcpy(&gf, (uint8_t *)data + 4 * (size_t)i, 4);
+        if (want == SI_FLOAT32 && k != NPY_F4 && isnan(ef) && isnan(gf))
+            continue; /* a NaN is a NaN: its payload is not a value */
+        if (memcmp((uint8_t *)data + os * (size_t)i, e + os * (size_t)i, os))
+            fail_msg("%s (%s) as %s, [%d]: bytes differ", name, wide ? "wide" : "narrow", si_dtype_name(want), i);
+    }
+    assert_int_equal(st, SI_OK);
+    assert_int_equal(rank, 2);
+    assert_int_equal(shape[0], 4);
+    assert_int_equal(shape[1], n / 4);
+    free(data);
+}
+
+static void test_npy_as(void **state)
+{
+    (void)state;
+    enum { N = 96 };
+    uint8_t raw[N * 8];
+    const si_dtype wants[3] = {SI_FLOAT32, SI_INT32, SI_BOOL};
+    for (int k = 0; k < NPY_KINDS; k++)
+        for (int wide = 0; wide < 2; wide++) {
+            npy_random(k, wide, raw, N);
+            char name[32], dict[96];
+            snprintf(name, sizeof name, "as_%s_%d.npy", npy_kinds[k].descr + 1, wide);
+            snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (4, %d), }",
+                     npy_kinds[k].descr, N / 4);
+            write_npy_raw(name, 1, dict, raw, (size_t)N * (size_t)npy_kinds[k].size);
+            for (int w = 0; w < 3; w++)
+                check_npy_as(k, wide, raw, N, name, wants[w]);
+            /* si_npy_read gives the file's own kind: what read_as gives for it */
+            si_dtype dt, nat = k == NPY_B1 ? SI_BOOL : npy_kinds[k].is_float ? SI_FLOAT32 : SI_INT32;
+            int rank;
+            int64_t shape[SI_MAX_RANK];
+            void *a = NULL, *b = NULL;
+            si_error err = {0};
+            si_result s1 = si_npy_read(path_in("npy", name), &dt, &rank, shape, &a, &err);
+            si_result s2 = si_npy_read_as(path_in("npy", name), nat, &rank, shape, &b, &err);
+            assert_int_equal(s1, s2);
+            if (s1 == SI_OK) {
+                assert_int_equal(dt, nat);
+                assert_memory_equal(a, b, N * si_dtype_size(nat));
+            }
+            if (!wide)
+                assert_int_equal(s1, SI_OK);
+            free(a), free(b);
+        }
+
+    /* the edges, values TensorFlow.js gives (node, tfjs-core 4: tf.tensor([-2.7], [1], 'int32')
+     * is -2; Math.fround(Number(2n**54n + 2n**30n + 1n)) is 2**54, not 2**54 + 2**31) */
+    int rank;
+    int64_t shape[SI_MAX_RANK];
+    void *data = NULL;
+    si_error err = {0};
+    const double d[4] = {-2147483648.9, 2147483647.9, -2.7, 1e39};
+    write_npy_raw("edge_f8.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }", d, sizeof d);
+    assert_int_equal(si_npy_read_as(path_in("npy", "edge_f8.npy"), SI_FLOAT32, &rank, shape, &data, &err), SI_OK);
+    assert_true(((float *)data)[3] == INFINITY);
+    free(data);
+    assert_int_equal(si_npy_read_as(path_in("npy", "edge_f8.npy"), SI_INT32, &rank, shape, &data, &err), SI_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "float64 value 1e+39 at index 3 cannot be represented as int32"));
+    write_npy_raw("edge3_f8.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", d, 3 * 8);
+    assert_int_equal(si_npy_read_as(path_in("npy", "edge3_f8.npy"), SI_INT32, &rank, shape, &data, &err), SI_OK);
+    assert_int_equal(((int32_t *)data)[0], INT32_MIN);
+    assert_int_equal(((int32_t *)data)[1], INT32_MAX);
+    assert_int_equal(((int32_t *)data)[2], -2);
+    free(data);
+    const int64_t l[2] = {(INT64_C(1) << 54) + (INT64_C(1) << 30) + 1, INT64_C(1) << 31};
+    write_npy_raw("edge_i8.npy", 1, "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", l, sizeof l);
+    assert_int_equal(si_npy_read_as(path_in("npy", "edge_i8.npy"), SI_FLOAT32, &rank, shape, &data, &err), SI_OK);
+    assert_true(((float *)data)[0] == 18014398509481984.0f);
+    free(data);
+    assert_int_equal(si_npy_read_as(path_in("npy", "edge_i8.npy"), SI_INT32, &rank, shape, &data, &err), SI_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "edge_i8.npy: int64 value 18014399583223809 at index 0"));
+    const uint16_t h[2] = {0x3c00, 0x7e00}; /* 1, NaN */
+    write_npy_raw("edge_f2.npy", 1, "{'descr': '<f2', 'fortran_order': False, 'shape': (2,), }", h, sizeof h);
+    assert_int_equal(si_npy_read_as(path_in("npy", "edge_f2.npy"), SI_BOOL, &rank, shape, &data, &err), SI_OK);
+    assert_int_equal(((uint8_t *)data)[1], 1); /* NaN != 0 */
+    free(data);
+    assert_int_equal(si_npy_read_as(path_in("npy", "edge_f2.npy"), SI_INT32, &rank, shape, &data, &err), SI_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "float16 value nan at index 1"));
+    data = (void *)1;
+    assert_int_equal(si_npy_read_as(path_in("npy", "edge_f2.npy"), (si_dtype)9, &rank, shape, &data, &err), SI_ERR_ARG);
+    assert_null(data);
+    assert_non_null(strstr(err.message, "edge_f2.npy"));
+    assert_int_equal(si_npy_read_as(path_in("npy", "nope.npy"), SI_FLOAT32, &rank, shape, &data, &err), SI_ERR_IO);
+}
+
 /* ---- image ---- */
 
 static si_result read_img(const char *path, int h, int w, si_dtype dt, void **data, si_error *err)
@@ -875,6 +1099,7 @@ int main(void)
         cmocka_unit_test(test_weights),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_npy),
+        cmocka_unit_test(test_npy_as),
         cmocka_unit_test(test_image),
     };
     return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
