@@ -1092,6 +1092,191 @@ static void test_image(void **state)
     assert_int_equal(read_img(path_in("img", "a.png"), 2, 2, SI_BOOL, &data, &err), SI_ERR_ARG);
 }
 
+/* ---- images read with channels and a fit ---- */
+
+/* tf.image.resizeBilinear's defaults in double, on c channels */
+static double tf_bilinear_c(const int32_t *px, int c, int ih, int iw, int oh, int ow, int y, int x, int k)
+{
+    double sy = y * ((double)ih / oh), sx = x * ((double)iw / ow);
+    int y0 = (int)sy, x0 = (int)sx;
+    int y1 = y0 + 1 < ih ? y0 + 1 : ih - 1, x1 = x0 + 1 < iw ? x0 + 1 : iw - 1;
+    double fy = sy - y0, fx = sx - x0;
+#define PX(yy, xx) px[((yy) * iw + (xx)) * c + k]
+    double top = PX(y0, x0) + (PX(y0, x1) - PX(y0, x0)) * fx;
+    double bot = PX(y1, x0) + (PX(y1, x1) - PX(y1, x0)) * fx;
+#undef PX
+    return top + (bot - top) * fy;
+}
+
+/* sc-channel pixels as dc channels, the test's own way: gray from RGB as
+ * tfjs's rgbToGrayscale computes it (einsum: products in float32, their sum
+ * in a JS number, stored as float32; then cast to int32) */
+static void ref_channels(const uint8_t *px, int n, int sc, int dc, int32_t *out)
+{
+    for (int i = 0; i < n; i++) {
+        const uint8_t *p = px + i * sc;
+        int32_t *o = out + i * dc;
+        if (dc == 1) {
+            double sum = sc < 3 ? p[0]
+                                : (double)(float)(p[0] * (double)0.2989f) + (double)(float)(p[1] * (double)0.5870f) +
+                                      (double)(float)(p[2] * (double)0.1140f);
+            o[0] = (int32_t)(float)sum;
+            continue;
+        }
+        for (int k = 0; k < 3; k++)
+            o[k] = sc < 3 ? p[0] : p[k];
+        if (dc == 4)
+            o[3] = sc == 2 || sc == 4 ? p[sc - 1] : 255;
+    }
+}
+
+static void test_image_channels(void **state)
+{
+    (void)state;
+    make_dir("imgc");
+    enum { W = 7, H = 5 };
+    uint8_t px[4][H * W * 4];
+    char name[4][16];
+    for (int sc = 1; sc <= 4; sc++) {
+        for (int k = 0; k < H * W * sc; k++)
+            px[sc - 1][k] = (uint8_t)rnd64();
+        snprintf(name[sc - 1], sizeof name[0], "c%d.png", sc);
+        assert_true(stbi_write_png(path_in("imgc", name[sc - 1]), W, H, sc, px[sc - 1], W * sc));
+    }
+    si_error err = {0};
+    for (int sc = 1; sc <= 4; sc++)
+        for (int dc = 1; dc <= 4; dc += dc == 1 ? 2 : 1) {
+            int h = 0, w = 0;
+            void *data = NULL;
+            si_image_info info;
+            assert_int_equal(si_image_read_as(path_in("imgc", name[sc - 1]), &h, &w, dc, SI_INT32, SI_FIT_STRETCH,
+                                              &data, &info, &err), SI_OK);
+            assert_int_equal(h, H);
+            assert_int_equal(w, W);
+            assert_int_equal(info.src_channels, sc);
+            assert_int_equal(info.channels, dc);
+            int32_t want[H * W * 4];
+            ref_channels(px[sc - 1], H * W, sc, dc, want);
+            assert_memory_equal(data, want, (size_t)H * W * dc * 4);
+            if (dc == 3) { /* stb's own conversion to RGB, si_image_read's before */
+                unsigned char *rgb = NULL;
+                int h0, w0;
+                assert_int_equal(io_image_decode(path_in("imgc", name[sc - 1]), &h0, &w0, &rgb, &err), SI_OK);
+                for (int k = 0; k < H * W * 3; k++)
+                    assert_int_equal(((int32_t *)data)[k], rgb[k]);
+                free(rgb);
+                void *old = NULL;
+                assert_int_equal(si_image_read(path_in("imgc", name[sc - 1]), &h, &w, SI_INT32, &old, &err), SI_OK);
+                assert_memory_equal(old, data, (size_t)H * W * 3 * 4);
+                free(old);
+            }
+            free(data);
+        }
+    /* every gray level rgbToGrayscale can give, on a ramp */
+    uint8_t ramp[64 * 3];
+    for (int i = 0; i < 64 * 3; i++)
+        ramp[i] = (uint8_t)(i * 4 + i / 3);
+    assert_true(stbi_write_png(path_in("imgc", "ramp.png"), 64, 1, 3, ramp, 64 * 3));
+    int h = 0, w = 0;
+    void *data = NULL;
+    assert_int_equal(si_image_read_as(path_in("imgc", "ramp.png"), &h, &w, 1, SI_INT32, SI_FIT_STRETCH, &data, NULL,
+                                      &err), SI_OK);
+    int32_t want[64];
+    ref_channels(ramp, 64, 3, 1, want);
+    assert_memory_equal(data, want, sizeof want);
+    free(data);
+    assert_int_equal(si_image_read_as(path_in("imgc", "c3.png"), &h, &w, 2, SI_INT32, SI_FIT_STRETCH, &data, NULL,
+                                      &err), SI_ERR_ARG);
+    assert_non_null(strstr(err.message, "c3.png"));
+    assert_int_equal(si_image_read_as(path_in("imgc", "c3.png"), &h, &w, 3, SI_INT32, (si_fit)7, &data, NULL, &err),
+                     SI_ERR_ARG);
+    assert_null(data);
+}
+
+/* The result of one fit against the test's own geometry and resize. */
+static void check_fit(const char *path, const uint8_t *px, int sc, int h0, int w0, int H, int W, int dc, si_fit fit)
+{
+    int32_t src[16 * 16 * 4];
+    ref_channels(px, h0 * w0, sc, dc, src);
+    /* the resized size: the scale that fits (FIT) or covers (CROP), to the nearest pixel */
+    double s = fit == SI_FIT_FIT ? fmin((double)H / h0, (double)W / w0) : fmax((double)H / h0, (double)W / w0);
+    int rh = H, rw = W;
+    if (fit != SI_FIT_STRETCH && (double)W / w0 == s)
+        rh = (int)lround((double)h0 * W / w0);
+    else if (fit != SI_FIT_STRETCH)
+        rw = (int)lround((double)w0 * H / h0);
+    rh = rh < 1 ? 1 : rh, rw = rw < 1 ? 1 : rw;
+    int dy = fit == SI_FIT_FIT ? (H - rh) / 2 : fit == SI_FIT_CROP ? -((rh - H) / 2) : 0;
+    int dx = fit == SI_FIT_FIT ? (W - rw) / 2 : fit == SI_FIT_CROP ? -((rw - W) / 2) : 0;
+    int h = H, w = W;
+    void *data = NULL;
+    si_image_info info;
+    si_error err = {0};
+    assert_int_equal(si_image_read_as(path, &h, &w, dc, SI_FLOAT32, fit, &data, &info, &err), SI_OK);
+    assert_int_equal(info.resized_height, rh);
+    assert_int_equal(info.resized_width, rw);
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            for (int k = 0; k < dc; k++) {
+                int iy = y - dy, ix = x - dx; /* in the resized image */
+                double want = iy < 0 || iy >= rh || ix < 0 || ix >= rw
+                                  ? 0 : tf_bilinear_c(src, dc, h0, w0, rh, rw, iy, ix, k) / 255.0;
+                double got = ((float *)data)[(y * W + x) * dc + k];
+                if (!(fabs(got - want) <= 1e-5))
+                    fail_msg("%dx%d to %dx%d fit %d, (%d,%d,%d): %g, expected %g", w0, h0, W, H, (int)fit, y, x, k, got,
+                             want);
+            }
+    free(data);
+}
+
+static void test_image_fit(void **state)
+{
+    (void)state;
+    make_dir("imgf");
+    uint8_t px[16 * 16 * 4];
+    for (size_t k = 0; k < sizeof px; k++)
+        px[k] = (uint8_t)rnd64();
+    /* 8 wide, 4 high into 6x6; 3 wide, 9 high into 4x4: the geometry by hand */
+    assert_true(stbi_write_png(path_in("imgf", "wide.png"), 8, 4, 4, px, 8 * 4));
+    assert_true(stbi_write_png(path_in("imgf", "tall.png"), 3, 9, 3, px, 3 * 3));
+    const struct {
+        const char *name;
+        int H, W, dc;
+        si_fit fit;
+        const char *how;
+    } cases[] = {
+        {"wide.png", 6, 6, 3, SI_FIT_FIT, "8x4 RGBA -> 6x6 RGB, fit: resized to 6x3, at rows 1..3, the rest 0"},
+        {"wide.png", 6, 6, 4, SI_FIT_CROP, "8x4 RGBA -> 6x6 RGBA, crop: resized to 12x6, columns 3..8 kept"},
+        {"wide.png", 6, 6, 1, SI_FIT_STRETCH, "8x4 RGBA -> 6x6 gray, stretch: resized to 6x6"},
+        {"tall.png", 4, 4, 3, SI_FIT_FIT, "3x9 RGB -> 4x4 RGB, fit: resized to 1x4, at columns 1..1, the rest 0"},
+        {"tall.png", 4, 4, 3, SI_FIT_CROP, "3x9 RGB -> 4x4 RGB, crop: resized to 4x12, rows 4..7 kept"},
+        {"tall.png", 18, 6, 3, SI_FIT_FIT, "3x9 RGB -> 6x18 RGB, fit: resized to 6x18"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int h = cases[i].H, w = cases[i].W;
+        void *data = NULL;
+        si_image_info info;
+        si_error err = {0};
+        assert_int_equal(si_image_read_as(path_in("imgf", cases[i].name), &h, &w, cases[i].dc, SI_INT32, cases[i].fit,
+                                          &data, &info, &err), SI_OK);
+        free(data);
+        char how[160];
+        assert_int_equal(si_image_info_format(&info, how, sizeof how), (int)strlen(cases[i].how));
+        assert_string_equal(how, cases[i].how);
+        int wide = cases[i].name[0] == 'w';
+        check_fit(path_in("imgf", cases[i].name), px, wide ? 4 : 3, wide ? 4 : 9, wide ? 8 : 3, cases[i].H, cases[i].W,
+                  cases[i].dc, cases[i].fit);
+    }
+    /* random sizes, channels and modes */
+    for (int t = 0; t < 40; t++) {
+        int h0 = 1 + (int)(rnd64() % 16), w0 = 1 + (int)(rnd64() % 16), sc = 1 + (int)(rnd64() % 4);
+        int H = 1 + (int)(rnd64() % 12), W = 1 + (int)(rnd64() % 12), dc = (int)(rnd64() % 3);
+        dc = dc == 0 ? 1 : dc + 2;
+        assert_true(stbi_write_png(path_in("imgf", "r.png"), w0, h0, sc, px, w0 * sc));
+        check_fit(path_in("imgf", "r.png"), px, sc, h0, w0, H, W, dc, (si_fit)(t % 3));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1101,6 +1286,8 @@ int main(void)
         cmocka_unit_test(test_npy),
         cmocka_unit_test(test_npy_as),
         cmocka_unit_test(test_image),
+        cmocka_unit_test(test_image_channels),
+        cmocka_unit_test(test_image_fit),
     };
     return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
 }
