@@ -863,7 +863,7 @@ static int npy_expect(int k, const uint8_t *p, si_dtype want, uint8_t out[4])
     }
     if (want == SI_FLOAT32) {
         /* a JS number first: integers past 2^53 are rounded to a double */
-        float x = isf ? (float)f : (float)(double)(long double)v;
+        float x = isf ? (float)f : (float)(double)v;
         memcpy(out, &x, 4);
         if (k == NPY_F4)
             memcpy(out, p, 4); /* the file's bits, NaN payloads too */
