@@ -182,7 +182,7 @@ si_result si_image_read_as(const char *path, int *height, int *width, int channe
     if (data)
         *data = NULL;
     if (!path || !height || !width || !data)
-        return base_fail(err, SI_ERR_ARG, "si_image_read: path, height, width and data are required");
+        return base_fail(err, SI_ERR_ARG, "si_image_read_as: path, height, width and data are required");
     if (*height < 0 || *width < 0)
         return base_fail(err, SI_ERR_ARG, "%s: bad image size %dx%d", path, *height, *width);
     if (dtype != SI_FLOAT32 && dtype != SI_INT32)
@@ -203,7 +203,8 @@ si_result si_image_read_as(const char *path, int *height, int *width, int channe
     int rows = fit == SI_FIT_CROP ? in.height : in.resized_height;
     size_t n0 = (size_t)h0 * (size_t)w0, nf = (size_t)rows * (size_t)in.resized_width * (size_t)c;
     size_t n = (size_t)in.height * (size_t)in.width * (size_t)c;
-    if (nf > ((size_t)1 << 28))
+    /* a strip of extreme aspect: cropping it would resize it to many times the result */
+    if (fit == SI_FIT_CROP && nf / 8 > n && nf > ((size_t)1 << 24))
         return free(px), base_fail(err, SI_ERR_ARG, "%s: fitting %dx%d to %dx%d by cropping resizes it to %dx%d, "
                                    "too wide to hold", path, w0, h0, in.width, in.height, in.resized_width,
                                    in.resized_height);

@@ -1267,6 +1267,19 @@ static void test_image_fit(void **state)
         check_fit(path_in("imgf", cases[i].name), px, wide ? 4 : 3, wide ? 4 : 9, wide ? 8 : 3, cases[i].H, cases[i].W,
                   cases[i].dc, cases[i].fit);
     }
+    /* a strip 64 wide, 1 high cropped to 1024x1024 would be resized to 65536x1024 */
+    assert_true(stbi_write_png(path_in("imgf", "strip.png"), 64, 1, 3, px, 64 * 3));
+    int h = 1024, w = 1024;
+    void *data = (void *)1;
+    si_error err = {0};
+    assert_int_equal(si_image_read_as(path_in("imgf", "strip.png"), &h, &w, 3, SI_FLOAT32, SI_FIT_CROP, &data, NULL,
+                                      &err), SI_ERR_ARG);
+    assert_null(data);
+    assert_non_null(strstr(err.message, "strip.png: fitting 64x1 to 1024x1024 by cropping resizes it to 65536x1024"));
+    assert_int_equal(si_image_read_as(path_in("imgf", "strip.png"), &h, &w, 3, SI_FLOAT32, SI_FIT_FIT, &data, NULL,
+                                      &err), SI_OK);
+    assert_true(((float *)data)[0] == 0.0f && ((float *)data)[3 * 1024 * 512] == px[0] / 255.0f);
+    free(data);
     /* random sizes, channels and modes */
     for (int t = 0; t < 40; t++) {
         int h0 = 1 + (int)(rnd64() % 16), w0 = 1 + (int)(rnd64() % 16), sc = 1 + (int)(rnd64() % 4);
