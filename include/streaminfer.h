@@ -176,6 +176,17 @@ si_result si_print_info(const char *path, const si_options *opt, const si_tensor
  * si_npy_read allocates *data (free with free()); bool is 1 byte an element. */
 si_result si_npy_read(const char *path, si_dtype *dtype, int *rank, int64_t shape[SI_MAX_RANK],
                       void **data, si_error *err);
+/* Reads a .npy of float16/32/64, bool, int8/16/32/64 or uint8/16/32/64 (little-endian,
+ * C order) as want (float32, int32 or bool: a model input's dtype), as TensorFlow.js
+ * takes the numbers (tf.tensor, then tf.cast): to float32 the nearest float (an int64
+ * or uint64 goes through a JS number, a double, first; a float64 beyond float32's
+ * range becomes +-inf, as Float32Array makes it); to int32 floats are cut toward
+ * zero; to bool, value != 0 (NaN is true). Refused (SI_ERR_FORMAT, naming the file,
+ * the value and its index) where int32 cannot hold a value: NaN, +-inf, or outside
+ * -2^31..2^31-1 (JS would wrap it modulo 2^32). A bad want is SI_ERR_ARG. float32 and
+ * int32 files read as their own dtype keep their bits. *data as si_npy_read. */
+si_result si_npy_read_as(const char *path, si_dtype want, int *rank, int64_t shape[SI_MAX_RANK],
+                         void **data, si_error *err);
 si_result si_npy_write(const char *path, si_dtype dtype, int rank, const int64_t *shape,
                        const void *data, si_error *err);
 /* Decodes an image (jpg, png, bmp, ...), resizes it to height x width as
@@ -184,6 +195,38 @@ si_result si_npy_write(const char *path, si_dtype dtype, int rank, const int64_t
  * reported back through them. */
 si_result si_image_read(const char *path, int *height, int *width, si_dtype dtype, void **data,
                         si_error *err);
+
+/* How an image meets a height x width input. STRETCH: resized to it (si_image_read's);
+ * FIT: aspect kept, resized to fit inside, centred, the rest 0; CROP: aspect kept,
+ * resized to cover it, the centre cut out. Sizes round to the nearest pixel; an odd
+ * margin puts its extra pixel after the image (bottom, right). */
+typedef enum { SI_FIT_STRETCH, SI_FIT_FIT, SI_FIT_CROP } si_fit;
+
+/* What si_image_read_as did. Channels: 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA. */
+typedef struct {
+    int src_height, src_width, src_channels; /* the file's */
+    int height, width, channels;             /* the result's */
+    si_fit fit;
+    int resized_height, resized_width;       /* the image once resized */
+    /* FIT: where the resized image sits in the result (rows top..top+resized_height-1);
+     * CROP: the result's place in the resized image; STRETCH: 0 */
+    int top, left;
+} si_image_info;
+
+/* si_image_read with a choice of channels (1, 3 or 4) and of fitting. The file's
+ * channels are converted first, at its own size: gray to RGB(A) replicates; RGB(A)
+ * to gray is tf.image.rgbToGrayscale of the int32 pixels tf.browser.fromPixels gives
+ * (0.2989 R + 0.5870 G + 0.1140 B in float32, cut to an integer); RGBA to RGB drops
+ * alpha; no alpha to RGBA adds 255. Then resized as si_image_read does (resizeBilinear
+ * defaults), float32 scaled to [0,1], int32 cut. height/width 0 keep the image's own.
+ * info (may be NULL) says what was done. si_image_read is
+ * si_image_read_as(..., 3, dtype, SI_FIT_STRETCH, data, NULL, err). */
+si_result si_image_read_as(const char *path, int *height, int *width, int channels, si_dtype dtype,
+                           si_fit fit, void **data, si_image_info *info, si_error *err);
+/* One line (no newline) for a person: "1280x720 RGBA -> 256x256 RGB, fit: resized to
+ * 256x144, at rows 56..199, the rest 0" (sizes width x height). Returns what
+ * snprintf returns. */
+int si_image_info_format(const si_image_info *info, char *buf, size_t n);
 
 const char *si_version(void);
 const char *si_dtype_name(si_dtype t);

@@ -264,20 +264,20 @@ static si_result io_read_file(const char *path, unsigned char **buf, size_t *len
 
 /* stb_image_load_from_memory with its assertions caught (io_stb_guard): NULL
  * when it fails either way; g holds what it had allocated. */
-static unsigned char *io_stb_decode(const unsigned char *file, int len, int *w, int *h,
-                                    io_stb_guard *g)
+static unsigned char *io_stb_decode(const unsigned char *file, int len, int *w, int *h, int *ch,
+                                    int req, io_stb_guard *g)
 {
-    int ch;
     unsigned char *img = NULL;
     io_stb_g = g;
     if (setjmp(g->jb) == 0)
-        img = stbi_load_from_memory(file, len, w, h, &ch, 3);
+        img = stbi_load_from_memory(file, len, w, h, ch, req);
     io_stb_g = NULL;
     return g->failed ? NULL : img;
 }
 
-si_result io_image_decode(const char *path, int *height, int *width, unsigned char **rgb,
-                          si_error *err)
+/* req: stb's req_comp, 0 for the file's own channels (then *channels says them) */
+static si_result io_image_load(const char *path, int req, int *height, int *width, int *channels,
+                               unsigned char **rgb, si_error *err)
 {
     *rgb = NULL;
     unsigned char *file = NULL;
@@ -303,9 +303,9 @@ si_result io_image_decode(const char *path, int *height, int *width, unsigned ch
         return base_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: corrupt PNG (a chunk is longer "
                        "than the file)", path);
     }
-    int w = 0, h = 0;
+    int w = 0, h = 0, ch = 0;
     io_stb_guard guard = {.n = 0};
-    unsigned char *img = io_stb_decode(file, (int)file_len, &w, &h, &guard);
+    unsigned char *img = io_stb_decode(file, (int)file_len, &w, &h, &ch, req, &guard);
     int failed_assert = guard.failed;
     for (size_t i = 0; i < guard.n; i++)
         if (guard.blocks[i] != img)
@@ -325,8 +325,27 @@ si_result io_image_decode(const char *path, int *height, int *width, unsigned ch
     }
     /* stb's buffer goes back to the caller as plain malloc'ed memory */
     /* stb's blocks are plain malloc'ed ones (io_stb_malloc) */
+    if (!req && (ch < 1 || ch > 4)) {
+        free(img);
+        return base_fail(err, SI_ERR_FORMAT, "%s: cannot decode image: %d channels", path, ch);
+    }
     *height = h;
     *width = w;
+    *channels = req ? req : ch;
     *rgb = img;
     return SI_OK;
+}
+
+si_result io_image_decode(const char *path, int *height, int *width, unsigned char **rgb,
+                          si_error *err)
+{
+    int ch;
+    return io_image_load(path, 3, height, width, &ch, rgb, err);
+}
+
+si_result io_image_decode_any(const char *path, int *height, int *width, int *channels,
+                              unsigned char **px, si_error *err)
+{
+    *channels = 0;
+    return io_image_load(path, 0, height, width, channels, px, err);
 }

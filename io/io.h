@@ -127,10 +127,15 @@ si_result io_reader_wait(io_reader *r, si_error *err);
 si_result io_reader_read(io_reader *r, int w, void *dst, si_error *err); /* submit + wait */
 void io_reader_close(io_reader *r);
 
-/* .npy: reads <f4 <i4 |b1 |u1 (u1 → int32) <f8 (→ float32) <i8 (→ int32, range checked), C order.
- * Data: float32, int32, or 1 byte per bool. */
+/* .npy: reads <f2 <f4 <f8 |b1 |i1 |u1 <i2 <u2 <i4 <u4 <i8 <u8, C order, to the
+ * file's own kind: floats → float32, bool → bool, integers → int32 (range
+ * checked). Data: float32, int32, or 1 byte per bool. */
 si_result io_npy_read(const char *path, si_dtype *dtype, int *rank, int64_t shape[SI_MAX_RANK],
                       void **data, si_error *err);
+/* The same files converted to want (float32, int32, bool) as TensorFlow.js
+ * would (si_npy_read_as in streaminfer.h says how). */
+si_result io_npy_read_as(const char *path, si_dtype want, int *rank, int64_t shape[SI_MAX_RANK],
+                         void **data, si_error *err);
 si_result io_npy_write(const char *path, si_dtype dtype, int rank, const int64_t *shape,
                        const void *data, si_error *err);
 
@@ -139,5 +144,9 @@ si_result io_npy_write(const char *path, si_dtype dtype, int rank, const int64_t
  * runtime's (si_image_read), with the bilinear resize of the op table. */
 si_result io_image_decode(const char *path, int *height, int *width, unsigned char **rgb,
                           si_error *err);
+/* The same with the file's own channels (*channels: 1 gray, 2 gray+alpha, 3 RGB,
+ * 4 RGBA), HWC; *px malloc'ed. */
+si_result io_image_decode_any(const char *path, int *height, int *width, int *channels,
+                              unsigned char **px, si_error *err);
 
 #endif

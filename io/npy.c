@@ -28,16 +28,22 @@ static const char *io_npy_value(const char *h, const char *key)
     return p;
 }
 
-typedef enum { IO_NPY_F4, IO_NPY_I4, IO_NPY_B1, IO_NPY_U1, IO_NPY_F8, IO_NPY_I8 } io_npy_kind;
+typedef enum {
+    IO_NPY_F2, IO_NPY_F4, IO_NPY_F8, IO_NPY_B1, IO_NPY_I1, IO_NPY_U1, IO_NPY_I2, IO_NPY_U2,
+    IO_NPY_I4, IO_NPY_U4, IO_NPY_I8, IO_NPY_U8
+} io_npy_kind;
 
 static const struct {
-    const char *code;
+    const char *code, *name;
     io_npy_kind kind;
     size_t size;
 } io_npy_types[] = {
-    {"f4", IO_NPY_F4, 4}, {"i4", IO_NPY_I4, 4}, {"b1", IO_NPY_B1, 1},
-    {"u1", IO_NPY_U1, 1}, {"f8", IO_NPY_F8, 8}, {"i8", IO_NPY_I8, 8},
+    {"f2", "float16", IO_NPY_F2, 2}, {"f4", "float32", IO_NPY_F4, 4}, {"f8", "float64", IO_NPY_F8, 8},
+    {"b1", "bool", IO_NPY_B1, 1},    {"i1", "int8", IO_NPY_I1, 1},    {"u1", "uint8", IO_NPY_U1, 1},
+    {"i2", "int16", IO_NPY_I2, 2},   {"u2", "uint16", IO_NPY_U2, 2},  {"i4", "int32", IO_NPY_I4, 4},
+    {"u4", "uint32", IO_NPY_U4, 4},  {"i8", "int64", IO_NPY_I8, 8},   {"u8", "uint64", IO_NPY_U8, 8},
 };
+#define IO_NPY_CODES "<f2 <f4 <f8 |b1 |i1 |u1 <i2 <u2 <i4 <u4 <i8 <u8"
 
 static si_result io_npy_header(const char *path, const char *h, io_npy_kind *kind, size_t *esize,
                                int *rank, int64_t *shape, uint64_t *count, si_error *err)
@@ -48,7 +54,7 @@ static si_result io_npy_header(const char *path, const char *h, io_npy_kind *kin
     char q = *d++;
     const char *end = strchr(d, q);
     if (!end || end - d != 3)
-        return base_fail(err, SI_ERR_UNSUPPORTED, "%s: .npy dtype is not one of <f4 <i4 |b1 |u1 <f8 <i8", path);
+        return base_fail(err, SI_ERR_UNSUPPORTED, "%s: .npy dtype is not one of " IO_NPY_CODES, path);
     int found = 0;
     for (size_t i = 0; i < sizeof io_npy_types / sizeof io_npy_types[0]; i++) {
         if (strncmp(d + 1, io_npy_types[i].code, 2))
@@ -63,7 +69,7 @@ static si_result io_npy_header(const char *path, const char *h, io_npy_kind *kin
         }
     }
     if (!found)
-        return base_fail(err, SI_ERR_UNSUPPORTED, "%s: .npy dtype '%.3s' is not supported (want <f4 <i4 |b1 |u1 <f8 <i8)",
+        return base_fail(err, SI_ERR_UNSUPPORTED, "%s: .npy dtype '%.3s' is not supported (want " IO_NPY_CODES ")",
                        path, d);
 
     const char *f = io_npy_value(h, "fortran_order");
@@ -108,50 +114,129 @@ static si_result io_npy_header(const char *path, const char *h, io_npy_kind *kin
     return SI_OK;
 }
 
-static si_result io_npy_convert(const char *path, io_npy_kind kind, const uint8_t *src, uint64_t n,
-                                si_dtype *dtype, void **data, si_error *err)
+/* One stored element, widened without loss: a float kind to double, a signed
+ * one to int64, an unsigned one to uint64. Returns which. */
+typedef enum { IO_NPY_VF, IO_NPY_VI, IO_NPY_VU } io_npy_vkind;
+
+static io_npy_vkind io_npy_elem(io_npy_kind kind, const uint8_t *p, double *f, int64_t *i, uint64_t *u)
 {
-    size_t osize = kind == IO_NPY_B1 ? 1 : 4;
+    union { float f4; double f8; int8_t i1; int16_t i2; uint16_t u2; int32_t i4; uint32_t u4; int64_t i8;
+            uint64_t u8; } v;
+    switch (kind) {
+    case IO_NPY_F2: memcpy(&v.u2, p, 2); *f = io_half_to_float(v.u2); return IO_NPY_VF;
+    case IO_NPY_F4: memcpy(&v.f4, p, 4); *f = v.f4; return IO_NPY_VF;
+    case IO_NPY_F8: memcpy(&v.f8, p, 8); *f = v.f8; return IO_NPY_VF;
+    case IO_NPY_B1: *u = p[0] != 0; return IO_NPY_VU;
+    case IO_NPY_U1: *u = p[0]; return IO_NPY_VU;
+    case IO_NPY_I1: memcpy(&v.i1, p, 1); *i = v.i1; return IO_NPY_VI;
+    case IO_NPY_I2: memcpy(&v.i2, p, 2); *i = v.i2; return IO_NPY_VI;
+    case IO_NPY_U2: memcpy(&v.u2, p, 2); *u = v.u2; return IO_NPY_VU;
+    case IO_NPY_I4: memcpy(&v.i4, p, 4); *i = v.i4; return IO_NPY_VI;
+    case IO_NPY_U4: memcpy(&v.u4, p, 4); *u = v.u4; return IO_NPY_VU;
+    case IO_NPY_I8: memcpy(&v.i8, p, 8); *i = v.i8; return IO_NPY_VI;
+    case IO_NPY_U8: memcpy(&v.u8, p, 8); *u = v.u8; break;
+    }
+    return IO_NPY_VU;
+}
+
+/* One element to want as TensorFlow.js would take it (tf.tensor of the
+ * numbers, then tf.cast): to float32 the nearest float (a 64-bit integer goes
+ * through a JS number, a double, first; a float64 past float32's range becomes
+ * an infinity, as Float32Array makes it); to int32 floats are cut toward zero;
+ * to bool, value != 0 (NaN is true). Returns 0, or -1 where int32 cannot hold
+ * the value (NaN, an infinity, out of range: JS would wrap it modulo 2^32,
+ * tf.tensor's debug mode refuses NaN and infinities). */
+static int io_npy_put(io_npy_kind kind, const uint8_t *p, si_dtype want, uint8_t *out)
+{
+    double f = 0;
+    int64_t i = 0;
+    uint64_t u = 0;
+    io_npy_vkind vk = io_npy_elem(kind, p, &f, &i, &u);
+    if (want == SI_BOOL) {
+        *out = vk == IO_NPY_VF ? f != 0 : vk == IO_NPY_VI ? i != 0 : u != 0;
+        return 0;
+    }
+    if (want == SI_FLOAT32) {
+        float x = vk == IO_NPY_VF ? (float)f : vk == IO_NPY_VI ? (float)(double)i : (float)(double)u;
+        memcpy(out, &x, 4);
+        return 0;
+    }
+    int32_t x;
+    if (vk == IO_NPY_VF) {
+        if (!(f > -2147483649.0 && f < 2147483648.0)) /* NaN fails both */
+            return -1;
+        x = (int32_t)f;
+    } else if (vk == IO_NPY_VI) {
+        if (i < INT32_MIN || i > INT32_MAX)
+            return -1;
+        x = (int32_t)i;
+    } else {
+        if (u > INT32_MAX)
+            return -1;
+        x = (int32_t)u;
+    }
+    memcpy(out, &x, 4);
+    return 0;
+}
+
+/* The stored value at p as text, for a refusal. */
+static void io_npy_value_text(io_npy_kind kind, const uint8_t *p, char *buf, size_t n)
+{
+    double f = 0;
+    int64_t i = 0;
+    uint64_t u = 0;
+    io_npy_vkind vk = io_npy_elem(kind, p, &f, &i, &u);
+    if (vk == IO_NPY_VF) { /* the shortest of 15 or 17 digits that reads back as the value */
+        snprintf(buf, n, "%.15g", f);
+        if (strtod(buf, NULL) != f && f == f)
+            snprintf(buf, n, "%.17g", f);
+    }
+    else if (vk == IO_NPY_VI)
+        snprintf(buf, n, "%lld", (long long)i);
+    else
+        snprintf(buf, n, "%llu", (unsigned long long)u);
+}
+
+static si_dtype io_npy_natural(io_npy_kind kind)
+{
+    return kind == IO_NPY_B1 ? SI_BOOL
+           : kind == IO_NPY_F2 || kind == IO_NPY_F4 || kind == IO_NPY_F8 ? SI_FLOAT32 : SI_INT32;
+}
+
+static si_result io_npy_convert(const char *path, io_npy_kind kind, size_t esize, const uint8_t *src,
+                                uint64_t n, si_dtype want, void **data, si_error *err)
+{
+    size_t osize = want == SI_BOOL ? 1 : 4;
     uint8_t *out = malloc(n ? (size_t)n * osize : 1);
     if (!out)
         return base_fail(err, SI_ERR_NOMEM, "%s: out of memory", path);
-    for (uint64_t i = 0; i < n; i++) {
-        float f;
-        int32_t x;
-        double dv;
-        int64_t lv;
-        switch (kind) {
-        case IO_NPY_F4:
-        case IO_NPY_I4: memcpy(out + 4 * i, src + 4 * i, 4); break;
-        case IO_NPY_B1: out[i] = src[i] != 0; break;
-        case IO_NPY_U1:
-            x = src[i];
-            memcpy(out + 4 * i, &x, 4);
-            break;
-        case IO_NPY_F8:
-            memcpy(&dv, src + 8 * i, 8);
-            f = (float)dv;
-            memcpy(out + 4 * i, &f, 4);
-            break;
-        case IO_NPY_I8:
-            memcpy(&lv, src + 8 * i, 8);
-            if (lv < INT32_MIN || lv > INT32_MAX) {
-                free(out);
-                return base_fail(err, SI_ERR_FORMAT, "%s: int64 value %lld at index %llu does not fit int32", path,
-                               (long long)lv, (unsigned long long)i);
-            }
-            x = (int32_t)lv;
-            memcpy(out + 4 * i, &x, 4);
-            break;
-        }
+    /* the file's own 4-byte types are copied: the same bits (NaN payloads too) */
+    if ((kind == IO_NPY_F4 && want == SI_FLOAT32) || (kind == IO_NPY_I4 && want == SI_INT32)) {
+        if (n)
+            memcpy(out, src, (size_t)n * 4);
+        *data = out;
+        return SI_OK;
     }
-    *dtype = kind == IO_NPY_B1 ? SI_BOOL : kind == IO_NPY_F4 || kind == IO_NPY_F8 ? SI_FLOAT32 : SI_INT32;
+    for (uint64_t i = 0; i < n; i++) {
+        if (io_npy_put(kind, src + esize * i, want, out + osize * i) == 0)
+            continue;
+        char v[40];
+        io_npy_value_text(kind, src + esize * i, v, sizeof v);
+        free(out);
+        const char *name = "?";
+        for (size_t k = 0; k < sizeof io_npy_types / sizeof io_npy_types[0]; k++)
+            if (io_npy_types[k].kind == kind)
+                name = io_npy_types[k].name;
+        return base_fail(err, SI_ERR_FORMAT, "%s: %s value %s at index %llu cannot be represented as int32", path,
+                         name, v, (unsigned long long)i);
+    }
     *data = out;
     return SI_OK;
 }
 
-si_result io_npy_read(const char *path, si_dtype *dtype, int *rank, int64_t shape[SI_MAX_RANK],
-                      void **data, si_error *err)
+/* want: SI_FLOAT32, SI_INT32, SI_BOOL, or -1 for the file's own (io_npy_natural). */
+static si_result io_npy_load(const char *path, int want, si_dtype *dtype, int *rank,
+                             int64_t shape[SI_MAX_RANK], void **data, si_error *err)
 {
     *data = NULL;
     FILE *f = fopen(path, "rb");
@@ -217,14 +302,36 @@ si_result io_npy_read(const char *path, si_dtype *dtype, int *rank, int64_t shap
                     (unsigned long long)(count * esize));
         goto done;
     }
-    s = io_npy_convert(path, kind, buf + hstart + hlen, count, dtype, data, err);
+    si_dtype dt = want < 0 ? io_npy_natural(kind) : (si_dtype)want;
+    s = io_npy_convert(path, kind, esize, buf + hstart + hlen, count, dt, data, err);
     if (!s) {
+        *dtype = dt;
         *rank = r;
         memcpy(shape, shp, sizeof shp);
     }
 done:
     free(buf);
     return s;
+}
+
+si_result io_npy_read(const char *path, si_dtype *dtype, int *rank, int64_t shape[SI_MAX_RANK],
+                      void **data, si_error *err)
+{
+    return io_npy_load(path, -1, dtype, rank, shape, data, err);
+}
+
+si_result io_npy_read_as(const char *path, si_dtype want, int *rank, int64_t shape[SI_MAX_RANK],
+                         void **data, si_error *err)
+{
+    if (data)
+        *data = NULL;
+    if (!path || !rank || !shape || !data)
+        return base_fail(err, SI_ERR_ARG, "si_npy_read_as: path, rank, shape and data are required");
+    if (want != SI_FLOAT32 && want != SI_INT32 && want != SI_BOOL)
+        return base_fail(err, SI_ERR_ARG, "%s: cannot read a .npy as dtype %d (float32, int32 or bool)", path,
+                         (int)want);
+    si_dtype dt;
+    return io_npy_load(path, (int)want, &dt, rank, shape, data, err);
 }
 
 si_result io_npy_write(const char *path, si_dtype dtype, int rank, const int64_t *shape,

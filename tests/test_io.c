@@ -767,6 +767,230 @@ static void test_npy(void **state)
     assert_non_null(strstr(err.message, "x.npy"));
 }
 
+/* ---- npy read as a model's dtype ---- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15u;
+static uint64_t rnd64(void)
+{
+    rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* float16 decoded here from its fields, not with io_half_to_float */
+static double half_value(uint16_t h)
+{
+    int sign = h >> 15, e = (h >> 10) & 31, m = h & 1023;
+    double v = e == 31 ? (m ? NAN : INFINITY) : e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+    return sign ? -v : v;
+}
+
+enum { NPY_F2, NPY_F4, NPY_F8, NPY_B1, NPY_I1, NPY_U1, NPY_I2, NPY_U2, NPY_I4, NPY_U4, NPY_I8, NPY_U8, NPY_KINDS };
+static const struct {
+    const char *descr;
+    int size, is_float, is_signed;
+} npy_kinds[NPY_KINDS] = {
+    {"<f2", 2, 1, 1}, {"<f4", 4, 1, 1}, {"<f8", 8, 1, 1}, {"|b1", 1, 0, 0}, {"|i1", 1, 0, 1}, {"|u1", 1, 0, 0},
+    {"<i2", 2, 0, 1}, {"<u2", 2, 0, 0}, {"<i4", 4, 0, 1}, {"<u4", 4, 0, 0}, {"<i8", 8, 0, 1}, {"<u8", 8, 0, 0},
+};
+
+/* Element i of a file of kind k as what it means: a double for floats (NaN
+ * and infinities kept), otherwise an exact integer in a __int128. */
+static void npy_elem_value(int k, const uint8_t *p, double *f, __int128 *v)
+{
+    uint64_t u = 0;
+    memcpy(&u, p, (size_t)npy_kinds[k].size);
+    int bits = 8 * npy_kinds[k].size;
+    if (k == NPY_F2)
+        *f = half_value((uint16_t)u);
+    else if (k == NPY_F4) {
+        float x;
+        memcpy(&x, p, 4);
+        *f = x;
+    } else if (k == NPY_F8)
+        memcpy(f, p, 8);
+    else if (k == NPY_B1)
+        *v = u != 0; /* a bool byte other than 0 is true, 1 as a number */
+    else if (npy_kinds[k].is_signed && bits < 64 && (u >> (bits - 1)) & 1)
+        *v = (__int128)u - ((__int128)1 << bits);
+    else if (npy_kinds[k].is_signed && bits == 64)
+        *v = (int64_t)u;
+    else
+        *v = u;
+}
+
+/* Random stored bytes for kind k; wide: any bits (NaN, infinities, values
+ * beyond int32), else values every dtype holds. */
+static void npy_random(int k, int wide, uint8_t *buf, int n)
+{
+    for (int i = 0; i < n; i++) {
+        uint8_t *p = buf + (size_t)i * (size_t)npy_kinds[k].size;
+        uint64_t r = rnd64();
+        if (k == NPY_B1)
+            r = wide ? r & 0xff : r & 1; /* numpy writes 0/1; other bytes are true too */
+        else if (!wide && k == NPY_F2)
+            r = (r & 0x83ff) | (((r >> 16) % 31) << 10); /* no exponent 31 */
+        else if (!wide && k == NPY_F4) {
+            float x = (float)((double)(int64_t)r / 4.3e9);
+            memcpy(&r, &x, 4);
+        } else if (!wide && k == NPY_F8) {
+            double x = i % 3 ? (double)(int64_t)r / 4.3e9 : (double)(int64_t)r / 9.3e18;
+            memcpy(&r, &x, 8);
+        } else if (!wide && npy_kinds[k].size >= 4)
+            r = (uint64_t)(int64_t)(int32_t)r & (npy_kinds[k].is_signed ? ~0ull : 0x7fffffffull);
+        if (wide && i < 4 && npy_kinds[k].is_float) { /* the non-finite values, for sure */
+            double sp[4] = {NAN, INFINITY, -INFINITY, -0.0};
+            float spf = (float)sp[i];
+            uint16_t sph[4] = {0x7e00, 0x7c00, 0xfc00, 0x8000};
+            if (k == NPY_F2) r = sph[i];
+            else if (k == NPY_F4) memcpy(&r, &spf, 4);
+            else memcpy(&r, &sp[i], 8);
+        }
+        memcpy(p, &r, (size_t)npy_kinds[k].size);
+    }
+}
+
+/* What TensorFlow.js makes of one value as dtype want, worked out here from
+ * the value itself; returns 0 where int32 cannot hold it. */
+static int npy_expect(int k, const uint8_t *p, si_dtype want, uint8_t out[4])
+{
+    double f = 0;
+    __int128 v = 0;
+    npy_elem_value(k, p, &f, &v);
+    int isf = npy_kinds[k].is_float;
+    if (want == SI_BOOL) {
+        out[0] = isf ? !(f == 0.0) : v != 0;
+        return 1;
+    }
+    if (want == SI_FLOAT32) {
+        /* a JS number first: integers past 2^53 are rounded to a double */
+        float x = isf ? (float)f : (float)(double)v;
+        memcpy(out, &x, 4);
+        if (k == NPY_F4)
+            memcpy(out, p, 4); /* the file's bits, NaN payloads too */
+        return 1;
+    }
+    double t = isf ? trunc(f) : 0;
+    if (isf && !(isfinite(t) && t >= -2147483648.0 && t <= 2147483647.0))
+        return 0;
+    if (!isf && (v < INT32_MIN || v > INT32_MAX))
+        return 0;
+    int32_t x = isf ? (int32_t)(int64_t)t : (int32_t)v;
+    memcpy(out, &x, 4);
+    return 1;
+}
+
+static void check_npy_as(int k, int wide, const uint8_t *raw, int n, const char *name, si_dtype want)
+{
+    int rank = -1;
+    int64_t shape[SI_MAX_RANK];
+    void *data = (void *)1;
+    si_error err = {0};
+    si_result st = si_npy_read_as(path_in("npy", name), want, &rank, shape, &data, &err);
+    size_t os = want == SI_BOOL ? 1 : 4;
+    uint8_t e[96 * 4];
+    assert_true(n <= 96);
+    for (int i = 0; i < n; i++)
+        if (!npy_expect(k, raw + (size_t)i * (size_t)npy_kinds[k].size, want, e + os * (size_t)i)) {
+            char at[48];
+            snprintf(at, sizeof at, "at index %d ", i);
+            assert_int_equal(st, SI_ERR_FORMAT);
+            assert_null(data);
+            assert_non_null(strstr(err.message, name));
+            assert_non_null(strstr(err.message, at)); /* the first one */
+            return;
+        }
+    if (st != SI_OK)
+        fail_msg("%s as %s: %s", name, si_dtype_name(want), err.message);
+    for (int i = 0; i < n; i++) {
+        float ef = 0, gf = 0;
+        if (want == SI_FLOAT32)
+            memcpy(&ef, e + 4 * (size_t)i, 4), memcpy(&gf, (uint8_t *)data + 4 * (size_t)i, 4);
+        if (want == SI_FLOAT32 && k != NPY_F4 && isnan(ef) && isnan(gf))
+            continue; /* a NaN is a NaN: its payload is not a value */
+        if (memcmp((uint8_t *)data + os * (size_t)i, e + os * (size_t)i, os))
+            fail_msg("%s (%s) as %s, [%d]: bytes differ", name, wide ? "wide" : "narrow", si_dtype_name(want), i);
+    }
+    assert_int_equal(st, SI_OK);
+    assert_int_equal(rank, 2);
+    assert_int_equal(shape[0], 4);
+    assert_int_equal(shape[1], n / 4);
+    free(data);
+}
+
+static void test_npy_as(void **state)
+{
+    (void)state;
+    enum { N = 96 };
+    uint8_t raw[N * 8];
+    const si_dtype wants[3] = {SI_FLOAT32, SI_INT32, SI_BOOL};
+    for (int k = 0; k < NPY_KINDS; k++)
+        for (int wide = 0; wide < 2; wide++) {
+            npy_random(k, wide, raw, N);
+            char name[32], dict[96];
+            snprintf(name, sizeof name, "as_%s_%d.npy", npy_kinds[k].descr + 1, wide);
+            snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (4, %d), }",
+                     npy_kinds[k].descr, N / 4);
+            write_npy_raw(name, 1, dict, raw, (size_t)N * (size_t)npy_kinds[k].size);
+            for (int w = 0; w < 3; w++)
+                check_npy_as(k, wide, raw, N, name, wants[w]);
+            /* si_npy_read gives the file's own kind: what read_as gives for it */
+            si_dtype dt, nat = k == NPY_B1 ? SI_BOOL : npy_kinds[k].is_float ? SI_FLOAT32 : SI_INT32;
+            int rank;
+            int64_t shape[SI_MAX_RANK];
+            void *a = NULL, *b = NULL;
+            si_error err = {0};
+            si_result s1 = si_npy_read(path_in("npy", name), &dt, &rank, shape, &a, &err);
+            si_result s2 = si_npy_read_as(path_in("npy", name), nat, &rank, shape, &b, &err);
+            assert_int_equal(s1, s2);
+            if (s1 == SI_OK) {
+                assert_int_equal(dt, nat);
+                assert_memory_equal(a, b, N * si_dtype_size(nat));
+            }
+            if (!wide)
+                assert_int_equal(s1, SI_OK);
+            free(a), free(b);
+        }
+
+    /* the edges, values TensorFlow.js gives (node, tfjs-core 4: tf.tensor([-2.7], [1], 'int32')
+     * is -2; Math.fround(Number(2n**54n + 2n**30n + 1n)) is 2**54, not 2**54 + 2**31) */
+    int rank;
+    int64_t shape[SI_MAX_RANK];
+    void *data = NULL;
+    si_error err = {0};
+    const double d[4] = {-2147483648.9, 2147483647.9, -2.7, 1e39};
+    write_npy_raw("edge_f8.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }", d, sizeof d);
+    assert_int_equal(si_npy_read_as(path_in("npy", "edge_f8.npy"), SI_FLOAT32, &rank, shape, &data, &err), SI_OK);
+    assert_true(((float *)data)[3] == INFINITY);
+    free(data);
+    assert_int_equal(si_npy_read_as(path_in("npy", "edge_f8.npy"), SI_INT32, &rank, shape, &data, &err), SI_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "float64 value 1e+39 at index 3 cannot be represented as int32"));
+    write_npy_raw("edge3_f8.npy", 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", d, 3 * 8);
+    assert_int_equal(si_npy_read_as(path_in("npy", "edge3_f8.npy"), SI_INT32, &rank, shape, &data, &err), SI_OK);
+    assert_int_equal(((int32_t *)data)[0], INT32_MIN);
+    assert_int_equal(((int32_t *)data)[1], INT32_MAX);
+    assert_int_equal(((int32_t *)data)[2], -2);
+    free(data);
+    const int64_t l[2] = {(INT64_C(1) << 54) + (INT64_C(1) << 30) + 1, INT64_C(1) << 31};
+    write_npy_raw("edge_i8.npy", 1, "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", l, sizeof l);
+    assert_int_equal(si_npy_read_as(path_in("npy", "edge_i8.npy"), SI_FLOAT32, &rank, shape, &data, &err), SI_OK);
+    assert_true(((float *)data)[0] == 18014398509481984.0f);
+    free(data);
+    assert_int_equal(si_npy_read_as(path_in("npy", "edge_i8.npy"), SI_INT32, &rank, shape, &data, &err), SI_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "edge_i8.npy: int64 value 18014399583223809 at index 0"));
+    const uint16_t h[2] = {0x3c00, 0x7e00}; /* 1, NaN */
+    write_npy_raw("edge_f2.npy", 1, "{'descr': '<f2', 'fortran_order': False, 'shape': (2,), }", h, sizeof h);
+    assert_int_equal(si_npy_read_as(path_in("npy", "edge_f2.npy"), SI_BOOL, &rank, shape, &data, &err), SI_OK);
+    assert_int_equal(((uint8_t *)data)[1], 1); /* NaN != 0 */
+    free(data);
+    assert_int_equal(si_npy_read_as(path_in("npy", "edge_f2.npy"), SI_INT32, &rank, shape, &data, &err), SI_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "float16 value nan at index 1"));
+    data = (void *)1;
+    assert_int_equal(si_npy_read_as(path_in("npy", "edge_f2.npy"), (si_dtype)9, &rank, shape, &data, &err), SI_ERR_ARG);
+    assert_null(data);
+    assert_non_null(strstr(err.message, "edge_f2.npy"));
+    assert_int_equal(si_npy_read_as(path_in("npy", "nope.npy"), SI_FLOAT32, &rank, shape, &data, &err), SI_ERR_IO);
+}
+
 /* ---- image ---- */
 
 static si_result read_img(const char *path, int h, int w, si_dtype dt, void **data, si_error *err)
@@ -868,6 +1092,204 @@ static void test_image(void **state)
     assert_int_equal(read_img(path_in("img", "a.png"), 2, 2, SI_BOOL, &data, &err), SI_ERR_ARG);
 }
 
+/* ---- images read with channels and a fit ---- */
+
+/* tf.image.resizeBilinear's defaults in double, on c channels */
+static double tf_bilinear_c(const int32_t *px, int c, int ih, int iw, int oh, int ow, int y, int x, int k)
+{
+    double sy = y * ((double)ih / oh), sx = x * ((double)iw / ow);
+    int y0 = (int)sy, x0 = (int)sx;
+    int y1 = y0 + 1 < ih ? y0 + 1 : ih - 1, x1 = x0 + 1 < iw ? x0 + 1 : iw - 1;
+    double fy = sy - y0, fx = sx - x0;
+#define PX(yy, xx) px[((yy) * iw + (xx)) * c + k]
+    double top = PX(y0, x0) + (PX(y0, x1) - PX(y0, x0)) * fx;
+    double bot = PX(y1, x0) + (PX(y1, x1) - PX(y1, x0)) * fx;
+#undef PX
+    return top + (bot - top) * fy;
+}
+
+/* sc-channel pixels as dc channels, the test's own way: gray from RGB as
+ * tfjs's rgbToGrayscale computes it (einsum: products in float32, their sum
+ * in a JS number, stored as float32; then cast to int32) */
+static void ref_channels(const uint8_t *px, int n, int sc, int dc, int32_t *out)
+{
+    for (int i = 0; i < n; i++) {
+        const uint8_t *p = px + i * sc;
+        int32_t *o = out + i * dc;
+        if (dc == 1) {
+            double sum = sc < 3 ? p[0]
+                                : (double)(float)(p[0] * (double)0.2989f) + (double)(float)(p[1] * (double)0.5870f) +
+                                      (double)(float)(p[2] * (double)0.1140f);
+            o[0] = (int32_t)(float)sum;
+            continue;
+        }
+        for (int k = 0; k < 3; k++)
+            o[k] = sc < 3 ? p[0] : p[k];
+        if (dc == 4)
+            o[3] = sc == 2 || sc == 4 ? p[sc - 1] : 255;
+    }
+}
+
+static void test_image_channels(void **state)
+{
+    (void)state;
+    make_dir("imgc");
+    enum { W = 7, H = 5 };
+    uint8_t px[4][H * W * 4];
+    char name[4][16];
+    for (int sc = 1; sc <= 4; sc++) {
+        for (int k = 0; k < H * W * sc; k++)
+            px[sc - 1][k] = (uint8_t)rnd64();
+        snprintf(name[sc - 1], sizeof name[0], "c%d.png", sc);
+        assert_true(stbi_write_png(path_in("imgc", name[sc - 1]), W, H, sc, px[sc - 1], W * sc));
+    }
+    si_error err = {0};
+    for (int sc = 1; sc <= 4; sc++)
+        for (int dc = 1; dc <= 4; dc += dc == 1 ? 2 : 1) {
+            int h = 0, w = 0;
+            void *data = NULL;
+            si_image_info info;
+            assert_int_equal(si_image_read_as(path_in("imgc", name[sc - 1]), &h, &w, dc, SI_INT32, SI_FIT_STRETCH,
+                                              &data, &info, &err), SI_OK);
+            assert_int_equal(h, H);
+            assert_int_equal(w, W);
+            assert_int_equal(info.src_channels, sc);
+            assert_int_equal(info.channels, dc);
+            int32_t want[H * W * 4];
+            ref_channels(px[sc - 1], H * W, sc, dc, want);
+            assert_memory_equal(data, want, (size_t)H * W * dc * 4);
+            if (dc == 3) { /* stb's own conversion to RGB, si_image_read's before */
+                unsigned char *rgb = NULL;
+                int h0, w0;
+                assert_int_equal(io_image_decode(path_in("imgc", name[sc - 1]), &h0, &w0, &rgb, &err), SI_OK);
+                for (int k = 0; k < H * W * 3; k++)
+                    assert_int_equal(((int32_t *)data)[k], rgb[k]);
+                free(rgb);
+                void *old = NULL;
+                assert_int_equal(si_image_read(path_in("imgc", name[sc - 1]), &h, &w, SI_INT32, &old, &err), SI_OK);
+                assert_memory_equal(old, data, (size_t)H * W * 3 * 4);
+                free(old);
+            }
+            free(data);
+        }
+    /* every gray level rgbToGrayscale can give, on a ramp */
+    uint8_t ramp[64 * 3];
+    for (int i = 0; i < 64 * 3; i++)
+        ramp[i] = (uint8_t)(i * 4 + i / 3);
+    assert_true(stbi_write_png(path_in("imgc", "ramp.png"), 64, 1, 3, ramp, 64 * 3));
+    int h = 0, w = 0;
+    void *data = NULL;
+    assert_int_equal(si_image_read_as(path_in("imgc", "ramp.png"), &h, &w, 1, SI_INT32, SI_FIT_STRETCH, &data, NULL,
+                                      &err), SI_OK);
+    int32_t want[64];
+    ref_channels(ramp, 64, 3, 1, want);
+    assert_memory_equal(data, want, sizeof want);
+    free(data);
+    assert_int_equal(si_image_read_as(path_in("imgc", "c3.png"), &h, &w, 2, SI_INT32, SI_FIT_STRETCH, &data, NULL,
+                                      &err), SI_ERR_ARG);
+    assert_non_null(strstr(err.message, "c3.png"));
+    assert_int_equal(si_image_read_as(path_in("imgc", "c3.png"), &h, &w, 3, SI_INT32, (si_fit)7, &data, NULL, &err),
+                     SI_ERR_ARG);
+    assert_null(data);
+}
+
+/* The result of one fit against the test's own geometry and resize. */
+static void check_fit(const char *path, const uint8_t *px, int sc, int h0, int w0, int H, int W, int dc, si_fit fit)
+{
+    int32_t src[16 * 16 * 4];
+    ref_channels(px, h0 * w0, sc, dc, src);
+    /* the resized size: the scale that fits (FIT) or covers (CROP), to the nearest pixel */
+    double s = fit == SI_FIT_FIT ? fmin((double)H / h0, (double)W / w0) : fmax((double)H / h0, (double)W / w0);
+    int rh = H, rw = W;
+    if (fit != SI_FIT_STRETCH && (double)W / w0 == s)
+        rh = (int)lround((double)h0 * W / w0);
+    else if (fit != SI_FIT_STRETCH)
+        rw = (int)lround((double)w0 * H / h0);
+    rh = rh < 1 ? 1 : rh, rw = rw < 1 ? 1 : rw;
+    int dy = fit == SI_FIT_FIT ? (H - rh) / 2 : fit == SI_FIT_CROP ? -((rh - H) / 2) : 0;
+    int dx = fit == SI_FIT_FIT ? (W - rw) / 2 : fit == SI_FIT_CROP ? -((rw - W) / 2) : 0;
+    int h = H, w = W;
+    void *data = NULL;
+    si_image_info info;
+    si_error err = {0};
+    assert_int_equal(si_image_read_as(path, &h, &w, dc, SI_FLOAT32, fit, &data, &info, &err), SI_OK);
+    assert_int_equal(info.resized_height, rh);
+    assert_int_equal(info.resized_width, rw);
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            for (int k = 0; k < dc; k++) {
+                int iy = y - dy, ix = x - dx; /* in the resized image */
+                double want = iy < 0 || iy >= rh || ix < 0 || ix >= rw
+                                  ? 0 : tf_bilinear_c(src, dc, h0, w0, rh, rw, iy, ix, k) / 255.0;
+                double got = ((float *)data)[(y * W + x) * dc + k];
+                if (!(fabs(got - want) <= 1e-5))
+                    fail_msg("%dx%d to %dx%d fit %d, (%d,%d,%d): %g, expected %g", w0, h0, W, H, (int)fit, y, x, k, got,
+                             want);
+            }
+    free(data);
+}
+
+static void test_image_fit(void **state)
+{
+    (void)state;
+    make_dir("imgf");
+    uint8_t px[16 * 16 * 4];
+    for (size_t k = 0; k < sizeof px; k++)
+        px[k] = (uint8_t)rnd64();
+    /* 8 wide, 4 high into 6x6; 3 wide, 9 high into 4x4: the geometry by hand */
+    assert_true(stbi_write_png(path_in("imgf", "wide.png"), 8, 4, 4, px, 8 * 4));
+    assert_true(stbi_write_png(path_in("imgf", "tall.png"), 3, 9, 3, px, 3 * 3));
+    const struct {
+        const char *name;
+        int H, W, dc;
+        si_fit fit;
+        const char *how;
+    } cases[] = {
+        {"wide.png", 6, 6, 3, SI_FIT_FIT, "8x4 RGBA -> 6x6 RGB, fit: resized to 6x3, at rows 1..3, the rest 0"},
+        {"wide.png", 6, 6, 4, SI_FIT_CROP, "8x4 RGBA -> 6x6 RGBA, crop: resized to 12x6, columns 3..8 kept"},
+        {"wide.png", 6, 6, 1, SI_FIT_STRETCH, "8x4 RGBA -> 6x6 gray, stretch: resized to 6x6"},
+        {"tall.png", 4, 4, 3, SI_FIT_FIT, "3x9 RGB -> 4x4 RGB, fit: resized to 1x4, at columns 1..1, the rest 0"},
+        {"tall.png", 4, 4, 3, SI_FIT_CROP, "3x9 RGB -> 4x4 RGB, crop: resized to 4x12, rows 4..7 kept"},
+        {"tall.png", 18, 6, 3, SI_FIT_FIT, "3x9 RGB -> 6x18 RGB, fit: resized to 6x18"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int h = cases[i].H, w = cases[i].W;
+        void *data = NULL;
+        si_image_info info;
+        si_error err = {0};
+        assert_int_equal(si_image_read_as(path_in("imgf", cases[i].name), &h, &w, cases[i].dc, SI_INT32, cases[i].fit,
+                                          &data, &info, &err), SI_OK);
+        free(data);
+        char how[160];
+        assert_int_equal(si_image_info_format(&info, how, sizeof how), (int)strlen(cases[i].how));
+        assert_string_equal(how, cases[i].how);
+        int wide = cases[i].name[0] == 'w';
+        check_fit(path_in("imgf", cases[i].name), px, wide ? 4 : 3, wide ? 4 : 9, wide ? 8 : 3, cases[i].H, cases[i].W,
+                  cases[i].dc, cases[i].fit);
+    }
+    /* a strip 64 wide, 1 high cropped to 1024x1024 would be resized to 65536x1024 */
+    assert_true(stbi_write_png(path_in("imgf", "strip.png"), 64, 1, 3, px, 64 * 3));
+    int h = 1024, w = 1024;
+    void *data = (void *)1;
+    si_error err = {0};
+    assert_int_equal(si_image_read_as(path_in("imgf", "strip.png"), &h, &w, 3, SI_FLOAT32, SI_FIT_CROP, &data, NULL,
+                                      &err), SI_ERR_ARG);
+    assert_null(data);
+    assert_non_null(strstr(err.message, "strip.png: fitting 64x1 to 1024x1024 by cropping resizes it to 65536x1024"));
+    assert_int_equal(si_image_read_as(path_in("imgf", "strip.png"), &h, &w, 3, SI_FLOAT32, SI_FIT_FIT, &data, NULL,
+                                      &err), SI_OK);
+    assert_true(((float *)data)[0] == 0.0f && ((float *)data)[3 * 1024 * 512] == px[0] / 255.0f);
+    free(data);
+    /* random sizes, channels and modes */
+    for (int t = 0; t < 40; t++) {
+        int h0 = 1 + (int)(rnd64() % 16), w0 = 1 + (int)(rnd64() % 16), sc = 1 + (int)(rnd64() % 4);
+        int H = 1 + (int)(rnd64() % 12), W = 1 + (int)(rnd64() % 12), dc = (int)(rnd64() % 3);
+        dc = dc == 0 ? 1 : dc + 2;
+        assert_true(stbi_write_png(path_in("imgf", "r.png"), w0, h0, sc, px, w0 * sc));
+        check_fit(path_in("imgf", "r.png"), px, sc, h0, w0, H, W, dc, (si_fit)(t % 3));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -875,7 +1297,10 @@ int main(void)
         cmocka_unit_test(test_weights),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_npy),
+        cmocka_unit_test(test_npy_as),
         cmocka_unit_test(test_image),
+        cmocka_unit_test(test_image_channels),
+        cmocka_unit_test(test_image_fit),
     };
     return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
 }
