@@ -24,6 +24,7 @@ typedef struct {
     int n_ins, runs, quiet, json, backend_set;
     const char *model, *outdir, *stats_path;
     uint32_t seed;
+    si_fit fit; /* --resize */
 } cli_args;
 
 /* What the runs measured, beside si_stats. */

@@ -42,8 +42,10 @@ static int ends_with(const char *s, const char *suf)
     return a >= b && !strcasecmp(s + a - b, suf);
 }
 
-/* Loads the tensor for model input i from a file. */
-static int load_input(si_model *m, int i, const char *file, si_tensor_in *t, void **owned)
+/* Loads the tensor for model input i from a file: a .npy converted to the
+ * input's dtype, or an image fitted to its height, width and channels. */
+static int load_input(si_model *m, int i, const char *file, const cli_args *a, si_tensor_in *t,
+                      void **owned)
 {
     const char *name;
     si_dtype dt;
@@ -53,9 +55,10 @@ static int load_input(si_model *m, int i, const char *file, si_tensor_in *t, voi
     si_error err = {0};
     t->name = name;
     if (ends_with(file, ".npy")) {
-        if (si_npy_read(file, &t->dtype, &t->rank, t->shape, owned, &err) != SI_OK)
+        if (si_npy_read_as(file, dt, &t->rank, t->shape, owned, &err) != SI_OK)
             return die("%s%s", err.message, "");
-        /* .npy files often come as float64/int64; io converts. Rank-3 images get a batch. */
+        t->dtype = dt;
+        /* Rank-3 images get a batch. */
         if (t->rank == rank - 1 && rank > 0 && (shape[0] == 1 || shape[0] == -1)) {
             memmove(t->shape + 1, t->shape, (size_t)t->rank * sizeof t->shape[0]);
             t->shape[0] = 1;
@@ -66,22 +69,30 @@ static int load_input(si_model *m, int i, const char *file, si_tensor_in *t, voi
         if (rank != 3 && rank != 4)
             return die("input '%s' has rank %s; an image needs rank 3 or 4 (HWC or NHWC)", name,
                        rank == 0 ? "0" : rank < 3 ? "< 3" : "> 4");
-        if (shape[lead + 2] != 3 && shape[lead + 2] != -1)
-            return die("input '%s' does not take 3 channels; give a .npy%s", name, "");
+        int64_t c = shape[lead + 2];
+        if (c != 1 && c != 3 && c != 4 && c != -1)
+            return die("input '%s' does not take 1, 3 or 4 channels; give a .npy%s", name, "");
+        int channels = c == -1 ? 3 : (int)c;
         h = shape[lead] > 0 ? (int)shape[lead] : 0;
         w = shape[lead + 1] > 0 ? (int)shape[lead + 1] : 0;
         si_dtype want = dt == SI_INT32 ? SI_INT32 : SI_FLOAT32;
         if (dt == SI_BOOL)
             return die("input '%s' is bool; give a .npy%s", name, "");
-        if (si_image_read(file, &h, &w, want, owned, &err) != SI_OK)
+        si_image_info info;
+        if (si_image_read_as(file, &h, &w, channels, want, a->fit, owned, &info, &err) != SI_OK)
             return die("%s%s", err.message, "");
+        if (!a->quiet) {
+            char how[256];
+            si_image_info_format(&info, how, sizeof how);
+            printf("input %s: %s\n", name, how);
+        }
         t->dtype = want;
         t->rank = rank;
         if (lead)
             t->shape[0] = 1;
         t->shape[lead] = h;
         t->shape[lead + 1] = w;
-        t->shape[lead + 2] = 3;
+        t->shape[lead + 2] = channels;
     }
     t->data = *owned;
     return 0;
@@ -152,7 +163,7 @@ int cli_make_inputs(si_model *m, const cli_args *a, si_tensor_in *tin, void **ow
             if (a->ins[k].name ? !strcmp(a->ins[k].name, nm) : (ni == 1 || k == i))
                 which = k;
         rc = which < 0 ? die("no --input for model input '%s'%s", nm, "")
-                       : load_input(m, i, a->ins[which].file, &tin[i], &owned[i]);
+                       : load_input(m, i, a->ins[which].file, a, &tin[i], &owned[i]);
     }
     return rc;
 }

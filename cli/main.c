@@ -44,10 +44,17 @@ static const char usage[] =
     "                       (its storage block size, 128M on llvmpipe) to SIZE, as on a\n"
     "                       GPU whose limit is that small: tensors bigger than it live\n"
     "                       as bands of rows (same results); for tests\n"
-    "  --input FILE         input for a one-input model: .npy, or .jpg/.png (resized to\n"
-    "                       the input's height x width as tf.image.resizeBilinear does by\n"
-    "                       default, RGB; float inputs scaled to [0,1], int inputs 0..255)\n"
+    "  --input FILE         input for a one-input model: .npy (any numeric dtype, converted\n"
+    "                       to the input's as tf.cast does; refused where int32 cannot\n"
+    "                       hold a value), or an image (.jpg/.png/.bmp/...; gray, RGB or\n"
+    "                       RGBA, converted to the channels the input takes: 1, 3 or 4)\n"
+    "                       fitted to the input's height x width as --resize says, with\n"
+    "                       tf.image.resizeBilinear's defaults; float inputs scaled to\n"
+    "                       [0,1], int inputs 0..255; how it was fitted is printed\n"
     "  --input NAME=FILE    input by name (repeat for several inputs)\n"
+    "  --resize MODE        how an image is fitted: stretch (default: to height x width),\n"
+    "                       fit (aspect kept, centred, the rest 0) or crop (aspect kept,\n"
+    "                       the centre of an image resized to cover)\n"
     "  --seed N             seed of the random input used when --input is absent\n"
     "                       (default 1; float inputs uniform in [0,1), int inputs 0..255)\n"
     "  --output DIR         write one .npy per output, named after the output tensor\n"
@@ -120,7 +127,7 @@ static int parse_tolerance(const char *v, double *out)
 
 enum {
     O_VRAM = 256, O_MAXBUF, O_INPUT, O_SEED, O_OUTPUT, O_STATS, O_TRACE, O_IO, O_BACKEND, O_RUNS,
-    O_JSON, O_NO_STAGES, O_DRIVER_RESERVE, O_CHECK_STEPS, O_PLAN_PREFETCH, O_PLAN_DEBUG
+    O_JSON, O_RESIZE, O_NO_STAGES, O_DRIVER_RESERVE, O_CHECK_STEPS, O_PLAN_PREFETCH, O_PLAN_DEBUG
 };
 
 static const struct option longopts[] = {
@@ -130,6 +137,7 @@ static const struct option longopts[] = {
     {"stats", required_argument, NULL, O_STATS},     {"trace", required_argument, NULL, O_TRACE},
     {"io", required_argument, NULL, O_IO},           {"backend", required_argument, NULL, O_BACKEND},
     {"runs", required_argument, NULL, O_RUNS},       {"json", no_argument, NULL, O_JSON},
+    {"resize", required_argument, NULL, O_RESIZE},
     {"no-stages", no_argument, NULL, O_NO_STAGES},
     {"driver-reserve", no_argument, NULL, O_DRIVER_RESERVE},
     {"check-steps", required_argument, NULL, O_CHECK_STEPS},
@@ -192,6 +200,16 @@ static int parse_one(int c, const char *v, const char *arg, cli_args *a)
         a->runs = (int)num;
         return 0;
     case O_JSON: a->json = 1; return 0;
+    case O_RESIZE:
+        if (!strcmp(v, "stretch"))
+            a->fit = SI_FIT_STRETCH;
+        else if (!strcmp(v, "fit"))
+            a->fit = SI_FIT_FIT;
+        else if (!strcmp(v, "crop"))
+            a->fit = SI_FIT_CROP;
+        else
+            return cli_fail(EXIT_USAGE, "--resize: '%s' is not stretch, fit or crop", v);
+        return 0;
     case O_NO_STAGES: a->opt.no_stages = 1; return 0;
     case O_DRIVER_RESERVE: a->opt.driver_reserve = 1; return 0;
     case O_CHECK_STEPS:
