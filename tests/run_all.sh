@@ -115,7 +115,7 @@ done
 refs_ok=0
 # shellcheck disable=SC2086
 "$HERE/fetch_models.sh" "$CACHE" && "$HERE/make_refs.sh" "$CACHE" $specs && refs_ok=1
-check "test_interp" in_cache "$B/tests/test_interp"
+check "test_interp" in_cache "$(cd "$B" && pwd)/tests/test_interp"
 if [ $refs_ok -eq 1 ]; then
     check "cli contract" "$HERE/cli_test.sh" "$B/streaminfer" "$CACHE"
     check "cli parsing and exit codes" "$HERE/cli_args_test.sh" "$B/streaminfer" "$CACHE"
