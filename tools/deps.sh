@@ -23,6 +23,29 @@ for p in $pkgs; do
 done
 if [ -z "$missing" ]; then echo "deps: all installed"; exit 0; fi
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+# another apt or dpkg (unattended-upgrades on a fresh machine, a second make deps)
+# may hold the locks: apt-get waits up to DEPS_LOCK_WAIT seconds for dpkg's locks,
+# and each step is tried DEPS_TRIES times, DEPS_RETRY_SLEEP seconds apart (apt-get
+# update fails at once on a held lists lock, and on a network hiccup)
+LOCK_WAIT=${DEPS_LOCK_WAIT:-600}
+TRIES=${DEPS_TRIES:-10}
+PAUSE=${DEPS_RETRY_SLEEP:-15}
+apt() { DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout="$LOCK_WAIT" "$@"; }
+retry() { # what, command...
+  what=$1
+  shift
+  i=1
+  until "$@"; do
+    if [ "$i" -ge "$TRIES" ]; then
+      echo "deps: $what failed $TRIES times; giving up" >&2
+      exit 1
+    fi
+    echo "deps: $what failed (try $i of $TRIES; an apt lock held, or the network); again in $PAUSE s" >&2
+    i=$((i + 1))
+    sleep "$PAUSE"
+  done
+}
 echo "deps: installing$missing"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
+retry "apt-get update" apt update -qq
+# shellcheck disable=SC2086
+retry "apt-get install" apt install -y -qq --no-install-recommends $missing
