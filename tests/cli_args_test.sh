@@ -47,6 +47,45 @@ code "--output over a file" 1 "--output" --output "$M" "$M"
     node -e 'const s = JSON.parse(require("fs").readFileSync(process.argv[1]));
              if (!(s.peak_vram_bytes > 0)) process.exit(1)' "$T/s.json" &&
     ok "--stats - writes JSON to stdout" || bad "--stats -: $(head -c 200 "$T/s.json")"
+# inputs (issue 23): .npy of other dtypes converted as tf.cast does, images of
+# 1, 3 or 4 channels, --resize and how an image was fitted
+node -e '
+const fs = require("fs");
+function npy(file, descr, shape, bytes) {
+    let h = `{"descr": "${descr}", "fortran_order": False, "shape": (${shape.join(", ")},), }`.replace(/"/g, "\x27");
+    h += " ".repeat(63 - (10 + h.length) % 64) + "\n";
+    const pre = Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0, h.length & 255, h.length >> 8]);
+    fs.writeFileSync(file, Buffer.concat([pre, Buffer.from(h), bytes]));
+}
+const n = 64 * 64, f32 = new Float32Array(n), f64 = new Float64Array(n), u8 = new Uint8Array(n);
+for (let i = 0; i < n; i++) { u8[i] = (i * 37) % 256; f32[i] = u8[i] / 7; f64[i] = u8[i] / 7; }
+const d = process.argv[1];
+npy(d + "/f64.npy", "<f8", [1, 64, 64, 1], Buffer.from(f64.buffer));
+npy(d + "/f32.npy", "<f4", [1, 64, 64, 1], Buffer.from(Float32Array.from(f64).buffer));
+npy(d + "/u8.npy", "|u1", [1, 64, 64, 1], Buffer.from(u8.buffer));
+npy(d + "/u8f.npy", "<f4", [1, 64, 64, 1], Buffer.from(Float32Array.from(u8).buffer));
+// a 48x32 gray (PGM) and RGB (PPM) picture with R = G = B
+let pgm = Buffer.alloc(48 * 32), ppm = Buffer.alloc(48 * 32 * 3);
+for (let i = 0; i < 48 * 32; i++) { pgm[i] = (i * 11) % 251; ppm.fill(pgm[i], 3 * i, 3 * i + 3); }
+fs.writeFileSync(d + "/g.pgm", Buffer.concat([Buffer.from("P5\n48 32\n255\n"), pgm]));
+fs.writeFileSync(d + "/c.ppm", Buffer.concat([Buffer.from("P6\n48 32\n255\n"), ppm]));
+' "$T"
+"$SI" -q --output "$T/f64" --input "$T/f64.npy" "$M" && "$SI" -q --output "$T/f32" --input "$T/f32.npy" "$M" &&
+    cmp -s "$T/f64/Identity.npy" "$T/f32/Identity.npy" && ok "a float64 .npy is the float32 one, rounded as tf.cast" ||
+    bad "float64 .npy input"
+"$SI" -q --output "$T/u8" --input "$T/u8.npy" "$M" && "$SI" -q --output "$T/u8f" --input "$T/u8f.npy" "$M" &&
+    cmp -s "$T/u8/Identity.npy" "$T/u8f/Identity.npy" && ok "a uint8 .npy into a float input: its values" ||
+    bad "uint8 .npy input"
+"$SI" --output "$T/g" --input "$T/g.pgm" "$M" >"$T/g.txt" 2>&1 && grep -q "gray" "$T/g.txt" &&
+    ok "a gray image into emotion's 1-channel input, fitting said on stdout" || bad "gray image: $(head -c 300 "$T/g.txt")"
+"$SI" --output "$T/c" --input "$T/c.ppm" "$M" >"$T/c.txt" 2>&1 && grep -q "RGB" "$T/c.txt" &&
+    ok "an RGB image into a 1-channel input is converted" || bad "RGB image into gray: $(head -c 300 "$T/c.txt")"
+for r in fit crop; do
+    "$SI" --resize "$r" --output "$T/$r" --input "$T/g.pgm" "$M" >"$T/$r.txt" 2>&1 && grep -q "$r" "$T/$r.txt" &&
+        ! cmp -s "$T/g/Identity.npy" "$T/$r/Identity.npy" && ok "--resize $r: said, and not the stretched answer" ||
+        bad "--resize $r: $(head -c 300 "$T/$r.txt")"
+done
+code "--resize wobble refused" 2 "--resize" --resize wobble "$M"
 # the debug options that si_options holds as fields: parsed and checked (issue 23)
 code "--no-stages --driver-reserve --plan-prefetch --plan-debug accepted" 0 "" -q --no-stages \
     --driver-reserve --plan-prefetch --plan-debug "$M"
@@ -116,7 +155,7 @@ fi
 "$SI" --help > "$T/help"
 for w in "Exit status" "2 bad usage" "3 the model" "4 no plan fits" "5 the GPU" "streaminfer plan" \
          "streaminfer info" --no-stages --driver-reserve "--check-steps TOL" --plan-prefetch --plan-debug \
-         run_ms_median --json; do
+         run_ms_median --json "--resize MODE"; do
     grep -q -- "$w" "$T/help" || bad "--help does not document '$w'"
 done
 [ "$fails" -eq 0 ]
