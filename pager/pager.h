@@ -67,9 +67,19 @@ typedef struct {
     pg_action *actions;
 } pg_plan;
 
-/* align: a power of two; every buffer is placed on it. */
+/* Tools for measuring and debugging the planner; 0 is the default of each.
+ * The pager reads no environment: the runtime passes these in. */
+typedef struct {
+    int prefetch; /* 1: load a step's buffers a step early where they fit */
+    int debug;    /* 1: print each placement order's arena and the final stays on stderr */
+} pg_options;
+
+/* align: a power of two; every buffer is placed on it. opt may be NULL (the
+ * defaults); pg_plan_build is pg_plan_build_with(..., NULL, ...). */
 si_result pg_plan_build(const pg_problem *pb, uint64_t budget, uint32_t align, pg_plan **out,
                         si_error *err);
+si_result pg_plan_build_with(const pg_problem *pb, uint64_t budget, uint32_t align,
+                             const pg_options *opt, pg_plan **out, si_error *err);
 void pg_plan_free(pg_plan *p);
 uint64_t pg_size(const pg_plan *p, uint64_t bytes); /* bytes a buffer takes in the arena */
 
@@ -78,5 +88,10 @@ uint64_t pg_size(const pg_plan *p, uint64_t bytes); /* bytes a buffer takes in t
  * arena_bytes, and no upload fills a buffer that is already filled. Returns 0,
  * or -1 with the first violation in msg. */
 int pg_plan_check(const pg_problem *pb, const pg_plan *p, char *msg, size_t n);
+
+/* Homes in the host pool for every buffer the plan moves between host and GPU
+ * (pager/homes.c): home_off[b] per buffer (UINT64_MAX: none); returns the
+ * pool's size, or UINT64_MAX when out of memory. Depends only on the plan. */
+uint64_t pg_home_layout(const pg_problem *pb, const pg_plan *pl, uint64_t *home_off);
 
 #endif

@@ -27,8 +27,8 @@ for b in "$@"; do
     [ "$bytes" -lt "$lb" ] || { echo "  FAIL $b is not below the untiled lower bound $lb"; fails=$((fails + 1)); }
     [ "$split" -gt 0 ] || { echo "  FAIL at $b: no step was split"; fails=$((fails + 1)); }
     [ "$peak" -le "$bytes" ] || { echo "  FAIL at $b: peak $peak over budget"; fails=$((fails + 1)); }
-    # spilled activations share host-pool space over time (runtime/session.c
-    # home_layout): the pool grows by less than what is spilled
+    # spilled activations share host-pool space over time (pager/homes.c
+    # pg_home_layout): the pool grows by less than what is spilled
     grow=$(($(key host_pool_bytes "$out.json") - $(key host_pool_bytes "$T/full.json")))
     sp=$(key bytes_spilled "$out.json")
     [ "$sp" -eq 0 ] || [ "$grow" -lt "$sp" ] ||

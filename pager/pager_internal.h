@@ -1,0 +1,74 @@
+/* pager internals shared by its files: the stays of buffers on the GPU
+ * (intervals) that the residency simulation (residency.c) makes, placement
+ * (place.c) gives offsets and plan.c turns into actions. Not part of pager.h. */
+#ifndef SI_PAGER_INTERNAL_H
+#define SI_PAGER_INTERNAL_H
+
+#include <stdint.h>
+#include "pager.h"
+
+enum { L_PROLOGUE, L_FIRST, L_UPLOAD, L_RELOAD };
+enum { E_KEEP, E_FREE, E_DROP, E_SPILL, E_DOWNLOAD };
+
+typedef struct {
+    int buf;
+    int start, end;    /* steps, inclusive; -1 = before the run, n = its end */
+    int start2;        /* >= 0: also [start2, n] (a resident buffer's last stay) */
+    int load, how_end;
+    uint64_t size, offset;
+} interval;
+
+typedef struct {
+    interval *v;
+    int n, cap;
+} ivec;
+
+
+/* Uses of every buffer in step order (CSR), for next-use queries. */
+typedef struct {
+    int *start, *steps;
+} uses;
+
+typedef struct {
+    const pg_problem *pb;
+    const uses *u;
+    const pg_plan *p;
+    uint64_t cap;
+    /* state */
+    int *cur;          /* open interval per buffer, -1 if not resident */
+    uint8_t *written;  /* activation has been produced */
+    uint8_t *spilled;  /* its host copy is current */
+    uint8_t *in_step;
+    uint64_t used;
+    ivec iv;
+    uint64_t evictions;
+    int bad_step;
+    int prefetch;      /* load the next step's buffers a step early when they fit */
+    uint64_t *capv;    /* per step: the byte limit there (lowered where placement overflowed) */
+    /* Online mode: offsets are chosen as the buffers arrive, inside [0, arena_cap),
+     * evicting by address when no gap is big enough (the fallback when offline
+     * placement of the stays cannot fit: it sees fragmentation as it happens). */
+    int online;
+    uint64_t arena_cap;
+    uint64_t *start_off;  /* where the resident set lives between runs */
+    int *occ;             /* scratch: resident buffers sorted by offset */
+} sim;
+
+static inline int pg_persists(const pg_buffer *b) { return b->kind == PG_WEIGHT || b->kind == PG_CONST; }
+
+/* residency.c */
+int pg_ivec_push(ivec *iv, interval it);
+int pg_make_uses(const pg_problem *pb, uses *u);
+int pg_next_use(const uses *u, int b, int s);
+/* One run from the resident set start_set (NULL: empty): 0, 1 where a step
+ * found no room (S->bad_step), -1 out of memory. */
+int pg_simulate(sim *S, const uint8_t *start_set);
+/* Brings the end of the run back to start_set; -1 out of memory. */
+int pg_close_run(sim *S, const uint8_t *start_set);
+uint64_t pg_off_of(sim *S, int b);
+
+/* place.c: offsets for every interval, the smallest arena of a few orders
+ * (debug: each order's arena on stderr); -1 out of memory. */
+int pg_place(ivec *iv, uint64_t *arena, int debug);
+
+#endif

@@ -1,0 +1,217 @@
+/* The backend on a GL context: the arena is one GL buffer, the host pool a
+ * persistently mapped GL buffer where the driver has GL_EXT_buffer_storage
+ * (else host memory), steps are glkernels dispatches; host-only steps run on
+ * the host with their inputs read back and their output sent up. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "session_internal.h"
+
+static const char *gpu_renderer(const si_model *m) { return glk_renderer(m->gpu); }
+static uint32_t gpu_offset_align(const si_model *m) { return glk_offset_align(m->gpu); }
+
+/* The one GPU allocation: the arena the plan asks for, made before a run.
+ * The stages of a model run in turns, each with its own plan: only the one
+ * running holds its arena (the budget is for all of them together). */
+static si_result gpu_arena_ensure(si_model *m, si_error *err)
+{
+    if (!m->arena)
+        return glk_buffer_create(m->gpu, m->plan->arena_bytes, &m->arena, err);
+    return SI_OK;
+}
+
+static void gpu_arena_release(si_model *m)
+{
+    if (m->arena) {
+        glk_buffer_destroy(m->gpu, m->arena);
+        m->arena = 0;
+        m->resident = 0; /* what stayed between runs is gone */
+    }
+}
+
+static void gpu_arena_free(si_model *m)
+{
+    if (m->arena)
+        glk_buffer_destroy(m->gpu, m->arena);
+    m->arena = 0;
+}
+
+/* The pool mapped for the GPU, else (no GL_EXT_buffer_storage) host memory. */
+static si_result gpu_pool_create(si_model *m, uint64_t bytes, si_error *err)
+{
+    if (glk_host_pool_create(m->gpu, bytes, &m->home_buf, (void **)&m->home, err) == SI_OK)
+        return SI_OK;
+    m->home_buf = 0;
+    if (!(m->home = malloc(bytes ? bytes : 16)))
+        return base_fail(err, SI_ERR_NOMEM, "out of memory for the host pool");
+    return SI_OK;
+}
+
+static void gpu_pool_free(si_model *m)
+{
+    if (m->home_buf)
+        glk_host_pool_destroy(m->gpu, m->home_buf);
+    else
+        free(m->home);
+    m->home_buf = 0;
+}
+
+static si_result gpu_read(si_model *m, uint64_t off, void *dst, uint64_t bytes, si_error *err)
+{
+    return glk_download(m->gpu, m->arena, off, dst, bytes, err);
+}
+
+/* Moves a buffer between its home and its place in the arena: a GPU-side copy
+ * from the mapped pool, else an upload or a download. */
+static si_result gpu_transfer(si_model *m, int b, int to_arena, si_error *err)
+{
+    uint64_t bytes = m->pb.buffers[b].bytes, home = m->home_off[b], off = m->off[b];
+    if (home == UINT64_MAX)
+        return base_fail(err, SI_ERR_ARG, "internal: buffer %d has no host copy", b);
+    if (m->home_buf)
+        return to_arena ? glk_copy(m->gpu, m->home_buf, home, m->arena, off, bytes, err)
+                        : glk_copy(m->gpu, m->arena, off, m->home_buf, home, bytes, err);
+    return to_arena ? glk_upload(m->gpu, m->arena, off, m->home + home, bytes, err)
+                    : glk_download(m->gpu, m->arena, off, m->home + home, bytes, err);
+}
+
+/* Steps no kernel runs here: host-only kinds, and loops longer than the
+ * driver lets one dispatch run. */
+static int on_host(const si_model *m, const ck_step *st)
+{
+    return ck_runs_on_host(st->kind) || ck_loop_iterations(st) > glk_max_loop_iterations(m->gpu);
+}
+
+/* A host step in a GPU plan: its inputs come back, its output goes up. */
+static si_result run_host_step_on_gpu_data(si_model *m, const ck_step *st, si_error *err)
+{
+    const core_program *p = m->prog;
+    core_buf ins[CK_MAX_IN];
+    const core_buf *insp[CK_MAX_IN] = {0};
+    si_result rc = SI_OK;
+    const core_tensor *o = &p->tensors[st->out];
+    int ob = m->buf_of[core_storage(p, st->out)];
+    core_buf out = {o->dtype, o->shape, malloc(m->pb.buffers[ob].bytes + 4)};
+    if (!out.data)
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < st->n_in && rc == SI_OK; i++) {
+        if (st->in[i] < 0)
+            continue;
+        const core_tensor *t = &p->tensors[st->in[i]];
+        int b = m->buf_of[core_storage(p, st->in[i])];
+        ins[i] = (core_buf){t->dtype, t->shape, malloc(m->pb.buffers[b].bytes + 4)};
+        insp[i] = &ins[i];
+        rc = ins[i].data ? gpu_read(m, m->off[b], ins[i].data, m->pb.buffers[b].bytes, err)
+                         : base_fail(err, SI_ERR_NOMEM, "out of memory");
+        m->st.bytes_downloaded += m->pb.buffers[b].bytes;
+    }
+    if (rc == SI_OK)
+        rc = ck_host_run(st, insp, &out, err);
+    if (rc == SI_OK) {
+        rc = glk_upload(m->gpu, m->arena, m->off[ob], out.data, m->pb.buffers[ob].bytes, err);
+        m->st.bytes_uploaded += m->pb.buffers[ob].bytes;
+    }
+    for (int i = 0; i < st->n_in; i++)
+        if (insp[i])
+            free(ins[i].data);
+    free(out.data);
+    return rc;
+}
+
+static si_result gpu_run_step(si_model *m, int s, si_error *err)
+{
+    const core_program *p = m->prog;
+    const ck_step *st = &p->steps[s];
+    if (on_host(m, st))
+        return run_host_step_on_gpu_data(m, st, err);
+    glk_range r[CK_MAX_IN];
+    si_dtype dts[CK_MAX_IN];
+    for (int i = 0; i < st->n_in; i++) {
+        if (st->in[i] < 0)
+            continue;
+        int b = m->buf_of[core_storage(p, st->in[i])];
+        r[i] = (glk_range){m->arena, m->off[b], m->pb.buffers[b].bytes};
+        dts[i] = p->tensors[st->in[i]].dtype;
+    }
+    int b = m->buf_of[core_storage(p, st->out)];
+    glk_range ro = {m->arena, m->off[b], m->pb.buffers[b].bytes};
+    return glk_run_step(m->gpu, st, r, dts, &ro, p->tensors[st->out].dtype, err);
+}
+
+/* si_options.check_steps (SI_CHECK_STEPS) = tolerance: after each GPU step,
+ * runs the host reference on the same (downloaded) inputs and reports the step
+ * if they differ by more. A debugging aid for kernels; it slows a run a lot. */
+static void gpu_check_step(si_model *m, int s)
+{
+    double tol = m->opt.check_steps;
+    if (on_host(m, &m->prog->steps[s]))
+        return;
+    const core_program *p = m->prog;
+    const ck_step *st = &p->steps[s];
+    core_buf ins[CK_MAX_IN];
+    const core_buf *insp[CK_MAX_IN] = {0};
+    si_error err = {0};
+    for (int i = 0; i < st->n_in; i++) {
+        if (st->in[i] < 0)
+            continue;
+        const core_tensor *t = &p->tensors[st->in[i]];
+        int b = m->buf_of[core_storage(p, st->in[i])];
+        ins[i] = (core_buf){t->dtype, t->shape, malloc(m->pb.buffers[b].bytes + 4)};
+        gpu_read(m, m->off[b], ins[i].data, m->pb.buffers[b].bytes, &err);
+        insp[i] = &ins[i];
+    }
+    const core_tensor *o = &p->tensors[st->out];
+    int ob = m->buf_of[core_storage(p, st->out)];
+    uint64_t bytes = m->pb.buffers[ob].bytes;
+    core_buf gpu = {o->dtype, o->shape, malloc(bytes + 4)}, host = {o->dtype, o->shape, malloc(bytes + 4)};
+    gpu_read(m, m->off[ob], gpu.data, bytes, &err);
+    memcpy(host.data, gpu.data, bytes); /* accumulating copies keep earlier writes */
+    ck_host_run(st, insp, &host, &err);
+    double worst = 0, scale = 1;
+    int64_t n = core_shape_count(&o->shape), at = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (o->dtype == SI_FLOAT32 && fabs(((float *)host.data)[i]) > scale)
+            scale = fabs(((float *)host.data)[i]);
+    for (int64_t i = 0; i < n; i++) {
+        double d = o->dtype == SI_FLOAT32
+                       ? fabs((double)((float *)host.data)[i] - ((float *)gpu.data)[i])
+                       : (((int32_t *)host.data)[i] != ((int32_t *)gpu.data)[i]);
+        if (!(d <= worst)) {
+            worst = d;
+            at = i;
+        }
+    }
+    if (worst / scale > tol)
+        fprintf(stderr, "check: step %d %s node '%s': max|gpu-host| %g (scale %g) at %lld\n", s,
+                ck_kind_name(st->kind), m->io->nodes[st->node].name, worst, scale, (long long)at);
+    for (int i = 0; i < st->n_in; i++)
+        if (insp[i])
+            free(ins[i].data);
+    free(gpu.data);
+    free(host.data);
+}
+
+static si_result gpu_throttle(si_model *m, uint64_t bytes, si_error *err)
+{
+    return glk_throttle(m->gpu, bytes, err);
+}
+
+static si_result gpu_finish(si_model *m, si_error *err) { return glk_finish(m->gpu, err); }
+
+const rt_backend rt_backend_gpu = {
+    .name = "gpu",
+    .holds_vram = 1,
+    .renderer = gpu_renderer,
+    .offset_align = gpu_offset_align,
+    .arena_ensure = gpu_arena_ensure,
+    .arena_release = gpu_arena_release,
+    .arena_free = gpu_arena_free,
+    .pool_create = gpu_pool_create,
+    .pool_free = gpu_pool_free,
+    .transfer = gpu_transfer,
+    .run_step = gpu_run_step,
+    .check_step = gpu_check_step,
+    .throttle = gpu_throttle,
+    .finish = gpu_finish,
+};

@@ -1,0 +1,281 @@
+/* The budget's one owner. Build time: the tiling schedule (plan untiled, then
+ * with steps split along rt_tile_first's ladder until a plan fits), the share
+ * of the budget left to the GPU driver, and re-planning until the arena and
+ * that share fit together. Run time: the arenas of a model's stages held
+ * together within the budget (rt_make_room). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "session_internal.h"
+
+/* The driver's page tables for the host pool take 1/this of the pool's size. */
+#define PAGE_TABLE_SHARE 256u
+
+/* The model (i = -1) or its i-th later stage. */
+si_model *rt_member(const si_model *root, int i)
+{
+    return i < 0 ? (si_model *)root : root->stages[i];
+}
+
+/* Bytes of the arenas the model and its stages hold now. */
+uint64_t rt_arenas_held(const si_model *root)
+{
+    uint64_t held = 0;
+    for (int i = -1; i < root->n_stages; i++)
+        if (rt_member(root, i)->arena)
+            held += rt_member(root, i)->plan->arena_bytes;
+    return held;
+}
+
+/* Before `active` (the model or one of its stages) runs: the arenas held must
+ * fit the budget together, else the others give theirs up (and re-upload what
+ * they keep between runs when they run next). */
+void rt_make_room(si_model *root, si_model *active)
+{
+    uint64_t budget = root->opt.vram_budget;
+    if (!budget || !root->be->holds_vram ||
+        rt_arenas_held(root) + (active->arena ? 0 : active->plan->arena_bytes) <= budget)
+        return;
+    for (int i = -1; i < root->n_stages; i++)
+        if (rt_member(root, i) != active)
+            rt_member(root, i)->be->arena_release(rt_member(root, i));
+}
+
+/* What a GPU driver allocates in VRAM for us beyond an empty context and our
+ * arenas: not ours to place, but the card's memory must stay within the
+ * budget, so the plan leaves it free. Measured on the H200 (bench/hold_context,
+ * bench/results/big-h200.md): the page tables that map the host pools for the
+ * GPU take 1/256 of their size (1 GiB of pool, 4 MiB of VRAM; 8 GiB, 32 MiB),
+ * and the arena is allocated in 2 MiB pages. pool: this plan's host pool;
+ * the pools of the model's other stages count too. Mesa's llvmpipe has no
+ * VRAM. */
+static uint64_t driver_reserve(const si_model *m, uint64_t budget, uint64_t pool)
+{
+    if (!budget || !m->be->holds_vram)
+        return 0;
+    /* si_options.driver_reserve (SI_DRIVER_RESERVE) keeps the share on
+     * llvmpipe too: tests of the rule */
+    if (strstr(m->be->renderer(m), "llvmpipe") && !m->opt.driver_reserve)
+        return 0;
+    uint64_t r = budget / 64;
+    if (r > (2u << 20))
+        r = 2u << 20;
+    const si_model *root = m->parent ? m->parent : m;
+    for (int i = -1; i < root->n_stages; i++)
+        if (rt_member(root, i) != m)
+            pool += rt_member(root, i)->home_bytes;
+    return r + base_align_up(pool, PAGE_TABLE_SHARE) / PAGE_TABLE_SHARE;
+}
+
+/* The largest working set of a step of p, and (node may be NULL) its node. */
+static uint64_t largest_step(const core_program *p, int *node)
+{
+    uint64_t w = 0;
+    for (int k = 0; k < p->n_steps; k++) {
+        uint64_t ws = core_step_working_set(p, k);
+        if (ws > w || k == 0) {
+            w = ws;
+            if (node)
+                *node = p->steps[k].node;
+        }
+    }
+    return w;
+}
+
+/* The plan of m's problem within budget, with the driver's share left free,
+ * and its homes laid out (m->home_off; *pool: the host pool's size). The share
+ * grows with the host pool, which the plan decides, so it plans again until
+ * the arena and the share fit together. */
+static si_result plan_within(si_model *m, uint64_t budget, uint32_t align, uint64_t *pool,
+                             si_error *err)
+{
+    free(m->home_off);
+    if (!(m->home_off = malloc(((size_t)m->pb.n_buffers + 1) * sizeof *m->home_off)))
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    pg_options po = {.prefetch = m->opt.plan_prefetch, .debug = m->opt.plan_debug};
+    uint64_t reserve = driver_reserve(m, budget, 0);
+    for (int k = 0;; k++) {
+        m->reserve = reserve;
+        if (budget && reserve >= budget)
+            return base_fail(err, SI_ERR_BUDGET, "the driver's own share (%llu bytes) leaves nothing "
+                        "of the budget", (unsigned long long)reserve);
+        si_result st = pg_plan_build_with(&m->pb, budget - reserve, align, &po, &m->plan, err);
+        if (st != SI_OK)
+            return st;
+        if ((*pool = pg_home_layout(&m->pb, m->plan, m->home_off)) == UINT64_MAX)
+            return base_fail(err, SI_ERR_NOMEM, "out of memory");
+        uint64_t need = driver_reserve(m, budget, *pool);
+        if (m->plan->arena_bytes + need <= budget || !budget) {
+            m->reserve = need; /* what the driver takes beside this plan */
+            return SI_OK;
+        }
+        pg_plan_free(m->plan);
+        m->plan = NULL;
+        if (k == 3)
+            return base_fail(err, SI_ERR_BUDGET, "the plan and the driver's share for its host pool "
+                        "(%llu bytes) do not fit together", (unsigned long long)need);
+        reserve = need;
+    }
+}
+
+/* Keeps the values of inputs small enough to be bound by value (the program
+ * depends on them) in m->bound_vals; vp[i] points at those kept. */
+static void bind_values(si_model *m, const core_shape *shapes, void *const *vals,
+                        const core_buf **vp)
+{
+    for (int i = 0; i < core_graph_n_inputs(m->g); i++) {
+        free(m->bound_vals[i].data);
+        m->bound_vals[i] = (core_buf){.data = NULL};
+        int64_t n = core_shape_count(&shapes[i]);
+        if (!vals || !vals[i] || n > CORE_VALUE_INPUT_MAX)
+            continue;
+        m->bound_vals[i] = (core_buf){core_graph_input(m->g, i)->dtype, shapes[i],
+                                      malloc((size_t)(n ? n : 1) * 4)};
+        if (m->bound_vals[i].data)
+            memcpy(m->bound_vals[i].data, vals[i], (size_t)n * 4);
+        vp[i] = &m->bound_vals[i];
+    }
+}
+
+/* What the tiling schedule's refused attempts leave for the message: the
+ * closest attempt within the device's limits, and the largest tensor that
+ * was over them. */
+typedef struct {
+    uint64_t best_ws, best_limit, over_bytes;
+    int best_node;
+    si_error over_err; /* the largest tensor over the device's limit, named */
+} refusals;
+
+/* One attempt of the schedule: the program split into parts of at most limit
+ * bytes (0: untiled) and its plan. *over: a buffer over the device's limit,
+ * -1 if none, -2 if the attempt failed before planning (nothing to retry). */
+static si_result attempt_at(si_model *m, const core_shape *shapes, const core_buf **vp,
+                            uint64_t limit, uint32_t align, uint64_t *pool, int *over,
+                            si_error *err)
+{
+    si_result st;
+    *over = -2;
+    rt_drop_program(m);
+    m->fail_node = -1;
+    if ((st = core_program_build_given(m->g, shapes, vp, m->given,
+                                       m->parent ? m->parent->host_only : NULL, rt_load_weight,
+                                       m, &m->prog, &m->fail_node, err)) != SI_OK)
+        return st;
+    m->untiled_bound = largest_step(m->prog, NULL);
+    m->tile_limit = limit;
+    m->n_split = 0;
+    if ((limit || rt_largest_tensor(m->prog) > m->max_tensor) &&
+        (st = core_program_tile(m->prog, limit, m->max_tensor, rt_load_weight, m, &m->n_split,
+                                err)) != SI_OK)
+        return st;
+    if ((st = rt_make_problem(m, err)) != SI_OK)
+        return st;
+    *over = rt_oversized(&m->pb, m->max_tensor);
+    return *over >= 0 ? SI_ERR_BUDGET : plan_within(m, m->opt.vram_budget, align, pool, err);
+}
+
+/* Untiled first (but tensors over the device's limit for one buffer cut into
+ * bands); where no plan fits, steps are split into parts of at most the sizes
+ * of rt_tile_first's ladder (core/tile.c) and planned again. */
+static si_result tile_schedule(si_model *m, const core_shape *shapes, const core_buf **vp,
+                               uint64_t *pool, refusals *rf, si_error *err)
+{
+    si_result st = SI_OK;
+    uint64_t budget = m->opt.vram_budget, limit = 0;
+    uint32_t align = m->be->offset_align(m);
+    if (align < BASE_ALIGN)
+        align = BASE_ALIGN;
+    m->max_tensor = rt_plan_limits(m->gpu, m->opt.max_buffer_bytes, &m->limits);
+    for (int attempt = 0;; attempt++) {
+        int over;
+        st = attempt_at(m, shapes, vp, limit, align, pool, &over, err);
+        if (over == -2)
+            break;
+        if (m->opt.plan_debug)
+            fprintf(stderr, "plan attempt %d: limit %llu, largest step %llu, %d steps: %s at %.1f ms\n", attempt,
+                    (unsigned long long)m->tile_limit, (unsigned long long)largest_step(m->prog, NULL),
+                    m->prog->n_steps, st == SI_OK ? "fits" : over >= 0 ? "over the device's limit" : "refused", rt_now_ms());
+        if (st == SI_OK || st == SI_ERR_NOMEM)
+            break;
+        if (over >= 0 && m->pb.buffers[over].bytes > rf->over_bytes) {
+            rf->over_bytes = m->pb.buffers[over].bytes;
+            rt_device_refusal(m, m->prog, m->pb.buffers[over].tensor, rf->over_bytes,
+                              m->max_tensor, &m->limits, &rf->over_err);
+        }
+        /* the closest attempt within the device's limits, for the message */
+        int node = -1;
+        uint64_t ws = largest_step(m->prog, &node);
+        if (over < 0 && (!rf->best_ws || ws <= rf->best_ws)) { /* ties: the split one, named in the message */
+            rf->best_ws = ws;
+            rf->best_node = node;
+            rf->best_limit = m->tile_limit;
+        }
+        if (!(limit = limit ? rt_tile_next(limit, m->untiled_bound)
+                            : rt_tile_first(budget, m->untiled_bound)))
+            break;
+    }
+    return st;
+}
+
+/* The refusal once the schedule is spent: the figures a user acts on first. */
+static si_result explain_refusal(si_model *m, si_result st, const refusals *rf, si_error *err)
+{
+    uint64_t budget = m->opt.vram_budget;
+    if (st == SI_ERR_BUDGET && !rf->best_ws && rf->over_bytes) { /* only the device's limit bound it */
+        st = rf->over_err.status;
+        if (err)
+            *err = rf->over_err;
+    } else if (err && st == SI_ERR_BUDGET && rf->best_limit)
+        /* a node's name can be long, and the message is cut at sizeof err->message */
+        base_fail(err, st, "no plan fits in a budget of %llu bytes; the smallest budget that could "
+             "work is %llu bytes (the limit that bound it: the budget, every tensor within "
+             "the device's %llu-byte max_buffer_bytes; even with steps split into parts of "
+             "%llu bytes, a step of %llu bytes is left, node '%s'; untiled, the largest step "
+             "needs %llu bytes)",
+             (unsigned long long)budget, (unsigned long long)rf->best_ws,
+             (unsigned long long)m->max_tensor, (unsigned long long)rf->best_limit,
+             (unsigned long long)rf->best_ws, si_model_node_name(m, rf->best_node),
+             (unsigned long long)m->untiled_bound);
+    if (err && st == SI_ERR_BUDGET && m->reserve) {
+        size_t k = strlen(err->message);
+        snprintf(err->message + k, sizeof err->message - k,
+                 " (figures for the arena: on this GPU %llu bytes of the budget are left to the "
+                 "driver, for the host pool's page tables and page rounding; add them)",
+                 (unsigned long long)m->reserve);
+    }
+    return st;
+}
+
+si_result rt_build_program(si_model *m, const core_shape *shapes, void *const *vals,
+                           si_error *err)
+{
+    int ni = core_graph_n_inputs(m->g);
+    if (rt_same_binding(m, shapes, vals))
+        return SI_OK;
+    rt_drop_program(m);
+    rt_progress(m, "plan", 0, 1);
+    const core_buf **vp = calloc((size_t)ni + 1, sizeof *vp);
+    if (!vp)
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    bind_values(m, shapes, vals, vp);
+    uint64_t pool = 0;
+    refusals rf = {.best_node = -1};
+    si_result st = tile_schedule(m, shapes, vp, &pool, &rf, err);
+    free(vp);
+    if (st != SI_OK) {
+        st = explain_refusal(m, st, &rf, err);
+        goto fail;
+    }
+    memcpy(m->bound, shapes, (size_t)ni * sizeof *shapes);
+    m->off = calloc((size_t)m->pb.n_buffers + 1, sizeof *m->off);
+    if (!m->off || (st = rt_make_homes(m, pool, err)) != SI_OK) {
+        if (st == SI_OK)
+            st = base_fail(err, SI_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    rt_progress(m, "plan", 1, 1);
+    return SI_OK;
+fail:
+    rt_drop_program(m);
+    return st;
+}

@@ -1,0 +1,218 @@
+/* The executor: walks a plan's actions (uploads, reloads, steps, spills,
+ * downloads) through the model's backend (rt_backend: GPU or host), counts the
+ * traffic, records the trace, and reads values back after a run. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "session_internal.h"
+
+/* Reads every weight the plan uploads straight into its home, all reads queued
+ * at once so io_uring can overlap them; later uploads copy from there. */
+static si_result read_weights(si_model *m, si_error *err)
+{
+    si_result st = SI_OK;
+    for (int b = 0; b < m->pb.n_buffers && st == SI_OK; b++) {
+        const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
+        if (t->kind != PT_WEIGHT || m->home_off[b] == UINT64_MAX)
+            continue;
+        uint8_t *dst = m->home + m->home_off[b];
+        memset(dst, 0, m->pb.buffers[b].bytes); /* the padding to 4 bytes */
+        st = io_reader_submit(m->rd, t->weight, dst, err);
+    }
+    si_result w = io_reader_wait(m->rd, err);
+    return st != SI_OK ? st : w;
+}
+
+/* Executes one action of the plan. */
+static si_result do_action(si_model *m, const pg_action *ac, si_error *err)
+{
+    const core_program *p = m->prog;
+    const pg_buffer *pbuf = ac->buf >= 0 ? &m->pb.buffers[ac->buf] : NULL;
+    si_result st = SI_OK;
+    double t0 = rt_now_ms();
+    switch (ac->kind) {
+    case PA_ALLOC:
+        m->off[ac->buf] = ac->offset;
+        return SI_OK;
+    case PA_FREE:
+        return SI_OK;
+    case PA_UPLOAD:
+    case PA_RELOAD:
+        st = m->be->transfer(m, ac->buf, 1, err);
+        if (st == SI_OK)
+            st = m->be->throttle(m, pbuf->bytes, err);
+        m->st.bytes_uploaded += pbuf->bytes;
+        if (ac->kind == PA_RELOAD)
+            m->st.bytes_reloaded += pbuf->bytes;
+        m->st.upload_ms += rt_now_ms() - t0;
+        return st;
+    case PA_SPILL:
+    case PA_DOWNLOAD:
+        st = m->be->transfer(m, ac->buf, 0, err);
+        if (st == SI_OK)
+            st = m->be->throttle(m, pbuf->bytes, err);
+        m->st.bytes_downloaded += pbuf->bytes;
+        if (ac->kind == PA_SPILL)
+            m->st.bytes_spilled += pbuf->bytes;
+        m->st.stall_ms += rt_now_ms() - t0;
+        return st;
+    case PA_RUN:
+        st = m->be->run_step(m, ac->step, err);
+        if (st == SI_OK)
+            st = m->be->throttle(m, 0, err);
+        if (st == SI_OK && m->opt.check_steps > 0 && m->be->check_step)
+            m->be->check_step(m, ac->step);
+        if (st != SI_OK && err->message[0]) {
+            char msg[sizeof err->message];
+            snprintf(msg, sizeof msg, "%s", err->message);
+            base_fail(err, st, "step %d (%s, node '%s'): %s", ac->step,
+                 ck_kind_name(p->steps[ac->step].kind), m->io->nodes[p->steps[ac->step].node].name,
+                 msg);
+        }
+        m->st.compute_ms += rt_now_ms() - t0;
+        rt_progress(m, "run", ac->step + 1, p->n_steps);
+        return st;
+    }
+    return SI_OK;
+}
+
+/* The trace's event for action ac, which began at ta (ms; run0: the run's start). */
+static void trace_action(si_model *m, const pg_action *ac, double run0, double ta)
+{
+    const core_program *p = m->prog;
+    const pg_plan *pl = m->plan;
+    double tb = rt_now_ms();
+    uint64_t sz = ac->buf >= 0 ? pg_size(pl, m->pb.buffers[ac->buf].bytes) : 0;
+    int track = 0;
+    const char *name = "", *detail = "";
+    switch (ac->kind) {
+    case PA_ALLOC: m->in_use += sz; break;
+    case PA_FREE: m->in_use -= sz; break;
+    case PA_RUN:
+        track = 1;
+        name = ck_kind_name(p->steps[ac->step].kind);
+        detail = m->io->nodes[p->steps[ac->step].node].name;
+        break;
+    case PA_UPLOAD:
+    case PA_RELOAD:
+        track = 2;
+        name = ac->kind == PA_UPLOAD ? "upload" : "reload";
+        detail = p->tensors[m->pb.buffers[ac->buf].tensor].name;
+        break;
+    case PA_SPILL:
+    case PA_DOWNLOAD:
+        track = 3;
+        name = ac->kind == PA_SPILL ? "spill" : "download";
+        detail = p->tensors[m->pb.buffers[ac->buf].tensor].name;
+        break;
+    }
+    trace_add(&m->trace, track, name, detail, (ta - run0) * 1e3, (tb - run0) * 1e3, m->in_use);
+}
+
+/* Runs the current program's plan: inputs into their homes, weights read once,
+ * the prologue where the resident set is not resident, then every action. */
+si_result rt_run_plan(si_model *m, si_error *err)
+{
+    si_result st = SI_OK;
+    if ((st = m->be->arena_ensure(m, err)) != SI_OK)
+        return st;
+    /* the peak: the arenas held together (a model's stages keep theirs while
+     * they fit the budget together) */
+    si_model *root = m->parent ? m->parent : m;
+    if (m->be->holds_vram && rt_arenas_held(root) > root->st.peak_vram_bytes)
+        root->st.peak_vram_bytes = rt_arenas_held(root);
+    const pg_plan *pl = m->plan;
+    for (int b = 0; b < m->pb.n_buffers; b++) {
+        const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
+        if (t->kind == PT_INPUT && m->home_off[b] != UINT64_MAX)
+            memcpy(m->home + m->home_off[b], m->in_dev[t->input], t->bytes);
+    }
+    if (!m->weights_read) {
+        if ((st = read_weights(m, err)) != SI_OK)
+            return st;
+        m->weights_read = 1;
+    }
+    if (!m->resident) {
+        for (int a = 0; a < pl->n_prologue && st == SI_OK; a++)
+            st = do_action(m, &pl->prologue[a], err);
+        if (st != SI_OK)
+            return st;
+        m->resident = 1;
+    }
+    trace_reset(&m->trace);
+    double run0 = rt_now_ms();
+    m->in_use = pl->resident_bytes;
+    for (int a = 0; a < pl->n_actions && st == SI_OK; a++) {
+        const pg_action *ac = &pl->actions[a];
+        double ta = rt_now_ms();
+        st = do_action(m, ac, err);
+        if (!m->opt.trace_path || st != SI_OK)
+            continue;
+        /* Wait for the GPU so each event's duration is its own. */
+        st = m->be->finish(m, err);
+        trace_action(m, ac, run0, ta);
+    }
+    if (st == SI_OK && m->opt.trace_path && trace_write(&m->trace, m->opt.trace_path))
+        st = base_fail(err, SI_ERR_IO, "%s: cannot write the trace", m->opt.trace_path);
+    if (st == SI_OK) {
+        double tf = rt_now_ms();
+        st = m->be->finish(m, err);
+        m->st.compute_ms += rt_now_ms() - tf;
+    }
+    return st;
+}
+
+/* A program tensor's value after a run, 4 bytes an element, into words. */
+si_result rt_tensor_value(si_model *m, int t, int32_t *words, si_error *err)
+{
+    const core_program *p = m->prog;
+    int r = core_storage(p, t);
+    const core_tensor *ct = &p->tensors[t], *rt = &p->tensors[r];
+    size_t bytes = (size_t)core_shape_count(&ct->shape) * 4;
+    int banded = 0;
+    for (int i = 0; i < p->n_out_bands; i++) {
+        const struct core_band *bd = &p->out_bands[i];
+        int b = bd->root == r ? m->buf_of[bd->tensor] : -1;
+        if (bd->root != r)
+            continue;
+        if (b < 0 || m->home_off[b] == UINT64_MAX)
+            return base_fail(err, SI_ERR_ARG, "internal: a band of %s was never brought back", ct->name);
+        memcpy(words + bd->e0, m->home + m->home_off[b], (size_t)(bd->e1 - bd->e0) * 4);
+        banded = 1;
+    }
+    if (banded)
+        return SI_OK;
+    if (m->buf_of[r] >= 0 && rt->kind == PT_ACT) {
+        /* downloaded at the end of the run, or spilled after its last write */
+        int b = m->buf_of[r];
+        if (m->home_off[b] == UINT64_MAX)
+            return base_fail(err, SI_ERR_ARG, "internal: %s was never brought back", ct->name);
+        memcpy(words, m->home + m->home_off[b], bytes);
+    } else if (rt->kind == PT_CONST || (rt->kind == PT_ACT && rt->host)) {
+        memcpy(words, rt->host, bytes);
+    } else if (rt->kind == PT_INPUT) {
+        memcpy(words, m->in_dev[rt->input], bytes);
+    } else if (rt->kind == PT_WEIGHT) {
+        return rt_load_weight(m, rt->weight, words, err);
+    } else {
+        return base_fail(err, SI_ERR_ARG, "internal: %s has no value", ct->name);
+    }
+    return SI_OK;
+}
+
+/* Program tensor t's value into vm as graph tensor (node, idx). */
+si_result rt_put_value(si_model *m, int t, core_valmap *vm, int node, int idx, si_error *err)
+{
+    const core_tensor *ct = &m->prog->tensors[t];
+    int64_t n = core_shape_count(&ct->shape);
+    int32_t *words = malloc((size_t)(n ? n : 1) * 4);
+    if (!words)
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    si_result st = rt_tensor_value(m, t, words, err);
+    if (st == SI_OK) {
+        core_buf v = {ct->dtype, ct->shape, words};
+        st = core_valmap_put(vm, node, idx, &v, err);
+    }
+    free(words);
+    return st;
+}

@@ -1,0 +1,29 @@
+/* The options a handle runs with, and the one place the library reads the
+ * environment: the debug variables SI_STAGES, SI_DRIVER_RESERVE, SI_CHECK_STEPS,
+ * SI_PLAN_PREFETCH and SI_PLAN_DEBUG override si_options' fields of the same
+ * meaning where they are set (as they did before they were fields). The pager
+ * gets its part through pg_options. */
+#include <stdlib.h>
+#include <string.h>
+#include "session_internal.h"
+
+void rt_effective_options(const si_options *opt, si_options *eff)
+{
+    if (opt)
+        *eff = *opt;
+    else
+        memset(eff, 0, sizeof *eff);
+    const char *e;
+    if ((e = getenv("SI_STAGES"))) /* 0: the interpreter does all that follows */
+        eff->no_stages = !strcmp(e, "0");
+    if (getenv("SI_DRIVER_RESERVE")) /* set, whatever its value */
+        eff->driver_reserve = 1;
+    if ((e = getenv("SI_CHECK_STEPS"))) /* the tolerance; not a positive number: off */
+        eff->check_steps = atof(e);
+    if (!(eff->check_steps > 0))
+        eff->check_steps = 0;
+    if (getenv("SI_PLAN_PREFETCH"))
+        eff->plan_prefetch = 1;
+    if (getenv("SI_PLAN_DEBUG"))
+        eff->plan_debug = 1;
+}

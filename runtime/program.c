@@ -1,0 +1,132 @@
+/* One binding's program and what it holds: the pager's problem made from the
+ * program, the host pool of the plan's homes, and dropping all of it when the
+ * input shapes change. */
+#include <stdlib.h>
+#include <string.h>
+#include "session_internal.h"
+
+void rt_drop_program(si_model *m)
+{
+    /* later stages were built for this program's binding */
+    for (int i = 0; i < m->n_stages; i++)
+        rt_stage_free(m->stages[i]);
+    free(m->stages);
+    m->stages = NULL;
+    m->n_stages = 0;
+    m->be->arena_free(m);
+    m->be->pool_free(m);
+    m->home = NULL;
+    m->home_buf = 0;
+    m->home_bytes = 0;
+    free(m->home_off);
+    m->home_off = NULL;
+    m->weights_read = 0;
+    free(m->off);
+    m->off = NULL;
+    pg_plan_free(m->plan);
+    m->plan = NULL;
+    free(m->pb.buffers);
+    free(m->pb.step_start);
+    free(m->pb.step_bufs);
+    memset(&m->pb, 0, sizeof m->pb);
+    free(m->buf_of);
+    m->buf_of = NULL;
+    core_program_free(m->prog);
+    m->prog = NULL;
+    m->resident = 0;
+}
+
+/* The pager's view of the program: one buffer per storage root that a step
+ * touches or an output needs from the GPU. */
+si_result rt_make_problem(si_model *m, si_error *err)
+{
+    core_program *p = m->prog;
+    pg_problem *pb = &m->pb;
+    m->buf_of = malloc(((size_t)p->n_tensors + 1) * sizeof *m->buf_of);
+    pb->buffers = calloc((size_t)p->n_tensors + 1, sizeof *pb->buffers);
+    pb->step_start = calloc((size_t)p->n_steps + 1, sizeof *pb->step_start);
+    pb->step_bufs = calloc((size_t)p->n_steps * (CK_MAX_IN + 1) + 1, sizeof *pb->step_bufs);
+    if (!m->buf_of || !pb->buffers || !pb->step_start || !pb->step_bufs)
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    for (int t = 0; t < p->n_tensors; t++)
+        m->buf_of[t] = -1;
+    int n = 0;
+    pb->n_steps = p->n_steps;
+    for (int s = 0; s < p->n_steps; s++) {
+        const ck_step *st = &p->steps[s];
+        pb->step_start[s] = n;
+        for (int i = 0; i <= st->n_in; i++) {
+            int t = i < st->n_in ? st->in[i] : st->out;
+            if (t < 0)
+                continue;
+            int r = core_storage(p, t);
+            if (m->buf_of[r] < 0) {
+                const core_tensor *ct = &p->tensors[r];
+                int b = pb->n_buffers++;
+                m->buf_of[r] = b;
+                pb->buffers[b].bytes = ct->bytes;
+                pb->buffers[b].tensor = r;
+                pb->buffers[b].kind = ct->kind == PT_WEIGHT ? PG_WEIGHT
+                                      : ct->kind == PT_CONST ? PG_CONST
+                                      : ct->kind == PT_INPUT ? PG_INPUT : PG_ACT;
+            }
+            pb->step_bufs[n++] = m->buf_of[r];
+        }
+    }
+    pb->step_start[p->n_steps] = n;
+    for (int o = 0; o < p->n_outputs + p->n_boundary; o++) {
+        int t = o < p->n_outputs ? p->outputs[o] : p->boundary[o - p->n_outputs];
+        if (t < 0)
+            continue;
+        int r = core_storage(p, t);
+        if (m->buf_of[r] >= 0 && p->tensors[r].kind == PT_ACT)
+            pb->buffers[m->buf_of[r]].is_output = 1;
+    }
+    for (int i = 0; i < p->n_out_bands; i++) /* an output too big for one buffer, in bands */
+        if (m->buf_of[p->out_bands[i].tensor] >= 0)
+            pb->buffers[m->buf_of[p->out_bands[i].tensor]].is_output = 1;
+    return SI_OK;
+}
+
+/* The host pool of `total` bytes for the homes plan_within laid out (pg_home_layout). */
+si_result rt_make_homes(si_model *m, uint64_t total, si_error *err)
+{
+    int nb = m->pb.n_buffers;
+    m->home_bytes = total;
+    si_result st = m->be->pool_create(m, total, err);
+    if (st != SI_OK)
+        return st;
+    /* constants now; weights at the first run; inputs every run */
+    for (int b = 0; b < nb; b++) {
+        const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
+        if (m->home_off[b] != UINT64_MAX && t->kind == PT_CONST)
+            memcpy(m->home + m->home_off[b], t->host, t->bytes);
+    }
+    return SI_OK;
+}
+
+static int shapes_equal(const core_shape *a, const core_shape *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!core_shape_eq(&a[i], &b[i]))
+            return 0;
+    return 1;
+}
+
+/* The program depends on the input shapes and on the values of inputs small
+ * enough to be bound by value (CORE_VALUE_INPUT_MAX). */
+int rt_same_binding(const si_model *m, const core_shape *shapes, void *const *vals)
+{
+    int ni = core_graph_n_inputs(m->g);
+    if (!m->prog || !shapes_equal(m->bound, shapes, ni))
+        return 0;
+    for (int i = 0; i < ni; i++) {
+        int64_t n = core_shape_count(&shapes[i]);
+        if (n > CORE_VALUE_INPUT_MAX)
+            continue;
+        if (!vals || !vals[i] || !m->bound_vals[i].data ||
+            memcmp(m->bound_vals[i].data, vals[i], (size_t)n * 4))
+            return 0;
+    }
+    return 1;
+}

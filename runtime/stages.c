@@ -1,0 +1,211 @@
+/* The stages of dynamic models: after the first GPU program the host
+ * interpreter runs loops and data-dependent ops; what follows them runs as a
+ * later stage, a GPU program of its own built once per shape (and small
+ * values) of what it is given and kept by its key; then the interpreter again.
+ * A stage is an si_model sharing its parent's graph, reader and backend. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "session_internal.h"
+
+/* What a later stage is built for: every given tensor's shape, and the values
+ * of those small enough to be bound by value. */
+static char *stage_key(const core_valmap *vm)
+{
+    size_t cap = 256, n = 0;
+    char *k = malloc(cap);
+    int node, idx;
+    for (int slot = core_valmap_next(vm, -1, &node, &idx); k && slot >= 0;
+         slot = core_valmap_next(vm, slot, &node, &idx)) {
+        const core_buf *v = core_valmap_get(vm, node, idx);
+        int64_t cnt = core_shape_count(&v->shape);
+        if (cap - n < 64 + 16 * 12 + SI_MAX_RANK * 21) {
+            cap *= 2;
+            char *nk = realloc(k, cap);
+            if (!nk) {
+                free(k);
+                return NULL;
+            }
+            k = nk;
+        }
+        n += (size_t)snprintf(k + n, cap - n, "%d:%d:%d[", node, idx, (int)v->dtype);
+        for (int d = 0; d < v->shape.rank; d++)
+            n += (size_t)snprintf(k + n, cap - n, "%lld,", (long long)v->shape.d[d]);
+        k[n++] = ']';
+        for (int64_t i = 0; i < cnt && cnt <= CORE_VALUE_INPUT_MAX; i++)
+            n += (size_t)snprintf(k + n, cap - n, "%d,", ((const int32_t *)v->data)[i]);
+        k[n++] = ';';
+        k[n] = 0;
+    }
+    return k;
+}
+
+void rt_stage_free(si_model *s)
+{
+    if (!s)
+        return;
+    rt_free_run(s);
+    rt_drop_program(s);
+    free(s->bound);
+    if (s->bound_vals && s->g) /* a stage binds small inputs by value too */
+        for (int i = 0; i < core_graph_n_inputs(s->g); i++)
+            free(s->bound_vals[i].data);
+    free(s->bound_vals);
+    free(s->stage_key);
+    free(s);
+}
+
+/* The later stage for what vm holds now: found by its key, or built. */
+static si_result stage_get(si_model *m, const core_valmap *vm, si_model **out, int *fail_node,
+                           si_error *err)
+{
+    char *key = stage_key(vm);
+    if (!key)
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < m->n_stages; i++)
+        if (!strcmp(m->stages[i]->stage_key, key)) {
+            free(key);
+            *out = m->stages[i];
+            return SI_OK;
+        }
+    int ni = core_graph_n_inputs(m->g);
+    si_model *s = calloc(1, sizeof *s);
+    si_model **ns = realloc(m->stages, (size_t)(m->n_stages + 1) * sizeof *ns);
+    if (ns)
+        m->stages = ns;
+    if (!s || !ns || !(s->bound = calloc((size_t)ni + 1, sizeof *s->bound)) ||
+        !(s->bound_vals = calloc((size_t)ni + 1, sizeof *s->bound_vals))) {
+        rt_stage_free(s);
+        free(key);
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    }
+    s->opt = m->opt;
+    s->opt.trace_path = NULL;
+    s->io = m->io;
+    s->g = m->g;
+    s->rd = m->rd;
+    s->gpu = m->gpu;
+    s->be = m->be;
+    s->parent = m;
+    s->stage_key = key;
+    s->given = vm;
+    si_result st = rt_build_program(s, m->bound, m->in_dev, err);
+    s->given = NULL;
+    *fail_node = s->fail_node;
+    if (st != SI_OK) {
+        rt_stage_free(s);
+        return st;
+    }
+    m->stages[m->n_stages++] = s;
+    *out = s;
+    return SI_OK;
+}
+
+/* Runs the later stage for what vm holds and puts what it computed (outputs,
+ * and what the interpreter reads next) into vm. */
+static si_result run_stage(si_model *m, core_valmap *vm, int *fail_node, si_error *err)
+{
+    si_model *s = NULL;
+    si_result st = stage_get(m, vm, &s, fail_node, err);
+    if (st != SI_OK)
+        return st;
+    const core_program *p = s->prog;
+    int ni = core_graph_n_inputs(m->g);
+    s->in_dev = calloc((size_t)(ni + p->n_seeds) + 1, sizeof *s->in_dev);
+    if (!s->in_dev)
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < ni; i++)
+        s->in_dev[i] = m->in_dev[i];
+    for (int q = 0; q < p->n_seeds; q++)
+        s->in_dev[ni + q] = core_valmap_get(vm, p->seed_node[q], p->seed_idx[q])->data;
+    rt_make_room(m, s);
+    memset(&s->st, 0, sizeof s->st);
+    st = rt_run_plan(s, err);
+    m->st.bytes_uploaded += s->st.bytes_uploaded;
+    m->st.bytes_downloaded += s->st.bytes_downloaded;
+    m->st.bytes_spilled += s->st.bytes_spilled;
+    m->st.bytes_reloaded += s->st.bytes_reloaded;
+    m->st.upload_ms += s->st.upload_ms;
+    m->st.compute_ms += s->st.compute_ms;
+    m->st.stall_ms += s->st.stall_ms;
+    m->st.gpu_steps += (uint64_t)p->n_steps;
+    m->st.segments += s->plan->segments;
+    m->st.evictions += s->plan->evictions;
+    if (s->plan->lower_bound > m->st.lower_bound_bytes)
+        m->st.lower_bound_bytes = s->plan->lower_bound;
+    for (int o = 0; o < p->n_outputs + p->n_boundary && st == SI_OK; o++) {
+        int t = o < p->n_outputs ? p->outputs[o] : p->boundary[o - p->n_outputs];
+        int node, idx;
+        if (o < p->n_outputs)
+            core_graph_output_ref(m->g, o, &node, &idx);
+        else {
+            node = p->boundary_node[o - p->n_outputs];
+            idx = p->boundary_idx[o - p->n_outputs];
+        }
+        if (t >= 0 && !core_valmap_get(vm, node, idx))
+            st = rt_put_value(s, t, vm, node, idx, err);
+    }
+    free(s->in_dev);
+    s->in_dev = NULL;
+    return st;
+}
+
+/* A later stage that cannot run as planned fails the run, naming the stage:
+ * the host interpreter is the fallback only for what the GPU cannot express. */
+static si_result stage_failed(si_model *m, si_result st, int stage, si_error *err)
+{
+    if (!err)
+        return st;
+    char inner[sizeof err->message];
+    snprintf(inner, sizeof inner, "%s", err->message);
+    return base_fail(err, st, "%s: GPU stage %d (after the host interpreter's part): %s",
+                m->io->json_path, stage, inner);
+}
+
+/* The part after the first GPU program: the interpreter runs loops and
+ * data-dependent ops, then a GPU program what follows them once their shapes
+ * are known, and so on. Where a stage cannot be made (or makes no progress),
+ * the interpreter computes the rest on the host. */
+si_result rt_run_dynamic_part(si_model *m, core_valmap *vm, si_error *err)
+{
+    const core_program *p = m->prog;
+    si_result st = SI_OK;
+    for (int i = 0; i < p->n_inputs && st == SI_OK; i++) {
+        core_buf v = {core_graph_input(m->g, i)->dtype, m->bound[i], m->in_dev[i]};
+        st = core_valmap_put(vm, core_graph_input_node(m->g, i), 0, &v, err);
+    }
+    for (int q = 0; q < p->n_boundary && st == SI_OK; q++)
+        st = rt_put_value(m, p->boundary[q], vm, p->boundary_node[q], p->boundary_idx[q], err);
+    if (st != SI_OK)
+        return st;
+    if (!m->host_only && !(m->host_only = calloc((size_t)core_graph_n_nodes(m->g) + 1, 1)))
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    int stage_no = 2; /* the first GPU program is stage 1 */
+    /* si_options.no_stages (SI_STAGES=0): the interpreter does all that follows */
+    for (int round = 0; round < 64 && !m->opt.no_stages; round++) {
+        int complete = 0;
+        double t0 = rt_now_ms();
+        st = core_interp_run_stage(m->g, vm, m->host_only, rt_load_weight, m, &complete, err);
+        m->st.host_ms += rt_now_ms() - t0;
+        if (st != SI_OK || complete)
+            return st;
+        size_t before = core_valmap_size(vm);
+        int fail_node = -1;
+        si_result rs = run_stage(m, vm, &fail_node, err);
+        if (rs != SI_OK && fail_node >= 0 && m->host_only && !m->host_only[fail_node]) {
+            /* a node the GPU program cannot hold (a shape that depends on a value
+             * computed in the same stage): the interpreter runs it from now on */
+            m->host_only[fail_node] = 1;
+            continue;
+        }
+        if (rs == SI_ERR_BUDGET || rs == SI_ERR_GPU || rs == SI_ERR_NOMEM || rs == SI_ERR_IO)
+            return stage_failed(m, rs, stage_no, err); /* never a silent move to the host */
+        if (rs != SI_OK || core_valmap_size(vm) == before)
+            break;
+        stage_no++;
+    }
+    double t0 = rt_now_ms();
+    st = core_interp_run(m->g, vm, rt_load_weight, m, err);
+    m->st.host_ms += rt_now_ms() - t0;
+    return st;
+}

@@ -1,0 +1,248 @@
+/* si_options' tools for tests and kernel work (no_stages, driver_reserve,
+ * plan_debug, plan_prefetch) take effect as fields, the environment variables
+ * of the same names still override them, and the pager reads no environment:
+ * what it is told comes through pg_options. */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "streaminfer.h"
+#include "../runtime/runtime.h"
+#include "tiny_model.h"
+
+static const char *const debug_vars[] = {"SI_STAGES", "SI_DRIVER_RESERVE", "SI_CHECK_STEPS",
+                                         "SI_PLAN_PREFETCH", "SI_PLAN_DEBUG"};
+
+static int clear_env(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof debug_vars / sizeof debug_vars[0]; i++)
+        unsetenv(debug_vars[i]);
+    return 0;
+}
+
+/* x[-1,3] -> Enter -> Exit -> Mul(q) -> Relu: the part after the Exit is a
+ * later GPU stage unless stages are off. */
+static const char *staged_model(void)
+{
+    jb j = {0};
+    node(&j, "x", "Placeholder", "",
+         "\"dtype\":{\"type\":\"DT_FLOAT\"},\"shape\":{\"shape\":{\"dim\":[{\"size\":\"-1\"},"
+         "{\"size\":\"3\"}]}}");
+    node(&j, "q", "Const", "",
+         "\"dtype\":{\"type\":\"DT_FLOAT\"},\"value\":{\"tensor\":{\"dtype\":\"DT_FLOAT\","
+         "\"tensorShape\":{\"dim\":[{\"size\":\"3\"}]},\"floatVal\":[2,-1,0.5]}}");
+    node(&j, "s", "Enter", "\"x\"", "\"T\":{\"type\":\"DT_FLOAT\"},\"frame_name\":{\"s\":\"Zg==\"}");
+    node(&j, "e", "Exit", "\"s\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
+    node(&j, "m", "Mul", "\"e\",\"q\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
+    node(&j, "y", "Relu", "\"m\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
+    return write_model(&j, "staged.json");
+}
+
+/* Opens the staged model with opt, runs it once, checks the answer, returns
+ * the stats. */
+static si_stats run_staged(const char *path, si_options opt)
+{
+    /* 8 rows: more elements than CORE_VALUE_INPUT_MAX, so the stage is a GPU
+     * program, not folded on the host */
+    float x[24], want[24];
+    const float q[3] = {2, -1, 0.5f};
+    for (int i = 0; i < 24; i++) {
+        x[i] = (float)(i % 7) - 3.5f; /* no zero: relu(-0) keeps its sign */
+        want[i] = x[i] * q[i % 3] > 0 ? x[i] * q[i % 3] : 0.0f;
+    }
+    si_model *m = NULL;
+    si_error err = {0};
+    if (si_open(path, &opt, &m, &err) != SI_OK)
+        fail_msg("open: %s", err.message);
+    si_tensor_in in = {.dtype = SI_FLOAT32, .rank = 2, .shape = {8, 3}, .data = x};
+    if (si_run(m, &in, 1, &err) != SI_OK)
+        fail_msg("run: %s", err.message);
+    const void *data;
+    assert_int_equal(si_output(m, 0, NULL, NULL, NULL, &data, &err), SI_OK);
+    assert_memory_equal(data, want, sizeof want);
+    si_stats st;
+    si_get_stats(m, &st);
+    si_close(m);
+    return st;
+}
+
+static void test_no_stages(void **state)
+{
+    (void)state;
+    const char *path = staged_model();
+    si_options opt = {.backend = SI_BACKEND_GPU};
+    assert_true(run_staged(path, opt).gpu_steps > 0); /* Mul and Relu: stage 2 on the GPU */
+    opt.no_stages = 1;
+    assert_int_equal(run_staged(path, opt).gpu_steps, 0); /* all after the Exit on the host */
+    /* SI_STAGES overrides the field either way */
+    setenv("SI_STAGES", "1", 1);
+    assert_true(run_staged(path, opt).gpu_steps > 0);
+    opt.no_stages = 0;
+    setenv("SI_STAGES", "0", 1);
+    assert_int_equal(run_staged(path, opt).gpu_steps, 0);
+    unsetenv("SI_STAGES");
+}
+
+static void test_driver_reserve(void **state)
+{
+    (void)state;
+    const char *path = staged_model();
+    si_options opt = {.backend = SI_BACKEND_GPU, .vram_budget = 1 << 20};
+    si_stats st = run_staged(path, opt);
+    /* the share is the rule's on a real GPU; this test needs llvmpipe's zero */
+    if (st.driver_reserve_bytes)
+        skip();
+    opt.driver_reserve = 1;
+    st = run_staged(path, opt);
+    assert_true(st.driver_reserve_bytes >= (1 << 20) / 64);
+    assert_true(st.peak_vram_bytes + st.driver_reserve_bytes <= opt.vram_budget);
+    opt.driver_reserve = 0;
+    setenv("SI_DRIVER_RESERVE", "1", 1);
+    assert_true(run_staged(path, opt).driver_reserve_bytes >= (1 << 20) / 64);
+    unsetenv("SI_DRIVER_RESERVE");
+}
+
+/* Runs fn with stderr sent to a file; returns what it wrote (caller frees). */
+static char *capture_stderr(void (*fn)(void *), void *arg)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/stderr.txt", tmp_root);
+    fflush(stderr);
+    int saved = dup(2), fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+    assert_true(saved >= 0 && fd >= 0);
+    dup2(fd, 2);
+    close(fd);
+    fn(arg);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char *text = calloc(1, 1 << 16);
+    assert_non_null(text);
+    size_t n = fread(text, 1, (1 << 16) - 1, f);
+    text[n] = 0;
+    fclose(f);
+    return text;
+}
+
+static void open_staged_with(void *arg)
+{
+    run_staged(staged_model(), *(const si_options *)arg);
+}
+
+static void test_plan_debug(void **state)
+{
+    (void)state;
+    si_options opt = {.backend = SI_BACKEND_GPU, .vram_budget = 1 << 20};
+    char *quiet = capture_stderr(open_staged_with, &opt);
+    assert_string_equal(quiet, "");
+    free(quiet);
+    opt.plan_debug = 1;
+    char *loud = capture_stderr(open_staged_with, &opt);
+    assert_non_null(strstr(loud, "plan attempt 0")); /* the runtime's */
+    assert_non_null(strstr(loud, "placement order 0: arena")); /* the pager's, through pg_options */
+    free(loud);
+    opt.plan_debug = 0;
+    setenv("SI_PLAN_DEBUG", "1", 1);
+    char *env = capture_stderr(open_staged_with, &opt);
+    assert_non_null(strstr(env, "placement order 0: arena"));
+    free(env);
+    unsetenv("SI_PLAN_DEBUG");
+}
+
+/* A chain of n steps, step s: act[s-1] (the first input for s = 0) and input
+ * s + 1 make act[s]; every buffer 1 KiB, the last act an output. Inputs do not
+ * stay between uses (weights would fill the budget and leave no room ahead). */
+enum { CHAIN = 6 };
+static pg_buffer chain_bufs[2 * CHAIN + 1];
+static int chain_start[CHAIN + 1], chain_bufs_of[3 * CHAIN];
+
+static pg_problem chain_problem(void)
+{
+    chain_bufs[0] = (pg_buffer){.bytes = 1024, .kind = PG_INPUT, .tensor = 0};
+    for (int s = 0; s < CHAIN; s++) {
+        chain_bufs[1 + s] = (pg_buffer){.bytes = 1024, .kind = PG_INPUT, .tensor = 1 + s};
+        chain_bufs[1 + CHAIN + s] = (pg_buffer){.bytes = 1024, .kind = PG_ACT,
+                                                .is_output = s == CHAIN - 1,
+                                                .tensor = 1 + CHAIN + s};
+        chain_start[s] = 3 * s;
+        chain_bufs_of[3 * s] = s ? CHAIN + s : 0;
+        chain_bufs_of[3 * s + 1] = 1 + s;
+        chain_bufs_of[3 * s + 2] = 1 + CHAIN + s;
+    }
+    chain_start[CHAIN] = 3 * CHAIN;
+    return (pg_problem){2 * CHAIN + 1, chain_bufs, CHAIN, chain_start, chain_bufs_of};
+}
+
+/* The step before which buffer w is first uploaded in the run (-2: never). */
+static int upload_step(const pg_plan *p, int w)
+{
+    for (int a = 0; a < p->n_actions; a++)
+        if (p->actions[a].kind == PA_UPLOAD && p->actions[a].buf == w)
+            return p->actions[a].step;
+    return -2;
+}
+
+static pg_plan *plan_chain(const pg_problem *pb, int prefetch)
+{
+    pg_options po = {.prefetch = prefetch};
+    pg_plan *p = NULL;
+    si_error err = {0};
+    if (pg_plan_build_with(pb, 5 * 1024, 256, &po, &p, &err) != SI_OK)
+        fail_msg("plan: %s", err.message);
+    char msg[256];
+    if (pg_plan_check(pb, p, msg, sizeof msg))
+        fail_msg("check: %s", msg);
+    return p;
+}
+
+static void test_pager_prefetch(void **state)
+{
+    (void)state;
+    pg_problem pb = chain_problem();
+    pg_plan *plain = plan_chain(&pb, 0), *early = plan_chain(&pb, 1);
+    /* 5 KiB: a step's 3 KiB and the next input fit beside each other */
+    int differs = 0;
+    for (int s = 1; s < CHAIN; s++) {
+        int a = upload_step(plain, 1 + s), b = upload_step(early, 1 + s);
+        assert_true(a >= 0 && b >= 0 && b <= a);
+        differs |= b < a;
+    }
+    assert_true(differs); /* with prefetch an input comes in a step ahead */
+    /* the variable is the runtime's to read: the pager ignores it */
+    setenv("SI_PLAN_PREFETCH", "1", 1);
+    pg_plan *env = plan_chain(&pb, 0);
+    unsetenv("SI_PLAN_PREFETCH");
+    assert_int_equal(env->n_actions, plain->n_actions);
+    for (int a = 0; a < plain->n_actions; a++) { /* field by field: the struct has padding */
+        const pg_action *x = &env->actions[a], *y = &plain->actions[a];
+        assert_true(x->kind == y->kind && x->buf == y->buf && x->step == y->step &&
+                    x->offset == y->offset);
+    }
+    pg_plan_free(plain);
+    pg_plan_free(early);
+    pg_plan_free(env);
+}
+
+int main(void)
+{
+    if (!mkdtemp(tmp_root))
+        return 1;
+    clear_env(NULL);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_no_stages, clear_env),
+        cmocka_unit_test_setup(test_driver_reserve, clear_env),
+        cmocka_unit_test_setup(test_plan_debug, clear_env),
+        cmocka_unit_test_setup(test_pager_prefetch, clear_env),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tiny_rm_tmp();
+    return rc;
+}
