@@ -711,9 +711,186 @@ static si_result export_values(interp *in, core_valmap *vm, const uint8_t *known
     return st;
 }
 
+/* The root context and the tables, empty. */
+static si_result interp_init(interp *in)
+{
+    in->cap_ctx = 16;
+    in->cap_ent = 256;
+    in->ctx = malloc((size_t)in->cap_ctx * sizeof *in->ctx);
+    in->ent = malloc((size_t)in->cap_ent * sizeof *in->ent);
+    if (!in->ctx || !in->ent || imap_init(&in->ctx_map) || imap_init(&in->ent_map) ||
+        imap_init(&in->added))
+        return ip_nomem(in);
+    in->ctx[0] = (ictx){.parent = -1, .frame = "", .iter = 0, .id = strdup("")};
+    in->n_ctx = 1;
+    return in->ctx[0].id ? SI_OK : ip_nomem(in);
+}
+
+/* Every tensor in vm is known, like a fed input: its node is never run, and
+ * its values are copied into the root context. */
+static si_result seed_known(interp *in, const core_valmap *vm, uint8_t *known)
+{
+    const core_graph *g = in->g;
+    for (size_t i = 0; i < vm->cap; i++) {
+        const vm_slot *s = &vm->slots[i];
+        if (s->node < 0)
+            continue;
+        if (s->node >= g->n_nodes)
+            return base_fail(in->err, SI_ERR_ARG, "valmap holds node %d of a graph of %d", s->node,
+                             g->n_nodes);
+        known[s->node] = 1;
+    }
+    for (int k = 0; k < g->n_nodes; k++) {
+        if (!known[k])
+            continue;
+        int n = g->n_outs[k];
+        ientry *e = entry_make(in, k, 0, n);
+        if (!e)
+            return ip_nomem(in);
+        for (int j = 0; j < n; j++) {
+            const core_buf *b = core_valmap_get(vm, k, j);
+            if (!b)
+                continue;
+            ival *v = ip_val_new(b->dtype, &b->shape);
+            if (!v)
+                return ip_nomem(in);
+            memcpy(v->b.data, b->data, (size_t)core_shape_count(&b->shape) * CORE_ELEM);
+            e->v[j] = v;
+        }
+    }
+    return SI_OK;
+}
+
+/* tfjs's first stack: inputs, weights, init nodes (popped from the end). */
+static si_result push_initial(interp *in, const uint8_t *known)
+{
+    const core_graph *g = in->g;
+    si_result st = SI_OK;
+    for (int k = 0; k < g->n_nodes && st == SI_OK; k++)
+        if (known[k] && in->used[k])
+            st = push_item(in, k, 0);
+    for (int k = 0; k < g->n_nodes && st == SI_OK; k++)
+        if (!known[k] && in->used[k] && is_const_node(in, k))
+            st = push_item(in, k, 0);
+    for (int k = 0; k < g->n_nodes && st == SI_OK; k++)
+        if (!known[k] && in->used[k] && !is_const_node(in, k) && g->m->nodes[k].n_inputs == 0 &&
+            strncmp(g->m->nodes[k].op, "Placeholder", 11))
+            st = push_item(in, k, 0);
+    return st;
+}
+
+/* Runs the stack empty, then lets the pending (async) nodes' promises
+ * resolve: publish their outputs, then schedule their children; until
+ * neither is left. */
+static si_result run_all(interp *in)
+{
+    si_result st = SI_OK;
+    while (st == SI_OK && (in->n_stack > 0 || in->n_pend > 0)) {
+        while (st == SI_OK && in->n_stack > 0)
+            st = process_item(in, in->stack[--in->n_stack]);
+        int np = in->n_pend;
+        pending *p = in->pend;
+        in->pend = NULL;
+        in->n_pend = in->cap_pend = 0;
+        int i = 0;
+        for (; i < np && st == SI_OK; i++) {
+            st = store(in, p[i].node, p[i].key_ctx, p[i].outs, p[i].n);
+            p[i].outs = NULL;
+            if (st == SI_OK)
+                st = process_children(in, p[i].node, p[i].ctx_after);
+        }
+        for (; i < np; i++)
+            ip_free_outs(p[i].outs, p[i].n);
+        free(p);
+    }
+    return st;
+}
+
+/* Output i has no value: the error names one needed node that never ran, to
+ * point at the cause. */
+static si_result output_missing(interp *in, const uint8_t *known, int i)
+{
+    const core_graph *g = in->g;
+    const core_edge *o = &g->outputs[i];
+    const char *why = "";
+    char buf[300] = "";
+    for (int k = 0; k < g->n_nodes; k++)
+        if (in->used[k] && !known[k] && g->m->nodes[k].n_inputs == 0 && !is_const_node(in, k) &&
+            !entry_find(in, k, 0)) {
+            snprintf(buf, sizeof buf, "; node '%s' (%s) has no value", node_name(in, k),
+                     node_op(in, k));
+            why = buf;
+            break;
+        }
+    if (!*why)
+        why = "; it depends on a cycle, a dead branch or a missing input";
+    return base_fail(in->err, SI_ERR_FORMAT, "%s: cannot compute output %d '%s:%d' (%s)%s",
+                     g->m->json_path, i, node_name(in, o->node), o->idx, node_op(in, o->node), why);
+}
+
+/* Every graph output not in vm yet goes there. */
+static si_result collect_outputs(interp *in, core_valmap *vm, const uint8_t *known)
+{
+    const core_graph *g = in->g;
+    si_result st = SI_OK;
+    for (int i = 0; i < g->n_outputs; i++) {
+        const core_edge *o = &g->outputs[i];
+        if (core_valmap_get(vm, o->node, o->idx))
+            continue;
+        ival *v = ip_tensor_get(in, o->node, o->idx, 0, &st);
+        if (st != SI_OK)
+            return st;
+        if (!v)
+            return output_missing(in, known, i);
+        if ((st = core_valmap_put(vm, o->node, o->idx, &v->b, in->err)) != SI_OK)
+            return st;
+    }
+    return SI_OK;
+}
+
+/* A staged run's values go to vm; *complete: every graph output is there. */
+static si_result finish_stage(interp *in, core_valmap *vm, const uint8_t *known, int *complete)
+{
+    const core_graph *g = in->g;
+    si_result st = export_values(in, vm, known);
+    if (st != SI_OK)
+        return st;
+    *complete = 1;
+    for (int i = 0; i < g->n_outputs; i++)
+        if (!core_valmap_get(vm, g->outputs[i].node, g->outputs[i].idx))
+            *complete = 0;
+    return SI_OK;
+}
+
 static si_result interp_run(const core_graph *g, core_valmap *vm, const uint8_t *host_only,
                             core_weight_loader load, void *load_user, int staged, int *complete,
-                            si_error *err);
+                            si_error *err)
+{
+    interp in = {.g = g, .load = load, .load_user = load_user, .err = err};
+    uint8_t *known = calloc((size_t)g->n_nodes + 1, 1);
+    si_result st = interp_init(&in);
+    if (st == SI_OK && !known)
+        st = ip_nomem(&in);
+    if (st == SI_OK)
+        st = seed_known(&in, vm, known);
+    if (st == SI_OK)
+        st = build_children(&in);
+    if (st == SI_OK)
+        st = mark_used(&in, known);
+    if (st == SI_OK && staged && !(in.defer = defer_set(g, known, host_only)))
+        st = ip_nomem(&in);
+    if (st == SI_OK)
+        st = push_initial(&in, known);
+    if (st == SI_OK)
+        st = run_all(&in);
+    if (st == SI_OK)
+        st = staged ? finish_stage(&in, vm, known, complete) : collect_outputs(&in, vm, known);
+    if (st != SI_OK && err)
+        err->status = st;
+    free(known);
+    interp_free(&in);
+    return st;
+}
 
 si_result core_interp_run(const core_graph *g, core_valmap *vm, core_weight_loader load,
                           void *load_user, si_error *err)
@@ -726,145 +903,4 @@ si_result core_interp_run_stage(const core_graph *g, core_valmap *vm, const uint
                                 si_error *err)
 {
     return interp_run(g, vm, host_only, load, load_user, 1, complete, err);
-}
-
-static si_result interp_run(const core_graph *g, core_valmap *vm, const uint8_t *host_only,
-                            core_weight_loader load, void *load_user, int staged, int *complete,
-                            si_error *err)
-{
-    interp in = {.g = g, .load = load, .load_user = load_user, .err = err};
-    si_result st = SI_OK;
-    uint8_t *known = NULL;
-    in.cap_ctx = 16;
-    in.cap_ent = 256;
-    in.ctx = malloc((size_t)in.cap_ctx * sizeof *in.ctx);
-    in.ent = malloc((size_t)in.cap_ent * sizeof *in.ent);
-    known = calloc((size_t)g->n_nodes + 1, 1);
-    if (!in.ctx || !in.ent || !known || imap_init(&in.ctx_map) || imap_init(&in.ent_map) ||
-        imap_init(&in.added)) {
-        st = ip_nomem(&in);
-        goto done;
-    }
-    in.ctx[0] = (ictx){.parent = -1, .frame = "", .iter = 0, .id = strdup("")};
-    in.n_ctx = 1;
-    if (!in.ctx[0].id) {
-        st = ip_nomem(&in);
-        goto done;
-    }
-    /* Every tensor in vm is known, like a fed input: its node is never run. */
-    for (size_t i = 0; i < vm->cap; i++) {
-        const vm_slot *s = &vm->slots[i];
-        if (s->node < 0)
-            continue;
-        if (s->node >= g->n_nodes) {
-            st = base_fail(err, SI_ERR_ARG, "valmap holds node %d of a graph of %d", s->node,
-                           g->n_nodes);
-            goto done;
-        }
-        known[s->node] = 1;
-    }
-    for (int k = 0; k < g->n_nodes; k++) {
-        if (!known[k])
-            continue;
-        int n = g->n_outs[k];
-        ientry *e = entry_make(&in, k, 0, n);
-        if (!e) {
-            st = ip_nomem(&in);
-            goto done;
-        }
-        for (int j = 0; j < n; j++) {
-            const core_buf *b = core_valmap_get(vm, k, j);
-            if (!b)
-                continue;
-            ival *v = ip_val_new(b->dtype, &b->shape);
-            if (!v) {
-                st = ip_nomem(&in);
-                goto done;
-            }
-            memcpy(v->b.data, b->data, (size_t)core_shape_count(&b->shape) * CORE_ELEM);
-            e->v[j] = v;
-        }
-    }
-    if ((st = build_children(&in)) || (st = mark_used(&in, known)))
-        goto done;
-    if (staged && !(in.defer = defer_set(g, known, host_only))) {
-        st = ip_nomem(&in);
-        goto done;
-    }
-    /* tfjs's first stack: inputs, weights, init nodes (popped from the end) */
-    for (int k = 0; k < g->n_nodes && st == SI_OK; k++)
-        if (known[k] && in.used[k])
-            st = push_item(&in, k, 0);
-    for (int k = 0; k < g->n_nodes && st == SI_OK; k++)
-        if (!known[k] && in.used[k] && is_const_node(&in, k))
-            st = push_item(&in, k, 0);
-    for (int k = 0; k < g->n_nodes && st == SI_OK; k++)
-        if (!known[k] && in.used[k] && !is_const_node(&in, k) && g->m->nodes[k].n_inputs == 0 &&
-            strncmp(g->m->nodes[k].op, "Placeholder", 11))
-            st = push_item(&in, k, 0);
-    while (st == SI_OK && (in.n_stack > 0 || in.n_pend > 0)) {
-        while (st == SI_OK && in.n_stack > 0)
-            st = process_item(&in, in.stack[--in.n_stack]);
-        /* the promises resolve: publish outputs, then schedule children */
-        int np = in.n_pend;
-        pending *p = in.pend;
-        in.pend = NULL;
-        in.n_pend = in.cap_pend = 0;
-        int i = 0;
-        for (; i < np && st == SI_OK; i++) {
-            st = store(&in, p[i].node, p[i].key_ctx, p[i].outs, p[i].n);
-            p[i].outs = NULL;
-            if (st == SI_OK)
-                st = process_children(&in, p[i].node, p[i].ctx_after);
-        }
-        for (; i < np; i++)
-            ip_free_outs(p[i].outs, p[i].n);
-        free(p);
-    }
-    if (st != SI_OK)
-        goto done;
-    if (staged) {
-        if ((st = export_values(&in, vm, known)) != SI_OK)
-            goto done;
-        *complete = 1;
-        for (int i = 0; i < g->n_outputs; i++)
-            if (!core_valmap_get(vm, g->outputs[i].node, g->outputs[i].idx))
-                *complete = 0;
-        goto done;
-    }
-    for (int i = 0; i < g->n_outputs; i++) {
-        const core_edge *o = &g->outputs[i];
-        if (core_valmap_get(vm, o->node, o->idx))
-            continue;
-        ival *v = ip_tensor_get(&in, o->node, o->idx, 0, &st);
-        if (st != SI_OK)
-            goto done;
-        if (!v) {
-            /* name one needed node that never ran, to point at the cause */
-            const char *why = "";
-            char buf[300] = "";
-            for (int k = 0; k < g->n_nodes; k++)
-                if (in.used[k] && !known[k] && g->m->nodes[k].n_inputs == 0 &&
-                    !is_const_node(&in, k) && !entry_find(&in, k, 0)) {
-                    snprintf(buf, sizeof buf, "; node '%s' (%s) has no value", node_name(&in, k),
-                             node_op(&in, k));
-                    why = buf;
-                    break;
-                }
-            if (!*why)
-                why = "; it depends on a cycle, a dead branch or a missing input";
-            st = base_fail(err, SI_ERR_FORMAT, "%s: cannot compute output %d '%s:%d' (%s)%s",
-                           g->m->json_path, i, node_name(&in, o->node), o->idx,
-                           node_op(&in, o->node), why);
-            goto done;
-        }
-        if ((st = core_valmap_put(vm, o->node, o->idx, &v->b, err)) != SI_OK)
-            goto done;
-    }
-done:
-    if (st != SI_OK && err)
-        err->status = st;
-    free(known);
-    interp_free(&in);
-    return st;
 }
