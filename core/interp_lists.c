@@ -700,7 +700,8 @@ static si_result tl_split(opctx *o, const tl_args *a)
     int32_t h;
     int known, km;
     core_shape es, rs, ms;
-    if ((st = tl_rows_args(o, 1, &known, &es, &rs)))
+    /* the lengths are input 2 */
+    if ((st = ip_need_inputs(o, 3)) || (st = tl_rows_args(o, 1, &known, &es, &rs)))
         return st;
     const core_buf *t = &o->data[0]->b, *lb = &o->data[2]->b;
     int64_t nl = core_shape_count(&lb->shape), total = 0;
