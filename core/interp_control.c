@@ -36,7 +36,8 @@ static si_result cf_merge(opctx *o, int *ctx_after)
         if (st != SI_OK)
             return st;
         if (v) {
-            if ((st = ip_set_out(o, 0, ip_val_ref(v))) || (st = ip_set_out(o, 1, ip_val_scalar_i(i))))
+            if ((st = ip_set_out(o, 0, ip_val_ref(v))) ||
+                (st = ip_set_out(o, 1, ip_val_scalar_i(i))))
                 return st;
             break;
         }
@@ -78,10 +79,11 @@ static si_result cf_next_iteration(opctx *o, int *ctx_after)
         return st;
     const ictx *c = &o->in->ctx[o->ctx];
     if (c->parent < 0)
-        return ip_node_fail(o->in, o->node, SI_ERR_FORMAT, "NextIteration outside of any loop frame");
+        return ip_node_fail(o->in, o->node, SI_ERR_FORMAT,
+                            "NextIteration outside of any loop frame");
     if (c->iter + 1 >= MAX_ITERATIONS)
-        return ip_node_fail(o->in, o->node, SI_ERR_ARG, "loop frame '%s' ran %d iterations", c->frame,
-                            MAX_ITERATIONS);
+        return ip_node_fail(o->in, o->node, SI_ERR_ARG, "loop frame '%s' ran %d iterations",
+                            c->frame, MAX_ITERATIONS);
     int nc = ip_ctx_intern(o->in, c->parent, c->frame, c->iter + 1);
     if (nc < 0)
         return ip_nomem(o->in);
