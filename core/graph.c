@@ -111,6 +111,94 @@ static si_result check_const(const core_graph *g, int k, si_error *err)
                      g->m->json_path, n->name);
 }
 
+/* The name index (duplicates refused) and each node's weight. */
+static si_result index_nodes(core_graph *g, si_error *err)
+{
+    const io_model *m = g->m;
+    size_t cap = g->hash_cap;
+    for (size_t i = 0; i < cap; i++)
+        g->hash[i] = -1;
+    for (int k = 0; k < m->n_nodes; k++) {
+        const char *nm = m->nodes[k].name;
+        size_t len = strlen(nm);
+        if (core_graph_find(g, nm, len) >= 0)
+            return base_fail(err, SI_ERR_FORMAT, "%s: two nodes are named '%s'", m->json_path, nm);
+        size_t i = hash_str(nm, len) & (cap - 1);
+        while (g->hash[i] >= 0)
+            i = (i + 1) & (cap - 1);
+        g->hash[i] = k;
+        g->weight_of[k] = -1;
+        g->n_outs[k] = 1;
+    }
+    for (int w = 0; w < m->n_weights; w++) {
+        int k = core_graph_find(g, m->weights[w].name, strlen(m->weights[w].name));
+        if (k >= 0)
+            g->weight_of[k] = w;
+    }
+    return SI_OK;
+}
+
+/* Every node's input edges; the uses and output counts they imply. */
+static si_result build_edges(core_graph *g, si_error *err)
+{
+    const io_model *m = g->m;
+    for (int k = 0; k < m->n_nodes; k++) {
+        const io_node *n = &m->nodes[k];
+        g->edges[k] = calloc((size_t)n->n_inputs + 1, sizeof **g->edges);
+        if (!g->edges[k])
+            return base_fail(err, SI_ERR_NOMEM, "out of memory");
+        for (int i = 0; i < n->n_inputs; i++) {
+            core_edge *e = &g->edges[k][i];
+            si_result st = parse_ref(g, n->inputs[i], &e->node, &e->idx, &e->ctrl, n->name, err);
+            if (st != SI_OK)
+                return st;
+            g->n_uses[e->node]++;
+            if (!e->ctrl && e->idx + 1 > g->n_outs[e->node])
+                g->n_outs[e->node] = e->idx + 1;
+        }
+    }
+    return SI_OK;
+}
+
+/* Inputs: the signature's, else every Placeholder in file order. Outputs: the
+ * signature's in its order, else nodes nothing consumes. */
+static si_result find_inputs_outputs(core_graph *g, si_error *err)
+{
+    const io_model *m = g->m;
+    if (m->n_sig_inputs > 0) {
+        for (int i = 0; i < m->n_sig_inputs; i++) {
+            int node, idx, ctrl;
+            if (parse_ref(g, m->sig_input_names[i], &node, &idx, &ctrl, "signature", err) != SI_OK)
+                continue; /* tfjs skips signature entries naming no node */
+            g->inputs[g->n_inputs++] = node;
+        }
+    } else {
+        for (int k = 0; k < m->n_nodes; k++)
+            if (!strncmp(m->nodes[k].op, "Placeholder", 11))
+                g->inputs[g->n_inputs++] = k;
+    }
+    for (int i = 0; i < g->n_inputs; i++) {
+        si_result st = input_info(g, g->inputs[i], &g->input_info[i], err);
+        if (st != SI_OK)
+            return st;
+    }
+    if (m->n_sig_outputs > 0) {
+        for (int i = 0; i < m->n_sig_outputs; i++) {
+            int node, idx, ctrl;
+            if (parse_ref(g, m->sig_output_names[i], &node, &idx, &ctrl, "signature", err) != SI_OK)
+                continue;
+            g->outputs[g->n_outputs++] = (core_edge){node, idx, 0};
+        }
+    } else {
+        for (int k = 0; k < m->n_nodes; k++)
+            if (g->n_uses[k] == 0)
+                g->outputs[g->n_outputs++] = (core_edge){k, 0, 0};
+    }
+    if (g->n_outputs == 0)
+        return base_fail(err, SI_ERR_FORMAT, "%s: the model has no outputs", m->json_path);
+    return SI_OK;
+}
+
 si_result core_graph_build(const io_model *m, core_graph **out, si_error *err)
 {
     core_graph *g = calloc(1, sizeof *g);
@@ -128,99 +216,30 @@ si_result core_graph_build(const io_model *m, core_graph **out, si_error *err)
     g->n_outs = calloc((size_t)m->n_nodes + 1, sizeof *g->n_outs);
     g->weight_of = malloc(((size_t)m->n_nodes + 1) * sizeof *g->weight_of);
     si_result st = SI_OK;
-    if (!g->hash || !g->edges || !g->n_uses || !g->n_outs || !g->weight_of) {
+    if (!g->hash || !g->edges || !g->n_uses || !g->n_outs || !g->weight_of)
         st = base_fail(err, SI_ERR_NOMEM, "out of memory");
-        goto fail;
-    }
-    for (size_t i = 0; i < cap; i++)
-        g->hash[i] = -1;
-    for (int k = 0; k < m->n_nodes; k++) {
-        const char *nm = m->nodes[k].name;
-        size_t len = strlen(nm);
-        if (core_graph_find(g, nm, len) >= 0) {
-            st = base_fail(err, SI_ERR_FORMAT, "%s: two nodes are named '%s'", m->json_path, nm);
-            goto fail;
-        }
-        size_t i = hash_str(nm, len) & (cap - 1);
-        while (g->hash[i] >= 0)
-            i = (i + 1) & (cap - 1);
-        g->hash[i] = k;
-        g->weight_of[k] = -1;
-        g->n_outs[k] = 1;
-    }
-    for (int w = 0; w < m->n_weights; w++) {
-        int k = core_graph_find(g, m->weights[w].name, strlen(m->weights[w].name));
-        if (k >= 0)
-            g->weight_of[k] = w;
-    }
-    for (int k = 0; k < m->n_nodes; k++)
-        if ((st = check_const(g, k, err)) != SI_OK)
-            goto fail;
-    for (int k = 0; k < m->n_nodes; k++) {
-        const io_node *n = &m->nodes[k];
-        g->edges[k] = calloc((size_t)n->n_inputs + 1, sizeof **g->edges);
-        if (!g->edges[k]) {
+    if (st == SI_OK)
+        st = index_nodes(g, err);
+    for (int k = 0; k < m->n_nodes && st == SI_OK; k++)
+        st = check_const(g, k, err);
+    if (st == SI_OK)
+        st = build_edges(g, err);
+    if (st == SI_OK) {
+        g->inputs = calloc((size_t)m->n_nodes + 1, sizeof *g->inputs);
+        g->input_info = calloc((size_t)m->n_nodes + 1, sizeof *g->input_info);
+        g->outputs = calloc((size_t)m->n_nodes + 1, sizeof *g->outputs);
+        if (!g->inputs || !g->input_info || !g->outputs)
             st = base_fail(err, SI_ERR_NOMEM, "out of memory");
-            goto fail;
-        }
-        for (int i = 0; i < n->n_inputs; i++) {
-            core_edge *e = &g->edges[k][i];
-            st = parse_ref(g, n->inputs[i], &e->node, &e->idx, &e->ctrl, n->name, err);
-            if (st != SI_OK)
-                goto fail;
-            g->n_uses[e->node]++;
-            if (!e->ctrl && e->idx + 1 > g->n_outs[e->node])
-                g->n_outs[e->node] = e->idx + 1;
-        }
     }
-    /* Inputs: the signature's, else every Placeholder in file order. */
-    g->inputs = calloc((size_t)m->n_nodes + 1, sizeof *g->inputs);
-    g->input_info = calloc((size_t)m->n_nodes + 1, sizeof *g->input_info);
-    g->outputs = calloc((size_t)m->n_nodes + 1, sizeof *g->outputs);
-    if (!g->inputs || !g->input_info || !g->outputs) {
-        st = base_fail(err, SI_ERR_NOMEM, "out of memory");
-        goto fail;
-    }
-    if (m->n_sig_inputs > 0) {
-        for (int i = 0; i < m->n_sig_inputs; i++) {
-            int node, idx, ctrl;
-            if (parse_ref(g, m->sig_input_names[i], &node, &idx, &ctrl, "signature", err) != SI_OK)
-                continue; /* tfjs skips signature entries naming no node */
-            g->inputs[g->n_inputs++] = node;
-        }
-    } else {
-        for (int k = 0; k < m->n_nodes; k++)
-            if (!strncmp(m->nodes[k].op, "Placeholder", 11))
-                g->inputs[g->n_inputs++] = k;
-    }
-    for (int i = 0; i < g->n_inputs; i++) {
-        st = input_info(g, g->inputs[i], &g->input_info[i], err);
-        if (st != SI_OK)
-            goto fail;
-    }
-    /* Outputs: the signature's in its order, else nodes nothing consumes. */
-    if (m->n_sig_outputs > 0) {
-        for (int i = 0; i < m->n_sig_outputs; i++) {
-            int node, idx, ctrl;
-            if (parse_ref(g, m->sig_output_names[i], &node, &idx, &ctrl, "signature", err) != SI_OK)
-                continue;
-            g->outputs[g->n_outputs++] = (core_edge){node, idx, 0};
-        }
-    } else {
-        for (int k = 0; k < m->n_nodes; k++)
-            if (g->n_uses[k] == 0)
-                g->outputs[g->n_outputs++] = (core_edge){k, 0, 0};
-    }
-    if (g->n_outputs == 0) {
-        st = base_fail(err, SI_ERR_FORMAT, "%s: the model has no outputs", m->json_path);
-        goto fail;
+    if (st == SI_OK)
+        st = find_inputs_outputs(g, err);
+    if (st != SI_OK) {
+        err->status = st;
+        core_graph_free(g);
+        return st;
     }
     *out = g;
     return SI_OK;
-fail:
-    err->status = st;
-    core_graph_free(g);
-    return st;
 }
 
 void core_graph_free(core_graph *g)

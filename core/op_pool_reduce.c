@@ -406,6 +406,46 @@ static const struct { const char *op; int code; } reduce_ops[] = {
     {"Sum", CK_R_SUM}, {"Mean", CK_R_MEAN}, {"Max", CK_R_MAX}, {"Min", CK_R_MIN},
     {"Prod", CK_R_PROD}, {"Any", CK_R_ANY}, {"All", CK_R_ALL}, {NULL, 0}};
 
+/* Emits the copy of x to [kept..., reduced axes as given] (tfjs's own
+ * permutation); *outer: the kept dims' product, *src: the copy. */
+static si_result transpose_for_reduce(lower_ctx *c, si_error *err, int xt,
+                                      const core_shape *x_shape, const int *is_red,
+                                      const int *axes, int na, int64_t *outer, int *src)
+{
+    core_shape xs = *x_shape;
+    int rank = xs.rank;
+    si_dtype in_dt = lc_tensor(c, xt)->dtype;
+    int perm[SI_MAX_RANK], np = 0;
+    for (int i = 0; i < rank; i++)
+        if (!is_red[i]) {
+            perm[np++] = i;
+            *outer *= xs.d[i];
+        }
+    for (int i = 0; i < na; i++)
+        perm[np++] = axes[i];
+    int64_t stride[SI_MAX_RANK];
+    core_strides(&xs, stride);
+    core_shape ts = {.rank = rank};
+    for (int i = 0; i < rank; i++)
+        ts.d[i] = xs.d[perm[i]];
+    int64_t tstride[SI_MAX_RANK];
+    core_strides(&ts, tstride);
+    ck_step cp = {.kind = CK_COPY, .n_in = 1};
+    cp.in[0] = xt;
+    cp.u.copy.rank = rank;
+    for (int i = 0; i < rank; i++) {
+        cp.u.copy.dim[i] = (int32_t)ts.d[i];
+        cp.u.copy.in_stride[i] = (int32_t)stride[perm[i]];
+        cp.u.copy.out_stride[i] = (int32_t)tstride[i];
+    }
+    cp.out = lc_new_tensor(c, in_dt, &ts);
+    if (cp.out < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    lc_emit(c, &cp);
+    *src = cp.out;
+    return SI_OK;
+}
+
 static si_result lower_reduce(lower_ctx *c, si_error *err)
 {
     const char *opname = lc_node(c)->op;
@@ -476,34 +516,9 @@ static si_result lower_reduce(lower_ctx *c, si_error *err)
         for (int i = last + 1; i < rank; i++)
             inner *= xs.d[i];
     } else {
-        int perm[SI_MAX_RANK], np = 0;
-        for (int i = 0; i < rank; i++)
-            if (!is_red[i]) {
-                perm[np++] = i;
-                outer *= xs.d[i];
-            }
-        for (int i = 0; i < na; i++)
-            perm[np++] = axes[i];
-        int64_t stride[SI_MAX_RANK];
-        core_strides(&xs, stride);
-        core_shape ts = {.rank = rank};
-        for (int i = 0; i < rank; i++)
-            ts.d[i] = xs.d[perm[i]];
-        int64_t tstride[SI_MAX_RANK];
-        core_strides(&ts, tstride);
-        ck_step cp = {.kind = CK_COPY, .n_in = 1};
-        cp.in[0] = xt;
-        cp.u.copy.rank = rank;
-        for (int i = 0; i < rank; i++) {
-            cp.u.copy.dim[i] = (int32_t)ts.d[i];
-            cp.u.copy.in_stride[i] = (int32_t)stride[perm[i]];
-            cp.u.copy.out_stride[i] = (int32_t)tstride[i];
-        }
-        cp.out = lc_new_tensor(c, in_dt, &ts);
-        if (cp.out < 0)
-            return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
-        lc_emit(c, &cp);
-        src = cp.out;
+        st = transpose_for_reduce(c, err, xt, &xs, is_red, axes, na, &outer, &src);
+        if (st != SI_OK)
+            return st;
     }
     ck_step s = {.kind = CK_REDUCE, .n_in = 1};
     s.in[0] = src;

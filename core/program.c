@@ -1,42 +1,12 @@
 /* From graph to program: binds input shapes, lowers every needed node in
  * dependency order, folds on the host whatever does not depend on the inputs,
- * and keeps the steps the outputs need. */
+ * and keeps the steps the outputs need. What a lowering sees of the builder
+ * (the lower_ctx API of ops.h) is in lower_ctx.c. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "graph.h"
-#include "interp.h"
-
-typedef struct {
-    const core_graph *g;
-    const core_valmap *given; /* values known already (a later stage); may be NULL */
-    core_program *p;
-    core_weight_loader load;
-    void *load_user;
-    /* per tensor (by id), grown with the program */
-    uint8_t *is_const;   /* value independent of the inputs (by storage root) */
-    core_buf *vals;      /* host views handed out by lc_value */
-    int cap;
-    /* per node */
-    int **node_out;      /* tensor id of each output, -1 unset */
-    /* per step */
-    uint8_t *step_const;
-    int step_cap;
-    /* Tables replaced by growth while a node is lowered: freed when it is done
-     * (release_retired), so what lc_tensor and lc_value handed out stays valid
-     * for the whole lowering however many tensors it adds. */
-    void **retired;
-    int n_retired, cap_retired;
-} builder;
-
-struct lower_ctx {
-    builder *b;
-    int node;
-    const io_node *n;
-    int n_in;
-    int *in;
-};
+#include "program_internal.h"
 
 /* ---- the program's tables ---- */
 
@@ -92,8 +62,8 @@ static int grow_tensors(builder *b)
     return 0;
 }
 
-static int add_tensor(builder *b, const char *name, si_dtype dt, const core_shape *shape,
-                      pt_kind kind)
+int pg_add_tensor(builder *b, const char *name, si_dtype dt, const core_shape *shape,
+                  pt_kind kind)
 {
     if (grow_tensors(b))
         return -1;
@@ -114,7 +84,7 @@ static int add_tensor(builder *b, const char *name, si_dtype dt, const core_shap
     return id;
 }
 
-static int add_step(builder *b, const ck_step *s)
+int pg_add_step(builder *b, const ck_step *s)
 {
     core_program *p = b->p;
     if (p->n_steps == p->cap_steps) {
@@ -151,7 +121,7 @@ static int add_step(builder *b, const ck_step *s)
 
 static si_result eval_storage(builder *b, int root, si_error *err);
 
-static si_result host_input(builder *b, int t, core_buf *out, si_error *err)
+si_result pg_host_input(builder *b, int t, core_buf *out, si_error *err)
 {
     core_program *p = b->p;
     int r = core_storage(p, t);
@@ -199,10 +169,10 @@ static si_result eval_storage(builder *b, int root, si_error *err)
             for (int i = 0; i < s->n_in && st == SI_OK; i++) {
                 if (s->in[i] < 0)
                     continue;
-                st = host_input(b, s->in[i], &ins[i], err);
+                st = pg_host_input(b, s->in[i], &ins[i], err);
                 insp[i] = &ins[i];
             }
-            /* host_input may have grown nothing, but re-fetch t: tensors don't move here */
+            /* pg_host_input may have grown nothing, but re-fetch t: tensors don't move here */
             if (st == SI_OK)
                 st = ck_host_run(s, insp, &out, err);
         }
@@ -213,176 +183,6 @@ static si_result eval_storage(builder *b, int root, si_error *err)
     }
     p->tensors[root].host = data;
     return SI_OK;
-}
-
-/* ---- lower_ctx API ---- */
-
-const io_node *lc_node(const lower_ctx *c) { return c->n; }
-int lc_n_inputs(const lower_ctx *c) { return c->n_in; }
-int lc_in(const lower_ctx *c, int i) { return i >= 0 && i < c->n_in ? c->in[i] : -1; }
-const core_tensor *lc_tensor(const lower_ctx *c, int t) { return &c->b->p->tensors[t]; }
-core_program *lc_program(lower_ctx *c) { return c->b->p; }
-
-si_result lc_fail(const lower_ctx *c, si_error *err, si_result st, const char *fmt, ...)
-{
-    char msg[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return base_fail(err, st, "node '%s' (%s): %s", c->n->name, c->n->op, msg);
-}
-
-static const io_attr *attr(const lower_ctx *c, const char *name) { return io_node_attr(c->n, name); }
-
-int64_t lc_attr_int(const lower_ctx *c, const char *name, int64_t dflt)
-{
-    const io_attr *a = attr(c, name);
-    if (!a)
-        return dflt;
-    if (a->kind == IO_ATTR_I)
-        return a->i;
-    if (a->kind == IO_ATTR_TYPE)
-        return a->type;
-    if (a->kind == IO_ATTR_B)
-        return a->b;
-    return dflt;
-}
-
-double lc_attr_float(const lower_ctx *c, const char *name, double dflt)
-{
-    const io_attr *a = attr(c, name);
-    if (!a)
-        return dflt;
-    if (a->kind == IO_ATTR_F)
-        return a->f;
-    if (a->kind == IO_ATTR_I)
-        return (double)a->i;
-    return dflt;
-}
-
-int lc_attr_bool(const lower_ctx *c, const char *name, int dflt)
-{
-    const io_attr *a = attr(c, name);
-    return a && a->kind == IO_ATTR_B ? a->b : dflt;
-}
-
-const char *lc_attr_str(const lower_ctx *c, const char *name, const char *dflt)
-{
-    const io_attr *a = attr(c, name);
-    return a && a->kind == IO_ATTR_S && a->s ? a->s : dflt;
-}
-
-int lc_attr_ints(const lower_ctx *c, const char *name, int64_t *out, int max)
-{
-    const io_attr *a = attr(c, name);
-    if (!a || a->kind != IO_ATTR_LIST)
-        return -1;
-    if (a->list_kind == IO_ATTR_EMPTY)
-        return 0;
-    if (a->list_kind != IO_ATTR_I)
-        return -1;
-    int n = a->n < max ? a->n : max;
-    for (int i = 0; i < n; i++)
-        out[i] = a->li[i];
-    return a->n;
-}
-
-int lc_attr_strs(const lower_ctx *c, const char *name, const char **out, int max)
-{
-    const io_attr *a = attr(c, name);
-    if (!a || a->kind != IO_ATTR_LIST)
-        return -1;
-    if (a->list_kind == IO_ATTR_EMPTY)
-        return 0;
-    if (a->list_kind != IO_ATTR_S)
-        return -1;
-    int n = a->n < max ? a->n : max;
-    for (int i = 0; i < n; i++)
-        out[i] = a->ls[i];
-    return a->n;
-}
-
-const core_buf *lc_value(lower_ctx *c, int i, si_result *st, si_error *err)
-{
-    *st = SI_OK;
-    int t = lc_in(c, i);
-    if (t < 0)
-        return NULL;
-    builder *b = c->b;
-    if (!b->is_const[core_storage(b->p, t)])
-        return NULL;
-    core_buf v;
-    *st = host_input(b, t, &v, err);
-    if (*st != SI_OK)
-        return NULL;
-    b->vals[t] = v;
-    return &b->vals[t];
-}
-
-int lc_value_ints(lower_ctx *c, int i, int64_t *out, int max, si_error *err)
-{
-    si_result st;
-    const core_buf *v = lc_value(c, i, &st, err);
-    if (st != SI_OK)
-        return -2;
-    if (!v)
-        return -1;
-    int64_t n = core_shape_count(&v->shape);
-    for (int64_t k = 0; k < n && k < max; k++)
-        out[k] = v->dtype == SI_FLOAT32 ? (int64_t)((const float *)v->data)[k]
-                                        : (int64_t)((const int32_t *)v->data)[k];
-    return (int)n;
-}
-
-int lc_new_tensor(lower_ctx *c, si_dtype dt, const core_shape *shape)
-{
-    char name[512];
-    snprintf(name, sizeof name, "%s#%d", c->n->name, c->b->p->n_tensors);
-    return add_tensor(c->b, name, dt, shape, PT_ACT);
-}
-
-int lc_new_const(lower_ctx *c, si_dtype dt, const core_shape *shape, const void *data)
-{
-    int t = add_tensor(c->b, c->n->name, dt, shape, PT_CONST);
-    if (t < 0)
-        return -1;
-    core_tensor *ct = &c->b->p->tensors[t];
-    size_t bytes = (size_t)ct->bytes;
-    ct->host = malloc(bytes ? bytes : 1);
-    if (!ct->host)
-        return -1;
-    memcpy(ct->host, data, bytes);
-    return t;
-}
-
-int lc_new_alias(lower_ctx *c, int t, const core_shape *shape)
-{
-    core_program *p = c->b->p;
-    si_dtype dt = p->tensors[t].dtype;
-    int a = add_tensor(c->b, c->n->name, dt, shape, p->tensors[t].kind);
-    if (a < 0)
-        return -1;
-    p->tensors[a].alias_of = t;
-    p->tensors[a].bytes = p->tensors[t].bytes;
-    p->tensors[a].weight = p->tensors[t].weight;
-    p->tensors[a].input = p->tensors[t].input;
-    c->b->is_const[a] = c->b->is_const[core_storage(p, t)];
-    return a;
-}
-
-void lc_emit(lower_ctx *c, const ck_step *s)
-{
-    ck_step st = *s;
-    st.node = c->node;
-    if (add_step(c->b, &st) < 0)
-        c->b->p->n_steps = -1; /* reported after the lowering returns */
-}
-
-void lc_set_output(lower_ctx *c, int k, int t)
-{
-    if (k >= 0 && k < c->b->g->n_outs[c->node])
-        c->b->node_out[c->node][k] = t;
 }
 
 /* ---- building ---- */
@@ -492,12 +292,12 @@ static si_result lower_const(builder *b, int k, si_error *err)
         for (int i = 0; i < wt->rank; i++)
             shape.d[i] = wt->shape[i];
         if (wt->quant == IO_Q_NONE && wt->dtype != IO_DT_BOOL) {
-            t = add_tensor(b, n->name, (si_dtype)wt->dtype, &shape, PT_WEIGHT);
+            t = pg_add_tensor(b, n->name, (si_dtype)wt->dtype, &shape, PT_WEIGHT);
             if (t >= 0)
                 b->p->tensors[t].weight = w;
         } else if (wt->quant == IO_Q_NONE) {
             /* bool weights are stored a byte an element: widen once on the host */
-            t = add_tensor(b, n->name, SI_BOOL, &shape, PT_WEIGHT);
+            t = pg_add_tensor(b, n->name, SI_BOOL, &shape, PT_WEIGHT);
             if (t >= 0) {
                 b->p->tensors[t].weight = w;
                 si_result st = eval_storage(b, t, err);
@@ -509,11 +309,11 @@ static si_result lower_const(builder *b, int k, si_error *err)
         } else {
             /* Quantized: upload the stored bytes, dequantize on the GPU. */
             core_shape raw = {.rank = 1, .d = {(int64_t)((wt->nbytes + 3) / 4)}};
-            int r = add_tensor(b, n->name, SI_INT32, &raw, PT_WEIGHT);
+            int r = pg_add_tensor(b, n->name, SI_INT32, &raw, PT_WEIGHT);
             if (r < 0)
                 return base_fail(err, SI_ERR_NOMEM, "out of memory");
             b->p->tensors[r].weight = w;
-            t = add_tensor(b, n->name, (si_dtype)wt->dtype, &shape, PT_ACT);
+            t = pg_add_tensor(b, n->name, (si_dtype)wt->dtype, &shape, PT_ACT);
             if (t < 0)
                 return base_fail(err, SI_ERR_NOMEM, "out of memory");
             ck_step s = {.kind = CK_DEQUANT, .n_in = 1, .in = {r}, .out = t, .node = k};
@@ -521,7 +321,7 @@ static si_result lower_const(builder *b, int k, si_error *err)
             s.u.dequant.quant = wt->quant;
             s.u.dequant.min = wt->q_min;
             s.u.dequant.scale = wt->q_scale;
-            if (add_step(b, &s) < 0)
+            if (pg_add_step(b, &s) < 0)
                 return base_fail(err, SI_ERR_NOMEM, "out of memory");
         }
     } else {
@@ -552,7 +352,7 @@ static si_result lower_const(builder *b, int k, si_error *err)
             else
                 data[i] = ((const uint8_t *)tv->data)[j] != 0;
         }
-        t = add_tensor(b, n->name, (si_dtype)tv->dtype, &shape, PT_CONST);
+        t = pg_add_tensor(b, n->name, (si_dtype)tv->dtype, &shape, PT_CONST);
         if (t < 0) {
             free(data);
             return base_fail(err, SI_ERR_NOMEM, "out of memory");
@@ -580,7 +380,7 @@ static si_result lower_switch_merge(builder *b, int k, const int *in, int n_in, 
                 if (g->n_outs[k] > 1) {
                     int32_t which = i;
                     core_shape sc = {0};
-                    int t = add_tensor(b, n->name, SI_INT32, &sc, PT_CONST);
+                    int t = pg_add_tensor(b, n->name, SI_INT32, &sc, PT_CONST);
                     if (t < 0 || !(b->p->tensors[t].host = malloc(4)))
                         return base_fail(err, SI_ERR_NOMEM, "out of memory");
                     memcpy(b->p->tensors[t].host, &which, 4);
@@ -601,7 +401,7 @@ static si_result lower_switch_merge(builder *b, int k, const int *in, int n_in, 
                          "node '%s' (Switch): its predicate depends on the input's values "
                          "(control flow that needs the host interpreter)", n->name);
     core_buf v;
-    si_result st = host_input(b, in[1], &v, err);
+    si_result st = pg_host_input(b, in[1], &v, err);
     if (st != SI_OK)
         return st;
     int taken = ((const int32_t *)v.data)[0] != 0;
@@ -637,7 +437,7 @@ static si_result lower_node(builder *b, int k, const core_shape *input_shapes,
         const core_io_info *info = &g->input_info[which];
         const core_buf *val = input_values ? input_values[which] : NULL;
         int small = val && core_shape_count(&input_shapes[which]) <= CORE_VALUE_INPUT_MAX;
-        int t = add_tensor(b, n->name, info->dtype, &input_shapes[which], small ? PT_CONST : PT_INPUT);
+        int t = pg_add_tensor(b, n->name, info->dtype, &input_shapes[which], small ? PT_CONST : PT_INPUT);
         if (t < 0)
             return base_fail(err, SI_ERR_NOMEM, "out of memory");
         if (small) {
@@ -775,6 +575,17 @@ done:
     return st;
 }
 
+/* What a builder holds besides node_out (whose rows its user knows). */
+static void builder_free(builder *b)
+{
+    free(b->is_const);
+    free(b->vals);
+    free(b->step_const);
+    release_retired(b);
+    free(b->retired);
+    core_program_free(b->p);
+}
+
 /* A node whose values an earlier stage computed: its outputs are inputs of
  * this program (seeds, uploaded every run), or constants when they are small
  * enough to be bound by value like small model inputs. */
@@ -790,7 +601,7 @@ static si_result given_node(builder *b, int k, si_error *err)
         int small = n <= CORE_VALUE_INPUT_MAX;
         char name[512];
         snprintf(name, sizeof name, "%s:%d", g->m->nodes[k].name, j);
-        int t = add_tensor(b, name, v->dtype, &v->shape, small ? PT_CONST : PT_INPUT);
+        int t = pg_add_tensor(b, name, v->dtype, &v->shape, small ? PT_CONST : PT_INPUT);
         if (t < 0)
             return base_fail(err, SI_ERR_NOMEM, "out of memory");
         if (small) {
@@ -826,46 +637,12 @@ si_result core_program_build(const core_graph *g, const core_shape *input_shapes
                                     out, NULL, err);
 }
 
-si_result core_program_build_given(const core_graph *g, const core_shape *input_shapes,
-                                   const core_buf *const *input_values, const core_valmap *given,
-                                   const uint8_t *host_only, core_weight_loader load,
-                                   void *load_user, core_program **out, int *fail_node,
-                                   si_error *err)
+/* Nodes the host interpreter runs (loops, tensor arrays, data-dependent
+ * shapes) and all that depends on them are not lowered; the static tensors
+ * they read are the program's boundary, brought back after the GPU part. */
+static void mark_dynamic(const core_graph *g, const core_valmap *given, const uint8_t *host_only,
+                         const int *order, int n_order, uint8_t *dyn)
 {
-    if (fail_node)
-        *fail_node = -1;
-    builder b = {.g = g, .given = given, .load = load, .load_user = load_user};
-    si_result st = SI_OK;
-    int *order = NULL, n_order = 0;
-    uint8_t *dyn = NULL;
-    b.p = calloc(1, sizeof *b.p);
-    b.node_out = calloc((size_t)g->n_nodes + 1, sizeof *b.node_out);
-    order = malloc(((size_t)g->n_nodes + 1) * sizeof *order);
-    if (!b.p || !b.node_out || !order) {
-        st = base_fail(err, SI_ERR_NOMEM, "out of memory");
-        goto fail;
-    }
-    b.p->n_inputs = g->n_inputs;
-    b.p->inputs = malloc(((size_t)g->n_inputs + 1) * sizeof *b.p->inputs);
-    b.p->n_outputs = g->n_outputs;
-    b.p->outputs = malloc(((size_t)g->n_outputs + 1) * sizeof *b.p->outputs);
-    if (!b.p->inputs || !b.p->outputs) {
-        st = base_fail(err, SI_ERR_NOMEM, "out of memory");
-        goto fail;
-    }
-    for (int i = 0; i < g->n_inputs; i++)
-        b.p->inputs[i] = -1;
-    st = order_nodes(g, given, order, &n_order, err);
-    if (st != SI_OK)
-        goto fail;
-    /* Nodes the host interpreter runs (loops, tensor arrays, data-dependent
-     * shapes) and all that depends on them are not lowered; the static tensors
-     * they read are the program's boundary, brought back after the GPU part. */
-    dyn = calloc((size_t)g->n_nodes + 1, 1);
-    if (!dyn) {
-        st = base_fail(err, SI_ERR_NOMEM, "out of memory");
-        goto fail;
-    }
     for (int i = 0; i < n_order; i++) {
         int k = order[i];
         const io_node *nk = &g->m->nodes[k];
@@ -887,26 +664,64 @@ si_result core_program_build_given(const core_graph *g, const core_shape *input_
                     dyn[k] = changed = 1;
         }
     }
+}
+
+/* Every node of order that is not dynamic: lowered, or bound to its given
+ * values. *fail_node (may be NULL): the node that failed. */
+static si_result lower_all(builder *b, const int *order, int n_order, const uint8_t *dyn,
+                           const core_shape *input_shapes, const core_buf *const *input_values,
+                           int *fail_node, si_error *err)
+{
+    const core_graph *g = b->g;
     for (int i = 0; i < n_order; i++) {
         int k = order[i];
-        b.node_out[k] = malloc((size_t)g->n_outs[k] * sizeof **b.node_out);
-        if (!b.node_out[k]) {
-            st = base_fail(err, SI_ERR_NOMEM, "out of memory");
-            goto fail;
-        }
+        b->node_out[k] = malloc((size_t)g->n_outs[k] * sizeof **b->node_out);
+        if (!b->node_out[k])
+            return base_fail(err, SI_ERR_NOMEM, "out of memory");
         for (int j = 0; j < g->n_outs[k]; j++)
-            b.node_out[k][j] = -1;
+            b->node_out[k][j] = -1;
         if (dyn[k])
             continue;
-        st = is_given(given, k) ? given_node(&b, k, err)
-                                : lower_node(&b, k, input_shapes, input_values, err);
-        release_retired(&b);
+        si_result st = is_given(b->given, k) ? given_node(b, k, err)
+                                             : lower_node(b, k, input_shapes, input_values, err);
+        release_retired(b);
         if (st != SI_OK) {
             if (fail_node)
                 *fail_node = k;
-            goto fail;
+            return st;
         }
     }
+    return SI_OK;
+}
+
+/* Tensor t (graph edge node:idx) joins the boundary once. */
+static si_result add_boundary(core_program *p, int t, int node, int idx, si_error *err)
+{
+    for (int q = 0; q < p->n_boundary; q++)
+        if (p->boundary_node[q] == node && p->boundary_idx[q] == idx)
+            return SI_OK;
+    int q = p->n_boundary++;
+    int *bt = realloc(p->boundary, (size_t)(q + 1) * sizeof *bt);
+    int *bn = bt ? realloc(p->boundary_node, (size_t)(q + 1) * sizeof *bn) : NULL;
+    if (bt)
+        p->boundary = bt;
+    if (bn)
+        p->boundary_node = bn;
+    int *bi = bn ? realloc(p->boundary_idx, (size_t)(q + 1) * sizeof *bi) : NULL;
+    if (!bt || !bn || !bi)
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    p->boundary_idx = bi;
+    bt[q] = t;
+    bn[q] = node;
+    bi[q] = idx;
+    return SI_OK;
+}
+
+/* The static tensors the dynamic nodes read. */
+static si_result find_boundary(builder *b, const int *order, int n_order, const uint8_t *dyn,
+                               si_error *err)
+{
+    const core_graph *g = b->g;
     for (int i = 0; i < n_order; i++) {
         int k = order[i];
         if (!dyn[k])
@@ -916,57 +731,89 @@ si_result core_program_build_given(const core_graph *g, const core_shape *input_
             /* the interpreter reads constants itself */
             if (e->ctrl || dyn[e->node] || !strcmp(g->m->nodes[e->node].op, "Const"))
                 continue;
-            int t = b.node_out[e->node] ? b.node_out[e->node][e->idx] : -1;
+            int t = b->node_out[e->node] ? b->node_out[e->node][e->idx] : -1;
             if (t < 0)
                 continue;
-            int seen = 0;
-            for (int q = 0; q < b.p->n_boundary; q++)
-                seen |= b.p->boundary_node[q] == e->node && b.p->boundary_idx[q] == e->idx;
-            if (seen)
-                continue;
-            int q = b.p->n_boundary++;
-            int *bt = realloc(b.p->boundary, (size_t)(q + 1) * sizeof *bt);
-            int *bn = bt ? realloc(b.p->boundary_node, (size_t)(q + 1) * sizeof *bn) : NULL;
-            if (bt)
-                b.p->boundary = bt;
-            if (bn)
-                b.p->boundary_node = bn;
-            int *bi = bn ? realloc(b.p->boundary_idx, (size_t)(q + 1) * sizeof *bi) : NULL;
-            if (!bt || !bn || !bi) {
-                st = base_fail(err, SI_ERR_NOMEM, "out of memory");
-                goto fail;
-            }
-            b.p->boundary_idx = bi;
-            bt[q] = t;
-            bn[q] = e->node;
-            bi[q] = e->idx;
+            si_result st = add_boundary(b->p, t, e->node, e->idx, err);
+            if (st != SI_OK)
+                return st;
         }
     }
+    return SI_OK;
+}
+
+/* The program's outputs; those of dynamic nodes are the interpreter's (-1). */
+static si_result set_outputs(builder *b, const uint8_t *dyn, si_error *err)
+{
+    const core_graph *g = b->g;
     for (int o = 0; o < g->n_outputs; o++) {
         if (dyn[g->outputs[o].node]) {
-            b.p->outputs[o] = -1;
-            b.p->has_dynamic = 1;
+            b->p->outputs[o] = -1;
+            b->p->has_dynamic = 1;
             continue;
         }
-        int t = b.node_out[g->outputs[o].node][g->outputs[o].idx];
-        if (t == DEAD) {
-            st = base_fail(err, SI_ERR_UNSUPPORTED, "output '%s' is on a branch not taken",
-                           g->m->nodes[g->outputs[o].node].name);
-            goto fail;
-        }
-        if (t < 0) {
-            st = base_fail(err, SI_ERR_UNSUPPORTED, "output '%s' has no value",
-                           g->m->nodes[g->outputs[o].node].name);
-            goto fail;
-        }
-        b.p->outputs[o] = t;
+        int t = b->node_out[g->outputs[o].node][g->outputs[o].idx];
+        if (t == DEAD)
+            return base_fail(err, SI_ERR_UNSUPPORTED, "output '%s' is on a branch not taken",
+                             g->m->nodes[g->outputs[o].node].name);
+        if (t < 0)
+            return base_fail(err, SI_ERR_UNSUPPORTED, "output '%s' has no value",
+                             g->m->nodes[g->outputs[o].node].name);
+        b->p->outputs[o] = t;
     }
-    st = finalize(&b, err);
-    if (st != SI_OK)
-        goto fail;
-    *out = b.p;
-    b.p = NULL;
-fail:
+    return SI_OK;
+}
+
+/* The empty program and the builder's per-node table. */
+static si_result builder_init(builder *b, si_error *err)
+{
+    const core_graph *g = b->g;
+    b->p = calloc(1, sizeof *b->p);
+    b->node_out = calloc((size_t)g->n_nodes + 1, sizeof *b->node_out);
+    if (!b->p || !b->node_out)
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    b->p->n_inputs = g->n_inputs;
+    b->p->inputs = malloc(((size_t)g->n_inputs + 1) * sizeof *b->p->inputs);
+    b->p->n_outputs = g->n_outputs;
+    b->p->outputs = malloc(((size_t)g->n_outputs + 1) * sizeof *b->p->outputs);
+    if (!b->p->inputs || !b->p->outputs)
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < g->n_inputs; i++)
+        b->p->inputs[i] = -1;
+    return SI_OK;
+}
+
+si_result core_program_build_given(const core_graph *g, const core_shape *input_shapes,
+                                   const core_buf *const *input_values, const core_valmap *given,
+                                   const uint8_t *host_only, core_weight_loader load,
+                                   void *load_user, core_program **out, int *fail_node,
+                                   si_error *err)
+{
+    if (fail_node)
+        *fail_node = -1;
+    builder b = {.g = g, .given = given, .load = load, .load_user = load_user};
+    int n_order = 0;
+    int *order = malloc(((size_t)g->n_nodes + 1) * sizeof *order);
+    uint8_t *dyn = calloc((size_t)g->n_nodes + 1, 1);
+    si_result st = builder_init(&b, err);
+    if (st == SI_OK && (!order || !dyn))
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory");
+    if (st == SI_OK)
+        st = order_nodes(g, given, order, &n_order, err);
+    if (st == SI_OK) {
+        mark_dynamic(g, given, host_only, order, n_order, dyn);
+        st = lower_all(&b, order, n_order, dyn, input_shapes, input_values, fail_node, err);
+    }
+    if (st == SI_OK)
+        st = find_boundary(&b, order, n_order, dyn, err);
+    if (st == SI_OK)
+        st = set_outputs(&b, dyn, err);
+    if (st == SI_OK)
+        st = finalize(&b, err);
+    if (st == SI_OK) {
+        *out = b.p;
+        b.p = NULL;
+    }
     if (st != SI_OK && err)
         err->status = st;
     if (b.node_out)
@@ -975,12 +822,7 @@ fail:
     free(b.node_out);
     free(order);
     free(dyn);
-    free(b.is_const);
-    free(b.vals);
-    free(b.step_const);
-    release_retired(&b);
-    free(b.retired);
-    core_program_free(b.p);
+    builder_free(&b);
     return st;
 }
 
@@ -1029,7 +871,7 @@ si_result core_eval_node(const core_graph *g, int node, const core_buf *const *i
     for (int k = 0; k < max_out; k++)
         out[k] = (core_buf){.data = NULL};
     for (int i = 0; i < n_in; i++) {
-        int t = add_tensor(&b, n->name, in[i]->dtype, &in[i]->shape, PT_CONST);
+        int t = pg_add_tensor(&b, n->name, in[i]->dtype, &in[i]->shape, PT_CONST);
         size_t bytes = (size_t)core_shape_count(&in[i]->shape) * CORE_ELEM;
         if (t < 0 || !(b.p->tensors[t].host = malloc(bytes ? bytes : 1))) {
             st = base_fail(err, SI_ERR_NOMEM, "out of memory");
@@ -1057,7 +899,7 @@ si_result core_eval_node(const core_graph *g, int node, const core_buf *const *i
         if (t < 0)
             continue;
         core_buf v;
-        st = host_input(&b, t, &v, err);
+        st = pg_host_input(&b, t, &v, err);
         if (st != SI_OK)
             break;
         size_t bytes = (size_t)core_shape_count(&v.shape) * CORE_ELEM;
@@ -1081,11 +923,6 @@ done:
         free(b.node_out[node]);
     free(b.node_out);
     free(ins);
-    free(b.is_const);
-    free(b.vals);
-    free(b.step_const);
-    release_retired(&b);
-    free(b.retired);
-    core_program_free(b.p);
+    builder_free(&b);
     return st;
 }

@@ -1,0 +1,149 @@
+/* The host interpreter's internals, shared by its files: interp.c (the value
+ * map, contexts, the tensor map, scheduling and the run), interp_control.c (one
+ * node: its inputs, then TF1 control flow or a handler), interp_lists.c
+ * (TensorArray and TensorList), interp_ops.c (host values, the helpers every
+ * handler uses, NonMaxSuppression, Where and ordinary ops). Internal to core/. */
+#ifndef SI_CORE_INTERP_INTERNAL_H
+#define SI_CORE_INTERP_INTERNAL_H
+
+#include "graph.h"
+#include "interp.h"
+
+typedef struct {
+    core_buf b;
+    int refs;
+} ival;
+
+typedef struct {
+    int parent;          /* -1 for the root */
+    const char *frame;   /* frame name (points into a node's attr) */
+    int iter;
+    char *id;            /* tfjs context id: "" or "/frame-0/inner-3" */
+} ictx;
+
+typedef struct {
+    int node, ctx;
+    int n;
+    int lazy;            /* a Const not read yet: output 0 present, value NULL */
+    ival **v;            /* NULL: absent (dead) */
+} ientry;
+
+/* open-addressing map from a 64-bit key to an int */
+typedef struct {
+    size_t cap, n;
+    uint64_t *keys;
+    int *vals;
+} imap;
+
+typedef struct {
+    int kind;            /* 0 TensorArray, 1 TensorList */
+    si_dtype dtype;
+    int shape_known;     /* element shape: 0 = unknown rank */
+    core_shape shape;    /* dims may be -1 */
+    int n, cap;
+    ival **items;        /* NULL: never written */
+    uint8_t *read;       /* TensorArray: read flags */
+    int max_size, dynamic, clear_after_read, closed;
+    int max_elems;       /* TensorList: -1 unbounded */
+    const char *name;
+} iresource;
+
+typedef struct {
+    int node, ctx;
+} item;
+
+typedef struct {
+    int node, key_ctx, ctx_after, n;
+    ival **outs;
+} pending;
+
+typedef struct {
+    const core_graph *g;
+    core_weight_loader load;
+    void *load_user;
+    si_error *err;
+    ictx *ctx;
+    int n_ctx, cap_ctx;
+    imap ctx_map;        /* hash of id string → ctx index (chained by probing on equal hash) */
+    ientry *ent;
+    int n_ent, cap_ent;
+    imap ent_map;        /* (node, ctx) → entry */
+    imap added;          /* (node, ctx) → 1 */
+    int *child_start, *child;
+    uint8_t *used;
+    uint8_t *defer;      /* staged run: static nodes left for the next GPU stage */
+    item *stack;
+    int n_stack, cap_stack;
+    pending *pend;
+    int n_pend, cap_pend;
+    iresource *res;
+    int n_res, cap_res;
+    long long executed;
+} interp;
+
+#define RES_HANDLE_BASE 0x51000000 /* TensorArray/TensorList handles: this + resource index */
+#define MAX_ITERATIONS 1000000
+#define MAX_EXECUTED 2000000000LL
+
+/* One node being run: what its handler sees. */
+typedef struct {
+    interp *in;
+    int node;
+    const io_node *n;
+    int ctx;
+    int n_data;
+    ival **data;         /* data inputs in order (control inputs skipped) */
+    ival **outs;
+    int n_outs;
+} opctx;
+
+/* ---- interp.c ---- */
+si_result ip_nomem(interp *in);
+/* Fails naming the model file, the node and its op. */
+si_result ip_node_fail(interp *in, int k, si_result st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The context (parent's frames + frame at iter), interned by its tfjs id; -1: no memory. */
+int ip_ctx_intern(interp *in, int parent, const char *frame, int iter);
+/* Value of edge (node, idx) seen from ctx; NULL if absent (or on failure, *st set). */
+ival *ip_tensor_get(interp *in, int node, int idx, int ctx, si_result *st);
+void ip_free_outs(ival **outs, int n);
+
+/* ---- interp_control.c ---- */
+/* Runs node k in ctx; on success *outs (n entries) and *ctx_after are set. */
+si_result ip_execute(interp *in, int k, int ctx, ival ***outs_p, int *n_outs_p, int *ctx_after);
+
+/* ---- interp_lists.c ---- */
+/* TensorArray..., TensorList... and EmptyTensorList ops; any other name of the
+ * prefix fails as not implemented. */
+si_result ip_tensor_array(opctx *o);
+si_result ip_tensor_list(opctx *o);
+
+/* ---- interp_ops.c ---- */
+/* Values are reference counted; the constructors return NULL when out of memory. */
+ival *ip_val_new(si_dtype dt, const core_shape *s);
+ival *ip_val_wrap(core_buf b);
+ival *ip_val_ref(ival *v);
+void ip_val_unref(ival *v);
+ival *ip_val_scalar_f(float x);
+ival *ip_val_scalar_i(int32_t x);
+/* Element i of an int32 or float32 buffer, as a number. */
+double ip_buf_num(const core_buf *b, int64_t i);
+
+si_result ip_need_inputs(opctx *o, int count);
+si_result ip_in_number(opctx *o, int i, double *v);
+si_result ip_in_int(opctx *o, int i, int64_t *v);
+/* tfjs 'shape' param: a scalar means unknown rank (*known = 0), a vector the dims. */
+si_result ip_in_shape(opctx *o, int i, int *known, core_shape *s);
+int ip_attr_bool(const io_node *n, const char *name, int dflt);
+/* *given = 0 when the attr is absent (then *dt is left as it was). */
+si_result ip_attr_dtype(opctx *o, const char *name, si_dtype *dt, int *given);
+/* Output i becomes v (taken over; v NULL: out of memory; i past the outputs: dropped). */
+si_result ip_set_out(opctx *o, int i, ival *v);
+const char *ip_dt_name(si_dtype t);
+
+si_result ip_nms(opctx *o);
+si_result ip_where(opctx *o);
+/* Any op of the op table, through core_eval_node. */
+si_result ip_eval_ordinary(opctx *o);
+
+#endif
