@@ -88,7 +88,7 @@ static const char usage[] =
     "  --plan-debug         print each planning attempt on stderr\n"
     "\n"
     "Options may come in any order, as --opt VALUE or --opt=VALUE; -- ends them.\n"
-    "On a terminal, work that lasts over a second (planning, long runs) shows its\n"
+    "On a terminal, work that lasts over a second (planning, reading weights, runs) shows its\n"
     "progress on stderr; nothing is shown when stderr is not a terminal, or with -q.\n"
     "\n"
     "Exit status: 0 success; 1 any other failure (out of memory, a file not written);\n"

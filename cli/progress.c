@@ -1,5 +1,6 @@
 /* streaminfer — progress on a terminal. The library calls si_options.progress
- * between phases ("plan" 0 of 1 and 1 of 1) and after each step of a run
+ * while planning ("plan" 0 of 1, attempt k of 0 = unknown, 1 of 1), while
+ * reading weights ("weights" KiB done of KiB) and after each step of a run
  * ("run" k of n). A phase that lasts over a second gets a line on stderr,
  * redrawn in place with \r (at most ten times a second) and cleared when the
  * phase ends or before anything else is printed; the runs of --runs N count
@@ -62,7 +63,12 @@ static void draw(void *user, const char *phase, int done, int total)
         fprintf(stderr, "\rstreaminfer: run%s: step %d of %d, %.1f s\033[K", which, done, total,
                 t - pr.start);
     } else if (!strcmp(phase, "plan")) {
-        fprintf(stderr, "\rstreaminfer: planning, %.1f s\033[K", t - pr.start);
+        fprintf(stderr, "\rstreaminfer: planning (attempt %d), %.1f s\033[K", done > 0 ? done : 1,
+                t - pr.start);
+    } else if (!strcmp(phase, "weights")) {
+        double mb = done / 1024.0, s = t - pr.start;
+        fprintf(stderr, "\rstreaminfer: reading weights: %.0f of %.0f MB, %.0f MB/s\033[K", mb,
+                total / 1024.0, s > 0 ? mb / s : 0);
     } else {
         fprintf(stderr, "\rstreaminfer: %s: %d of %d, %.1f s\033[K", phase, done, total, t - pr.start);
     }

@@ -188,6 +188,7 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
     m->max_tensor = rt_plan_limits(m->gpu, m->opt.max_buffer_bytes, &m->limits);
     for (int attempt = 0;; attempt++) {
         int over;
+        rt_progress(m, "plan", attempt + 1, 0); /* attempt k, how many unknown */
         st = attempt_at(m, shapes, vp, limit, align, pool, &over, err);
         if (over == -2)
             break;

@@ -10,7 +10,16 @@
  * at once so io_uring can overlap them; later uploads copy from there. */
 static si_result read_weights(si_model *m, si_error *err)
 {
+    /* Reads are waited for every WEIGHTS_STEP bytes so that progress (KiB
+     * done of KiB in all) can say how far it is and how fast it goes; the
+     * bytes that land are the same. */
+    enum { WEIGHTS_STEP = 32 << 20 };
+    uint64_t total = 0, done = 0, since = 0;
+    for (int b = 0; b < m->pb.n_buffers; b++)
+        if (m->prog->tensors[m->pb.buffers[b].tensor].kind == PT_WEIGHT && m->home_off[b] != UINT64_MAX)
+            total += m->pb.buffers[b].bytes;
     si_result st = SI_OK;
+    rt_progress(m, "weights", 0, (int)(total >> 10) + 1);
     for (int b = 0; b < m->pb.n_buffers && st == SI_OK; b++) {
         const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
         if (t->kind != PT_WEIGHT || m->home_off[b] == UINT64_MAX)
@@ -18,8 +27,15 @@ static si_result read_weights(si_model *m, si_error *err)
         uint8_t *dst = m->home + m->home_off[b];
         memset(dst, 0, m->pb.buffers[b].bytes); /* the padding to 4 bytes */
         st = io_reader_submit(m->rd, t->weight, dst, err);
+        done += m->pb.buffers[b].bytes;
+        if (st == SI_OK && (since += m->pb.buffers[b].bytes) >= WEIGHTS_STEP) {
+            since = 0;
+            st = io_reader_wait(m->rd, err);
+            rt_progress(m, "weights", (int)(done >> 10), (int)(total >> 10) + 1);
+        }
     }
     si_result w = io_reader_wait(m->rd, err);
+    rt_progress(m, "weights", (int)(total >> 10) + 1, (int)(total >> 10) + 1);
     return st != SI_OK ? st : w;
 }
 

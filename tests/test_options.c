@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "streaminfer.h"
@@ -231,6 +232,82 @@ static void test_pager_prefetch(void **state)
     pg_plan_free(env);
 }
 
+
+/* si_options.progress hears each phase: planning (attempts, then 1 of 1),
+ * reading weights (KiB done of KiB, ending at all of them) and each step of
+ * the run (ending at n of n). */
+typedef struct {
+    int plan_attempts, plan_done, weights_calls, weights_end, run_end;
+    int weights_total, run_total;
+} heard;
+
+static void listen(void *user, const char *phase, int done, int total)
+{
+    heard *h = user;
+    if (!strcmp(phase, "plan")) {
+        h->plan_attempts += total == 0 && done > 0;
+        h->plan_done |= total == 1 && done == 1;
+    } else if (!strcmp(phase, "weights")) {
+        h->weights_calls++;
+        h->weights_total = total;
+        h->weights_end = done == total;
+    } else if (!strcmp(phase, "run")) {
+        h->run_total = total;
+        h->run_end = done == total;
+    }
+}
+
+static void test_progress(void **state)
+{
+    (void)state;
+    /* y = x * w, w a weight of 3 floats in a shard of its own */
+    char dir[300], path[320], bin[320];
+    snprintf(dir, sizeof dir, "%s/progress", tmp_root);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    snprintf(path, sizeof path, "%s/model.json", dir);
+    snprintf(bin, sizeof bin, "%s/w.bin", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"format\":\"graph-model\",\"modelTopology\":{\"node\":["
+          "{\"name\":\"x\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"},"
+          "\"shape\":{\"shape\":{\"dim\":[{\"size\":\"8\"},{\"size\":\"3\"}]}}}},"
+          "{\"name\":\"w\",\"op\":\"Const\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"}}},"
+          "{\"name\":\"y\",\"op\":\"Mul\",\"input\":[\"x\",\"w\"],\"attr\":{\"T\":{\"type\":\"DT_FLOAT\"}}}]},"
+          "\"weightsManifest\":[{\"paths\":[\"w.bin\"],\"weights\":[{\"name\":\"w\",\"shape\":[3],"
+          "\"dtype\":\"float32\"}]}]}", f);
+    fclose(f);
+    /* 8 rows: more than CORE_VALUE_INPUT_MAX elements, so a GPU step runs */
+    const float w[3] = {2, -1, 0.5f};
+    float x[24];
+    for (int i = 0; i < 24; i++)
+        x[i] = (float)i - 11.5f;
+    f = fopen(bin, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(w, sizeof w, 1, f), 1);
+    fclose(f);
+    heard h = {0};
+    si_options opt = {.progress = listen, .progress_user = &h};
+    si_model *m = NULL;
+    si_error err = {0};
+    assert_int_equal(si_open(path, &opt, &m, &err), SI_OK);
+    si_tensor_in in = {.dtype = SI_FLOAT32, .rank = 2, .shape = {8, 3}, .data = x};
+    assert_int_equal(si_run(m, &in, 1, &err), SI_OK);
+    const void *out;
+    si_dtype dt;
+    int rank;
+    int64_t shape[SI_MAX_RANK];
+    assert_int_equal(si_output(m, 0, &dt, &rank, shape, &out, &err), SI_OK);
+    for (int i = 0; i < 24; i++)
+        assert_true(((const float *)out)[i] == x[i] * w[i % 3]);
+    si_close(m);
+    assert_true(h.plan_attempts >= 1);
+    assert_true(h.plan_done);
+    assert_true(h.weights_calls >= 2); /* the start and the end at least */
+    assert_int_equal(h.weights_total, 1); /* 12 bytes: 0 KiB, counted from 1 */
+    assert_true(h.weights_end);
+    assert_true(h.run_total > 0 && h.run_end);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmp_root))
@@ -241,6 +318,7 @@ int main(void)
         cmocka_unit_test_setup(test_driver_reserve, clear_env),
         cmocka_unit_test_setup(test_plan_debug, clear_env),
         cmocka_unit_test_setup(test_pager_prefetch, clear_env),
+        cmocka_unit_test_setup(test_progress, clear_env),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tiny_rm_tmp();
