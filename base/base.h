@@ -14,6 +14,11 @@ si_result base_fail(si_error *err, si_result st, const char *fmt, ...)
 si_result base_vfail(si_error *err, si_result st, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
 
+/* "1.50 MiB (1572864 bytes)", GiB from 1 GiB on, KiB below 1 MiB: how every message gives a
+ * size. buf holds BASE_SIZE_CHARS; returns buf. */
+#define BASE_SIZE_CHARS 64
+const char *base_size(uint64_t bytes, char *buf);
+
 /* GPU buffers and host homes are placed on this boundary (the largest
  * offset alignment GL drivers ask for). */
 #define BASE_ALIGN 256u

@@ -33,11 +33,4 @@ int cli_fail(int code, const char *fmt, ...)
 
 int cli_fail_status(const si_error *err) { return cli_fail(cli_exit_code(err->status), "%s", err->message); }
 
-const char *cli_size(uint64_t b, char *buf)
-{
-    if (b >= 1ull << 30)
-        snprintf(buf, 64, "%.2f GiB (%llu bytes)", b / 1073741824.0, (unsigned long long)b);
-    else
-        snprintf(buf, 64, "%.2f MiB (%llu bytes)", b / 1048576.0, (unsigned long long)b);
-    return buf;
-}
+const char *cli_size(uint64_t b, char *buf) { return si_size_str(b, buf); }

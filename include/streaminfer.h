@@ -231,6 +231,8 @@ int si_image_info_format(const si_image_info *info, char *buf, size_t n);
 const char *si_version(void);
 const char *si_dtype_name(si_dtype t);
 size_t si_dtype_size(si_dtype t); /* host bytes per element: 4, 4, 1 */
+/* "1.50 MiB (1572864 bytes)", GiB from 1 GiB on, KiB below 1 MiB, into buf (64 chars); returns buf. */
+const char *si_size_str(uint64_t bytes, char *buf);
 /* Parses "512M", "1G", "1.5G", "123456" into bytes; returns 0 on success. */
 int si_parse_size(const char *s, uint64_t *bytes);
 

@@ -405,12 +405,13 @@ si_result pg_plan_build_with(const pg_problem *pb, uint64_t budget, uint32_t ali
     si_result st = SI_OK;
     if (planner_init(&P, pb, budget, align, opt))
         st = base_fail(err, SI_ERR_NOMEM, "out of memory while planning");
-    else if (budget && budget < P.p->lower_bound)
+    else if (budget && budget < P.p->lower_bound) {
+        char b[BASE_SIZE_CHARS], need[BASE_SIZE_CHARS];
         st = base_fail(err, SI_ERR_BUDGET,
-                       "no plan fits in %llu bytes: step %d alone needs %llu bytes (its inputs, "
-                       "output and weights); the smallest budget that could work is %llu bytes",
-                       (unsigned long long)budget, P.p->lower_bound_step,
-                       (unsigned long long)P.p->lower_bound, (unsigned long long)P.p->lower_bound);
+                       "no plan fits in %s: step %d alone needs its inputs, output and weights; "
+                       "the smallest budget that could work is %s",
+                       base_size(budget, b), P.p->lower_bound_step, base_size(P.p->lower_bound, need));
+    }
     else
         st = search(&P, err);
     if (st == SI_OK && debug)

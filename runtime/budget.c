@@ -226,23 +226,24 @@ static si_result explain_refusal(si_model *m, si_result st, const refusals *rf, 
         st = rf->over_err.status;
         if (err)
             *err = rf->over_err;
-    } else if (err && st == SI_ERR_BUDGET && rf->best_limit)
+    } else if (err && st == SI_ERR_BUDGET && rf->best_limit) {
         /* a node's name can be long, and the message is cut at sizeof err->message */
-        base_fail(err, st, "no plan fits in a budget of %llu bytes; the smallest budget that could "
-             "work is %llu bytes (the limit that bound it: the budget, every tensor within "
-             "the device's %llu-byte max_buffer_bytes; even with steps split into parts of "
-             "%llu bytes, a step of %llu bytes is left, node '%s'; untiled, the largest step "
-             "needs %llu bytes)",
-             (unsigned long long)budget, (unsigned long long)rf->best_ws,
-             (unsigned long long)m->max_tensor, (unsigned long long)rf->best_limit,
-             (unsigned long long)rf->best_ws, si_model_node_name(m, rf->best_node),
-             (unsigned long long)m->untiled_bound);
+        char b[BASE_SIZE_CHARS], need[BASE_SIZE_CHARS], max[BASE_SIZE_CHARS], part[BASE_SIZE_CHARS],
+            untiled[BASE_SIZE_CHARS];
+        base_fail(err, st, "no plan fits in a budget of %s; the smallest budget that could work is "
+             "%s (the limit that bound it: the budget, every tensor within the device's "
+             "max_buffer_bytes of %s; even with steps split into parts of %s, a step of that "
+             "size is left, node '%s'; untiled, the largest step needs %s)",
+             base_size(budget, b), base_size(rf->best_ws, need), base_size(m->max_tensor, max),
+             base_size(rf->best_limit, part), si_model_node_name(m, rf->best_node),
+             base_size(m->untiled_bound, untiled));
+    }
     if (err && st == SI_ERR_BUDGET && m->reserve) {
         size_t k = strlen(err->message);
         snprintf(err->message + k, sizeof err->message - k,
-                 " (figures for the arena: on this GPU %llu bytes of the budget are left to the "
+                 " (figures for the arena: on this GPU %s of the budget are left to the "
                  "driver, for the host pool's page tables and page rounding; add them)",
-                 (unsigned long long)m->reserve);
+                 base_size(m->reserve, (char[BASE_SIZE_CHARS]){0}));
     }
     return st;
 }

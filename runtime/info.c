@@ -142,6 +142,17 @@ static void add_limits(cJSON *r, si_model *m)
 
 /* The smallest budget: what a budget of one byte's refusal names, plus the
  * driver's share it says to add. 0 where it names none. */
+/* N of the "X MiB (N bytes)" that follows phrase in a message (base_size's
+ * form); 0 where there is none. */
+static unsigned long long bytes_after(const char *msg, const char *phrase)
+{
+    const char *s = strstr(msg, phrase);
+    unsigned long long n = 0;
+    if (!s || !(s = strchr(s + strlen(phrase), '(')) || sscanf(s, "(%llu bytes)", &n) != 1)
+        return 0;
+    return n;
+}
+
 static uint64_t smallest_budget(const char *path, const si_options *opt, const si_tensor_in *in, int n)
 {
     si_options o = *opt;
@@ -155,25 +166,16 @@ static uint64_t smallest_budget(const char *path, const si_options *opt, const s
     if (st == SI_OK)
         st = si_plan(m, in, n, &err);
     if (st == SI_ERR_BUDGET) {
-        const char *s = strstr(err.message, "the smallest budget that could work is ");
-        if (!s || sscanf(s, "the smallest budget that could work is %llu", &need) != 1)
-            need = 0;
-        const char *d = strstr(err.message, "on this GPU ");
-        if (need && d && sscanf(d, "on this GPU %llu bytes of the budget are left", &reserve) == 1)
+        need = bytes_after(err.message, "the smallest budget that could work is ");
+        reserve = bytes_after(err.message, "on this GPU ");
+        if (need)
             need += reserve;
     }
     si_close(m);
     return need;
 }
 
-static const char *size_text(double b, char *buf)
-{
-    if (b >= 1073741824.0)
-        snprintf(buf, 64, "%.2f GiB (%.0f bytes)", b / 1073741824.0, b);
-    else
-        snprintf(buf, 64, "%.2f MiB (%.0f bytes)", b / 1048576.0, b);
-    return buf;
-}
+static const char *size_text(double b, char *buf) { return base_size((uint64_t)b, buf); }
 
 static double num(const cJSON *o, const char *key)
 {

@@ -266,3 +266,5 @@ int si_image_info_format(const si_image_info *in, char *buf, size_t n)
     return snprintf(buf, n, "%dx%d %s -> %dx%d %s, %s", in->src_width, in->src_height,
                     si_channels_name(in->src_channels), in->width, in->height, si_channels_name(in->channels), how);
 }
+
+const char *si_size_str(uint64_t bytes, char *buf) { return base_size(bytes, buf); }

@@ -113,7 +113,7 @@ node -e 'const t = JSON.parse(require("fs").readFileSync(process.argv[1])).trace
     "$T/t.json" && ok "--trace writes Chrome trace JSON" || bad "--trace: $(head -c 300 "$T/t.json")"
 # --backend host prints no GPU figures; sizes read MiB with the bytes beside them
 code "--backend host" 0 "" --backend host "$M"
-! grep -q "peak GPU\|limits \|paging \|GPU steps" "$T/out" && grep -q "MiB ([0-9]* bytes)" "$T/out" &&
+! grep -q "peak GPU\|limits \|paging \|GPU steps" "$T/out" && grep -q "[KMG]iB ([0-9]* bytes)" "$T/out" &&
     ok "--backend host: no GPU figures, sizes in MiB (bytes)" || bad "--backend host output: $(cat "$T/out")"
 code "--backend gpu prints GPU figures" 0 "" "$M"
 grep -q "peak GPU [0-9.]* MiB ([0-9]* bytes)" "$T/out" && ok "GPU figures in MiB (bytes)" || bad "gpu output: $(cat "$T/out")"

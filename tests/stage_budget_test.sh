@@ -15,7 +15,7 @@ fail() { echo "stage_budget_test: $*"; exit 1; }
 
 "$SI" -q --vram 1M --input "$I" "$M" 2> "$T/err" && fail "1M accepted"
 grep -q "GPU stage 2" "$T/err" || fail "refusal does not name the stage: $(cat "$T/err")"
-need=$(sed -n 's/.*the smallest budget that could work is \([0-9]*\) bytes.*/\1/p' "$T/err")
+need=$(sed -n 's/.*the smallest budget that could work is [0-9.]* [KMG]iB (\([0-9]*\) bytes).*/\1/p' "$T/err")
 [ -n "$need" ] || fail "refusal names no smallest budget: $(cat "$T/err")"
 "$SI" -q --vram "$need" --input "$I" --stats "$T/s.json" "$M" || fail "the named budget $need is refused"
 node -e '

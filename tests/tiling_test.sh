@@ -68,7 +68,7 @@ low=$(($(numfmt --from=iec "$b") / 16))
 if "$SI" plan --vram "$low" "$M" >/dev/null 2>"$T/err"; then
     echo "  FAIL at $low bytes: a plan was made"; fails=$((fails + 1))
 else
-    need=$(sed -n 's/.*the smallest budget that could work is \([0-9]*\) bytes.*/\1/p' "$T/err")
+    need=$(sed -n 's/.*the smallest budget that could work is [0-9.]* [KMG]iB (\([0-9]*\) bytes).*/\1/p' "$T/err")
     if [ -n "$need" ] && [ "$need" -gt "$low" ]; then
         echo "  ok   $(basename "$M") at $low bytes refused: the smallest budget that could work is $need"
     else

@@ -43,7 +43,7 @@ test('options', async () => {
 
 test('a budget no plan fits', async () => {
   const budget = (e) => e.code === 'SI_BUDGET' && e.status === 'SI_ERR_BUDGET' &&
-    /smallest budget that could work is \d+ bytes/.test(e.message);
+    /smallest budget that could work is [\d.]+ [KMG]iB \(\d+ bytes\)/.test(e.message);
   await assert.rejects(loadGraphModel(TINY, { vram: '1K' }), budget); // fixed shapes: planned at open
   // a free batch: what fits one image does not fit four, found when the run plans
   const free = await loadGraphModel(tinyModel(dir, [-1, 8, 8, 4], 'free.json'), { vram: 4096 });
