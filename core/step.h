@@ -10,7 +10,7 @@
  * `uniform int P[CK_MAX_P]`: the same numbers drive both.
  *
  * How to add a kernel kind:
- *  1. a row in CK_KINDS below (at the end: the enum's values are its order),
+ *  1. a row in CK_KINDS below (the enum's values follow the rows' order),
  *     and its parameter block (a ck_*_p struct, a member of CK_PARAMS) unless
  *     it shares one; the row names its cost, invocations and tiling rule
  *     among those that exist (core/step.c, glkernels/glk.c, core/tile_rules.c),
@@ -19,7 +19,9 @@
  *     its shader glkernels/shaders/<shader>.comp (none for a host-only kind);
  *  3. the lowering that emits it (core/op_*.c);
  *  4. its kernel test (tests/test_kernels_*.c: GPU against host reference),
- *     and, where it has a tiling rule, a case in tests/test_tiling.c. */
+ *     and, where it has a tiling rule, a case in tests/test_tiling.c;
+ *     tests/test_kernels_kinds.c checks every row reaches its functions and
+ *     its shader compiles (and lists the host-only kinds). */
 #ifndef SI_STEP_H
 #define SI_STEP_H
 
@@ -33,7 +35,7 @@
 
 /* One row per kind, in enum order:
  *   X(KIND, name, params, shader, variant, invocations, iterations, tiling)
- * KIND     CK_KIND, the enum value
+ * KIND     the enum value CK_<KIND>
  * name     ck_kind_name; the host reference is ck_host_<name>
  * params   the member of ck_step.u holding its parameter block
  * shader   glkernels/shaders/<shader>.comp; NULL: the kind runs on the host
