@@ -1,5 +1,5 @@
-/* core — shapes, host buffers, kernel steps (with their host reference
- * implementations), the op table and the program. Knows nothing of GL. */
+/* core — shapes, host buffers, kernel steps (core/step.h, with their host
+ * reference implementations), the op table and the program. Knows nothing of GL. */
 #ifndef SI_CORE_H
 #define SI_CORE_H
 
@@ -8,6 +8,7 @@
 #include "streaminfer.h"
 #include "../base/base.h"
 #include "../io/io.h"
+#include "step.h"
 
 typedef struct {
     int rank;
@@ -24,295 +25,32 @@ int core_shape_eq(const core_shape *a, const core_shape *b);
 const char *core_shape_str(const core_shape *s, char *buf, size_t n);
 
 /* A host tensor. Every dtype is 4 bytes an element here and on the GPU
- * (bool as int32 0/1): one layout, so kernels never care. */
+ * (bool as int32 0/1, CK_ELEM): one layout, so kernels never care. */
 typedef struct {
     si_dtype dtype;
     core_shape shape;
     void *data; /* float* or int32_t* */
 } core_buf;
 
-#define CORE_ELEM 4
+#define CORE_ELEM CK_ELEM
 
 void core_strides(const core_shape *s, int64_t *stride); /* C-order element strides */
 /* numpy broadcast of a and b into out; -1 if they do not broadcast. */
 int core_broadcast_shape(const core_shape *a, const core_shape *b, core_shape *out);
 
-/* ---- kernel steps ------------------------------------------------------
- * A step is one kernel call on tensors of known shape. Its parameters are
- * a fixed block of 32-bit slots (ints, or floats stored as bits) that the
- * host reference reads as a C struct and the GLSL kernel reads as
- * `uniform int P[CK_MAX_P]`: the same numbers drive both. */
-
-typedef enum {
-    CK_COPY,      /* strided region copy (slice, transpose, concat part, pack, unpack) */
-    CK_PAD,       /* constant / reflect / symmetric pad */
-    CK_UNARY,
-    CK_BINARY,    /* broadcast by strides */
-    CK_ADDN,
-    CK_CONV2D,    /* NHWC, filter HWIO, fused bias/activation */
-    CK_DWCONV2D,  /* filter HWCM */
-    CK_DECONV2D,  /* Conv2DBackpropInput, filter HW(out)(in) */
-    CK_MATMUL,    /* batched, fused bias/activation */
-    CK_POOL,
-    CK_REDUCE,    /* [outer, n, inner] → [outer, inner] */
-    CK_SOFTMAX,   /* over the last axis */
-    CK_ARGMAX,    /* [outer, n, inner] → int32 [outer, inner] */
-    CK_RESIZE,
-    CK_GATHER,    /* GatherV2: [outer, n, inner] with indices → [outer, k, inner] */
-    CK_GATHERND,
-    CK_DEQUANT,   /* stored (u8/u16/f16 packed in 32-bit words) → float32 */
-    CK_TOPK,      /* per row: the k largest (values or indices), ties to the lower index; host */
-    CK_SELECT,    /* out = cond ? a : b, all three broadcast by strides */
-    CK_CROP_BOXES,  /* CropAndResize: boxes, box_ind → per-box sampling table; host */
-    CK_CROP_RESIZE, /* CropAndResize: image, that table → crops */
-    CK__COUNT
-} ck_kind;
-
-#define CK_MAX_P 64
-/* Parameters and kernel indices are 32-bit signed ints: no tensor a step
- * touches may have more elements (a limit of the plan, like the budget). */
-#define CK_MAX_INDEX_ELEMS 0x7fffffffull
-#define CK_MAX_IN 8
-#define CK_MAX_OUT 1
-
-/* Activations fused into conv / matmul / binary epilogues. */
-typedef enum {
-    CK_ACT_NONE, CK_ACT_RELU, CK_ACT_RELU6, CK_ACT_PRELU, CK_ACT_LEAKYRELU,
-    CK_ACT_ELU, CK_ACT_SIGMOID, CK_ACT_TANH
-} ck_act;
-
-typedef enum {
-    CK_U_NEG, CK_U_ABS, CK_U_RELU, CK_U_RELU6, CK_U_LEAKYRELU, CK_U_ELU, CK_U_SELU,
-    CK_U_SIGMOID, CK_U_TANH, CK_U_EXP, CK_U_LOG, CK_U_SQRT, CK_U_RSQRT, CK_U_SQUARE,
-    CK_U_RECIPROCAL, CK_U_FLOOR, CK_U_CEIL, CK_U_ROUND, CK_U_SIN, CK_U_COS,
-    CK_U_SIGN, CK_U_SOFTPLUS, CK_U_LOGICAL_NOT, CK_U_CAST, CK_U_IDENTITY, CK_U_ERF,
-    CK_U_EXPM1, CK_U_LOG1P, CK_U_ATAN, CK_U_TAN, CK_U_ASIN, CK_U_ACOS, CK_U_SINH,
-    CK_U_COSH, CK_U_ISNAN, CK_U_HARDSWISH,
-    CK_U_ASINH, CK_U_ACOSH, CK_U_ATANH, CK_U_ISFINITE, CK_U_ISINF, CK_U_CLIP,
-    CK_U__COUNT
-} ck_unary_op;
-
-typedef enum {
-    CK_B_ADD, CK_B_SUB, CK_B_MUL, CK_B_DIV, CK_B_MAX, CK_B_MIN, CK_B_POW,
-    CK_B_SQDIFF, CK_B_FLOORDIV, CK_B_FLOORMOD, CK_B_PRELU, CK_B_ATAN2,
-    CK_B_EQUAL, CK_B_NOTEQUAL, CK_B_LESS, CK_B_LESSEQ, CK_B_GREATER, CK_B_GREATEREQ,
-    CK_B_AND, CK_B_OR, CK_B_DIVNONAN,
-    CK_B__COUNT
-} ck_binary_op;
-
-typedef enum { CK_R_SUM, CK_R_MEAN, CK_R_MAX, CK_R_MIN, CK_R_PROD, CK_R_ANY, CK_R_ALL } ck_reduce_op;
-
-/* Parameter blocks. Only int32_t and float members: each is one slot. */
-typedef struct {
-    int32_t rank;                 /* ≤ SI_MAX_RANK, dims of the copied region */
-    int32_t dim[SI_MAX_RANK];
-    int32_t in_stride[SI_MAX_RANK];
-    int32_t out_stride[SI_MAX_RANK];
-    int32_t in_offset, out_offset; /* elements */
-} ck_copy_p;
-
-typedef struct {
-    int32_t rank;
-    int32_t in_dim[SI_MAX_RANK];
-    int32_t out_dim[SI_MAX_RANK];
-    int32_t before[SI_MAX_RANK];
-    int32_t mode;                 /* 0 constant, 1 reflect, 2 symmetric */
-    float value;                  /* constant (int tensors: stored as float, exact ≤ 2^24) */
-} ck_pad_p;
-
-typedef struct {
-    int32_t op;                   /* ck_unary_op */
-    int32_t count;
-    int32_t in_dtype, out_dtype;  /* si_dtype; differ only for CK_U_CAST */
-    float alpha;                  /* leaky relu; CK_U_CLIP: the lower bound */
-    float beta;                   /* CK_U_CLIP: the upper bound */
-    int32_t ilo, ihi;             /* CK_U_CLIP on int32: the bounds */
-} ck_unary_p;
-
-typedef struct {
-    int32_t op;                   /* ck_binary_op */
-    int32_t rank;
-    int32_t out_dim[SI_MAX_RANK];
-    int32_t a_stride[SI_MAX_RANK]; /* 0 along broadcast dims */
-    int32_t b_stride[SI_MAX_RANK];
-    int32_t in_dtype, out_dtype;
-    int32_t count;
-} ck_binary_p;
-
-typedef struct {
-    int32_t n;                    /* inputs, ≤ CK_MAX_IN */
-    int32_t count;
-    int32_t dtype;
-} ck_addn_p;
-
-/* CK_CONV2D, CK_DWCONV2D, CK_DECONV2D. Inputs: x, filter, [bias], [prelu alpha].
- * For DECONV2D, in_* is the deconv input (dy) and out_* its output; pad_* are the
- * forward conv's paddings. */
-typedef struct {
-    int32_t n, in_h, in_w, in_c;
-    int32_t out_h, out_w, out_c;
-    int32_t k_h, k_w;
-    int32_t stride_h, stride_w, dil_h, dil_w;
-    int32_t pad_top, pad_left;
-    int32_t ch_mult;              /* depthwise */
-    int32_t has_bias, act, has_alpha_tensor; /* act: ck_act */
-    float alpha;                  /* leaky relu */
-} ck_conv_p;
-
-/* out[b] = act(A[b] · B[b] + bias). A is [M,K] (or [K,M] if trans_a), B [K,N] (or [N,K]).
- * Batch strides in elements, 0 broadcasts. Inputs: a, b, [bias], [prelu alpha]. */
-typedef struct {
-    int32_t batch, m, n, k;
-    int32_t trans_a, trans_b;
-    int32_t a_batch_stride, b_batch_stride;
-    int32_t has_bias, act, has_alpha_tensor;
-    float alpha;
-} ck_matmul_p;
-
-typedef struct {
-    int32_t is_max;               /* 1 max, 0 avg (average over valid elements only) */
-    int32_t n, in_h, in_w, c;
-    int32_t out_h, out_w;
-    int32_t k_h, k_w, stride_h, stride_w, pad_top, pad_left;
-} ck_pool_p;
-
-/* A tiled reduction runs over parts of n in order, each part starting from the
- * previous part's result (has_init: input 1), so the sum is the same sum. */
-typedef struct {
-    int32_t op;                   /* ck_reduce_op */
-    int32_t outer, n, inner;
-    int32_t dtype;
-    int32_t divisor;              /* Mean divides by this (the whole n); 0: n */
-    int32_t has_init;             /* input 1 [outer, inner]: the running result so far */
-} ck_reduce_p;
-
-typedef struct {
-    int32_t outer, n;
-    int32_t log;                  /* LogSoftmax */
-} ck_softmax_p;
-
-typedef struct {
-    int32_t outer, n, inner;
-    int32_t is_min;
-    int32_t in_dtype;
-} ck_argmax_p;
-
-/* A row tile computes output rows [y0, y0+rows) of the whole resize from input
- * rows [in_y0, in_y0+in_rows); rows 0 means the whole (y0, in_y0 0). */
-typedef struct {
-    int32_t bilinear;             /* 1 bilinear, 0 nearest */
-    int32_t n, in_h, in_w, c, out_h, out_w;
-    int32_t align_corners, half_pixel_centers;
-    int32_t y0, in_y0, rows, in_rows;
-} ck_resize_p;
-
-/* out[o, j, i] = params[o, idx[j], i]; indices out of range give 0 (TF on CPU errors;
- * tfjs gives garbage — lowering validates constant indices). */
-typedef struct {
-    int32_t outer, n, inner, k;
-} ck_gather_p;
-
-/* params viewed as [P0..P(d-1), slice]; indices [k, d]; out [k, slice]. */
-typedef struct {
-    int32_t k, d, slice;
-    int32_t pdim[SI_MAX_RANK];    /* first d dims of params */
-} ck_gathernd_p;
-
-typedef struct {
-    int32_t count;
-    int32_t quant;                /* io_quant: 1 uint8, 2 uint16, 3 float16 */
-    float min, scale;
-} ck_dequant_p;
-
-typedef struct {
-    int32_t rank;
-    int32_t out_dim[SI_MAX_RANK];
-    int32_t c_stride[SI_MAX_RANK], a_stride[SI_MAX_RANK], b_stride[SI_MAX_RANK];
-    int32_t count;
-} ck_select_p;
-
-/* Runs on the host (DESIGN: TopK is a host op): a row can be millions long,
- * past what one GPU invocation may loop over on llvmpipe, and selection is
- * cheap on the CPU. */
-typedef struct {
-    int32_t outer, n, k;
-    int32_t want_indices;
-} ck_topk_p;
-
-/* CropAndResize (core/op_image.c), both steps. CK_CROP_BOXES computes, in
- * float64 as tfjs does, one int32 row of 1 + 3*(crop_h + crop_w) per box: the
- * image it reads (or CK_CROP_SKIP: box_ind >= batch, zeros; CK_CROP_NAN: box_ind
- * < 0), then per output row and per output column the two source indices and
- * the lerp (float bits); a first index CK_CROP_OUTSIDE is extrapolated,
- * CK_CROP_NAN a NaN coordinate. It runs on the host: the GPU has no float64,
- * and which rows are extrapolated hangs on the last bit of the coordinate. */
-typedef struct {
-    int32_t n, batch, in_h, in_w, c, crop_h, crop_w;
-    int32_t bilinear;             /* 1 bilinear, 0 nearest */
-    float extrapolation;
-} ck_crop_p;
-
-enum { CK_CROP_OUTSIDE = -1, CK_CROP_NAN = -2, CK_CROP_SKIP = -3 };
-
-typedef struct {
-    ck_kind kind;
-    int n_in;
-    int in[CK_MAX_IN];            /* program tensor ids; -1 = absent */
-    int out;                      /* program tensor id */
-    union {
-        int32_t p[CK_MAX_P];
-        ck_copy_p copy; ck_pad_p pad; ck_unary_p unary; ck_binary_p binary;
-        ck_addn_p addn; ck_conv_p conv; ck_matmul_p matmul; ck_pool_p pool;
-        ck_reduce_p reduce; ck_softmax_p softmax; ck_argmax_p argmax;
-        ck_resize_p resize; ck_gather_p gather; ck_gathernd_p gathernd;
-        ck_dequant_p dequant; ck_topk_p topk; ck_select_p select; ck_crop_p crop;
-    } u;
-    int node;                     /* graph node it came from, for messages and traces */
-    /* CK_COPY into a tensor that earlier steps also write (concat, pack):
-     * the output keeps what it had. */
-    int accumulate;
-} ck_step;
-
-const char *ck_kind_name(ck_kind k);
-/* Steps the executor runs with the host reference even on the GPU: their inputs
- * are read back, their output written. */
-int ck_runs_on_host(ck_kind k);
-/* Loop iterations one GPU invocation of the step runs (nested loops multiplied). */
-uint64_t ck_loop_iterations(const ck_step *s);
+/* ---- kernel steps: core/step.h (the kinds, their parameters, CK_KINDS) ---- */
 
 /* Host reference: runs one step. ins[i] may be NULL where step->in[i] == -1.
  * out->data is allocated by the caller with count*4 bytes (and, for an
- * accumulating copy, holds the earlier steps' writes). */
+ * accumulating copy, holds the earlier steps' writes). core/step.c. */
 si_result ck_host_run(const ck_step *s, const core_buf *const *ins, core_buf *out, si_error *err);
 
-/* Per-family host references (one file each); called by ck_host_run. */
-void ck_host_copy(const ck_step *s, const core_buf *const *ins, core_buf *out);
-void ck_host_pad(const ck_step *s, const core_buf *const *ins, core_buf *out);
-void ck_host_unary(const ck_step *s, const core_buf *const *ins, core_buf *out);
-void ck_host_binary(const ck_step *s, const core_buf *const *ins, core_buf *out);
-void ck_host_addn(const ck_step *s, const core_buf *const *ins, core_buf *out);
-void ck_host_conv2d(const ck_step *s, const core_buf *const *ins, core_buf *out);
-void ck_host_dwconv2d(const ck_step *s, const core_buf *const *ins, core_buf *out);
-void ck_host_deconv2d(const ck_step *s, const core_buf *const *ins, core_buf *out);
-void ck_host_matmul(const ck_step *s, const core_buf *const *ins, core_buf *out);
-void ck_host_pool(const ck_step *s, const core_buf *const *ins, core_buf *out);
-void ck_host_reduce(const ck_step *s, const core_buf *const *ins, core_buf *out);
-void ck_host_softmax(const ck_step *s, const core_buf *const *ins, core_buf *out);
-void ck_host_argmax(const ck_step *s, const core_buf *const *ins, core_buf *out);
-void ck_host_resize(const ck_step *s, const core_buf *const *ins, core_buf *out);
-void ck_host_gather(const ck_step *s, const core_buf *const *ins, core_buf *out);
-void ck_host_gathernd(const ck_step *s, const core_buf *const *ins, core_buf *out);
-void ck_host_dequant(const ck_step *s, const core_buf *const *ins, core_buf *out);
-void ck_host_topk(const ck_step *s, const core_buf *const *ins, core_buf *out);
-void ck_host_select(const ck_step *s, const core_buf *const *ins, core_buf *out);
-void ck_host_crop_boxes(const ck_step *s, const core_buf *const *ins, core_buf *out);
-void ck_host_crop_resize(const ck_step *s, const core_buf *const *ins, core_buf *out);
-
-/* Input rows [*lo, *hi] that output row oy of a whole resize reads. */
-void ck_resize_rows(const ck_resize_p *p, int32_t oy, int32_t *lo, int32_t *hi);
-
-/* Scalar semantics shared by host references (and mirrored in GLSL). */
-float ck_apply_act(int act, float x, float alpha);
+/* Per-kind host references ck_host_<name> (one file per family, core/op_*.c),
+ * one for each row of CK_KINDS; called by ck_host_run. */
+#define CK_HOST_DECL(K, name, params, shader, variant, inv, iters, tiling)                  \
+    void ck_host_##name(const ck_step *s, const core_buf *const *ins, core_buf *out);
+CK_KINDS(CK_HOST_DECL)
+#undef CK_HOST_DECL
 
 /* ---- the program -------------------------------------------------------- */
 

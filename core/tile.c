@@ -23,7 +23,8 @@
  * whole by copies from its bands, and the planner sees the rest; an output too
  * big for one buffer stays as bands, read back band by band. Copies (concat
  * included) are split in core/tile_copy.c, output channels in
- * core/tile_channels.c. */
+ * core/tile_channels.c; how each kernel kind splits is its rule
+ * (core/tile_rules.c), named by the tiling column of CK_KINDS. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,239 +205,7 @@ uint64_t tile_step_ws(const core_program *p, const ck_step *s)
 
 uint64_t core_step_working_set(const core_program *p, int s) { return tile_step_ws(p, &p->steps[s]); }
 
-/* ---- splitting along output rows ---- */
-
-typedef struct {
-    int64_t rows, row_elems; /* output rows, elements in one */
-    int main_in;             /* input whose bands the parts may follow (-1 none) */
-    int64_t in_row;          /* elements of main_in per output row, when part r reads its row r */
-    int can_whole;           /* input 0 may be bound whole instead of a window */
-    int need_whole;          /* ... and must be */
-} rowplan;
-
-/* First axis of a broadcast output with more than one element. */
-int tile_lead_axis(int rank, const int32_t *dim)
-{
-    for (int j = 0; j < rank; j++)
-        if (dim[j] > 1)
-            return j;
-    return -1;
-}
-
-static int64_t prod(const int32_t *dim, int from, int to)
-{
-    int64_t n = 1;
-    for (int j = from; j < to; j++)
-        n *= dim[j];
-    return n;
-}
-
-/* Elements an input reads for output rows [r0, r1) along `ax` with strides st:
- * [*a, *b). Broadcast along ax: the whole input (*a = -1). */
-static void strided_window(int rank, const int32_t *dim, const int32_t *st, int ax, int64_t r0,
-                           int64_t r1, int64_t *a, int64_t *b)
-{
-    if (st[ax] == 0) {
-        *a = *b = -1;
-        return;
-    }
-    int64_t foot = 1;
-    for (int j = ax + 1; j < rank; j++)
-        foot += (int64_t)(dim[j] - 1) * st[j];
-    *a = r0 * st[ax];
-    *b = (r1 - 1) * st[ax] + foot;
-}
-
-int tile_strides_ok(int rank, const int32_t *st)
-{
-    for (int j = 0; j < rank; j++)
-        if (st[j] < 0)
-            return 0;
-    return 1;
-}
-
-/* Pad splits along the first axis of its output longer than one (the axes
- * before it are 1 in the input too): a part's rows read the input rows they
- * hold, shifted by the padding. A reflecting pad reads rows mirrored at the
- * input's edges, so one that pads that axis binds its input whole. */
-static int pad_row_info(const ck_pad_p *c, rowplan *rp)
-{
-    int ax = tile_lead_axis(c->rank, c->out_dim);
-    if (ax < 0)
-        return -1;
-    rp->rows = c->out_dim[ax];
-    rp->row_elems = prod(c->out_dim, ax + 1, c->rank);
-    rp->main_in = 0;
-    int padded = c->before[ax] != 0 || c->in_dim[ax] != c->out_dim[ax];
-    rp->need_whole = c->mode != 0 && padded;
-    rp->can_whole = 1;
-    return 0;
-}
-
-static int row_info(const ck_step *s, rowplan *rp)
-{
-    memset(rp, 0, sizeof *rp);
-    rp->main_in = -1;
-    switch (s->kind) {
-    case CK_CONV2D:
-    case CK_DWCONV2D: {
-        const ck_conv_p *c = &s->u.conv;
-        if (c->n != 1)
-            return -1;
-        rp->rows = c->out_h;
-        rp->row_elems = (int64_t)c->out_w * c->out_c;
-        rp->main_in = 0;
-        if (c->k_h == 1 && c->stride_h == 1 && c->pad_top == 0 && c->in_h == c->out_h)
-            rp->in_row = (int64_t)c->in_w * c->in_c;
-        rp->can_whole = 1;
-        return 0;
-    }
-    case CK_POOL: {
-        const ck_pool_p *c = &s->u.pool;
-        if (c->n != 1)
-            return -1;
-        rp->rows = c->out_h;
-        rp->row_elems = (int64_t)c->out_w * c->c;
-        rp->main_in = 0;
-        if (c->k_h == 1 && c->stride_h == 1 && c->pad_top == 0 && c->in_h == c->out_h)
-            rp->in_row = (int64_t)c->in_w * c->c;
-        rp->can_whole = 1;
-        return 0;
-    }
-    case CK_RESIZE: {
-        const ck_resize_p *c = &s->u.resize;
-        if (c->n != 1 || c->rows)
-            return -1;
-        rp->rows = c->out_h;
-        rp->row_elems = (int64_t)c->out_w * c->c;
-        rp->main_in = 0;
-        rp->can_whole = 1;
-        return 0;
-    }
-    case CK_UNARY:
-        rp->rows = s->u.unary.count;
-        rp->row_elems = 1;
-        rp->main_in = 0;
-        rp->in_row = 1;
-        return 0;
-    case CK_ADDN:
-        rp->rows = s->u.addn.count;
-        rp->row_elems = 1;
-        rp->main_in = 0;
-        rp->in_row = 1;
-        return 0;
-    case CK_BINARY:
-    case CK_SELECT: {
-        int rank = s->kind == CK_BINARY ? s->u.binary.rank : s->u.select.rank;
-        const int32_t *dim = s->kind == CK_BINARY ? s->u.binary.out_dim : s->u.select.out_dim;
-        const int32_t *sts[3] = {s->u.binary.a_stride, s->u.binary.b_stride, NULL};
-        if (s->kind == CK_SELECT) {
-            sts[0] = s->u.select.c_stride;
-            sts[1] = s->u.select.a_stride;
-            sts[2] = s->u.select.b_stride;
-        }
-        int ax = tile_lead_axis(rank, dim);
-        if (ax < 0)
-            return -1;
-        rp->rows = dim[ax];
-        rp->row_elems = prod(dim, ax + 1, rank);
-        for (int i = 0; i < s->n_in; i++) {
-            if (!tile_strides_ok(rank, sts[i]))
-                return -1;
-            if (rp->main_in < 0 && sts[i][ax] != 0) {
-                rp->main_in = i;
-                /* follows the bands only where it reads exactly its own rows */
-                int contiguous = 1;
-                int64_t want = 1;
-                for (int j = rank - 1; j >= ax; j--) {
-                    contiguous &= sts[i][j] == want;
-                    want *= dim[j];
-                }
-                if (contiguous)
-                    rp->in_row = rp->row_elems;
-            }
-        }
-        return 0;
-    }
-    case CK_REDUCE:
-        if (s->u.reduce.outer <= 1 || s->u.reduce.has_init)
-            return -1;
-        rp->rows = s->u.reduce.outer;
-        rp->row_elems = s->u.reduce.inner;
-        rp->main_in = 0;
-        rp->in_row = (int64_t)s->u.reduce.n * s->u.reduce.inner;
-        return 0;
-    case CK_MATMUL: {
-        const ck_matmul_p *m = &s->u.matmul;
-        if (m->batch != 1 || m->trans_a)
-            return -1;
-        rp->rows = m->m;
-        rp->row_elems = m->n;
-        rp->main_in = 0;
-        rp->in_row = m->k;
-        return 0;
-    }
-    case CK_PAD:
-        return pad_row_info(&s->u.pad, rp);
-    case CK_SOFTMAX:
-        rp->rows = s->u.softmax.outer;
-        rp->row_elems = rp->in_row = s->u.softmax.n;
-        rp->main_in = 0;
-        return 0;
-    case CK_ARGMAX:
-        rp->rows = s->u.argmax.outer;
-        rp->row_elems = s->u.argmax.inner;
-        rp->main_in = 0;
-        rp->in_row = (int64_t)s->u.argmax.n * s->u.argmax.inner;
-        return 0;
-    case CK_GATHER: {
-        /* along the outer rows, or (one outer row) along the gathered indices,
-         * the table then bound whole */
-        const ck_gather_p *g = &s->u.gather;
-        rp->rows = g->outer > 1 ? g->outer : g->k;
-        rp->row_elems = g->outer > 1 ? (int64_t)g->k * g->inner : g->inner;
-        rp->main_in = g->outer > 1 ? 0 : 1;
-        rp->in_row = g->outer > 1 ? (int64_t)g->n * g->inner : 1;
-        return 0;
-    }
-    default:
-        return -1;
-    }
-}
-
-/* Input rows [*w0, *w1) that output rows [r0, r1) of a windowed kernel read,
- * given the first row each output row starts at (y = r*stride - pad) and the
- * extent (k-1)*dil + 1; at least one row, so a part reading only padding
- * still has an input. */
-static void rows_needed(int64_t r0, int64_t r1, int64_t stride, int64_t pad, int64_t extent,
-                        int64_t in_h, int64_t *w0, int64_t *w1)
-{
-    int64_t lo = r0 * stride - pad, hi = (r1 - 1) * stride - pad + extent;
-    *w0 = lo < 0 ? 0 : lo > in_h - 1 ? in_h - 1 : lo;
-    *w1 = hi > in_h ? in_h : hi;
-    if (*w1 <= *w0)
-        *w1 = *w0 + 1;
-}
-
-/* Output rows [r0, r1) of a pad along its lead axis: the input rows they
- * hold (at least one), and the padding before them shifted so each output row
- * reads the row it read before; a part past the input's end gets a negative
- * shift, which puts every row of it in the padding. */
-static void pad_part(const ck_pad_p *c, int64_t r0, int64_t r1, int whole0, ck_pad_p *t,
-                     int64_t *a, int64_t *b)
-{
-    int ax = tile_lead_axis(c->rank, c->out_dim);
-    int64_t inner = prod(c->in_dim, ax + 1, c->rank), w0 = 0, w1 = c->in_dim[ax];
-    if (!whole0)
-        rows_needed(r0, r1, 1, c->before[ax], 1, c->in_dim[ax], &w0, &w1);
-    t->out_dim[ax] = (int32_t)(r1 - r0);
-    t->in_dim[ax] = (int32_t)(w1 - w0);
-    t->before[ax] = (int32_t)(c->before[ax] - r0 + w0);
-    if (!whole0) {
-        a[0] = w0 * inner;
-        b[0] = w1 * inner;
-    }
-}
+/* ---- splitting along output rows (each kind's rule: core/tile_rules.c) ---- */
 
 /* The step computing output rows [r0, r1), and each input's window [a, b) of
  * elements (a = -1: the whole input). whole0: bind input 0 whole. */
@@ -446,136 +215,7 @@ static void row_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck_st
     *ts = *s;
     for (int i = 0; i < CK_MAX_IN; i++)
         a[i] = b[i] = -1;
-    int64_t n = r1 - r0;
-    switch (s->kind) {
-    case CK_CONV2D:
-    case CK_DWCONV2D: {
-        const ck_conv_p *c = &s->u.conv;
-        int64_t w0 = 0, w1 = c->in_h;
-        if (!whole0)
-            rows_needed(r0, r1, c->stride_h, c->pad_top, (int64_t)(c->k_h - 1) * c->dil_h + 1,
-                        c->in_h, &w0, &w1);
-        ts->u.conv.in_h = (int32_t)(w1 - w0);
-        ts->u.conv.out_h = (int32_t)n;
-        ts->u.conv.pad_top = (int32_t)(c->pad_top - r0 * c->stride_h + w0);
-        if (!whole0) {
-            a[0] = w0 * c->in_w * c->in_c;
-            b[0] = w1 * c->in_w * c->in_c;
-        }
-        break;
-    }
-    case CK_POOL: {
-        const ck_pool_p *c = &s->u.pool;
-        int64_t w0 = 0, w1 = c->in_h;
-        if (!whole0)
-            rows_needed(r0, r1, c->stride_h, c->pad_top, c->k_h, c->in_h, &w0, &w1);
-        ts->u.pool.in_h = (int32_t)(w1 - w0);
-        ts->u.pool.out_h = (int32_t)n;
-        ts->u.pool.pad_top = (int32_t)(c->pad_top - r0 * c->stride_h + w0);
-        if (!whole0) {
-            a[0] = w0 * c->in_w * c->c;
-            b[0] = w1 * c->in_w * c->c;
-        }
-        break;
-    }
-    case CK_RESIZE: {
-        const ck_resize_p *c = &s->u.resize;
-        int64_t w0 = c->in_h, w1 = 0;
-        for (int64_t r = r0; r < r1; r++) {
-            int32_t lo, hi;
-            ck_resize_rows(c, (int32_t)r, &lo, &hi);
-            if (lo < w0)
-                w0 = lo;
-            if (hi + 1 > w1)
-                w1 = hi + 1;
-        }
-        if (whole0) {
-            w0 = 0;
-            w1 = c->in_h;
-        }
-        ts->u.resize.y0 = (int32_t)r0;
-        ts->u.resize.rows = (int32_t)n;
-        ts->u.resize.in_y0 = (int32_t)w0;
-        ts->u.resize.in_rows = (int32_t)(w1 - w0);
-        if (!whole0) {
-            a[0] = w0 * c->in_w * c->c;
-            b[0] = w1 * c->in_w * c->c;
-        }
-        break;
-    }
-    case CK_UNARY:
-        ts->u.unary.count = (int32_t)n;
-        a[0] = r0;
-        b[0] = r1;
-        break;
-    case CK_ADDN:
-        ts->u.addn.count = (int32_t)n;
-        for (int i = 0; i < s->n_in; i++) {
-            a[i] = r0;
-            b[i] = r1;
-        }
-        break;
-    case CK_BINARY:
-    case CK_SELECT: {
-        int sel = s->kind == CK_SELECT;
-        int rank = sel ? s->u.select.rank : s->u.binary.rank;
-        const int32_t *dim = sel ? s->u.select.out_dim : s->u.binary.out_dim;
-        const int32_t *sts[3] = {s->u.binary.a_stride, s->u.binary.b_stride, NULL};
-        if (sel) {
-            sts[0] = s->u.select.c_stride;
-            sts[1] = s->u.select.a_stride;
-            sts[2] = s->u.select.b_stride;
-        }
-        int ax = tile_lead_axis(rank, dim);
-        int64_t inner = prod(dim, ax + 1, rank);
-        for (int i = 0; i < s->n_in; i++)
-            strided_window(rank, dim, sts[i], ax, r0, r1, &a[i], &b[i]);
-        if (sel) {
-            ts->u.select.out_dim[ax] = (int32_t)n;
-            ts->u.select.count = (int32_t)(n * inner);
-        } else {
-            ts->u.binary.out_dim[ax] = (int32_t)n;
-            ts->u.binary.count = (int32_t)(n * inner);
-        }
-        break;
-    }
-    case CK_REDUCE:
-        ts->u.reduce.outer = (int32_t)n;
-        a[0] = r0 * s->u.reduce.n * s->u.reduce.inner;
-        b[0] = r1 * s->u.reduce.n * s->u.reduce.inner;
-        break;
-    case CK_MATMUL:
-        ts->u.matmul.m = (int32_t)n;
-        a[0] = r0 * s->u.matmul.k;
-        b[0] = r1 * s->u.matmul.k;
-        break;
-    case CK_PAD:
-        pad_part(&s->u.pad, r0, r1, whole0, &ts->u.pad, a, b);
-        break;
-    case CK_SOFTMAX:
-        ts->u.softmax.outer = (int32_t)n;
-        a[0] = r0 * s->u.softmax.n;
-        b[0] = r1 * s->u.softmax.n;
-        break;
-    case CK_ARGMAX:
-        ts->u.argmax.outer = (int32_t)n;
-        a[0] = r0 * s->u.argmax.n * s->u.argmax.inner;
-        b[0] = r1 * s->u.argmax.n * s->u.argmax.inner;
-        break;
-    case CK_GATHER:
-        if (s->u.gather.outer > 1) {
-            ts->u.gather.outer = (int32_t)n;
-            a[0] = r0 * s->u.gather.n * s->u.gather.inner;
-            b[0] = r1 * s->u.gather.n * s->u.gather.inner;
-        } else {
-            ts->u.gather.k = (int32_t)n;
-            a[1] = r0;
-            b[1] = r1;
-        }
-        break;
-    default:
-        break;
-    }
+    tile_rule_of(s->kind)->part(s, r0, r1, whole0, ts, a, b);
 }
 
 /* Working set of one part. */
@@ -687,11 +327,11 @@ static int choose_cuts(const tiler *T, const ck_step *s, const rowplan *rp, int 
 }
 
 /* Splits s along output rows; 0 done, -1 not possible here. */
-static int tile_rows(tiler *T, const ck_step *s)
+static int tile_rows(tiler *T, const ck_step *s, const tile_rule *r)
 {
     core_program *p = T->p;
-    rowplan rp;
-    if (row_info(s, &rp) || rp.rows < 2)
+    rowplan rp = {.main_in = -1};
+    if (!r->rows || r->rows(s, &rp) || rp.rows < 2)
         return -1;
     int out_root = core_storage(p, s->out);
     int whole0 = 0;
@@ -737,60 +377,6 @@ static int tile_rows(tiler *T, const ck_step *s)
     return 0;
 }
 
-/* A reduction over rows of a banded input ([1, n, inner]): parts along n, in
- * order, each from the previous result. */
-static int tile_reduce_carry(tiler *T, const ck_step *s)
-{
-    core_program *p = T->p;
-    const ck_reduce_p *r = &s->u.reduce;
-    if (r->outer != 1 || r->has_init || r->n < 2)
-        return -1;
-    int in = s->in[0], root = core_storage(p, in);
-    int64_t inner = r->inner, n = r->n;
-    int64_t *cut = malloc(((size_t)n + 1) * sizeof *cut);
-    if (!cut)
-        return -1;
-    int k = 0;
-    cut[0] = 0;
-    if (tile_banded(T, root)) {
-        const bandset *bs = &T->bs[root];
-        int ok = 1;
-        for (int i = 0; i < bs->n && ok; i++) {
-            ok = bs->v[i].e1 % inner == 0 && bs->v[i].e0 == cut[k] * inner;
-            cut[++k] = bs->v[i].e1 / inner;
-        }
-        if (!ok || cut[k] != n)
-            k = 0;
-    }
-    if (k == 0) {
-        uint64_t per_row = (uint64_t)inner * CORE_ELEM;
-        int64_t rows = (int64_t)(T->band_max / per_row);
-        if (rows < 1)
-            rows = 1;
-        for (int64_t e = 0; e < n; e += rows)
-            cut[++k] = e + rows < n ? e + rows : n;
-    }
-    int prev = -1, out_root = core_storage(p, s->out);
-    for (int q = 0; q < k && !T->oom; q++) {
-        ck_step ts = *s;
-        ts.u.reduce.n = (int32_t)(cut[q + 1] - cut[q]);
-        ts.u.reduce.divisor = r->divisor ? r->divisor : r->n;
-        ts.in[0] = tile_get_range(T, in, cut[q] * inner, cut[q + 1] * inner);
-        if (q > 0) {
-            ts.n_in = 2;
-            ts.in[1] = prev;
-            ts.u.reduce.has_init = 1;
-        }
-        ts.out = q == k - 1 ? s->out : tile_new_tensor(T, out_root, inner, "<%lld/%lld>", q + 1, k);
-        if (ts.in[0] < 0 || ts.out < 0)
-            break;
-        tile_emit(T, &ts);
-        prev = ts.out;
-    }
-    free(cut);
-    return 0;
-}
-
 /* ---- the pass ---- */
 
 static int tileable_out(const tiler *T, const ck_step *s)
@@ -810,17 +396,15 @@ static void rewrite(tiler *T, const ck_step *s, si_error *err)
     uint64_t ob = tile_rnd(p->tensors[core_storage(p, s->out)].bytes);
     int big = ws > T->limit || ob > T->band_max;
     int out_root = core_storage(p, s->out);
-    /* a tensor that copies write (concat) may live as bands made ahead */
-    if (s->kind == CK_COPY && ob > T->band_max && !T->bs[out_root].decided)
-        tile_dest_bands(T, out_root);
+    const tile_rule *r = tile_rule_of(s->kind);
+    if (r->prepare)
+        r->prepare(T, s);
     if (!ck_runs_on_host(s->kind) && (big || any_banded || tile_banded(T, out_root))) {
-        if (big && tileable_out(T, s) && tile_channels(T, s, err) == 0)
+        if (big && tileable_out(T, s) && tile_channels(T, s, r, err) == 0)
             return;
-        if (s->kind == CK_COPY && tile_copy(T, s) == 0)
+        if (r->split && r->split(T, s) == 0)
             return;
-        if (s->kind == CK_REDUCE && s->u.reduce.outer == 1 && tile_reduce_carry(T, s) == 0)
-            return;
-        if (tileable_out(T, s) && tile_rows(T, s) == 0)
+        if (tileable_out(T, s) && tile_rows(T, s, r) == 0)
             return;
     }
     for (int i = 0; i < s->n_in; i++)

@@ -1,8 +1,9 @@
-/* Tiling along output channels (core/tile.c has rows and the pass): a MatMul
- * or convolution whose weights alone are over the limit runs as parts over
- * slices of its output channels, with host slices of the weights, each part
- * copied into its columns of the whole output. Each output element is the
- * same dot product as untiled: bitwise the same. */
+/* Tiling along output channels (core/tile.c has rows and the pass): a step
+ * whose weights alone are over the limit (MatMul, convolution: the kinds
+ * whose rule, core/tile_rules.c, gives their channel geometry) runs as parts
+ * over slices of its output channels, with host slices of the weights, each
+ * part copied into its columns of the whole output. Each output element is
+ * the same dot product as untiled: bitwise the same. */
 #include <stdlib.h>
 #include <string.h>
 #include "tile_internal.h"
@@ -49,25 +50,12 @@ static int const_cols(tiler *T, int like, const float *v, int64_t rows, int64_t 
     return t;
 }
 
-int tile_channels(tiler *T, const ck_step *s, si_error *err)
+int tile_channels(tiler *T, const ck_step *s, const tile_rule *r, si_error *err)
 {
     core_program *p = T->p;
     int64_t rows_w, cols, out_rows; /* weights as [rows_w, cols]; output as [out_rows, cols] */
-    if (s->kind == CK_MATMUL) {
-        const ck_matmul_p *m = &s->u.matmul;
-        if (m->batch != 1 || m->trans_b)
-            return -1;
-        rows_w = m->k;
-        cols = m->n;
-        out_rows = m->m;
-    } else if (s->kind == CK_CONV2D) {
-        const ck_conv_p *c = &s->u.conv;
-        rows_w = (int64_t)c->k_h * c->k_w * c->in_c;
-        cols = c->out_c;
-        out_rows = (int64_t)c->n * c->out_h * c->out_w;
-    } else {
+    if (!r->channels || r->channels(s, &rows_w, &cols, &out_rows))
         return -1;
-    }
     uint64_t wraw = p->tensors[core_storage(p, s->in[1])].bytes, wbytes = tile_rnd(wraw);
     if ((wbytes <= T->limit / 2 && wraw <= T->max_tensor) || cols < 2)
         return -1;
@@ -104,10 +92,7 @@ int tile_channels(tiler *T, const ck_step *s, si_error *err)
             ts.in[2] = const_cols(T, s->in[2], bias, 1, cols, c0, c1);
         if (has_alpha && alpha_n > 1)
             ts.in[3] = const_cols(T, s->in[3], alpha, 1, cols, c0, c1);
-        if (s->kind == CK_MATMUL)
-            ts.u.matmul.n = (int32_t)(c1 - c0);
-        else
-            ts.u.conv.out_c = (int32_t)(c1 - c0);
+        r->set_channels(&ts, (int32_t)(c1 - c0));
         ts.out = tile_new_tensor(T, out_root, out_rows * (c1 - c0), "(%lld:%lld)", c0, c1);
         if (ts.out < 0)
             break;

@@ -1,6 +1,7 @@
-/* Tiling's insides, shared by core/tile.c (rows, channels, the pass) and
- * core/tile_copy.c (copies between banded tensors, concat). Nothing outside
- * core/tile*.c includes this. */
+/* Tiling's insides, shared by core/tile.c (bands, rows, the pass),
+ * core/tile_rules.c (each kind's rule), core/tile_channels.c (output
+ * channels) and core/tile_copy.c (copies between banded tensors, concat).
+ * Nothing outside core/tile*.c includes this. */
 #ifndef SI_TILE_INTERNAL_H
 #define SI_TILE_INTERNAL_H
 
@@ -53,13 +54,45 @@ void tile_materialize(tiler *T, int root);
  * window filled by copies. */
 int tile_get_range(tiler *T, int t, int64_t a, int64_t b);
 uint64_t tile_step_ws(const core_program *p, const ck_step *s);
-/* First axis with more than one element, -1 if none. */
+/* core/tile_rules.c. First axis with more than one element, -1 if none. */
 int tile_lead_axis(int rank, const int32_t *dim);
 int tile_strides_ok(int rank, const int32_t *st);
 
-/* core/tile_channels.c: s along output channels where its weights are over
- * the limit (or over one buffer); 0 done, -1 not. */
-int tile_channels(tiler *T, const ck_step *s, si_error *err);
+/* How a step splits along its output rows: rows of rows_elems elements each. */
+typedef struct {
+    int64_t rows, row_elems; /* output rows, elements in one */
+    int main_in;             /* input whose bands the parts may follow (-1 none) */
+    int64_t in_row;          /* elements of main_in per output row, when part r reads its row r */
+    int can_whole;           /* input 0 may be bound whole instead of a window */
+    int need_whole;          /* ... and must be */
+} rowplan;
+
+/* A kind's tiling rule (core/tile_rules.c; the tiling column of CK_KINDS
+ * names it). Every member may be NULL: that way of splitting does not apply. */
+typedef struct {
+    /* The row plan of s (rp zeroed, main_in -1, on entry); -1: s does not
+     * split along rows. */
+    int (*rows)(const ck_step *s, rowplan *rp);
+    /* The part computing output rows [r0, r1): ts (a copy of s on entry) gets
+     * its parameters, a[i], b[i] (-1 on entry: input i bound whole) input i's
+     * window of elements. whole0: bind input 0 whole. */
+    void (*part)(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck_step *ts, int64_t *a,
+                 int64_t *b);
+    /* Weights (input 1) as [rows_w, cols], output as [out_rows, cols]; -1: s
+     * does not split along output channels. set_channels: a part's cols. */
+    int (*channels)(const ck_step *s, int64_t *rows_w, int64_t *cols, int64_t *out_rows);
+    void (*set_channels)(ck_step *ts, int32_t n);
+    /* A split of its own, tried before rows: 0 done, -1 not. */
+    int (*split)(tiler *T, const ck_step *s);
+    /* Called first, for every step of the kind. */
+    void (*prepare)(tiler *T, const ck_step *s);
+} tile_rule;
+
+const tile_rule *tile_rule_of(ck_kind k);
+
+/* core/tile_channels.c: s along output channels (rule r) where its weights are
+ * over the limit (or over one buffer); 0 done, -1 not. */
+int tile_channels(tiler *T, const ck_step *s, const tile_rule *r, si_error *err);
 
 /* core/tile_copy.c. Both return 0 when done, -1 where the step is not theirs
  * to split. tile_copy: a copy whose source is banded or whose destination is

@@ -1,5 +1,4 @@
-/* Shapes, errors, the step dispatcher and helpers shared by op families. */
-#include <math.h>
+/* Shapes, errors and helpers shared by op families (the step tables: core/step.c). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -121,71 +120,4 @@ int core_storage(const core_program *p, int t)
     while (t >= 0 && p->tensors[t].alias_of >= 0)
         t = p->tensors[t].alias_of;
     return t;
-}
-
-const char *ck_kind_name(ck_kind k)
-{
-    static const char *names[CK__COUNT] = {
-        "copy", "pad", "unary", "binary", "addn", "conv2d", "dwconv2d", "deconv2d", "matmul",
-        "pool", "reduce", "softmax", "argmax", "resize", "gather", "gathernd", "dequant", "topk", "select",
-        "crop_boxes", "crop_resize"};
-    return (unsigned)k < CK__COUNT ? names[k] : "?";
-}
-
-int ck_runs_on_host(ck_kind k) { return k == CK_TOPK || k == CK_CROP_BOXES; }
-
-uint64_t ck_loop_iterations(const ck_step *s)
-{
-    const ck_conv_p *c = &s->u.conv;
-    switch (s->kind) {
-    case CK_CONV2D:
-    case CK_DECONV2D: return (uint64_t)c->k_h * (uint64_t)c->k_w * (uint64_t)c->in_c;
-    case CK_DWCONV2D: return (uint64_t)c->k_h * (uint64_t)c->k_w;
-    case CK_MATMUL: return (uint64_t)s->u.matmul.k;
-    case CK_POOL: return (uint64_t)s->u.pool.k_h * (uint64_t)s->u.pool.k_w;
-    case CK_REDUCE: return (uint64_t)s->u.reduce.n;
-    case CK_SOFTMAX: return (uint64_t)s->u.softmax.n;
-    case CK_ARGMAX: return (uint64_t)s->u.argmax.n;
-    default: return 1;
-    }
-}
-
-float ck_apply_act(int act, float x, float alpha)
-{
-    switch (act) {
-    case CK_ACT_RELU: return x > 0.f ? x : 0.f;
-    case CK_ACT_RELU6: return x < 0.f ? 0.f : (x > 6.f ? 6.f : x);
-    case CK_ACT_PRELU:
-    case CK_ACT_LEAKYRELU: return x < 0.f ? alpha * x : x;
-    case CK_ACT_ELU: return x >= 0.f ? x : expf(x) - 1.f;
-    case CK_ACT_SIGMOID: return 1.f / (1.f + expf(-x));
-    case CK_ACT_TANH: return tanhf(x);
-    default: return x;
-    }
-}
-
-typedef void (*host_fn)(const ck_step *, const core_buf *const *, core_buf *);
-
-si_result ck_host_run(const ck_step *s, const core_buf *const *ins, core_buf *out, si_error *err)
-{
-    static const host_fn fns[CK__COUNT] = {
-        [CK_COPY] = ck_host_copy,         [CK_PAD] = ck_host_pad,
-        [CK_UNARY] = ck_host_unary,       [CK_BINARY] = ck_host_binary,
-        [CK_ADDN] = ck_host_addn,         [CK_CONV2D] = ck_host_conv2d,
-        [CK_DWCONV2D] = ck_host_dwconv2d, [CK_DECONV2D] = ck_host_deconv2d,
-        [CK_MATMUL] = ck_host_matmul,     [CK_POOL] = ck_host_pool,
-        [CK_REDUCE] = ck_host_reduce,     [CK_SOFTMAX] = ck_host_softmax,
-        [CK_ARGMAX] = ck_host_argmax,     [CK_RESIZE] = ck_host_resize,
-        [CK_GATHER] = ck_host_gather,     [CK_GATHERND] = ck_host_gathernd,
-        [CK_DEQUANT] = ck_host_dequant,   [CK_TOPK] = ck_host_topk,
-        [CK_SELECT] = ck_host_select,
-        [CK_CROP_BOXES] = ck_host_crop_boxes, [CK_CROP_RESIZE] = ck_host_crop_resize,
-    };
-    if ((unsigned)s->kind >= CK__COUNT || !fns[s->kind])
-        return base_fail(err, SI_ERR_UNSUPPORTED, "no host kernel for %s", ck_kind_name(s->kind));
-    for (int i = 0; i < s->n_in; i++)
-        if (s->in[i] >= 0 && !ins[i])
-            return base_fail(err, SI_ERR_ARG, "%s: input %d missing", ck_kind_name(s->kind), i);
-    fns[s->kind](s, ins, out);
-    return SI_OK;
 }

@@ -141,10 +141,10 @@ void glk_get_limits(const glk_ctx *g, glk_limits *l)
 uint64_t glk_max_tensor_bytes(const glk_limits *l)
 {
     uint64_t b = l->storage_block_bytes;
-    if (l->dispatch_elements * CORE_ELEM < b)
-        b = l->dispatch_elements * CORE_ELEM;
-    if (l->index_elements * CORE_ELEM < b)
-        b = l->index_elements * CORE_ELEM;
+    if (l->dispatch_elements * CK_ELEM < b)
+        b = l->dispatch_elements * CK_ELEM;
+    if (l->index_elements * CK_ELEM < b)
+        b = l->index_elements * CK_ELEM;
     return b;
 }
 
@@ -285,92 +285,27 @@ si_result glk_finish(glk_ctx *g, si_error *err)
 
 /* ---- programs ---- */
 
-/* The op enums of core.h as GLSL macros (U_RELU, B_ADD, R_SUM, ACT_RELU ...). */
+/* The op enums of core/step.h as GLSL macros (U_RELU, B_ADD, R_SUM, ACT_RELU ...). */
 static int enum_defines(char *buf, size_t n)
 {
     int k = 0;
-#define E(x) k += snprintf(buf + k, n - (size_t)k, "#define %s %d\n", &#x[3], (int)(x))
-    E(CK_ACT_RELU);
-    E(CK_ACT_RELU6);
-    E(CK_ACT_PRELU);
-    E(CK_ACT_LEAKYRELU);
-    E(CK_ACT_ELU);
-    E(CK_ACT_SIGMOID);
-    E(CK_ACT_TANH);
-    E(CK_U_NEG);
-    E(CK_U_ABS);
-    E(CK_U_RELU);
-    E(CK_U_RELU6);
-    E(CK_U_LEAKYRELU);
-    E(CK_U_ELU);
-    E(CK_U_SELU);
-    E(CK_U_SIGMOID);
-    E(CK_U_TANH);
-    E(CK_U_EXP);
-    E(CK_U_LOG);
-    E(CK_U_SQRT);
-    E(CK_U_RSQRT);
-    E(CK_U_SQUARE);
-    E(CK_U_RECIPROCAL);
-    E(CK_U_FLOOR);
-    E(CK_U_CEIL);
-    E(CK_U_ROUND);
-    E(CK_U_SIN);
-    E(CK_U_COS);
-    E(CK_U_SIGN);
-    E(CK_U_SOFTPLUS);
-    E(CK_U_LOGICAL_NOT);
-    E(CK_U_CAST);
-    E(CK_U_IDENTITY);
-    E(CK_U_ERF);
-    E(CK_U_EXPM1);
-    E(CK_U_LOG1P);
-    E(CK_U_ATAN);
-    E(CK_U_TAN);
-    E(CK_U_ASIN);
-    E(CK_U_ACOS);
-    E(CK_U_SINH);
-    E(CK_U_COSH);
-    E(CK_U_ISNAN);
-    E(CK_U_HARDSWISH);
-    E(CK_U_ASINH);
-    E(CK_U_ACOSH);
-    E(CK_U_ATANH);
-    E(CK_U_ISFINITE);
-    E(CK_U_ISINF);
-    E(CK_U_CLIP);
-    E(CK_B_ADD);
-    E(CK_B_SUB);
-    E(CK_B_MUL);
-    E(CK_B_DIV);
-    E(CK_B_MAX);
-    E(CK_B_MIN);
-    E(CK_B_POW);
-    E(CK_B_SQDIFF);
-    E(CK_B_FLOORDIV);
-    E(CK_B_FLOORMOD);
-    E(CK_B_PRELU);
-    E(CK_B_ATAN2);
-    E(CK_B_EQUAL);
-    E(CK_B_NOTEQUAL);
-    E(CK_B_LESS);
-    E(CK_B_LESSEQ);
-    E(CK_B_GREATER);
-    E(CK_B_GREATEREQ);
-    E(CK_B_AND);
-    E(CK_B_OR);
-    E(CK_B_DIVNONAN);
-    E(CK_R_SUM);
-    E(CK_R_MEAN);
-    E(CK_R_MAX);
-    E(CK_R_MIN);
-    E(CK_R_PROD);
-    E(CK_R_ANY);
-    E(CK_R_ALL);
-#undef E
+#define DEF(prefix, name, value)                                                                   \
+    k += snprintf(buf + k, n - (size_t)k, "#define %s%s %d\n", prefix, #name, (int)(value));
+#define ACT(x) DEF("ACT_", x, CK_ACT_##x)
+#define UNARY(x) DEF("U_", x, CK_U_##x)
+#define BINARY(x) DEF("B_", x, CK_B_##x)
+#define REDUCE(x) DEF("R_", x, CK_R_##x)
+    CK_ACTS(ACT)
+    CK_UNARY_OPS(UNARY)
+    CK_BINARY_OPS(BINARY)
+    CK_REDUCE_OPS(REDUCE)
+#undef ACT
+#undef UNARY
+#undef BINARY
+#undef REDUCE
+#undef DEF
     return k;
 }
-
 
 static const char *dtype_glsl(si_dtype t) { return t == SI_FLOAT32 ? "float" : "int"; }
 
@@ -473,50 +408,72 @@ static si_result compile(int fused, const char *shader, const char *defines, glk
     return SI_OK;
 }
 
-/* What each kernel kind runs: its shader, how many invocations, and which
- * parameter (if any) selects a compile-time op variant. */
+/* ---- invocations of one dispatch: the invocations column of CK_KINDS.
+ * Each kernel's shader maps gidx() the same way. ---- */
+
+/* one an output element */
+static uint64_t glk_inv_out(const ck_step *s, uint64_t out_elems)
+{
+    (void)s;
+    return out_elems;
+}
+
+/* one an element of the copied region */
+static uint64_t glk_inv_copy(const ck_step *s, uint64_t out_elems)
+{
+    (void)out_elems;
+    uint64_t n = 1;
+    for (int i = 0; i < s->u.copy.rank; i++)
+        n *= (uint64_t)s->u.copy.dim[i];
+    return n;
+}
+
+static uint64_t glk_inv_reduce(const ck_step *s, uint64_t out_elems)
+{
+    (void)out_elems;
+    return (uint64_t)s->u.reduce.outer * (uint64_t)s->u.reduce.inner;
+}
+
+/* one a row */
+static uint64_t glk_inv_softmax(const ck_step *s, uint64_t out_elems)
+{
+    (void)out_elems;
+    return (uint64_t)s->u.softmax.outer;
+}
+
+static uint64_t glk_inv_argmax(const ck_step *s, uint64_t out_elems)
+{
+    (void)out_elems;
+    return (uint64_t)s->u.argmax.outer * (uint64_t)s->u.argmax.inner;
+}
+
+static uint64_t glk_inv_dequant(const ck_step *s, uint64_t out_elems)
+{
+    (void)out_elems;
+    return (uint64_t)s->u.dequant.count;
+}
+
+/* What each kernel kind runs: its shader, which parameter (if any) selects a
+ * compile-time op variant, and how many invocations. */
 typedef struct {
-    const char *shader;
-    int op_slot; /* -1: none */
+    const char *shader; /* NULL: runs on the host */
+    int op_slot;        /* -1: none */
+    uint64_t (*invocations)(const ck_step *s, uint64_t out_elems);
 } glk_kernel;
 
 static const glk_kernel kernels[CK__COUNT] = {
-    [CK_COPY] = {"copy", -1},         [CK_PAD] = {"pad", -1},
-    [CK_UNARY] = {"unary", 0},        [CK_BINARY] = {"binary", 0},
-    [CK_ADDN] = {"addn", -1},         [CK_CONV2D] = {"conv2d", -1},
-    [CK_DWCONV2D] = {"dwconv2d", -1}, [CK_DECONV2D] = {"deconv2d", -1},
-    [CK_MATMUL] = {"matmul", -1},     [CK_POOL] = {"pool", -1},
-    [CK_REDUCE] = {"reduce", 0},      [CK_SOFTMAX] = {"softmax", -1},
-    [CK_ARGMAX] = {"argmax", -1},     [CK_RESIZE] = {"resize", -1},
-    [CK_GATHER] = {"gather", -1},     [CK_GATHERND] = {"gathernd", -1},
-    [CK_DEQUANT] = {"dequant", 1},        [CK_SELECT] = {"select", -1},
-    [CK_CROP_RESIZE] = {"crop_resize", -1},
+#define KERNEL(K, name, params, shader, variant, inv, iters, tiling)                               \
+    [CK_##K] = {shader, variant, glk_inv_##inv},
+    CK_KINDS(KERNEL)
+#undef KERNEL
 };
-
-/* Invocations a step needs; each kernel's shader maps gidx() the same way. */
-static uint64_t step_invocations(const ck_step *s, uint64_t out_elems)
-{
-    switch (s->kind) {
-    case CK_COPY: {
-        uint64_t n = 1;
-        for (int i = 0; i < s->u.copy.rank; i++)
-            n *= (uint64_t)s->u.copy.dim[i];
-        return n;
-    }
-    case CK_REDUCE: return (uint64_t)s->u.reduce.outer * (uint64_t)s->u.reduce.inner;
-    case CK_SOFTMAX: return (uint64_t)s->u.softmax.outer;
-    case CK_ARGMAX: return (uint64_t)s->u.argmax.outer * (uint64_t)s->u.argmax.inner;
-    case CK_DEQUANT: return (uint64_t)s->u.dequant.count;
-    default: return out_elems;
-    }
-}
 
 static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, si_dtype out_dt,
                              glk_program **out, si_error *err)
 {
-    const glk_kernel *k = &kernels[s->kind];
-    if (!k->shader)
+    if ((unsigned)s->kind >= CK__COUNT || !kernels[s->kind].shader)
         return base_fail(err, SI_ERR_UNSUPPORTED, "no GPU kernel for %s", ck_kind_name(s->kind));
+    const glk_kernel *k = &kernels[s->kind];
     char key[96];
     int n = snprintf(key, sizeof key, "%s:%d:", k->shader, k->op_slot >= 0 ? s->u.p[k->op_slot] : -1);
     for (int i = 0; i < CK_MAX_IN && n < (int)sizeof key - 2; i++)
@@ -559,7 +516,7 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
     glUseProgram(p->prog);
     if (p->loc_p >= 0)
         glUniform1iv(p->loc_p, CK_MAX_P, s->u.p);
-    uint64_t inv = step_invocations(s, out->bytes / CORE_ELEM);
+    uint64_t inv = kernels[s->kind].invocations(s, out->bytes / CK_ELEM);
     glk_limits lim;
     glk_get_limits(g, &lim);
     if (inv > lim.dispatch_elements) /* the plan keeps tensors smaller: not reached */

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 #include "streaminfer.h"
-#include "../core/core.h"
+#include "../core/step.h"
 
 typedef struct glk_ctx glk_ctx;
 

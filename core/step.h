@@ -1,0 +1,331 @@
+/* Kernel steps: the kinds of kernel, their parameter blocks and the one
+ * table (CK_KINDS) that core (names, cost, host references), glkernels
+ * (shaders, invocations) and the tiling (row and channel rules) generate
+ * their per-kind tables from. Includes nothing of core's program, io or GL:
+ * glkernels include this and no other core header.
+ *
+ * A step is one kernel call on tensors of known shape. Its parameters are
+ * a fixed block of 32-bit slots (ints, or floats stored as bits) that the
+ * host reference reads as a C struct and the GLSL kernel reads as
+ * `uniform int P[CK_MAX_P]`: the same numbers drive both.
+ *
+ * How to add a kernel kind:
+ *  1. a row in CK_KINDS below (the enum's values follow the rows' order),
+ *     and its parameter block (a ck_*_p struct, a member of CK_PARAMS) unless
+ *     it shares one; the row names its cost, invocations and tiling rule
+ *     among those that exist (core/step.c, glkernels/glk.c, core/tile_rules.c),
+ *     or a new one written beside them;
+ *  2. its host reference ck_host_<name> (declared from the row in core.h) and
+ *     its shader glkernels/shaders/<shader>.comp (none for a host-only kind);
+ *  3. the lowering that emits it (core/op_*.c);
+ *  4. its kernel test (tests/test_kernels_*.c: GPU against host reference),
+ *     and, where it has a tiling rule, a case in tests/test_tiling.c;
+ *     tests/test_kernels_kinds.c checks every row reaches its functions and
+ *     its shader compiles (and lists the host-only kinds). */
+#ifndef SI_STEP_H
+#define SI_STEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "streaminfer.h"
+#include "../base/base.h"
+
+/* The parameter slot (of P[]) holding field f of parameter block m. */
+#define CK_SLOT(m, f) ((int)((offsetof(ck_step, u.m.f) - offsetof(ck_step, u)) / 4))
+
+/* One row per kind, in enum order:
+ *   X(KIND, name, params, shader, variant, invocations, iterations, tiling)
+ * KIND     the enum value CK_<KIND>
+ * name     ck_kind_name; the host reference is ck_host_<name>
+ * params   the member of ck_step.u holding its parameter block
+ * shader   glkernels/shaders/<shader>.comp; NULL: the kind runs on the host
+ *          (ck_runs_on_host), even in a GPU run
+ * variant  the slot (CK_SLOT) whose value selects a compiled variant of the
+ *          shader (the OPC macro), -1 none
+ * invocations  GPU invocations of one dispatch: glk_inv_<it> (glkernels/glk.c)
+ * iterations   loop iterations one invocation runs: ck_iters_<it> (core/step.c)
+ * tiling   how the tiling splits it: tile_rule_<it> (core/tile_rules.c);
+ *          none: it runs whole, its inputs made whole */
+#define CK_KINDS(X)                                                                        \
+    /* strided region copy (slice, transpose, concat part, pack, unpack) */                \
+    X(COPY, copy, copy, "copy", -1, copy, one, copy)                                       \
+    /* constant / reflect / symmetric pad */                                               \
+    X(PAD, pad, pad, "pad", -1, out, one, pad)                                             \
+    X(UNARY, unary, unary, "unary", CK_SLOT(unary, op), out, one, unary)                   \
+    /* broadcast by strides */                                                             \
+    X(BINARY, binary, binary, "binary", CK_SLOT(binary, op), out, one, binary)             \
+    X(ADDN, addn, addn, "addn", -1, out, one, addn)                                        \
+    /* NHWC, filter HWIO, fused bias/activation */                                         \
+    X(CONV2D, conv2d, conv, "conv2d", -1, out, conv, conv2d)                               \
+    /* filter HWCM */                                                                      \
+    X(DWCONV2D, dwconv2d, conv, "dwconv2d", -1, out, window, dwconv2d)                     \
+    /* Conv2DBackpropInput, filter HW(out)(in) */                                          \
+    X(DECONV2D, deconv2d, conv, "deconv2d", -1, out, conv, none)                           \
+    /* batched, fused bias/activation */                                                   \
+    X(MATMUL, matmul, matmul, "matmul", -1, out, matmul, matmul)                           \
+    X(POOL, pool, pool, "pool", -1, out, pool, pool)                                       \
+    /* [outer, n, inner] → [outer, inner] */                                               \
+    X(REDUCE, reduce, reduce, "reduce", CK_SLOT(reduce, op), reduce, reduce, reduce)       \
+    /* over the last axis */                                                               \
+    X(SOFTMAX, softmax, softmax, "softmax", -1, softmax, softmax, softmax)                 \
+    /* [outer, n, inner] → int32 [outer, inner] */                                         \
+    X(ARGMAX, argmax, argmax, "argmax", -1, argmax, argmax, argmax)                        \
+    X(RESIZE, resize, resize, "resize", -1, out, one, resize)                              \
+    /* GatherV2: [outer, n, inner] with indices → [outer, k, inner] */                     \
+    X(GATHER, gather, gather, "gather", -1, out, one, gather)                              \
+    X(GATHERND, gathernd, gathernd, "gathernd", -1, out, one, none)                        \
+    /* stored (u8/u16/f16 packed in 32-bit words) → float32 */                             \
+    X(DEQUANT, dequant, dequant, "dequant", CK_SLOT(dequant, quant), dequant, one, none)   \
+    /* per row: the k largest (values or indices), ties to the lower index */              \
+    X(TOPK, topk, topk, NULL, -1, out, one, none)                                          \
+    /* out = cond ? a : b, all three broadcast by strides */                               \
+    X(SELECT, select, select, "select", -1, out, one, select)                              \
+    /* CropAndResize: boxes, box_ind → per-box sampling table */                           \
+    X(CROP_BOXES, crop_boxes, crop, NULL, -1, out, one, none)                              \
+    /* CropAndResize: image, that table → crops */                                         \
+    X(CROP_RESIZE, crop_resize, crop, "crop_resize", -1, out, one, none)
+
+typedef enum {
+#define CK_KIND_ENUM(K, name, params, shader, variant, inv, iters, tiling) CK_##K,
+    CK_KINDS(CK_KIND_ENUM)
+#undef CK_KIND_ENUM
+    CK__COUNT
+} ck_kind;
+
+/* Every dtype is 4 bytes an element here and on the GPU (bool as int32 0/1):
+ * one layout, so kernels never care. */
+#define CK_ELEM 4
+#define CK_MAX_P 64
+/* Parameters and kernel indices are 32-bit signed ints: no tensor a step
+ * touches may have more elements (a limit of the plan, like the budget). */
+#define CK_MAX_INDEX_ELEMS 0x7fffffffull
+#define CK_MAX_IN 8
+#define CK_MAX_OUT 1
+
+/* The op enums below are lists too: glkernels hand each value to the shaders
+ * as a macro named without the CK_ (ACT_RELU, U_NEG, B_ADD, R_SUM). */
+
+/* Activations fused into conv / matmul / binary epilogues. */
+#define CK_ACTS(X) X(NONE) X(RELU) X(RELU6) X(PRELU) X(LEAKYRELU) X(ELU) X(SIGMOID) X(TANH)
+
+#define CK_UNARY_OPS(X)                                                                      \
+    X(NEG) X(ABS) X(RELU) X(RELU6) X(LEAKYRELU) X(ELU) X(SELU) X(SIGMOID) X(TANH) X(EXP)     \
+    X(LOG) X(SQRT) X(RSQRT) X(SQUARE) X(RECIPROCAL) X(FLOOR) X(CEIL) X(ROUND) X(SIN) X(COS) \
+    X(SIGN) X(SOFTPLUS) X(LOGICAL_NOT) X(CAST) X(IDENTITY) X(ERF) X(EXPM1) X(LOG1P) X(ATAN)  \
+    X(TAN) X(ASIN) X(ACOS) X(SINH) X(COSH) X(ISNAN) X(HARDSWISH) X(ASINH) X(ACOSH) X(ATANH) \
+    X(ISFINITE) X(ISINF) X(CLIP)
+
+#define CK_BINARY_OPS(X)                                                                     \
+    X(ADD) X(SUB) X(MUL) X(DIV) X(MAX) X(MIN) X(POW) X(SQDIFF) X(FLOORDIV) X(FLOORMOD)      \
+    X(PRELU) X(ATAN2) X(EQUAL) X(NOTEQUAL) X(LESS) X(LESSEQ) X(GREATER) X(GREATEREQ) X(AND) \
+    X(OR) X(DIVNONAN)
+
+#define CK_REDUCE_OPS(X) X(SUM) X(MEAN) X(MAX) X(MIN) X(PROD) X(ANY) X(ALL)
+
+#define CK_ACT_ENUM(n) CK_ACT_##n,
+#define CK_U_ENUM(n) CK_U_##n,
+#define CK_B_ENUM(n) CK_B_##n,
+#define CK_R_ENUM(n) CK_R_##n,
+typedef enum { CK_ACTS(CK_ACT_ENUM) } ck_act;
+typedef enum { CK_UNARY_OPS(CK_U_ENUM) CK_U__COUNT } ck_unary_op;
+typedef enum { CK_BINARY_OPS(CK_B_ENUM) CK_B__COUNT } ck_binary_op;
+typedef enum { CK_REDUCE_OPS(CK_R_ENUM) } ck_reduce_op;
+#undef CK_ACT_ENUM
+#undef CK_U_ENUM
+#undef CK_B_ENUM
+#undef CK_R_ENUM
+
+/* Parameter blocks. Only int32_t and float members: each is one slot. */
+typedef struct {
+    int32_t rank;                 /* ≤ SI_MAX_RANK, dims of the copied region */
+    int32_t dim[SI_MAX_RANK];
+    int32_t in_stride[SI_MAX_RANK];
+    int32_t out_stride[SI_MAX_RANK];
+    int32_t in_offset, out_offset; /* elements */
+} ck_copy_p;
+
+typedef struct {
+    int32_t rank;
+    int32_t in_dim[SI_MAX_RANK];
+    int32_t out_dim[SI_MAX_RANK];
+    int32_t before[SI_MAX_RANK];
+    int32_t mode;                 /* 0 constant, 1 reflect, 2 symmetric */
+    float value;                  /* constant (int tensors: stored as float, exact ≤ 2^24) */
+} ck_pad_p;
+
+typedef struct {
+    int32_t op;                   /* ck_unary_op */
+    int32_t count;
+    int32_t in_dtype, out_dtype;  /* si_dtype; differ only for CK_U_CAST */
+    float alpha;                  /* leaky relu; CK_U_CLIP: the lower bound */
+    float beta;                   /* CK_U_CLIP: the upper bound */
+    int32_t ilo, ihi;             /* CK_U_CLIP on int32: the bounds */
+} ck_unary_p;
+
+typedef struct {
+    int32_t op;                   /* ck_binary_op */
+    int32_t rank;
+    int32_t out_dim[SI_MAX_RANK];
+    int32_t a_stride[SI_MAX_RANK]; /* 0 along broadcast dims */
+    int32_t b_stride[SI_MAX_RANK];
+    int32_t in_dtype, out_dtype;
+    int32_t count;
+} ck_binary_p;
+
+typedef struct {
+    int32_t n;                    /* inputs, ≤ CK_MAX_IN */
+    int32_t count;
+    int32_t dtype;
+} ck_addn_p;
+
+/* CK_CONV2D, CK_DWCONV2D, CK_DECONV2D. Inputs: x, filter, [bias], [prelu alpha].
+ * For DECONV2D, in_* is the deconv input (dy) and out_* its output; pad_* are the
+ * forward conv's paddings. */
+typedef struct {
+    int32_t n, in_h, in_w, in_c;
+    int32_t out_h, out_w, out_c;
+    int32_t k_h, k_w;
+    int32_t stride_h, stride_w, dil_h, dil_w;
+    int32_t pad_top, pad_left;
+    int32_t ch_mult;              /* depthwise */
+    int32_t has_bias, act, has_alpha_tensor; /* act: ck_act */
+    float alpha;                  /* leaky relu */
+} ck_conv_p;
+
+/* out[b] = act(A[b] · B[b] + bias). A is [M,K] (or [K,M] if trans_a), B [K,N] (or [N,K]).
+ * Batch strides in elements, 0 broadcasts. Inputs: a, b, [bias], [prelu alpha]. */
+typedef struct {
+    int32_t batch, m, n, k;
+    int32_t trans_a, trans_b;
+    int32_t a_batch_stride, b_batch_stride;
+    int32_t has_bias, act, has_alpha_tensor;
+    float alpha;
+} ck_matmul_p;
+
+typedef struct {
+    int32_t is_max;               /* 1 max, 0 avg (average over valid elements only) */
+    int32_t n, in_h, in_w, c;
+    int32_t out_h, out_w;
+    int32_t k_h, k_w, stride_h, stride_w, pad_top, pad_left;
+} ck_pool_p;
+
+/* A tiled reduction runs over parts of n in order, each part starting from the
+ * previous part's result (has_init: input 1), so the sum is the same sum. */
+typedef struct {
+    int32_t op;                   /* ck_reduce_op */
+    int32_t outer, n, inner;
+    int32_t dtype;
+    int32_t divisor;              /* Mean divides by this (the whole n); 0: n */
+    int32_t has_init;             /* input 1 [outer, inner]: the running result so far */
+} ck_reduce_p;
+
+typedef struct {
+    int32_t outer, n;
+    int32_t log;                  /* LogSoftmax */
+} ck_softmax_p;
+
+typedef struct {
+    int32_t outer, n, inner;
+    int32_t is_min;
+    int32_t in_dtype;
+} ck_argmax_p;
+
+/* A row tile computes output rows [y0, y0+rows) of the whole resize from input
+ * rows [in_y0, in_y0+in_rows); rows 0 means the whole (y0, in_y0 0). */
+typedef struct {
+    int32_t bilinear;             /* 1 bilinear, 0 nearest */
+    int32_t n, in_h, in_w, c, out_h, out_w;
+    int32_t align_corners, half_pixel_centers;
+    int32_t y0, in_y0, rows, in_rows;
+} ck_resize_p;
+
+/* out[o, j, i] = params[o, idx[j], i]; indices out of range give 0 (TF on CPU errors;
+ * tfjs gives garbage — lowering validates constant indices). */
+typedef struct {
+    int32_t outer, n, inner, k;
+} ck_gather_p;
+
+/* params viewed as [P0..P(d-1), slice]; indices [k, d]; out [k, slice]. */
+typedef struct {
+    int32_t k, d, slice;
+    int32_t pdim[SI_MAX_RANK];    /* first d dims of params */
+} ck_gathernd_p;
+
+typedef struct {
+    int32_t count;
+    int32_t quant;                /* io_quant: 1 uint8, 2 uint16, 3 float16 */
+    float min, scale;
+} ck_dequant_p;
+
+typedef struct {
+    int32_t rank;
+    int32_t out_dim[SI_MAX_RANK];
+    int32_t c_stride[SI_MAX_RANK], a_stride[SI_MAX_RANK], b_stride[SI_MAX_RANK];
+    int32_t count;
+} ck_select_p;
+
+/* Runs on the host (DESIGN: TopK is a host op): a row can be millions long,
+ * past what one GPU invocation may loop over on llvmpipe, and selection is
+ * cheap on the CPU. */
+typedef struct {
+    int32_t outer, n, k;
+    int32_t want_indices;
+} ck_topk_p;
+
+/* CropAndResize (core/op_image.c), both steps. CK_CROP_BOXES computes, in
+ * float64 as tfjs does, one int32 row of 1 + 3*(crop_h + crop_w) per box: the
+ * image it reads (or CK_CROP_SKIP: box_ind >= batch, zeros; CK_CROP_NAN: box_ind
+ * < 0), then per output row and per output column the two source indices and
+ * the lerp (float bits); a first index CK_CROP_OUTSIDE is extrapolated,
+ * CK_CROP_NAN a NaN coordinate. It runs on the host: the GPU has no float64,
+ * and which rows are extrapolated hangs on the last bit of the coordinate. */
+typedef struct {
+    int32_t n, batch, in_h, in_w, c, crop_h, crop_w;
+    int32_t bilinear;             /* 1 bilinear, 0 nearest */
+    float extrapolation;
+} ck_crop_p;
+
+enum { CK_CROP_OUTSIDE = -1, CK_CROP_NAN = -2, CK_CROP_SKIP = -3 };
+
+/* The parameter blocks, each a member of ck_step.u: X(type, member). */
+#define CK_PARAMS(X)                                                                           \
+    X(ck_copy_p, copy) X(ck_pad_p, pad) X(ck_unary_p, unary) X(ck_binary_p, binary)            \
+    X(ck_addn_p, addn) X(ck_conv_p, conv) X(ck_matmul_p, matmul) X(ck_pool_p, pool)            \
+    X(ck_reduce_p, reduce) X(ck_softmax_p, softmax) X(ck_argmax_p, argmax)                     \
+    X(ck_resize_p, resize) X(ck_gather_p, gather) X(ck_gathernd_p, gathernd)                   \
+    X(ck_dequant_p, dequant) X(ck_topk_p, topk) X(ck_select_p, select) X(ck_crop_p, crop)
+
+typedef struct {
+    ck_kind kind;
+    int n_in;
+    int in[CK_MAX_IN];            /* program tensor ids; -1 = absent */
+    int out;                      /* program tensor id */
+    union {
+        int32_t p[CK_MAX_P];
+#define CK_PARAMS_MEMBER(type, member) type member;
+        CK_PARAMS(CK_PARAMS_MEMBER)
+#undef CK_PARAMS_MEMBER
+    } u;
+    int node;                     /* graph node it came from, for messages and traces */
+    /* CK_COPY into a tensor that earlier steps also write (concat, pack):
+     * the output keeps what it had. */
+    int accumulate;
+} ck_step;
+
+/* core/step.c, from CK_KINDS. */
+const char *ck_kind_name(ck_kind k);
+/* The shader a kind runs (glkernels/shaders/<name>.comp), NULL if none. */
+const char *ck_kind_shader(ck_kind k);
+/* Steps the executor runs with the host reference even on the GPU: their inputs
+ * are read back, their output written. The kinds without a shader. */
+int ck_runs_on_host(ck_kind k);
+/* Loop iterations one GPU invocation of the step runs (nested loops multiplied). */
+uint64_t ck_loop_iterations(const ck_step *s);
+
+/* Input rows [*lo, *hi] that output row oy of a whole resize reads. */
+void ck_resize_rows(const ck_resize_p *p, int32_t oy, int32_t *lo, int32_t *hi);
+
+/* Scalar semantics shared by host references (and mirrored in GLSL). */
+float ck_apply_act(int act, float x, float alpha);
+
+#endif
