@@ -17,13 +17,12 @@
 #   tests/layering_test.sh [ROOT]             checks ROOT (default: this repository)
 #   tests/layering_test.sh --self-test        checks that a planted violation is caught
 # GLK_MAY_INCLUDE_FROM_CORE: the core headers glkernels may include, relative to
-# ROOT (default "core/core.h core/step.h": glkernels include core.h today, and
-# core/step.h, the step/kernel header, on the kinds branch; once that
-# header is merged this list is narrowed to it).
+# ROOT (default "core/step.h", the kernel-kind table and step header: the
+# one header of core that glkernels may include).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 LAYERS="cli runtime glkernels core pager io base"
-GLK_MAY_INCLUDE_FROM_CORE=${GLK_MAY_INCLUDE_FROM_CORE-core/core.h core/step.h}
+GLK_MAY_INCLUDE_FROM_CORE=${GLK_MAY_INCLUDE_FROM_CORE-core/step.h}
 MAX_LINES=1000
 
 # the folders folder $1 may include (besides its own and include/streaminfer.h)
@@ -175,5 +174,5 @@ fi
 
 ROOT=${1:-$HERE/..}
 ROOT=$(cd "$ROOT" && pwd) || exit 1
-echo "layering: glkernels may include from core: $GLK_MAY_INCLUDE_FROM_CORE (GLK_MAY_INCLUDE_FROM_CORE; to be narrowed to the step/kernel header)"
+echo "layering: glkernels may include from core: $GLK_MAY_INCLUDE_FROM_CORE (GLK_MAY_INCLUDE_FROM_CORE)"
 check_tree "$ROOT"
