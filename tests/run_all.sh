@@ -95,6 +95,7 @@ in_cache() { # command...
 # issue 14: no include runs up or sideways between the library's folders
 check "layering check catches wrong includes (self-test)" "$HERE/layering_test.sh" --self-test
 check "include layering (cli, runtime, glkernels, core, pager, io, base)" "$HERE/layering_test.sh" "$HERE/.."
+check "docs/ARCHITECTURE.md names every library source, and only files that exist" "$HERE/docs_test.sh" "$HERE/.."
 
 for t in "$B"/tests/test_*; do
     case $t in
