@@ -1,5 +1,6 @@
 /* libFuzzer target: the .npy reader, on any bytes; what it accepts is written
- * back and read again, which must give the same tensor. */
+ * back and read again, which must give the same tensor; and the converting
+ * reader into each dtype a model input may have. */
 #include <stdint.h>
 #include "io.h"
 #include "fuzz_util.h"
@@ -13,6 +14,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int64_t shape[SI_MAX_RANK];
     void *t = NULL;
     si_error err = {0};
+    const si_dtype want[3] = {SI_FLOAT32, SI_INT32, SI_BOOL};
+    for (int k = 0; k < 3; k++) {
+        void *c = NULL;
+        if (io_npy_read_as(path, want[k], &rank, shape, &c, &err) == SI_OK) {
+            size_t n = si_dtype_size(want[k]);
+            for (int i = 0; i < rank; i++)
+                n *= (size_t)shape[i];
+            if (want[k] == SI_BOOL)
+                for (size_t i = 0; i < n; i++)
+                    if (((uint8_t *)c)[i] > 1)
+                        abort();
+            free(c);
+        }
+    }
     if (io_npy_read(path, &dt, &rank, shape, &t, &err) != SI_OK)
         return 0;
     snprintf(back, sizeof back, "%s/back.npy", fuzz_tmpdir());
