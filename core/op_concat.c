@@ -475,7 +475,6 @@ si_result sh_lower_batch_to_space(lower_ctx *c, si_error *err)
 {
     int x, m;
     int64_t block[SI_MAX_RANK], crops[2 * SI_MAX_RANK];
-    char b1[128];
     core_shape xs;
     si_result st = block_args(c, err, "crops", &x, &xs, block, crops, &m);
     if (st != SI_OK)
@@ -484,6 +483,7 @@ si_result sh_lower_batch_to_space(lower_ctx *c, si_error *err)
     int64_t prod = 1;
     for (int i = 0; i < m; i++)
         prod *= block[i];
+    char b1[128];
     if (xs.d[0] % prod)
         return lc_fail(c, err, SI_ERR_SHAPE, "batch of %s is not a multiple of %lld",
                        sh_str(&xs, b1, sizeof b1), (long long)prod);
