@@ -462,37 +462,57 @@ static si_result ta_scatter(opctx *o, iresource *r, int32_t h)
     return ip_set_out(o, 0, ip_val_scalar_i(h));
 }
 
-static si_result ta_split(opctx *o, iresource *r, int32_t h)
+/* The sum of the lengths lb holds (a Split op's input). */
+static int64_t lengths_sum(const core_buf *lb)
 {
-    si_result st;
-    if ((st = ip_need_inputs(o, 3)))
-        return st;
-    const core_buf *t = &o->data[1]->b, *lb = &o->data[2]->b;
-    int64_t nl = core_shape_count(&lb->shape), total = 0;
-    for (int64_t i = 0; i < nl; i++)
+    int64_t total = 0;
+    for (int64_t i = 0; i < core_shape_count(&lb->shape); i++)
         total += (int64_t)ip_buf_num(lb, i);
-    if (t->dtype != r->dtype || t->shape.rank < 1 || total != t->shape.d[0])
-        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "lengths do not split the tensor");
-    if (!r->dynamic && nl != r->max_size)
-        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "%lld lengths for a TensorArray of %d",
-                            (long long)nl, r->max_size);
+    return total;
+}
+
+/* TensorArraySplit and TensorListSplit: t cut along axis 0 into parts of the
+ * lengths lb holds, part i stored as element i of r. A TensorArray with a
+ * fully defined element shape of the part's count gives the part that shape
+ * (take_shape); a TensorList keeps the rows' own. */
+static si_result split_rows(opctx *o, iresource *r, const core_buf *t, const core_buf *lb,
+                            int take_shape,
+                            si_result (*store)(opctx *, iresource *, int64_t, ival *))
+{
     int64_t row = 0;
-    for (int64_t i = 0; i < nl; i++) {
+    for (int64_t i = 0; i < core_shape_count(&lb->shape); i++) {
         int64_t len = (int64_t)ip_buf_num(lb, i);
         core_shape s = t->shape;
         s.d[0] = len;
         ival *part = slice_rows(t, row, len, &s);
         if (!part)
             return ip_nomem(o->in);
-        if (fully_defined(r->shape_known, &r->shape) &&
+        if (take_shape && fully_defined(r->shape_known, &r->shape) &&
             core_shape_count(&r->shape) == core_shape_count(&s))
             part->b.shape = r->shape;
-        st = ta_write(o, r, i, part);
+        si_result st = store(o, r, i, part);
         ip_val_unref(part);
         if (st != SI_OK)
             return st;
         row += len;
     }
+    return SI_OK;
+}
+
+static si_result ta_split(opctx *o, iresource *r, int32_t h)
+{
+    si_result st;
+    if ((st = ip_need_inputs(o, 3)))
+        return st;
+    const core_buf *t = &o->data[1]->b, *lb = &o->data[2]->b;
+    int64_t nl = core_shape_count(&lb->shape), total = lengths_sum(lb);
+    if (t->dtype != r->dtype || t->shape.rank < 1 || total != t->shape.d[0])
+        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "lengths do not split the tensor");
+    if (!r->dynamic && nl != r->max_size)
+        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "%lld lengths for a TensorArray of %d",
+                            (long long)nl, r->max_size);
+    if ((st = split_rows(o, r, t, lb, 1, ta_write)) != SI_OK)
+        return st;
     return ip_set_out(o, 0, ip_val_scalar_i(h));
 }
 
@@ -704,9 +724,7 @@ static si_result tl_split(opctx *o, const tl_args *a)
     if ((st = ip_need_inputs(o, 3)) || (st = tl_rows_args(o, 1, &known, &es, &rs)))
         return st;
     const core_buf *t = &o->data[0]->b, *lb = &o->data[2]->b;
-    int64_t nl = core_shape_count(&lb->shape), total = 0;
-    for (int64_t i = 0; i < nl; i++)
-        total += (int64_t)ip_buf_num(lb, i);
+    int64_t nl = core_shape_count(&lb->shape), total = lengths_sum(lb);
     if (total != t->shape.d[0])
         return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "lengths sum to %lld, tensor has %lld",
                             (long long)total, (long long)t->shape.d[0]);
@@ -714,20 +732,8 @@ static si_result tl_split(opctx *o, const tl_args *a)
         return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "incompatible element shapes");
     if ((st = tl_new(o, t->dtype, known, &es, (int)nl, &r, &h)))
         return st;
-    int64_t row = 0;
-    for (int64_t i = 0; i < nl; i++) {
-        int64_t len = (int64_t)ip_buf_num(lb, i);
-        core_shape s = t->shape;
-        s.d[0] = len;
-        ival *part = slice_rows(t, row, len, &s);
-        if (!part)
-            return ip_nomem(o->in);
-        st = tl_set(o, r, i, part);
-        ip_val_unref(part);
-        if (st != SI_OK)
-            return st;
-        row += len;
-    }
+    if ((st = split_rows(o, r, t, lb, 0, tl_set)) != SI_OK)
+        return st;
     return ip_set_out(o, 0, ip_val_scalar_i(h));
 }
 

@@ -377,14 +377,19 @@ si_result sh_lower_depth_space(lower_ctx *c, si_error *err)
     return emit_view(c, err, 0, x, &os, 6, dims, istr);
 }
 
-/* block_shape (M values) and paddings/crops ([M, 2], non-negative) of the
- * *ToBatchND / BatchTo*ND ops, checked against x's rank. */
-static si_result block_args(lower_ctx *c, si_error *err, const core_shape *xs, const char *what,
-                            int64_t *block, int64_t *pads, int *m)
+/* The input x (its shape in *xs), block_shape (M values) and paddings/crops
+ * ([M, 2], non-negative) of the *ToBatchND / BatchTo*ND ops, checked against
+ * x's rank. */
+static si_result block_args(lower_ctx *c, si_error *err, const char *what, int *x,
+                            core_shape *xs, int64_t *block, int64_t *pads, int *m)
 {
     int np;
-    si_result st = sh_const_ints(c, err, 1, "block_shape", block, SI_MAX_RANK, m);
-    if (st != SI_OK || (st = sh_const_ints(c, err, 2, what, pads, 2 * SI_MAX_RANK, &np)) != SI_OK)
+    si_result st = sh_input_tensor(c, err, 0, "x", x);
+    if (st != SI_OK)
+        return st;
+    *xs = lc_tensor(c, *x)->shape;
+    if ((st = sh_const_ints(c, err, 1, "block_shape", block, SI_MAX_RANK, m)) != SI_OK ||
+        (st = sh_const_ints(c, err, 2, what, pads, 2 * SI_MAX_RANK, &np)) != SI_OK)
         return st;
     if (*m < 1 || xs->rank < 1 + *m)
         return lc_fail(c, err, SI_ERR_SHAPE, "block_shape has %d values for rank %d", *m,
@@ -407,13 +412,12 @@ si_result sh_lower_space_to_batch(lower_ctx *c, si_error *err)
     int x, m;
     int64_t block[SI_MAX_RANK], pads[2 * SI_MAX_RANK];
     char b1[128];
-    si_result st = sh_input_tensor(c, err, 0, "x", &x);
+    core_shape xs;
+    si_result st = block_args(c, err, "paddings", &x, &xs, block, pads, &m);
     if (st != SI_OK)
         return st;
     const core_tensor *xt = lc_tensor(c, x);
-    core_shape xs = xt->shape, ps = xs;
-    if ((st = block_args(c, err, &xs, "paddings", block, pads, &m)) != SI_OK)
-        return st;
+    core_shape ps = xs;
     int padded = 0;
     int64_t prod = 1;
     for (int i = 0; i < m; i++) {
@@ -471,17 +475,15 @@ si_result sh_lower_batch_to_space(lower_ctx *c, si_error *err)
 {
     int x, m;
     int64_t block[SI_MAX_RANK], crops[2 * SI_MAX_RANK];
-    char b1[128];
-    si_result st = sh_input_tensor(c, err, 0, "x", &x);
+    core_shape xs;
+    si_result st = block_args(c, err, "crops", &x, &xs, block, crops, &m);
     if (st != SI_OK)
         return st;
     const core_tensor *xt = lc_tensor(c, x);
-    core_shape xs = xt->shape;
-    if ((st = block_args(c, err, &xs, "crops", block, crops, &m)) != SI_OK)
-        return st;
     int64_t prod = 1;
     for (int i = 0; i < m; i++)
         prod *= block[i];
+    char b1[128];
     if (xs.d[0] % prod)
         return lc_fail(c, err, SI_ERR_SHAPE, "batch of %s is not a multiple of %lld",
                        sh_str(&xs, b1, sizeof b1), (long long)prod);

@@ -33,11 +33,17 @@ static float epilogue(float v, int64_t oc, int has_bias, int act, int has_alpha,
     return ck_apply_act(act, v, alpha);
 }
 
-void ck_host_conv2d(const ck_step *s, const core_buf *const *ins, core_buf *out)
+/* One loop for both: a depthwise output channel oc reads input channel
+ * oc / ch_mult alone, with its weights laid out [kh, kw, out_c]; a full conv
+ * sums every input channel, weights [kh, kw, in_c, out_c]. The order of the
+ * sums is tfjs's in both. */
+static void host_conv_any(const ck_step *s, const core_buf *const *ins, core_buf *out,
+                          int depthwise)
 {
     const ck_conv_p *p = &s->u.conv;
     const float *x = ins[0]->data, *w = ins[1]->data;
     float *y = out->data;
+    int64_t mult = p->ch_mult > 0 ? p->ch_mult : 1;
     int64_t o = 0;
     for (int64_t b = 0; b < p->n; b++)
         for (int64_t oy = 0; oy < p->out_h; oy++)
@@ -53,6 +59,11 @@ void ck_host_conv2d(const ck_step *s, const core_buf *const *ins, core_buf *out)
                             if (ix < 0 || ix >= p->in_w)
                                 continue;
                             const float *xp = x + ((b * p->in_h + iy) * p->in_w + ix) * p->in_c;
+                            if (depthwise) {
+                                acc = acc_f32(acc, xp[oc / mult],
+                                              w[(ky * p->k_w + kx) * p->out_c + oc]);
+                                continue;
+                            }
                             const float *wp = w + (ky * p->k_w + kx) * p->in_c * p->out_c + oc;
                             for (int64_t ic = 0; ic < p->in_c; ic++)
                                 acc = acc_f32(acc, xp[ic], wp[ic * p->out_c]);
@@ -63,34 +74,14 @@ void ck_host_conv2d(const ck_step *s, const core_buf *const *ins, core_buf *out)
                 }
 }
 
+void ck_host_conv2d(const ck_step *s, const core_buf *const *ins, core_buf *out)
+{
+    host_conv_any(s, ins, out, 0);
+}
+
 void ck_host_dwconv2d(const ck_step *s, const core_buf *const *ins, core_buf *out)
 {
-    const ck_conv_p *p = &s->u.conv;
-    const float *x = ins[0]->data, *w = ins[1]->data;
-    float *y = out->data;
-    int64_t mult = p->ch_mult > 0 ? p->ch_mult : 1;
-    int64_t o = 0;
-    for (int64_t b = 0; b < p->n; b++)
-        for (int64_t oy = 0; oy < p->out_h; oy++)
-            for (int64_t ox = 0; ox < p->out_w; ox++)
-                for (int64_t oc = 0; oc < p->out_c; oc++, o++) {
-                    int64_t ic = oc / mult;
-                    float acc = 0.f;
-                    for (int64_t ky = 0; ky < p->k_h; ky++) {
-                        int64_t iy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
-                        if (iy < 0 || iy >= p->in_h)
-                            continue;
-                        for (int64_t kx = 0; kx < p->k_w; kx++) {
-                            int64_t ix = ox * p->stride_w - p->pad_left + kx * p->dil_w;
-                            if (ix < 0 || ix >= p->in_w)
-                                continue;
-                            float xv = x[((b * p->in_h + iy) * p->in_w + ix) * p->in_c + ic];
-                            acc = acc_f32(acc, xv, w[(ky * p->k_w + kx) * p->out_c + oc]);
-                        }
-                    }
-                    y[o] = epilogue(acc, oc, p->has_bias, p->act, p->has_alpha_tensor, p->alpha,
-                                    ins);
-                }
+    host_conv_any(s, ins, out, 1);
 }
 
 /* Gather form of the transposed conv: output pixel (y, x) of the deconv is the
@@ -146,60 +137,57 @@ static int32_t wrap_i32(double v)
     return (int32_t)(uint32_t)r;
 }
 
-/* int32 operands: tfjs's int32 result buffer takes `res += sum` per block, so
- * each block's (exact, while below 2^53) sum lands wrapped to int32. The GPU
- * shader computes it through floats instead; the two agree while |a|, |b| and
- * every running total stay below 2^24. No epilogue: lowering refuses one. */
-static void host_matmul_i32(const ck_matmul_p *p, const core_buf *const *ins, core_buf *out)
+/* The sum over k of a[kk * a_step] * b[kk * b_step] as tfjs's batchMatMul
+ * forms it: each block's sum exact in double, added to the output element as
+ * its typed array stores it. float32: rounded to float per block. int32:
+ * tfjs's int32 result buffer takes `res += sum` per block, so each block's
+ * (exact, while below 2^53) sum lands wrapped to int32; the GPU shader
+ * computes it through floats instead, and the two agree while |a|, |b| and
+ * every running total stay below 2^24. */
+static double mm_dot(si_dtype dt, const void *a, const void *b, int64_t k, int64_t a_step,
+                     int64_t b_step)
 {
-    const int32_t *A = ins[0]->data, *B = ins[1]->data;
-    int32_t *y = out->data;
-    int64_t m = p->m, n = p->n, k = p->k;
-    int64_t a_step = p->trans_a ? m : 1, b_step = p->trans_b ? 1 : n;
-    int64_t o = 0;
-    for (int64_t bi = 0; bi < p->batch; bi++)
-        for (int64_t i = 0; i < m; i++)
-            for (int64_t j = 0; j < n; j++, o++) {
-                const int32_t *ap = A + bi * p->a_batch_stride + (p->trans_a ? i : i * k);
-                const int32_t *bp = B + bi * p->b_batch_stride + (p->trans_b ? j * k : j);
-                int32_t acc = 0;
-                for (int64_t k0 = 0; k0 < k; k0 += MM_BLOCK) {
-                    int64_t k1 = k0 + MM_BLOCK < k ? k0 + MM_BLOCK : k;
-                    double sum = 0.0;
-                    for (int64_t kk = k0; kk < k1; kk++)
-                        sum += (double)ap[kk * a_step] * (double)bp[kk * b_step];
-                    acc = wrap_i32((double)acc + sum);
-                }
-                y[o] = acc;
-            }
+    const float *af = a, *bf = b;
+    const int32_t *ai = a, *bi = b;
+    float acc_f = 0.f;
+    int32_t acc_i = 0;
+    for (int64_t k0 = 0; k0 < k; k0 += MM_BLOCK) {
+        int64_t k1 = k0 + MM_BLOCK < k ? k0 + MM_BLOCK : k;
+        double sum = 0.0;
+        if (dt == SI_INT32) {
+            for (int64_t kk = k0; kk < k1; kk++)
+                sum += (double)ai[kk * a_step] * (double)bi[kk * b_step];
+            acc_i = wrap_i32((double)acc_i + sum);
+        } else {
+            for (int64_t kk = k0; kk < k1; kk++)
+                sum += (double)af[kk * a_step] * (double)bf[kk * b_step];
+            acc_f = (float)((double)acc_f + sum);
+        }
+    }
+    return dt == SI_INT32 ? (double)acc_i : (double)acc_f;
 }
 
+/* int32 operands take no epilogue: lowering refuses one. */
 void ck_host_matmul(const ck_step *s, const core_buf *const *ins, core_buf *out)
 {
     const ck_matmul_p *p = &s->u.matmul;
-    if (out->dtype == SI_INT32) {
-        host_matmul_i32(p, ins, out);
-        return;
-    }
-    const float *A = ins[0]->data, *B = ins[1]->data;
-    float *y = out->data;
+    si_dtype dt = out->dtype == SI_INT32 ? SI_INT32 : SI_FLOAT32;
+    const char *A = ins[0]->data, *B = ins[1]->data;
     int64_t m = p->m, n = p->n, k = p->k;
     int64_t a_step = p->trans_a ? m : 1, b_step = p->trans_b ? 1 : n;
     int64_t o = 0;
     for (int64_t bi = 0; bi < p->batch; bi++)
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++, o++) {
-                const float *ap = A + bi * p->a_batch_stride + (p->trans_a ? i : i * k);
-                const float *bp = B + bi * p->b_batch_stride + (p->trans_b ? j * k : j);
-                float acc = 0.f;
-                for (int64_t k0 = 0; k0 < k; k0 += MM_BLOCK) {
-                    int64_t k1 = k0 + MM_BLOCK < k ? k0 + MM_BLOCK : k;
-                    double sum = 0.0;
-                    for (int64_t kk = k0; kk < k1; kk++)
-                        sum += (double)ap[kk * a_step] * (double)bp[kk * b_step];
-                    acc = (float)((double)acc + sum);
-                }
-                y[o] = epilogue(acc, j, p->has_bias, p->act, p->has_alpha_tensor, p->alpha, ins);
+                /* float32 and int32 elements are both CORE_ELEM bytes */
+                const char *ap = A + CORE_ELEM * (bi * p->a_batch_stride + (p->trans_a ? i : i * k));
+                const char *bp = B + CORE_ELEM * (bi * p->b_batch_stride + (p->trans_b ? j * k : j));
+                double v = mm_dot(dt, ap, bp, k, a_step, b_step);
+                if (dt == SI_INT32)
+                    ((int32_t *)out->data)[o] = (int32_t)v;
+                else
+                    ((float *)out->data)[o] = epilogue((float)v, j, p->has_bias, p->act,
+                                                       p->has_alpha_tensor, p->alpha, ins);
             }
 }
 

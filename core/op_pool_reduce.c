@@ -164,6 +164,14 @@ void ck_host_softmax(const ck_step *s, const core_buf *const *ins, core_buf *out
     }
 }
 
+/* Element i of a float32 or int32 buffer. */
+static double elem_f64(const core_buf *x, int64_t i)
+{
+    if (x->dtype == SI_FLOAT32)
+        return ((const float *)x->data)[i];
+    return ((const int32_t *)x->data)[i];
+}
+
 void ck_host_argmax(const ck_step *s, const core_buf *const *ins, core_buf *out)
 {
     const ck_argmax_p *p = &s->u.argmax;
@@ -174,26 +182,14 @@ void ck_host_argmax(const ck_step *s, const core_buf *const *ins, core_buf *out)
             int64_t base = (int64_t)o * p->n * p->inner + k;
             int32_t best = 0;
             /* Strict comparison: ties keep the first index, a NaN is never chosen
-             * (and a leading NaN is never displaced), as in tfjs. */
-            if (x->dtype == SI_FLOAT32) {
-                const float *xf = x->data;
-                float m = xf[base];
-                for (int32_t j = 1; j < p->n; j++) {
-                    float v = xf[base + (int64_t)j * p->inner];
-                    if (p->is_min ? v < m : v > m) {
-                        m = v;
-                        best = j;
-                    }
-                }
-            } else {
-                const int32_t *xi = x->data;
-                int32_t m = xi[base];
-                for (int32_t j = 1; j < p->n; j++) {
-                    int32_t v = xi[base + (int64_t)j * p->inner];
-                    if (p->is_min ? v < m : v > m) {
-                        m = v;
-                        best = j;
-                    }
+             * (and a leading NaN is never displaced), as in tfjs. Both dtypes
+             * compare as doubles, which hold every float32 and int32 exactly. */
+            double m = elem_f64(x, base);
+            for (int32_t j = 1; j < p->n; j++) {
+                double v = elem_f64(x, base + (int64_t)j * p->inner);
+                if (p->is_min ? v < m : v > m) {
+                    m = v;
+                    best = j;
                 }
             }
             y[(int64_t)o * p->inner + k] = best;
@@ -310,6 +306,16 @@ void ck_host_resize(const ck_step *s, const core_buf *const *ins, core_buf *out)
 
 static int fits_i32(int64_t v) { return v >= 0 && v <= INT32_MAX; }
 
+/* The tail every lowering here shares: step s, its inputs and parameters set,
+ * writes a new tensor of dtype dt and shape os, which is the node's output. */
+static si_result emit_as_output(lower_ctx *c, ck_step *s, si_dtype dt, const core_shape *os)
+{
+    s->out = lc_new_tensor(c, dt, os);
+    lc_emit(c, s);
+    lc_set_output(c, 0, s->out);
+    return SI_OK;
+}
+
 static si_result lower_pool(lower_ctx *c, si_error *err)
 {
     int is_max = !strcmp(lc_node(c)->op, "MaxPool");
@@ -369,10 +375,7 @@ static si_result lower_pool(lower_ctx *c, si_error *err)
         .out_w = (int32_t)ow, .k_h = (int32_t)ks[1], .k_w = (int32_t)ks[2],
         .stride_h = (int32_t)st[1], .stride_w = (int32_t)st[2], .pad_top = (int32_t)pt,
         .pad_left = (int32_t)pl};
-    s.out = lc_new_tensor(c, x->dtype, &os);
-    lc_emit(c, &s);
-    lc_set_output(c, 0, s.out);
-    return SI_OK;
+    return emit_as_output(c, &s, x->dtype, &os);
 }
 
 /* Axes from constant input 1 (scalar or list), negatives resolved, duplicates
@@ -524,10 +527,7 @@ static si_result lower_reduce(lower_ctx *c, si_error *err)
     s.in[0] = src;
     s.u.reduce = (ck_reduce_p){.op = op, .outer = (int32_t)outer, .n = (int32_t)n,
                                .inner = (int32_t)inner, .dtype = in_dt};
-    s.out = lc_new_tensor(c, out_dt, &os);
-    lc_emit(c, &s);
-    lc_set_output(c, 0, s.out);
-    return SI_OK;
+    return emit_as_output(c, &s, out_dt, &os);
 }
 
 static si_result lower_softmax(lower_ctx *c, si_error *err)
@@ -547,10 +547,7 @@ static si_result lower_softmax(lower_ctx *c, si_error *err)
     s.in[0] = lc_in(c, 0);
     s.u.softmax = (ck_softmax_p){.outer = n ? (int32_t)(count / n) : 0, .n = (int32_t)n,
                                  .log = !strcmp(lc_node(c)->op, "LogSoftmax")};
-    s.out = lc_new_tensor(c, SI_FLOAT32, &os);
-    lc_emit(c, &s);
-    lc_set_output(c, 0, s.out);
-    return SI_OK;
+    return emit_as_output(c, &s, SI_FLOAT32, &os);
 }
 
 static si_result lower_argmax(lower_ctx *c, si_error *err)
@@ -588,10 +585,7 @@ static si_result lower_argmax(lower_ctx *c, si_error *err)
     s.u.argmax = (ck_argmax_p){.outer = (int32_t)outer, .n = (int32_t)n, .inner = (int32_t)inner,
                                .is_min = !strcmp(lc_node(c)->op, "ArgMin"),
                                .in_dtype = x->dtype};
-    s.out = lc_new_tensor(c, SI_INT32, &os);
-    lc_emit(c, &s);
-    lc_set_output(c, 0, s.out);
-    return SI_OK;
+    return emit_as_output(c, &s, SI_INT32, &os);
 }
 
 static si_result lower_resize(lower_ctx *c, si_error *err)
@@ -641,10 +635,7 @@ static si_result lower_resize(lower_ctx *c, si_error *err)
                                .in_w = (int32_t)iw, .c = (int32_t)ch, .out_h = (int32_t)size[0],
                                .out_w = (int32_t)size[1], .align_corners = align,
                                .half_pixel_centers = hpc};
-    s.out = lc_new_tensor(c, bilinear ? SI_FLOAT32 : x->dtype, &os);
-    lc_emit(c, &s);
-    lc_set_output(c, 0, s.out);
-    return SI_OK;
+    return emit_as_output(c, &s, bilinear ? SI_FLOAT32 : x->dtype, &os);
 }
 
 const core_op_def core_ops_pool_reduce[] = {

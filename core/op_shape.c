@@ -236,6 +236,53 @@ si_result sh_emit_slice(lower_ctx *c, si_error *err, int k, int x, const int64_t
 
 /* ---- aliases: Identity, Reshape, Squeeze, ExpandDims ---- */
 
+/* Input 0 as x and the integers of constant input 1 (the op's shape, axis,
+ * perm or multiples argument, named what). */
+static si_result x_and_ints(lower_ctx *c, si_error *err, const char *what, int *x, int64_t *v,
+                            int *n)
+{
+    si_result st = sh_input_tensor(c, err, 0, "x", x);
+    if (st != SI_OK)
+        return st;
+    return sh_const_ints(c, err, 1, what, v, MAX_SPEC, n);
+}
+
+/* Input 0 as x and constant input 1 as the shape Reshape or BroadcastTo
+ * makes (Reshape's may still hold a -1). */
+static si_result x_and_target(lower_ctx *c, si_error *err, int *x, core_shape *s)
+{
+    int n;
+    int64_t v[MAX_SPEC];
+    si_result st = x_and_ints(c, err, "shape", x, v, &n);
+    if (st != SI_OK)
+        return st;
+    if (n > SI_MAX_RANK)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "target rank %d (at most %d)", n, SI_MAX_RANK);
+    *s = (core_shape){.rank = n};
+    for (int i = 0; i < n; i++)
+        s->d[i] = v[i];
+    return SI_OK;
+}
+
+/* Output k: a new tensor of shape os that one CK_COPY of x over the view
+ * dims[0..n) fills; an empty result is a constant instead, as no kernel runs
+ * on zero elements. */
+static si_result copy_output(lower_ctx *c, si_error *err, int k, int x, const core_shape *os,
+                             int n, const int64_t *dims, const int64_t *istr,
+                             const int64_t *ostr)
+{
+    si_dtype dt = lc_tensor(c, x)->dtype;
+    if (core_shape_count(os) == 0)
+        return sh_set_const(c, err, k, dt, os, NULL);
+    int t;
+    si_result st;
+    if ((st = sh_new_tensor(c, err, dt, os, &t)) != SI_OK ||
+        (st = sh_emit_copy(c, err, x, t, n, dims, istr, ostr, 0, 0, 0)) != SI_OK)
+        return st;
+    lc_set_output(c, k, t);
+    return SI_OK;
+}
+
 static si_result lower_identity(lower_ctx *c, si_error *err)
 {
     int x;
@@ -258,29 +305,25 @@ static si_result lower_identity_n(lower_ctx *c, si_error *err)
 
 static si_result lower_reshape(lower_ctx *c, si_error *err)
 {
-    int x, n;
-    int64_t v[MAX_SPEC];
+    int x;
+    core_shape s;
     char b1[128], b2[128];
-    si_result st = sh_input_tensor(c, err, 0, "x", &x);
-    if (st != SI_OK || (st = sh_const_ints(c, err, 1, "shape", v, MAX_SPEC, &n)) != SI_OK)
+    si_result st = x_and_target(c, err, &x, &s);
+    if (st != SI_OK)
         return st;
     const core_shape *xs = &lc_tensor(c, x)->shape;
-    if (n > SI_MAX_RANK)
-        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "target rank %d (at most %d)", n, SI_MAX_RANK);
-    core_shape s = {.rank = n};
     int64_t size = core_shape_count(xs), prod = 1;
     int implicit = -1;
-    for (int i = 0; i < n; i++) {
-        if (v[i] == -1) {
+    for (int i = 0; i < s.rank; i++) {
+        if (s.d[i] == -1) {
             if (implicit >= 0)
                 return lc_fail(c, err, SI_ERR_SHAPE, "shape has more than one -1");
             implicit = i;
-        } else if (v[i] < 0) {
-            return lc_fail(c, err, SI_ERR_SHAPE, "shape has a negative size %lld", (long long)v[i]);
+        } else if (s.d[i] < 0) {
+            return lc_fail(c, err, SI_ERR_SHAPE, "shape has a negative size %lld", (long long)s.d[i]);
         } else {
-            prod *= v[i];
+            prod *= s.d[i];
         }
-        s.d[i] = v[i];
     }
     if (implicit >= 0) {
         if (prod == 0 || size % prod != 0)
@@ -328,8 +371,8 @@ static si_result lower_expand_dims(lower_ctx *c, si_error *err)
 {
     int x, n;
     int64_t v[MAX_SPEC];
-    si_result st = sh_input_tensor(c, err, 0, "x", &x);
-    if (st != SI_OK || (st = sh_const_ints(c, err, 1, "axis", v, MAX_SPEC, &n)) != SI_OK)
+    si_result st = x_and_ints(c, err, "axis", &x, v, &n);
+    if (st != SI_OK)
         return st;
     if (n < 1)
         return lc_fail(c, err, SI_ERR_SHAPE, "axis argument is empty");
@@ -349,29 +392,30 @@ static si_result lower_expand_dims(lower_ctx *c, si_error *err)
 
 /* ---- constants from static shapes ---- */
 
+/* Output k: the shape of tensor x as a constant vector. */
+static si_result shape_const(lower_ctx *c, si_error *err, int k, int x)
+{
+    const core_shape *xs = &lc_tensor(c, x)->shape;
+    int32_t v[SI_MAX_RANK];
+    for (int i = 0; i < xs->rank; i++)
+        v[i] = (int32_t)xs->d[i];
+    core_shape s = {.rank = 1, .d = {xs->rank}};
+    return sh_set_const(c, err, k, SI_INT32, &s, v); /* tfjs: int32 whatever out_type says */
+}
+
 static si_result lower_shape(lower_ctx *c, si_error *err)
 {
     int x;
     si_result st = sh_input_tensor(c, err, 0, "x", &x);
     if (st != SI_OK)
         return st;
-    const core_shape *xs = &lc_tensor(c, x)->shape;
-    int32_t v[SI_MAX_RANK];
-    for (int i = 0; i < xs->rank; i++)
-        v[i] = (int32_t)xs->d[i];
-    core_shape s = {.rank = 1, .d = {xs->rank}};
-    return sh_set_const(c, err, 0, SI_INT32, &s, v); /* tfjs: int32 whatever out_type says */
+    return shape_const(c, err, 0, x);
 }
 
 static si_result lower_shape_n(lower_ctx *c, si_error *err)
 {
     for (int k = 0; k < lc_n_inputs(c); k++) {
-        const core_shape *xs = &lc_tensor(c, lc_in(c, k))->shape;
-        int32_t v[SI_MAX_RANK];
-        for (int i = 0; i < xs->rank; i++)
-            v[i] = (int32_t)xs->d[i];
-        core_shape s = {.rank = 1, .d = {xs->rank}};
-        si_result st = sh_set_const(c, err, k, SI_INT32, &s, v);
+        si_result st = shape_const(c, err, k, lc_in(c, k));
         if (st != SI_OK)
             return st;
     }
@@ -557,8 +601,8 @@ static si_result lower_transpose(lower_ctx *c, si_error *err)
 {
     int x, n;
     int64_t perm[MAX_SPEC];
-    si_result st = sh_input_tensor(c, err, 0, "x", &x);
-    if (st != SI_OK || (st = sh_const_ints(c, err, 1, "perm", perm, MAX_SPEC, &n)) != SI_OK)
+    si_result st = x_and_ints(c, err, "perm", &x, perm, &n);
+    if (st != SI_OK)
         return st;
     const core_shape *xs = &lc_tensor(c, x)->shape;
     int r = xs->rank;
@@ -585,15 +629,8 @@ static si_result lower_transpose(lower_ctx *c, si_error *err)
     /* moving only unit dims keeps the element order: a reshape */
     if (order_kept)
         return sh_set_alias(c, err, 0, x, &os);
-    if (core_shape_count(&os) == 0)
-        return sh_set_const(c, err, 0, lc_tensor(c, x)->dtype, &os, NULL);
     core_strides(&os, ostr);
-    int t;
-    if ((st = sh_new_tensor(c, err, lc_tensor(c, x)->dtype, &os, &t)) != SI_OK ||
-        (st = sh_emit_copy(c, err, x, t, r, os.d, istr, ostr, 0, 0, 0)) != SI_OK)
-        return st;
-    lc_set_output(c, 0, t);
-    return SI_OK;
+    return copy_output(c, err, 0, x, &os, r, os.d, istr, ostr);
 }
 
 /* out = x repeated reps[i] times along each axis (reps of the same rank).
@@ -623,14 +660,8 @@ static si_result emit_tile(lower_ctx *c, si_error *err, int x, const int64_t *re
     }
     int64_t cd[MAX_VIEW], cis[MAX_VIEW], cos_[MAX_VIEW];
     int big = coalesce(m, d, is, ost, cd, cis, cos_) > SI_MAX_RANK;
-    int t;
-    if (!big) {
-        if ((st = sh_new_tensor(c, err, dt, &os, &t)) != SI_OK ||
-            (st = sh_emit_copy(c, err, x, t, m, d, is, ost, 0, 0, 0)) != SI_OK)
-            return st;
-        lc_set_output(c, k, t);
-        return SI_OK;
-    }
+    if (!big)
+        return copy_output(c, err, k, x, &os, m, d, is, ost);
     /* one axis at a time: [outer, rep, d, inner] */
     int cur = x;
     core_shape cs = xs;
@@ -647,6 +678,7 @@ static si_result emit_tile(lower_ctx *c, si_error *err, int x, const int64_t *re
         int64_t vd[4] = {outer, reps[i], cs.d[i], inner};
         int64_t vi[4] = {cs.d[i] * inner, 0, inner, 1};
         int64_t vo[4] = {reps[i] * cs.d[i] * inner, cs.d[i] * inner, inner, 1};
+        int t;
         if ((st = sh_new_tensor(c, err, dt, &ns, &t)) != SI_OK ||
             (st = sh_emit_copy(c, err, cur, t, 4, vd, vi, vo, 0, 0, 0)) != SI_OK)
             return st;
@@ -661,8 +693,8 @@ static si_result lower_tile(lower_ctx *c, si_error *err)
 {
     int x, n;
     int64_t reps[MAX_SPEC];
-    si_result st = sh_input_tensor(c, err, 0, "x", &x);
-    if (st != SI_OK || (st = sh_const_ints(c, err, 1, "multiples", reps, MAX_SPEC, &n)) != SI_OK)
+    si_result st = x_and_ints(c, err, "multiples", &x, reps, &n);
+    if (st != SI_OK)
         return st;
     const core_shape *xs = &lc_tensor(c, x)->shape;
     if (n != xs->rank)
@@ -680,19 +712,15 @@ static si_result lower_tile(lower_ctx *c, si_error *err)
 
 static si_result lower_broadcast_to(lower_ctx *c, si_error *err)
 {
-    int x, n;
-    int64_t v[MAX_SPEC];
+    int x;
+    core_shape os;
     char b1[128], b2[128];
-    si_result st = sh_input_tensor(c, err, 0, "x", &x);
-    if (st != SI_OK || (st = sh_const_ints(c, err, 1, "shape", v, MAX_SPEC, &n)) != SI_OK)
+    si_result st = x_and_target(c, err, &x, &os);
+    if (st != SI_OK)
         return st;
     const core_tensor *xt = lc_tensor(c, x);
     const core_shape *xs = &xt->shape;
-    if (n > SI_MAX_RANK)
-        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "target rank %d (at most %d)", n, SI_MAX_RANK);
-    core_shape os = {.rank = n};
-    for (int i = 0; i < n; i++)
-        os.d[i] = v[i];
+    int n = os.rank;
     if ((st = sh_check_shape(c, err, &os, "the target shape")) != SI_OK)
         return st;
     if (n < xs->rank)
@@ -712,15 +740,8 @@ static si_result lower_broadcast_to(lower_ctx *c, si_error *err)
     }
     if (same)
         return sh_set_alias(c, err, 0, x, &os);
-    if (core_shape_count(&os) == 0)
-        return sh_set_const(c, err, 0, xt->dtype, &os, NULL);
     core_strides(&os, ostr);
-    int t;
-    if ((st = sh_new_tensor(c, err, xt->dtype, &os, &t)) != SI_OK ||
-        (st = sh_emit_copy(c, err, x, t, n, os.d, istr, ostr, 0, 0, 0)) != SI_OK)
-        return st;
-    lc_set_output(c, 0, t);
-    return SI_OK;
+    return copy_output(c, err, 0, x, &os, n, os.d, istr, ostr);
 }
 
 const core_op_def core_ops_shape[] = {

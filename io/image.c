@@ -1,10 +1,8 @@
-#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <setjmp.h>
 
@@ -231,37 +229,6 @@ static int io_pnm_unsafe(const unsigned char *b, size_t n)
     return 0;
 }
 
-static si_result io_read_file(const char *path, unsigned char **buf, size_t *len, si_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return base_fail(err, SI_ERR_IO, "%s: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return base_fail(err, SI_ERR_IO, "%s: not a regular file", path);
-    }
-    if (st.st_size > INT32_MAX) { /* stbi_load_from_memory takes an int length */
-        fclose(f);
-        return base_fail(err, SI_ERR_FORMAT, "%s: image file larger than 2 GiB", path);
-    }
-    size_t n = (size_t)st.st_size;
-    unsigned char *b = malloc(n ? n : 1);
-    if (!b) {
-        fclose(f);
-        return base_fail(err, SI_ERR_NOMEM, "%s: out of memory", path);
-    }
-    size_t got = fread(b, 1, n, f);
-    fclose(f);
-    if (got != n) {
-        free(b);
-        return base_fail(err, SI_ERR_IO, "%s: read failed", path);
-    }
-    *buf = b;
-    *len = n;
-    return SI_OK;
-}
-
 /* stb_image_load_from_memory with its assertions caught (io_stb_guard): NULL
  * when it fails either way; g holds what it had allocated. */
 static unsigned char *io_stb_decode(const unsigned char *file, int len, int *w, int *h, int *ch,
@@ -282,7 +249,9 @@ static si_result io_image_load(const char *path, int req, int *height, int *widt
     *rgb = NULL;
     unsigned char *file = NULL;
     size_t file_len = 0;
-    si_result rs_st = io_read_file(path, &file, &file_len, err);
+    /* stbi_load_from_memory takes an int length */
+    si_result rs_st = io_read_whole(path, INT32_MAX, "image file larger than 2 GiB", &file,
+                                    &file_len, err);
     if (rs_st)
         return rs_st;
     if (io_jpeg_bad_huffman(file, file_len)) {

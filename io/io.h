@@ -127,6 +127,12 @@ si_result io_reader_wait(io_reader *r, si_error *err);
 si_result io_reader_read(io_reader *r, int w, void *dst, si_error *err); /* submit + wait */
 void io_reader_close(io_reader *r);
 
+/* The whole regular file path in a new buffer (*buf, free it) of *len bytes
+ * and one spare; a file over max bytes fails as "path: too_large" before any
+ * read. For the small files read at once (.npy, images). */
+si_result io_read_whole(const char *path, int64_t max, const char *too_large, unsigned char **buf,
+                        size_t *len, si_error *err);
+
 /* .npy: reads <f2 <f4 <f8 |b1 |i1 |u1 <i2 <u2 <i4 <u4 <i8 <u8, C order, to the
  * file's own kind: floats → float32, bool → bool, integers → int32 (range
  * checked). Data: float32, int32, or 1 byte per bool. */

@@ -234,11 +234,9 @@ static si_result io_npy_convert(const char *path, io_npy_kind kind, size_t esize
     return SI_OK;
 }
 
-/* want: SI_FLOAT32, SI_INT32, SI_BOOL, or -1 for the file's own (io_npy_natural). */
-static si_result io_npy_load(const char *path, int want, si_dtype *dtype, int *rank,
-                             int64_t shape[SI_MAX_RANK], void **data, si_error *err)
+si_result io_read_whole(const char *path, int64_t max, const char *too_large, unsigned char **buf,
+                        size_t *len, si_error *err)
 {
-    *data = NULL;
     FILE *f = fopen(path, "rb");
     if (!f)
         return base_fail(err, SI_ERR_IO, "%s: %s", path, strerror(errno));
@@ -247,19 +245,37 @@ static si_result io_npy_load(const char *path, int want, si_dtype *dtype, int *r
         fclose(f);
         return base_fail(err, SI_ERR_IO, "%s: not a regular file", path);
     }
-    size_t len = (size_t)st.st_size;
-    uint8_t *buf = malloc(len + 1);
-    if (!buf) {
+    if ((int64_t)st.st_size > max) {
+        fclose(f);
+        return base_fail(err, SI_ERR_FORMAT, "%s: %s", path, too_large);
+    }
+    size_t n = (size_t)st.st_size;
+    unsigned char *b = malloc(n + 1); /* + 1: never malloc(0) */
+    if (!b) {
         fclose(f);
         return base_fail(err, SI_ERR_NOMEM, "%s: out of memory", path);
     }
-    size_t got = fread(buf, 1, len, f);
+    size_t got = fread(b, 1, n, f);
     fclose(f);
-    si_result s = SI_OK;
-    if (got != len) {
-        s = base_fail(err, SI_ERR_IO, "%s: read failed", path);
-        goto done;
+    if (got != n) {
+        free(b);
+        return base_fail(err, SI_ERR_IO, "%s: read failed", path);
     }
+    *buf = b;
+    *len = n;
+    return SI_OK;
+}
+
+/* want: SI_FLOAT32, SI_INT32, SI_BOOL, or -1 for the file's own (io_npy_natural). */
+static si_result io_npy_load(const char *path, int want, si_dtype *dtype, int *rank,
+                             int64_t shape[SI_MAX_RANK], void **data, si_error *err)
+{
+    *data = NULL;
+    size_t len;
+    uint8_t *buf;
+    si_result s = io_read_whole(path, INT64_MAX, "", &buf, &len, err);
+    if (s != SI_OK)
+        return s;
     if (len < 10 || memcmp(buf, "\x93NUMPY", 6)) {
         s = base_fail(err, SI_ERR_FORMAT, "%s: not a .npy file", path);
         goto done;
