@@ -99,6 +99,20 @@ static si_result check_concat_dtype(const lower_ctx *c, si_error *err, si_dtype 
     return SI_OK;
 }
 
+
+/* The input ids and shapes of an n-input op (Concat, Pack), both or neither. */
+static si_result alloc_inputs(lower_ctx *c, si_error *err, int nin, int **ins, core_shape **shapes)
+{
+    *ins = malloc((size_t)nin * sizeof **ins);
+    *shapes = malloc((size_t)nin * sizeof **shapes);
+    if (!*ins || !*shapes) {
+        free(*ins);
+        free(*shapes);
+        return sh_nomem(c, err);
+    }
+    return SI_OK;
+}
+
 si_result sh_lower_concat(lower_ctx *c, si_error *err)
 {
     int v2 = !strcmp(lc_node(c)->op, "ConcatV2");
@@ -116,13 +130,10 @@ si_result sh_lower_concat(lower_ctx *c, si_error *err)
         return st;
     if (n < 1)
         return lc_fail(c, err, SI_ERR_SHAPE, "axis argument is empty");
-    int *ins = malloc((size_t)nin * sizeof *ins);
-    core_shape *shapes = malloc((size_t)nin * sizeof *shapes);
-    if (!ins || !shapes) {
-        free(ins);
-        free(shapes);
-        return sh_nomem(c, err);
-    }
+    int *ins;
+    core_shape *shapes;
+    if (alloc_inputs(c, err, nin, &ins, &shapes) != SI_OK)
+        return SI_ERR_NOMEM;
     for (int i = 0; i < nin; i++) {
         ins[i] = lc_in(c, first + i);
         shapes[i] = lc_tensor(c, ins[i])->shape;
@@ -170,13 +181,10 @@ si_result sh_lower_pack(lower_ctx *c, si_error *err)
     for (int i = 0, j = 0; i <= r; i++)
         one.d[i] = i == axis ? 1 : t0->shape.d[j++];
     int64_t cnt = core_shape_count(&t0->shape);
-    int *ins = malloc((size_t)nin * sizeof *ins);
-    core_shape *shapes = malloc((size_t)nin * sizeof *shapes);
-    if (!ins || !shapes) {
-        free(ins);
-        free(shapes);
-        return sh_nomem(c, err);
-    }
+    int *ins;
+    core_shape *shapes;
+    if (alloc_inputs(c, err, nin, &ins, &shapes) != SI_OK)
+        return SI_ERR_NOMEM;
     si_result st = SI_OK;
     char b1[128], b2[128];
     for (int i = 0; i < nin && st == SI_OK; i++) {

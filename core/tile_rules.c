@@ -66,65 +66,71 @@ static void rows_needed(int64_t r0, int64_t r1, int64_t stride, int64_t pad, int
 
 /* ---- windowed kernels: convolution, depthwise, pooling, resize ---- */
 
+/* The row plan of a windowed kernel (batch 1 only): out_h rows of out_row
+ * elements; a 1-row, stride-1, unpadded window of the same height reads row r
+ * of its input for row r of its output. */
+static int window_rows(rowplan *rp, int32_t n, int64_t out_h, int64_t out_row, int32_t k_h,
+                       int32_t stride_h, int32_t pad_top, int64_t in_h, int64_t in_row)
+{
+    if (n != 1)
+        return -1;
+    rp->rows = out_h;
+    rp->row_elems = out_row;
+    rp->main_in = 0;
+    if (k_h == 1 && stride_h == 1 && pad_top == 0 && in_h == out_h)
+        rp->in_row = in_row;
+    rp->can_whole = 1;
+    return 0;
+}
+
+/* Output rows [r0, r1) of a windowed kernel: the input rows they read (all of
+ * them when whole0), the part's in_h, out_h and pad_top, and the input's
+ * element range [a[0], b[0]). */
+static void window_part(int64_t r0, int64_t r1, int whole0, int32_t stride_h, int32_t pad_top,
+                        int64_t extent, int64_t in_h, int64_t in_row, int32_t *part_in_h,
+                        int32_t *part_out_h, int32_t *part_pad_top, int64_t *a, int64_t *b)
+{
+    int64_t w0 = 0, w1 = in_h;
+    if (!whole0)
+        rows_needed(r0, r1, stride_h, pad_top, extent, in_h, &w0, &w1);
+    *part_in_h = (int32_t)(w1 - w0);
+    *part_out_h = (int32_t)(r1 - r0);
+    *part_pad_top = (int32_t)(pad_top - r0 * stride_h + w0);
+    if (!whole0) {
+        a[0] = w0 * in_row;
+        b[0] = w1 * in_row;
+    }
+}
+
 static int conv_rows(const ck_step *s, rowplan *rp)
 {
     const ck_conv_p *c = &s->u.conv;
-    if (c->n != 1)
-        return -1;
-    rp->rows = c->out_h;
-    rp->row_elems = (int64_t)c->out_w * c->out_c;
-    rp->main_in = 0;
-    if (c->k_h == 1 && c->stride_h == 1 && c->pad_top == 0 && c->in_h == c->out_h)
-        rp->in_row = (int64_t)c->in_w * c->in_c;
-    rp->can_whole = 1;
-    return 0;
+    return window_rows(rp, c->n, c->out_h, (int64_t)c->out_w * c->out_c, c->k_h, c->stride_h,
+                       c->pad_top, c->in_h, (int64_t)c->in_w * c->in_c);
 }
 
 static void conv_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck_step *ts,
                       int64_t *a, int64_t *b)
 {
     const ck_conv_p *c = &s->u.conv;
-    int64_t w0 = 0, w1 = c->in_h;
-    if (!whole0)
-        rows_needed(r0, r1, c->stride_h, c->pad_top, (int64_t)(c->k_h - 1) * c->dil_h + 1,
-                    c->in_h, &w0, &w1);
-    ts->u.conv.in_h = (int32_t)(w1 - w0);
-    ts->u.conv.out_h = (int32_t)(r1 - r0);
-    ts->u.conv.pad_top = (int32_t)(c->pad_top - r0 * c->stride_h + w0);
-    if (!whole0) {
-        a[0] = w0 * c->in_w * c->in_c;
-        b[0] = w1 * c->in_w * c->in_c;
-    }
+    window_part(r0, r1, whole0, c->stride_h, c->pad_top, (int64_t)(c->k_h - 1) * c->dil_h + 1,
+                c->in_h, (int64_t)c->in_w * c->in_c, &ts->u.conv.in_h, &ts->u.conv.out_h,
+                &ts->u.conv.pad_top, a, b);
 }
 
 static int pool_rows(const ck_step *s, rowplan *rp)
 {
     const ck_pool_p *c = &s->u.pool;
-    if (c->n != 1)
-        return -1;
-    rp->rows = c->out_h;
-    rp->row_elems = (int64_t)c->out_w * c->c;
-    rp->main_in = 0;
-    if (c->k_h == 1 && c->stride_h == 1 && c->pad_top == 0 && c->in_h == c->out_h)
-        rp->in_row = (int64_t)c->in_w * c->c;
-    rp->can_whole = 1;
-    return 0;
+    return window_rows(rp, c->n, c->out_h, (int64_t)c->out_w * c->c, c->k_h, c->stride_h,
+                       c->pad_top, c->in_h, (int64_t)c->in_w * c->c);
 }
 
 static void pool_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck_step *ts,
                       int64_t *a, int64_t *b)
 {
     const ck_pool_p *c = &s->u.pool;
-    int64_t w0 = 0, w1 = c->in_h;
-    if (!whole0)
-        rows_needed(r0, r1, c->stride_h, c->pad_top, c->k_h, c->in_h, &w0, &w1);
-    ts->u.pool.in_h = (int32_t)(w1 - w0);
-    ts->u.pool.out_h = (int32_t)(r1 - r0);
-    ts->u.pool.pad_top = (int32_t)(c->pad_top - r0 * c->stride_h + w0);
-    if (!whole0) {
-        a[0] = w0 * c->in_w * c->c;
-        b[0] = w1 * c->in_w * c->c;
-    }
+    window_part(r0, r1, whole0, c->stride_h, c->pad_top, c->k_h, c->in_h, (int64_t)c->in_w * c->c,
+                &ts->u.pool.in_h, &ts->u.pool.out_h, &ts->u.pool.pad_top, a, b);
 }
 
 static int resize_rows(const ck_step *s, rowplan *rp)
@@ -168,39 +174,27 @@ static void resize_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck
 
 /* ---- elementwise: unary, addn, and the broadcasts (binary, select) ---- */
 
-static int unary_rows(const ck_step *s, rowplan *rp)
+/* Unary and AddN: count elements, every input read at the output's own
+ * elements. */
+static int32_t *elementwise_count(ck_step *s)
 {
-    rp->rows = s->u.unary.count;
+    return s->kind == CK_ADDN ? &s->u.addn.count : &s->u.unary.count;
+}
+
+static int elementwise_rows(const ck_step *s, rowplan *rp)
+{
+    rp->rows = *elementwise_count((ck_step *)s);
     rp->row_elems = 1;
     rp->main_in = 0;
     rp->in_row = 1;
     return 0;
 }
 
-static void unary_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck_step *ts,
-                       int64_t *a, int64_t *b)
-{
-    (void)s;
-    (void)whole0;
-    ts->u.unary.count = (int32_t)(r1 - r0);
-    a[0] = r0;
-    b[0] = r1;
-}
-
-static int addn_rows(const ck_step *s, rowplan *rp)
-{
-    rp->rows = s->u.addn.count;
-    rp->row_elems = 1;
-    rp->main_in = 0;
-    rp->in_row = 1;
-    return 0;
-}
-
-static void addn_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck_step *ts,
-                      int64_t *a, int64_t *b)
+static void elementwise_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck_step *ts,
+                             int64_t *a, int64_t *b)
 {
     (void)whole0;
-    ts->u.addn.count = (int32_t)(r1 - r0);
+    *elementwise_count(ts) = (int32_t)(r1 - r0);
     for (int i = 0; i < s->n_in; i++) {
         a[i] = r0;
         b[i] = r1;
@@ -264,38 +258,29 @@ static int bcast_windows(const ck_step *s, const bcast_view *v, int64_t r0, int6
     return ax;
 }
 
-static int binary_rows(const ck_step *s, rowplan *rp)
+/* Binary and select: one rule over their broadcast views. */
+static bcast_view view_of(const ck_step *s)
 {
-    bcast_view v = binary_view(s);
+    return s->kind == CK_SELECT ? select_view(s) : binary_view(s);
+}
+
+static int bcast_kind_rows(const ck_step *s, rowplan *rp)
+{
+    bcast_view v = view_of(s);
     return bcast_rows(s, &v, rp);
 }
 
-static void binary_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck_step *ts,
-                        int64_t *a, int64_t *b)
+static void bcast_kind_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck_step *ts,
+                            int64_t *a, int64_t *b)
 {
     (void)whole0;
-    bcast_view v = binary_view(s);
+    bcast_view v = view_of(s);
     int64_t inner;
     int ax = bcast_windows(s, &v, r0, r1, a, b, &inner);
-    ts->u.binary.out_dim[ax] = (int32_t)(r1 - r0);
-    ts->u.binary.count = (int32_t)((r1 - r0) * inner);
-}
-
-static int select_rows(const ck_step *s, rowplan *rp)
-{
-    bcast_view v = select_view(s);
-    return bcast_rows(s, &v, rp);
-}
-
-static void select_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck_step *ts,
-                        int64_t *a, int64_t *b)
-{
-    (void)whole0;
-    bcast_view v = select_view(s);
-    int64_t inner;
-    int ax = bcast_windows(s, &v, r0, r1, a, b, &inner);
-    ts->u.select.out_dim[ax] = (int32_t)(r1 - r0);
-    ts->u.select.count = (int32_t)((r1 - r0) * inner);
+    int32_t *out_dim = s->kind == CK_SELECT ? ts->u.select.out_dim : ts->u.binary.out_dim;
+    int32_t *count = s->kind == CK_SELECT ? &ts->u.select.count : &ts->u.binary.count;
+    out_dim[ax] = (int32_t)(r1 - r0);
+    *count = (int32_t)((r1 - r0) * inner);
 }
 
 /* ---- pad ---- */
@@ -343,14 +328,29 @@ static void pad_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck_st
 
 /* ---- rows of [outer, n, inner]: reduce, softmax, argmax, gather; matmul ---- */
 
+/* Rows of [outer, n, inner] → [outer, inner]: a part is rows [r0, r1) of
+ * outer, reading n x inner elements a row. */
+static void outer_rows(rowplan *rp, int64_t outer, int64_t n, int64_t inner)
+{
+    rp->rows = outer;
+    rp->row_elems = inner;
+    rp->main_in = 0;
+    rp->in_row = n * inner;
+}
+
+static void outer_part(int64_t r0, int64_t r1, int64_t n, int64_t inner, int32_t *part_outer,
+                       int64_t *a, int64_t *b)
+{
+    *part_outer = (int32_t)(r1 - r0);
+    a[0] = r0 * n * inner;
+    b[0] = r1 * n * inner;
+}
+
 static int reduce_rows(const ck_step *s, rowplan *rp)
 {
     if (s->u.reduce.outer <= 1 || s->u.reduce.has_init)
         return -1;
-    rp->rows = s->u.reduce.outer;
-    rp->row_elems = s->u.reduce.inner;
-    rp->main_in = 0;
-    rp->in_row = (int64_t)s->u.reduce.n * s->u.reduce.inner;
+    outer_rows(rp, s->u.reduce.outer, s->u.reduce.n, s->u.reduce.inner);
     return 0;
 }
 
@@ -358,9 +358,7 @@ static void reduce_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck
                         int64_t *a, int64_t *b)
 {
     (void)whole0;
-    ts->u.reduce.outer = (int32_t)(r1 - r0);
-    a[0] = r0 * s->u.reduce.n * s->u.reduce.inner;
-    b[0] = r1 * s->u.reduce.n * s->u.reduce.inner;
+    outer_part(r0, r1, s->u.reduce.n, s->u.reduce.inner, &ts->u.reduce.outer, a, b);
 }
 
 /* A reduction over rows of a banded input ([1, n, inner]): parts along n, in
@@ -419,9 +417,8 @@ static int reduce_carry(tiler *T, const ck_step *s)
 
 static int softmax_rows(const ck_step *s, rowplan *rp)
 {
-    rp->rows = s->u.softmax.outer;
-    rp->row_elems = rp->in_row = s->u.softmax.n;
-    rp->main_in = 0;
+    outer_rows(rp, s->u.softmax.outer, s->u.softmax.n, 1);
+    rp->row_elems = s->u.softmax.n; /* softmax keeps its rows' length */
     return 0;
 }
 
@@ -429,17 +426,12 @@ static void softmax_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, c
                          int64_t *a, int64_t *b)
 {
     (void)whole0;
-    ts->u.softmax.outer = (int32_t)(r1 - r0);
-    a[0] = r0 * s->u.softmax.n;
-    b[0] = r1 * s->u.softmax.n;
+    outer_part(r0, r1, s->u.softmax.n, 1, &ts->u.softmax.outer, a, b);
 }
 
 static int argmax_rows(const ck_step *s, rowplan *rp)
 {
-    rp->rows = s->u.argmax.outer;
-    rp->row_elems = s->u.argmax.inner;
-    rp->main_in = 0;
-    rp->in_row = (int64_t)s->u.argmax.n * s->u.argmax.inner;
+    outer_rows(rp, s->u.argmax.outer, s->u.argmax.n, s->u.argmax.inner);
     return 0;
 }
 
@@ -447,9 +439,7 @@ static void argmax_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck
                         int64_t *a, int64_t *b)
 {
     (void)whole0;
-    ts->u.argmax.outer = (int32_t)(r1 - r0);
-    a[0] = r0 * s->u.argmax.n * s->u.argmax.inner;
-    b[0] = r1 * s->u.argmax.n * s->u.argmax.inner;
+    outer_part(r0, r1, s->u.argmax.n, s->u.argmax.inner, &ts->u.argmax.outer, a, b);
 }
 
 /* Along the outer rows, or (one outer row) along the gathered indices, the
@@ -543,9 +533,9 @@ static void copy_prepare(tiler *T, const ck_step *s)
 static const tile_rule tile_rule_none = {0};
 static const tile_rule tile_rule_copy = {.split = tile_copy, .prepare = copy_prepare};
 static const tile_rule tile_rule_pad = {ROWS(pad)};
-static const tile_rule tile_rule_unary = {ROWS(unary)};
-static const tile_rule tile_rule_binary = {ROWS(binary)};
-static const tile_rule tile_rule_addn = {ROWS(addn)};
+static const tile_rule tile_rule_unary = {ROWS(elementwise)};
+static const tile_rule tile_rule_binary = {ROWS(bcast_kind)};
+static const tile_rule tile_rule_addn = {ROWS(elementwise)};
 static const tile_rule tile_rule_conv2d = {ROWS(conv), .channels = conv_channels,
                                            .set_channels = conv_set_channels};
 static const tile_rule tile_rule_dwconv2d = {ROWS(conv)};
@@ -557,7 +547,7 @@ static const tile_rule tile_rule_softmax = {ROWS(softmax)};
 static const tile_rule tile_rule_argmax = {ROWS(argmax)};
 static const tile_rule tile_rule_resize = {ROWS(resize)};
 static const tile_rule tile_rule_gather = {ROWS(gather)};
-static const tile_rule tile_rule_select = {ROWS(select)};
+static const tile_rule tile_rule_select = {ROWS(bcast_kind)};
 #undef ROWS
 
 const tile_rule *tile_rule_of(ck_kind k)
