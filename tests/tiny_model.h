@@ -17,7 +17,7 @@ typedef struct {
 
 static inline void jb_add(jb *j, const char *fmt, ...)
 {
-    char tmp[1024];
+    char tmp[2048];
     va_list ap;
     va_start(ap, fmt);
     int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
@@ -89,6 +89,39 @@ static inline void tiny_rm_tmp(void)
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_root);
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", tmp_root);
+}
+
+/* A cmocka group's setup and teardown: tmp_root made, then removed. */
+static inline int tiny_setup(void **state)
+{
+    (void)state;
+    return mkdtemp(tmp_root) ? 0 : -1;
+}
+
+static inline int tiny_teardown(void **state)
+{
+    (void)state;
+    tiny_rm_tmp();
+    return 0;
+}
+
+/* x[-1,3] -> Enter -> Exit -> Mul(q) -> Relu, written as tmp_root/staged.json:
+ * the part after the Exit (a frame: the host interpreter) is a later GPU stage
+ * unless stages are off. */
+static inline const char *staged_model(void)
+{
+    jb j = {0};
+    node(&j, "x", "Placeholder", "",
+         "\"dtype\":{\"type\":\"DT_FLOAT\"},\"shape\":{\"shape\":{\"dim\":[{\"size\":\"-1\"},"
+         "{\"size\":\"3\"}]}}");
+    node(&j, "q", "Const", "",
+         "\"dtype\":{\"type\":\"DT_FLOAT\"},\"value\":{\"tensor\":{\"dtype\":\"DT_FLOAT\","
+         "\"tensorShape\":{\"dim\":[{\"size\":\"3\"}]},\"floatVal\":[2,-1,0.5]}}");
+    node(&j, "s", "Enter", "\"x\"", "\"T\":{\"type\":\"DT_FLOAT\"},\"frame_name\":{\"s\":\"Zg==\"}");
+    node(&j, "e", "Exit", "\"s\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
+    node(&j, "m", "Mul", "\"e\",\"q\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
+    node(&j, "y", "Relu", "\"m\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
+    return write_model(&j, "staged.json");
 }
 
 #endif
