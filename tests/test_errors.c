@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "streaminfer.h"
 #include "scratch_dir.h"
+#include "test_util.h"
 
 /* x[1,4] + w[4] → y, with op and weight bytes as given. */
 static char *model_json(const char *op, const char *wshape)
@@ -44,12 +45,7 @@ static void expect_open_error(const char *what, si_result want, const char *need
     si_model *m = NULL;
     si_error err = {0};
     si_result st = open_err(&m, &err);
-    if (st == SI_OK)
-        si_close(m);
-    if (st != want || !strstr(err.message, needle))
-        fail_msg("%s: status %d (want %d), message '%s' (want it to name '%s')", what, st, want,
-                 err.message, needle);
-    assert_null(m);
+    expect_refused(what, st, m, &err, want, needle);
     assert_null(strchr(err.message, '\n'));
 }
 

@@ -19,6 +19,7 @@
 #include "streaminfer.h"
 #include "core.h"
 #include "scratch_dir.h"
+#include "test_util.h"
 
 #define HEAD "{\"format\":\"graph-model\",\"modelTopology\":{\"node\":["
 #define X_4  "{\"name\":\"x\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"}," \
@@ -62,12 +63,7 @@ static void expect_open_error(const char *what, si_result want, const char *need
     si_model *m = NULL;
     si_error err = {0};
     si_result st = open_with(SI_BACKEND_HOST, SI_IO_MMAP, &m, &err);
-    if (st == SI_OK)
-        si_close(m);
-    if (st != want || !strstr(err.message, needle))
-        fail_msg("%s: status %d (want %d), message '%s' (want it to name '%s')", what, st, want,
-                 err.message, needle);
-    assert_null(m);
+    expect_refused(what, st, m, &err, want, needle);
 }
 
 static void expect_runs(const char *what)
