@@ -64,23 +64,29 @@ static inline void placeholder_f32(jb *j, const char *name, const int *dims, int
     node(j, name, "Placeholder", "", a);
 }
 
-/* Scalar inline constants. */
-static inline void const_i(jb *j, const char *name, int v)
+/* Scalar inline constants: a DTYPE Const whose FIELD (intVal, floatVal) holds VAL. */
+static inline void const_scalar(jb *j, const char *name, const char *dtype, const char *field,
+                                const char *val)
 {
     char a[200];
     snprintf(a, sizeof a,
-             "\"dtype\":{\"type\":\"DT_INT32\"},\"value\":{\"tensor\":{\"dtype\":\"DT_INT32\","
-             "\"tensorShape\":{},\"intVal\":[%d]}}", v);
+             "\"dtype\":{\"type\":\"%s\"},\"value\":{\"tensor\":{\"dtype\":\"%s\","
+             "\"tensorShape\":{},\"%s\":[%s]}}", dtype, dtype, field, val);
     node(j, name, "Const", "", a);
+}
+
+static inline void const_i(jb *j, const char *name, int v)
+{
+    char val[16];
+    snprintf(val, sizeof val, "%d", v);
+    const_scalar(j, name, "DT_INT32", "intVal", val);
 }
 
 static inline void const_f(jb *j, const char *name, float v)
 {
-    char a[200];
-    snprintf(a, sizeof a,
-             "\"dtype\":{\"type\":\"DT_FLOAT\"},\"value\":{\"tensor\":{\"dtype\":\"DT_FLOAT\","
-             "\"tensorShape\":{},\"floatVal\":[%.9g]}}", v);
-    node(j, name, "Const", "", a);
+    char val[32];
+    snprintf(val, sizeof val, "%.9g", v);
+    const_scalar(j, name, "DT_FLOAT", "floatVal", val);
 }
 
 static inline void tiny_rm_tmp(void)
