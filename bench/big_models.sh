@@ -21,8 +21,8 @@ B=$1; BIG=$2; OUT=$3; shift 3
     effdet-d7 frcnn-irv2@600 frcnn-irv2@1024
 SI=$B/streaminfer
 mkdir -p "$OUT"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
 LOG=$OUT/big.log
 : >"$LOG"
 have_smi=0
@@ -36,21 +36,6 @@ if [ "$have_smi" = 1 ]; then
     wait "$pid"
     echo "empty streaminfer context: $ctx MiB ($(nvidia-smi --query-gpu=name --format=csv,noheader))" >>"$LOG"
 fi
-key() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2"; }
-mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
-
-# A seeded uniform [0,1) float32 input of [1,S,S,3] as .npy (frcnn's sizes are free).
-make_input() { # SIZE FILE
-    python3 - "$1" "$2" <<'EOF'
-import array, random, sys
-s = int(sys.argv[1]); random.seed(1)
-a = array.array('f', (random.random() for _ in range(s * s * 3)))
-hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, %d, %d, 3), }" % (s, s)
-hdr += ' ' * (63 - (10 + len(hdr)) % 64) + '\n'
-with open(sys.argv[2], 'wb') as f:
-    f.write(b'\x93NUMPY\x01\x00' + len(hdr).to_bytes(2, 'little') + hdr.encode()); a.tofile(f)
-EOF
-}
 
 # One run at a budget ("none": no limit): the stats, the card's peak, the outputs.
 run() { # NAME MODEL BUDGET INPUT_ARGS...
@@ -91,8 +76,7 @@ smallest() { # MODEL INPUT_ARGS...
 } >"$OUT/big.md"
 # the bisections first, all at once in the background (each is many plans, CPU only)
 for spec in "$@"; do
-    name=${spec%@*}; size=""
-    [ "$spec" = "$name" ] || size=${spec#*@}
+    spec_parts "$spec"
     tag=$name${size:+-$size}
     if [ -n "$size" ]; then
         make_input "$size" "$T/in-$size.npy"
@@ -117,8 +101,7 @@ if [ -n "${SMALLEST_RUN:-}" ]; then # the bisections, then a run at each smalles
     } >"$OUT/smallest.md"
     fails=0
     for spec in "$@"; do
-        name=${spec%@*}; size=""
-        [ "$spec" = "$name" ] || size=${spec#*@}
+        spec_parts "$spec"
         tag=$name${size:+-$size}
         sb=$(cat "$T/small-$tag") # (run() sets b)
         set --
@@ -142,8 +125,7 @@ if [ -n "${SMALLEST_RUN:-}" ]; then # the bisections, then a run at each smalles
 fi
 fails=0
 for spec in "$@"; do
-    name=${spec%@*}; size=""
-    [ "$spec" = "$name" ] || size=${spec#*@}
+    spec_parts "$spec"
     m=$BIG/$name
     set --
     [ -z "$size" ] || set -- --input "$T/in-$size.npy"

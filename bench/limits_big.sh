@@ -17,25 +17,8 @@ B=$1; BIG=$2; OUT=$3; shift 3
 [ $# -gt 0 ] || set -- effdet-d0 effdet-d1 effdet-d2 effdet-d3 effdet-d4 effdet-d5 effdet-d6 \
     effdet-d7 frcnn-irv2@600 frcnn-irv2@1024
 SI=$B/streaminfer
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-key() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2"; }
-mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
-now() { date +%s.%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
-
-# A seeded uniform [0,1) float32 input of [1,S,S,3] as .npy (frcnn's sizes are free).
-make_input() { # SIZE FILE
-    python3 - "$1" "$2" <<'EOF'
-import array, random, sys
-s = int(sys.argv[1]); random.seed(1)
-a = array.array('f', (random.random() for _ in range(s * s * 3)))
-hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, %d, %d, 3), }" % (s, s)
-hdr += ' ' * (63 - (10 + len(hdr)) % 64) + '\n'
-with open(sys.argv[2], 'wb') as f:
-    f.write(b'\x93NUMPY\x01\x00' + len(hdr).to_bytes(2, 'little') + hdr.encode()); a.tofile(f)
-EOF
-}
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
 
 [ -f "$OUT" ] || {
     echo "on $("$SI" plan "$BIG/effdet-d0" 2>/dev/null | head -1 | sed 's/^for //')${SI_ARGS:+, with $SI_ARGS}"
@@ -45,8 +28,7 @@ EOF
 } >"$OUT"
 fails=0
 for spec in "$@"; do
-    name=${spec%@*}; size=""
-    [ "$spec" = "$name" ] || size=${spec#*@}
+    spec_parts "$spec"
     m=$BIG/$name
     set --
     if [ -n "$size" ]; then

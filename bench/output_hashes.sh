@@ -13,9 +13,7 @@ C=$2
 OUT=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
 M=$C/human-models/models
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-key() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2"; }
+. "$HERE/lib.sh"
 : >"$OUT"
 hashes() { # ROW DIR
     for f in "$2"/*.npy; do

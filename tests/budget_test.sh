@@ -7,10 +7,9 @@ set -u
 SI=$1
 DIR=$2
 shift 2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
 fails=0
-key() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2"; }
 for name in "$@"; do
     M=$DIR/$name.json
     if ! "$SI" -q --output "$T/$name-full" --stats "$T/$name-full.json" "$M"; then

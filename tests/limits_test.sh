@@ -11,9 +11,8 @@ SI=$1
 M=$2
 MB=$3
 BUD=$4
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-key() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2"; }
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
 fails=0
 fail() { echo "  FAIL $*"; fails=$((fails + 1)); }
 mb=$(numfmt --from=iec "$MB")

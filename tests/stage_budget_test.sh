@@ -9,8 +9,8 @@ SI=$1
 C=$2
 M=$C/human-models/models/handtrack.json
 I="input_tensor=$C/refs/handtrack@input_tensor=1,320,320,3/input_input_tensor.npy"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
 fail() { echo "stage_budget_test: $*"; exit 1; }
 
 "$SI" -q --vram 1M --input "$I" "$M" 2> "$T/err" && fail "1M accepted"

@@ -122,24 +122,11 @@ static void test_attention_is_one_matmul(void **state)
     core_program_free(p);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return mkdtemp(tmp_root) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tiny_rm_tmp();
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_attention_is_one_matmul),
     };
-    return cmocka_run_group_tests_name("einsum", tests, setup, teardown);
+    return cmocka_run_group_tests_name("einsum", tests, tiny_setup, tiny_teardown);
 }

@@ -13,20 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "streaminfer.h"
-
-static char dir[256];
-
-static void write_file(const char *name, const void *data, size_t n)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(data, 1, n, f), n);
-    fclose(f);
-}
-
-static void write_text(const char *name, const char *text) { write_file(name, text, strlen(text)); }
+#include "scratch_dir.h"
+#include "test_util.h"
 
 /* x[1,4] + w[4] → y, with op and weight bytes as given. */
 static char *model_json(const char *op, const char *wshape)
@@ -57,12 +45,7 @@ static void expect_open_error(const char *what, si_result want, const char *need
     si_model *m = NULL;
     si_error err = {0};
     si_result st = open_err(&m, &err);
-    if (st == SI_OK)
-        si_close(m);
-    if (st != want || !strstr(err.message, needle))
-        fail_msg("%s: status %d (want %d), message '%s' (want it to name '%s')", what, st, want,
-                 err.message, needle);
-    assert_null(m);
+    expect_refused(what, st, m, &err, want, needle);
     assert_null(strchr(err.message, '\n'));
 }
 
@@ -170,17 +153,13 @@ static void test_missing_path(void **state)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/si-errors-%d", (int)getpid());
-    mkdir(dir, 0700);
+    scratch_make("si-errors");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good_model_runs), cmocka_unit_test(test_malformed_json),
         cmocka_unit_test(test_shards), cmocka_unit_test(test_unknown_op),
         cmocka_unit_test(test_missing_path),
     };
     int rc = cmocka_run_group_tests_name("bad_input", tests, NULL, NULL);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    scratch_remove();
     return rc;
 }

@@ -15,10 +15,10 @@
 #include <cjson/cJSON.h>
 #include "graph.h"
 #include "interp.h"
+#include "tiny_model.h"
+#include "test_util.h"
 
 /* ---- building tiny graph models ---- */
-
-static char tmp_root[] = "/tmp/si-interp-XXXXXX";
 
 static void b64(const char *s, char *out)
 {
@@ -36,56 +36,6 @@ static void b64(const char *s, char *out)
         out[o++] = i + 2 < n ? t[v & 63] : '=';
     }
     out[o] = 0;
-}
-
-typedef struct {
-    char *buf;
-    size_t len, cap;
-    int n;
-} jb;
-
-static void jb_add(jb *j, const char *fmt, ...)
-{
-    char tmp[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    assert_true(k > 0 && k < (int)sizeof tmp);
-    if (j->len + (size_t)k + 2 > j->cap) {
-        j->cap = (j->len + (size_t)k + 2) * 2;
-        j->buf = realloc(j->buf, j->cap);
-        assert_non_null(j->buf);
-    }
-    if (j->n++)
-        j->buf[j->len++] = ',';
-    memcpy(j->buf + j->len, tmp, (size_t)k + 1);
-    j->len += (size_t)k;
-}
-
-/* A node; ins is a comma-separated list of quoted names, attrs a JSON members list. */
-static void node(jb *j, const char *name, const char *op, const char *ins, const char *attrs)
-{
-    jb_add(j, "{\"name\":\"%s\",\"op\":\"%s\",\"input\":[%s],\"attr\":{%s}}", name, op, ins,
-           attrs ? attrs : "");
-}
-
-static void const_i(jb *j, const char *name, int v)
-{
-    char a[200];
-    snprintf(a, sizeof a,
-             "\"dtype\":{\"type\":\"DT_INT32\"},\"value\":{\"tensor\":{\"dtype\":\"DT_INT32\","
-             "\"tensorShape\":{},\"intVal\":[%d]}}", v);
-    node(j, name, "Const", "", a);
-}
-
-static void const_f(jb *j, const char *name, float v)
-{
-    char a[200];
-    snprintf(a, sizeof a,
-             "\"dtype\":{\"type\":\"DT_FLOAT\"},\"value\":{\"tensor\":{\"dtype\":\"DT_FLOAT\","
-             "\"tensorShape\":{},\"floatVal\":[%.9g]}}", v);
-    node(j, name, "Const", "", a);
 }
 
 static void const_iv(jb *j, const char *name, const int *v, int n)
@@ -157,17 +107,10 @@ static si_result model_open(const char *path, model *md, si_error *err)
     return st;
 }
 
-static void write_model(jb *j, const char *file, model *md)
+/* Writes the model j holds to tmp_root/file (j is emptied) and opens it. */
+static void load_model(jb *j, const char *file, model *md)
 {
-    char path[256];
-    snprintf(path, sizeof path, "%s/%s", tmp_root, file);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fprintf(f, "{\"format\":\"graph-model\",\"modelTopology\":{\"node\":[%s]},\"weightsManifest\":[]}",
-            j->buf ? j->buf : "");
-    fclose(f);
-    free(j->buf);
-    memset(j, 0, sizeof *j);
+    const char *path = write_model(j, file);
     si_error err = {0};
     si_result st = model_open(path, md, &err);
     if (st != SI_OK)
@@ -242,7 +185,7 @@ static void test_while_loop(void **state)
     jb j = {0};
     model md;
     build_while(&j);
-    write_model(&j, "while.json", &md);
+    load_model(&j, "while.json", &md);
     core_valmap *vm = core_valmap_new(md.g);
     int32_t x = 100;
     put(vm, &md, "x", SI_INT32, 0, NULL, &x);
@@ -275,7 +218,7 @@ static void test_cond(void **state)
     node(&j, "f", "Neg", "\"sw\"", NULL);
     node(&j, "m", "Merge", "\"f\",\"t\"", NULL);
     node(&j, "out", "Identity", "\"m\"", NULL);
-    write_model(&j, "cond.json", &md);
+    load_model(&j, "cond.json", &md);
     const float xs[2] = {3.f, -2.f}, want[2] = {6.f, 2.f};
     for (int c = 0; c < 2; c++) {
         core_valmap *vm = core_valmap_new(md.g);
@@ -306,7 +249,7 @@ static void test_cond(void **state)
     node(&j, "sw", "Switch", "\"x\",\"p\"", NULL);
     node(&j, "dead", "Neg", "\"sw\"", NULL);
     node(&j, "live", "Neg", "\"sw:1\"", NULL);
-    write_model(&j, "cond_dead.json", &md);
+    load_model(&j, "cond_dead.json", &md);
     core_valmap *vm = core_valmap_new(md.g);
     put(vm, &md, "x", SI_FLOAT32, 0, NULL, &xs[0]);
     si_error err = {0};
@@ -363,7 +306,7 @@ static void test_tensor_array(void **state)
     node(&j, "x_i", "Exit", "\"s_i\"", NULL);
     node(&j, "g", "TensorArrayGatherV3", "\"ta_out\",\"idx\",\"x_f\"", fl);
     node(&j, "sz", "TensorArraySizeV3", "\"ta_out\",\"x_f\"", NULL);
-    write_model(&j, "ta.json", &md);
+    load_model(&j, "ta.json", &md);
     core_valmap *vm = core_valmap_new(md.g);
     const float xv[6] = {1, 2, 3, 4, 5, 6.5f};
     put(vm, &md, "x", SI_FLOAT32, 2, (int64_t[]){3, 2}, xv);
@@ -449,7 +392,7 @@ static void test_nms_where_graph(void **state)
     node(&j, "i5", "Identity", "\"nms5\"", NULL);
     node(&j, "s5", "Identity", "\"nms5:1\"", NULL);
     node(&j, "w", "Where", "\"cond\"", NULL);
-    write_model(&j, "nms.json", &md);
+    load_model(&j, "nms.json", &md);
     core_valmap *vm = core_valmap_new(md.g);
     put(vm, &md, "boxes", SI_FLOAT32, 2, (int64_t[]){7, 4}, nms_boxes);
     put(vm, &md, "scores", SI_FLOAT32, 1, (int64_t[]){7}, nms_scores);
@@ -490,7 +433,7 @@ static void test_errors(void **state)
     node(&j, "a", "AddV2", "\"x\",\"b\"", NULL);
     node(&j, "b", "Neg", "\"a\"", NULL);
     node(&j, "out", "Identity", "\"b\"", NULL);
-    write_model(&j, "cycle.json", &md);
+    load_model(&j, "cycle.json", &md);
     core_valmap *vm = core_valmap_new(md.g);
     float x = 1;
     put(vm, &md, "x", SI_FLOAT32, 0, NULL, &x);
@@ -509,7 +452,7 @@ static void test_errors(void **state)
     node(&j, "ex", "Exit", "\"x\"", NULL);
     const_i(&j, "k", 5);
     node(&j, "rd", "TensorArrayReadV3", "\"k\",\"k\",\"x\"", NULL);
-    write_model(&j, "bad.json", &md);
+    load_model(&j, "bad.json", &md);
     vm = core_valmap_new(md.g);
     put(vm, &md, "x", SI_FLOAT32, 0, NULL, &x);
     memset(&err, 0, sizeof err);
@@ -524,7 +467,7 @@ static void test_errors(void **state)
     const_f(&j, "iou", 1.5f);
     const_f(&j, "thr", 0.1f);
     node(&j, "nms", "NonMaxSuppressionV3", "\"boxes\",\"scores\",\"maxo\",\"iou\",\"thr\"", NULL);
-    write_model(&j, "nmsbad.json", &md);
+    load_model(&j, "nmsbad.json", &md);
     vm = core_valmap_new(md.g);
     put(vm, &md, "boxes", SI_FLOAT32, 2, (int64_t[]){7, 4}, nms_boxes);
     put(vm, &md, "scores", SI_FLOAT32, 1, (int64_t[]){7}, nms_scores);
@@ -536,25 +479,6 @@ static void test_errors(void **state)
 }
 
 /* ---- whole models against tfjs references ---- */
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s)
-        s[n] = 0;
-    fclose(f);
-    return s;
-}
 
 static double now_s(void)
 {

@@ -149,18 +149,7 @@ static void test_const_without_value(void **state)
 static void test_stage_bound_value(void **state)
 {
     (void)state;
-    jb j = {0};
-    node(&j, "x", "Placeholder", "",
-         "\"dtype\":{\"type\":\"DT_FLOAT\"},\"shape\":{\"shape\":{\"dim\":[{\"size\":\"-1\"},"
-         "{\"size\":\"3\"}]}}");
-    node(&j, "q", "Const", "",
-         "\"dtype\":{\"type\":\"DT_FLOAT\"},\"value\":{\"tensor\":{\"dtype\":\"DT_FLOAT\","
-         "\"tensorShape\":{\"dim\":[{\"size\":\"3\"}]},\"floatVal\":[2,-1,0.5]}}");
-    node(&j, "s", "Enter", "\"x\"", "\"T\":{\"type\":\"DT_FLOAT\"},\"frame_name\":{\"s\":\"Zg==\"}");
-    node(&j, "e", "Exit", "\"s\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
-    node(&j, "m", "Mul", "\"e\",\"q\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
-    node(&j, "y", "Relu", "\"m\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
-    const char *path = write_model(&j, "staged.json");
+    const char *path = staged_model();
     const float x[3] = {1.5f, -2.0f, 4.0f}, want[3] = {3.0f, 2.0f, 2.0f};
     for (int backend = 0; backend < 2; backend++) {
         si_model *m = NULL;

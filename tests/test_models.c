@@ -14,26 +14,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include "streaminfer.h"
+#include "test_util.h"
 
 static const char *cache;
 
-static char *slurp(const char *path)
+/* Output o of the last run: its data, and its size in bytes in *bytes. */
+static const void *output_bytes(si_model *m, int o, size_t *bytes)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s)
-        s[n] = 0;
-    fclose(f);
-    return s;
+    si_error err = {0};
+    si_dtype dt;
+    int rank;
+    int64_t shape[SI_MAX_RANK];
+    const void *data;
+    assert_int_equal(si_output(m, o, &dt, &rank, shape, &data, &err), SI_OK);
+    int64_t n = 1;
+    for (int d = 0; d < rank; d++)
+        n *= shape[d];
+    *bytes = (size_t)n * (dt == SI_BOOL ? 1 : 4);
+    return data;
 }
 
 static double max_abs(si_dtype dt, const void *d, int64_t n)
@@ -167,15 +165,7 @@ static void run_model(void **state)
         void **first = calloc((size_t)no + 1, sizeof *first);
         size_t *bytes = calloc((size_t)no + 1, sizeof *bytes);
         for (int o = 0; o < no; o++) {
-            si_dtype dt;
-            int rank;
-            int64_t shape[SI_MAX_RANK];
-            const void *data;
-            assert_int_equal(si_output(m, o, &dt, &rank, shape, &data, &err), SI_OK);
-            int64_t n = 1;
-            for (int d = 0; d < rank; d++)
-                n *= shape[d];
-            bytes[o] = (size_t)n * (dt == SI_BOOL ? 1 : 4);
+            const void *data = output_bytes(m, o, &bytes[o]);
             first[o] = malloc(bytes[o] + 1);
             memcpy(first[o], data, bytes[o]);
         }
@@ -185,11 +175,9 @@ static void run_model(void **state)
             fail_msg("%s: the second run with the same shapes planned again (%d plans, then %d)",
                      name, plans, n_plans);
         for (int o = 0; o < no; o++) {
-            si_dtype dt;
-            int rank;
-            int64_t shape[SI_MAX_RANK];
-            const void *data;
-            assert_int_equal(si_output(m, o, &dt, &rank, shape, &data, &err), SI_OK);
+            size_t nb;
+            const void *data = output_bytes(m, o, &nb);
+            assert_int_equal(nb, bytes[o]);
             if (memcmp(first[o], data, bytes[o]))
                 fail_msg("%s: output %d differs on the second run", name, o);
             free(first[o]);

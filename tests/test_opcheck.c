@@ -188,19 +188,6 @@ static void test_op_list(void **state)
     assert_null(core_op_excluded("Relu"));
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return mkdtemp(tmp_root) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tiny_rm_tmp();
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -217,5 +204,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_needed_nodes_only),          cmocka_unit_test(test_simpleml_excluded),
         cmocka_unit_test(test_many_unknown),               cmocka_unit_test(test_op_list),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tiny_setup, tiny_teardown);
 }

@@ -27,24 +27,6 @@ static int clear_env(void **state)
     return 0;
 }
 
-/* x[-1,3] -> Enter -> Exit -> Mul(q) -> Relu: the part after the Exit is a
- * later GPU stage unless stages are off. */
-static const char *staged_model(void)
-{
-    jb j = {0};
-    node(&j, "x", "Placeholder", "",
-         "\"dtype\":{\"type\":\"DT_FLOAT\"},\"shape\":{\"shape\":{\"dim\":[{\"size\":\"-1\"},"
-         "{\"size\":\"3\"}]}}");
-    node(&j, "q", "Const", "",
-         "\"dtype\":{\"type\":\"DT_FLOAT\"},\"value\":{\"tensor\":{\"dtype\":\"DT_FLOAT\","
-         "\"tensorShape\":{\"dim\":[{\"size\":\"3\"}]},\"floatVal\":[2,-1,0.5]}}");
-    node(&j, "s", "Enter", "\"x\"", "\"T\":{\"type\":\"DT_FLOAT\"},\"frame_name\":{\"s\":\"Zg==\"}");
-    node(&j, "e", "Exit", "\"s\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
-    node(&j, "m", "Mul", "\"e\",\"q\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
-    node(&j, "y", "Relu", "\"m\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
-    return write_model(&j, "staged.json");
-}
-
 /* Opens the staged model with opt, runs it once, checks the answer, returns
  * the stats. */
 static si_stats run_staged(const char *path, si_options opt)

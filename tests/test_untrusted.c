@@ -18,20 +18,8 @@
 #include <unistd.h>
 #include "streaminfer.h"
 #include "core.h"
-
-static char dir[256];
-
-static void write_file(const char *name, const void *data, size_t n)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(data, 1, n, f), n);
-    fclose(f);
-}
-
-static void write_text(const char *name, const char *text) { write_file(name, text, strlen(text)); }
+#include "scratch_dir.h"
+#include "test_util.h"
 
 #define HEAD "{\"format\":\"graph-model\",\"modelTopology\":{\"node\":["
 #define X_4  "{\"name\":\"x\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"}," \
@@ -75,12 +63,7 @@ static void expect_open_error(const char *what, si_result want, const char *need
     si_model *m = NULL;
     si_error err = {0};
     si_result st = open_with(SI_BACKEND_HOST, SI_IO_MMAP, &m, &err);
-    if (st == SI_OK)
-        si_close(m);
-    if (st != want || !strstr(err.message, needle))
-        fail_msg("%s: status %d (want %d), message '%s' (want it to name '%s')", what, st, want,
-                 err.message, needle);
-    assert_null(m);
+    expect_refused(what, st, m, &err, want, needle);
 }
 
 static void expect_runs(const char *what)
@@ -395,8 +378,7 @@ static void test_shape_count(void **state)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/si-untrusted-%d", (int)getpid());
-    mkdir(dir, 0700);
+    scratch_make("si-untrusted");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_missing_weights), cmocka_unit_test(test_shard_paths),
         cmocka_unit_test(test_shard_shrinks),   cmocka_unit_test(test_hostile_dtype),
@@ -406,9 +388,6 @@ int main(void)
         cmocka_unit_test(test_fuzz_image_reproducers),
     };
     int rc = cmocka_run_group_tests_name("untrusted_models", tests, NULL, NULL);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    scratch_remove();
     return rc;
 }

@@ -10,9 +10,8 @@ set -u
 SI=$1
 M=$2
 shift 2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-key() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2"; }
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
 fails=0
 "$SI" -q --output "$T/full" --stats "$T/full.json" "$M" || { echo "  FAIL no-limit run"; exit 1; }
 lb=$(key lower_bound_bytes "$T/full.json")

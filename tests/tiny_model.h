@@ -17,7 +17,7 @@ typedef struct {
 
 static inline void jb_add(jb *j, const char *fmt, ...)
 {
-    char tmp[1024];
+    char tmp[2048];
     va_list ap;
     va_start(ap, fmt);
     int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
@@ -64,23 +64,29 @@ static inline void placeholder_f32(jb *j, const char *name, const int *dims, int
     node(j, name, "Placeholder", "", a);
 }
 
-/* Scalar inline constants. */
-static inline void const_i(jb *j, const char *name, int v)
+/* Scalar inline constants: a DTYPE Const whose FIELD (intVal, floatVal) holds VAL. */
+static inline void const_scalar(jb *j, const char *name, const char *dtype, const char *field,
+                                const char *val)
 {
     char a[200];
     snprintf(a, sizeof a,
-             "\"dtype\":{\"type\":\"DT_INT32\"},\"value\":{\"tensor\":{\"dtype\":\"DT_INT32\","
-             "\"tensorShape\":{},\"intVal\":[%d]}}", v);
+             "\"dtype\":{\"type\":\"%s\"},\"value\":{\"tensor\":{\"dtype\":\"%s\","
+             "\"tensorShape\":{},\"%s\":[%s]}}", dtype, dtype, field, val);
     node(j, name, "Const", "", a);
+}
+
+static inline void const_i(jb *j, const char *name, int v)
+{
+    char val[16];
+    snprintf(val, sizeof val, "%d", v);
+    const_scalar(j, name, "DT_INT32", "intVal", val);
 }
 
 static inline void const_f(jb *j, const char *name, float v)
 {
-    char a[200];
-    snprintf(a, sizeof a,
-             "\"dtype\":{\"type\":\"DT_FLOAT\"},\"value\":{\"tensor\":{\"dtype\":\"DT_FLOAT\","
-             "\"tensorShape\":{},\"floatVal\":[%.9g]}}", v);
-    node(j, name, "Const", "", a);
+    char val[32];
+    snprintf(val, sizeof val, "%.9g", v);
+    const_scalar(j, name, "DT_FLOAT", "floatVal", val);
 }
 
 static inline void tiny_rm_tmp(void)
@@ -89,6 +95,39 @@ static inline void tiny_rm_tmp(void)
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_root);
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", tmp_root);
+}
+
+/* A cmocka group's setup and teardown: tmp_root made, then removed. */
+static inline int tiny_setup(void **state)
+{
+    (void)state;
+    return mkdtemp(tmp_root) ? 0 : -1;
+}
+
+static inline int tiny_teardown(void **state)
+{
+    (void)state;
+    tiny_rm_tmp();
+    return 0;
+}
+
+/* x[-1,3] -> Enter -> Exit -> Mul(q) -> Relu, written as tmp_root/staged.json:
+ * the part after the Exit (a frame: the host interpreter) is a later GPU stage
+ * unless stages are off. */
+static inline const char *staged_model(void)
+{
+    jb j = {0};
+    node(&j, "x", "Placeholder", "",
+         "\"dtype\":{\"type\":\"DT_FLOAT\"},\"shape\":{\"shape\":{\"dim\":[{\"size\":\"-1\"},"
+         "{\"size\":\"3\"}]}}");
+    node(&j, "q", "Const", "",
+         "\"dtype\":{\"type\":\"DT_FLOAT\"},\"value\":{\"tensor\":{\"dtype\":\"DT_FLOAT\","
+         "\"tensorShape\":{\"dim\":[{\"size\":\"3\"}]},\"floatVal\":[2,-1,0.5]}}");
+    node(&j, "s", "Enter", "\"x\"", "\"T\":{\"type\":\"DT_FLOAT\"},\"frame_name\":{\"s\":\"Zg==\"}");
+    node(&j, "e", "Exit", "\"s\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
+    node(&j, "m", "Mul", "\"e\",\"q\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
+    node(&j, "y", "Relu", "\"m\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
+    return write_model(&j, "staged.json");
 }
 
 #endif

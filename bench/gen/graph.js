@@ -10,17 +10,8 @@ const SHARD_BYTES = 4194304; // the converter's default weight_shard_size_bytes
 const b64 = (s) => Buffer.from(s, 'latin1').toString('base64');
 const DT = { float32: 'DT_FLOAT', int32: 'DT_INT32' };
 
-// mulberry32, the same generator tests/oracle/reference.js uses for inputs.
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return function next() {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// mulberry32, the generator tests/oracle/reference.js makes inputs with.
+const { mulberry32 } = require('../../tests/oracle/reference.js');
 
 class Rng {
   constructor(seed) { this.u = mulberry32(seed); this.spare = null; }
