@@ -96,6 +96,7 @@ in_cache() { # command...
 check "layering check catches wrong includes (self-test)" "$HERE/layering_test.sh" --self-test
 check "include layering (cli, runtime, glkernels, core, pager, io, base)" "$HERE/layering_test.sh" "$HERE/.."
 check "docs/ARCHITECTURE.md names every library source, and only files that exist" "$HERE/docs_test.sh" "$HERE/.."
+check "make deps waits for a held apt lock and retries (stand-ins for apt-get and dpkg-query)" "$HERE/deps_test.sh"
 
 for t in "$B"/tests/test_*; do
     case $t in
