@@ -43,21 +43,17 @@ si_result sh_emit_copy(lower_ctx *c, si_error *err, int in, int out, int n, cons
 si_result sh_emit_slice(lower_ctx *c, si_error *err, int k, int x, const int64_t *begin,
                         const int64_t *step, const int64_t *dims, const core_shape *out_shape);
 
-/* ---- slices, split, unpack, gather (op_slice.c) ---- */
-si_result sh_lower_slice(lower_ctx *c, si_error *err);
-si_result sh_lower_strided_slice(lower_ctx *c, si_error *err);
-si_result sh_lower_split(lower_ctx *c, si_error *err);
-si_result sh_lower_split_v(lower_ctx *c, si_error *err);
-si_result sh_lower_unpack(lower_ctx *c, si_error *err);
-si_result sh_lower_gather(lower_ctx *c, si_error *err);
-si_result sh_lower_gather_nd(lower_ctx *c, si_error *err);
-
-/* ---- concat, pack, pad, depth/space/batch (op_concat.c) ---- */
-si_result sh_lower_concat(lower_ctx *c, si_error *err);
-si_result sh_lower_pack(lower_ctx *c, si_error *err);
-si_result sh_lower_pad(lower_ctx *c, si_error *err);
-si_result sh_lower_depth_space(lower_ctx *c, si_error *err);
-si_result sh_lower_space_to_batch(lower_ctx *c, si_error *err);
-si_result sh_lower_batch_to_space(lower_ctx *c, si_error *err);
+/* The lowerings of the other files of the family, all
+ * si_result sh_lower_<name>(lower_ctx *, si_error *); the rows of the
+ * family's table in op_shape.c name them. */
+#define SH_LOWERINGS(X)                                                      \
+    /* slices, split, unpack, gather (op_slice.c) */                         \
+    X(slice) X(strided_slice) X(split) X(split_v) X(unpack) X(gather)        \
+    X(gather_nd)                                                             \
+    /* concat, pack, pad, depth/space/batch (op_concat.c) */                 \
+    X(concat) X(pack) X(pad) X(depth_space) X(space_to_batch) X(batch_to_space)
+#define SH_DECLARE_LOWERING(name) si_result sh_lower_##name(lower_ctx *c, si_error *err);
+SH_LOWERINGS(SH_DECLARE_LOWERING)
+#undef SH_DECLARE_LOWERING
 
 #endif
