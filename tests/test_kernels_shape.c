@@ -38,17 +38,55 @@ static void expect_exact(double e, const char *what, int rep)
     assert_true(e == 0);
 }
 
+/* A random input for rep: float32 on even reps, int32 on odd ones; rank in
+ * [1, max_rank], at most max_elems elements; its strides in xs. */
+static core_buf random_x(int rep, int max_rank, int max_elems, int64_t *xs)
+{
+    si_dtype dt = rep % 2 ? SI_INT32 : SI_FLOAT32;
+    int rank = kt_randint(1, max_rank);
+    int64_t d[SI_MAX_RANK];
+    random_dims(rank, d, max_elems);
+    core_buf x = random_data(dt, rank, d);
+    core_strides(&x.shape, xs);
+    return x;
+}
+
+/* A copy step of rank dims: dim, in_stride and out_stride per dim. */
+static ck_step copy_step(int rank, const int64_t *dim, const int64_t *in_stride,
+                         const int64_t *out_stride)
+{
+    ck_step s = {.kind = CK_COPY, .n_in = 1, .in = {0}, .out = 1};
+    s.u.copy.rank = rank;
+    for (int i = 0; i < rank; i++) {
+        s.u.copy.dim[i] = (int32_t)dim[i];
+        s.u.copy.in_stride[i] = (int32_t)in_stride[i];
+        s.u.copy.out_stride[i] = (int32_t)out_stride[i];
+    }
+    return s;
+}
+
+/* s on x (and idx where s has two inputs) on the host and on the GPU: the same
+ * output of shape os and x's dtype, bit for bit (init, which may be NULL, its
+ * starting contents). Frees x and idx. */
+static void expect_same(const ck_step *s, core_buf *x, core_buf *idx, const core_shape *os,
+                        const core_buf *init, const char *what, int rep)
+{
+    const core_buf *ins[] = {x, idx};
+    expect_exact(kt_compare(s, ins, x->dtype, os, init), what, rep);
+    kt_free(x);
+    if (idx)
+        kt_free(idx);
+}
+
 /* Transposes: out[i] = x[perm applied], through in_stride permutation. */
 static void test_copy_transpose(void **state)
 {
     (void)state;
     for (int rep = 0; rep < 40; rep++) {
-        si_dtype dt = rep % 2 ? SI_INT32 : SI_FLOAT32;
-        int rank = kt_randint(1, 6);
-        int64_t d[SI_MAX_RANK], xs[SI_MAX_RANK];
-        random_dims(rank, d, 6000);
-        core_buf x = random_data(dt, rank, d);
-        core_strides(&x.shape, xs);
+        int64_t xs[SI_MAX_RANK];
+        core_buf x = random_x(rep, 6, 6000, xs);
+        int rank = x.shape.rank;
+        const int64_t *d = x.shape.d;
         int perm[SI_MAX_RANK];
         for (int i = 0; i < rank; i++)
             perm[i] = i;
@@ -60,18 +98,12 @@ static void test_copy_transpose(void **state)
         core_shape os = {.rank = rank};
         for (int i = 0; i < rank; i++)
             os.d[i] = d[perm[i]];
-        int64_t ostr[SI_MAX_RANK];
+        int64_t ostr[SI_MAX_RANK], istr[SI_MAX_RANK];
         core_strides(&os, ostr);
-        ck_step s = {.kind = CK_COPY, .n_in = 1, .in = {0}, .out = 1};
-        s.u.copy.rank = rank;
-        for (int i = 0; i < rank; i++) {
-            s.u.copy.dim[i] = (int32_t)os.d[i];
-            s.u.copy.in_stride[i] = (int32_t)xs[perm[i]];
-            s.u.copy.out_stride[i] = (int32_t)ostr[i];
-        }
-        const core_buf *ins[] = {&x};
-        expect_exact(kt_compare(&s, ins, dt, &os, NULL), "transpose", rep);
-        kt_free(&x);
+        for (int i = 0; i < rank; i++)
+            istr[i] = xs[perm[i]];
+        ck_step s = copy_step(rank, os.d, istr, ostr);
+        expect_same(&s, &x, NULL, &os, NULL, "transpose", rep);
     }
 }
 
@@ -80,13 +112,10 @@ static void test_copy_strided(void **state)
 {
     (void)state;
     for (int rep = 0; rep < 40; rep++) {
-        si_dtype dt = rep % 2 ? SI_INT32 : SI_FLOAT32;
-        int rank = kt_randint(1, 5);
-        int64_t d[SI_MAX_RANK], xs[SI_MAX_RANK];
-        random_dims(rank, d, 8000);
-        core_buf x = random_data(dt, rank, d);
-        core_strides(&x.shape, xs);
-        ck_step s = {.kind = CK_COPY, .n_in = 1, .in = {0}, .out = 1};
+        int64_t xs[SI_MAX_RANK], istr[SI_MAX_RANK];
+        core_buf x = random_x(rep, 5, 8000, xs);
+        int rank = x.shape.rank;
+        const int64_t *d = x.shape.d;
         core_shape os = {.rank = rank};
         int64_t off = 0;
         for (int i = 0; i < rank; i++) {
@@ -95,19 +124,13 @@ static void test_copy_strided(void **state)
             int64_t n = step > 0 ? (d[i] - b + step - 1) / step : (b + 1 + (-step) - 1) / (-step);
             os.d[i] = n;
             off += b * xs[i];
-            s.u.copy.in_stride[i] = (int32_t)(step * xs[i]);
+            istr[i] = step * xs[i];
         }
         int64_t ostr[SI_MAX_RANK];
         core_strides(&os, ostr);
-        s.u.copy.rank = rank;
-        for (int i = 0; i < rank; i++) {
-            s.u.copy.dim[i] = (int32_t)os.d[i];
-            s.u.copy.out_stride[i] = (int32_t)ostr[i];
-        }
+        ck_step s = copy_step(rank, os.d, istr, ostr);
         s.u.copy.in_offset = (int32_t)off;
-        const core_buf *ins[] = {&x};
-        expect_exact(kt_compare(&s, ins, dt, &os, NULL), "strided", rep);
-        kt_free(&x);
+        expect_same(&s, &x, NULL, &os, NULL, "strided", rep);
     }
 }
 
@@ -140,17 +163,13 @@ static void test_copy_accumulate(void **state)
         core_buf x = random_data(dt, rank, xd);
         int64_t xs[SI_MAX_RANK];
         core_strides(&x.shape, xs);
-        ck_step s = {.kind = CK_COPY, .n_in = 1, .in = {0}, .out = 1, .accumulate = 1};
-        s.u.copy.rank = rank;
-        for (int i = 0; i < rank; i++) {
-            s.u.copy.dim[i] = (int32_t)pd[i];
-            s.u.copy.in_stride[i] = xd[i] == 1 ? 0 : (int32_t)xs[i];
-            s.u.copy.out_stride[i] = (int32_t)ostr[i];
-        }
+        int64_t istr[SI_MAX_RANK];
+        for (int i = 0; i < rank; i++)
+            istr[i] = xd[i] == 1 ? 0 : xs[i];
+        ck_step s = copy_step(rank, pd, istr, ostr);
+        s.accumulate = 1;
         s.u.copy.out_offset = (int32_t)(start * ostr[axis]);
-        const core_buf *ins[] = {&x};
-        expect_exact(kt_compare(&s, ins, dt, &prev.shape, &prev), "accumulate", rep);
-        kt_free(&x);
+        expect_same(&s, &x, NULL, &prev.shape, &prev, "accumulate", rep);
         kt_free(&prev);
     }
 }
@@ -180,9 +199,7 @@ static void test_pad(void **state)
                     os.d[i] = b + d[i] + a;
                     p->out_dim[i] = (int32_t)os.d[i];
                 }
-                const core_buf *ins[] = {&x};
-                expect_exact(kt_compare(&s, ins, dt, &os, NULL), "pad", rep);
-                kt_free(&x);
+                expect_same(&s, &x, NULL, &os, NULL, "pad", rep);
             }
 }
 
@@ -209,10 +226,7 @@ static void test_gather(void **state)
         ck_step s = {.kind = CK_GATHER, .n_in = 2, .in = {0, 1}, .out = 2};
         s.u.gather = (ck_gather_p){.outer = outer, .n = n, .inner = inner, .k = k};
         core_shape os = {.rank = 3, .d = {outer, k, inner}};
-        const core_buf *ins[] = {&x, &idx};
-        expect_exact(kt_compare(&s, ins, dt, &os, NULL), "gather", rep);
-        kt_free(&x);
-        kt_free(&idx);
+        expect_same(&s, &x, &idx, &os, NULL, "gather", rep);
     }
 }
 
@@ -248,10 +262,7 @@ static void test_gathernd(void **state)
                 for (int j = 0; j < d; j++)
                     s.u.gathernd.pdim[j] = (int32_t)pd[j];
                 core_shape os = {.rank = 2, .d = {k, slice}};
-                const core_buf *ins[] = {&x, &idx};
-                expect_exact(kt_compare(&s, ins, dt, &os, NULL), "gathernd", rep);
-                kt_free(&x);
-                kt_free(&idx);
+                expect_same(&s, &x, &idx, &os, NULL, "gathernd", rep);
             }
 }
 
