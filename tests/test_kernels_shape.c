@@ -396,6 +396,37 @@ static int lt_ints(char *buf, size_t n, const char *name, int cnt, const int *v)
     return k;
 }
 
+typedef struct {
+    const char *name;
+    int cnt;
+    const int *v;
+} lt_const;
+
+/* The int32 vector Consts c[0..nc) into buf, comma-separated; returns the length. */
+static int lt_consts(char *buf, size_t size, const lt_const *c, int nc)
+{
+    int n = 0;
+    for (int i = 0; i < nc; i++) {
+        if (i)
+            buf[n++] = ',';
+        n += lt_ints(buf + n, size - (size_t)n, c[i].name, c[i].cnt, c[i].v);
+    }
+    return n;
+}
+
+/* lt_build that must succeed; what (and rep where >= 0) names the failure. */
+static void lt_build_ok(lt_model *t, const core_shape *xs, const char *nodes, const char *what,
+                        int rep)
+{
+    si_error err = {0};
+    si_result st = lt_build(t, xs, nodes, &err);
+    if (st != SI_OK && rep >= 0)
+        fprintf(stderr, "%s rep %d: %s\n", what, rep, err.message);
+    else if (st != SI_OK)
+        fprintf(stderr, "%s: %s\n", what, err.message);
+    assert_int_equal(st, SI_OK);
+}
+
 static void check_values(lt_model *t, int o, const core_shape *want_shape, const float *want)
 {
     core_shape s;
@@ -446,12 +477,8 @@ static void test_lower_strided_slice(void **state)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const ss_case *k = &cases[c];
         char nodes[4096];
-        int n = 0;
-        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "b", k->n, k->begin);
-        nodes[n++] = ',';
-        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "e", k->n, k->end);
-        nodes[n++] = ',';
-        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "s", k->n, k->strides);
+        const lt_const cs[] = {{"b", k->n, k->begin}, {"e", k->n, k->end}, {"s", k->n, k->strides}};
+        int n = lt_consts(nodes, sizeof nodes, cs, 3);
         snprintf(nodes + n, sizeof nodes - (size_t)n,
                  ",{\"name\":\"ss\",\"op\":\"StridedSlice\",\"input\":[\"x\",\"b\",\"e\",\"s\"],"
                  "\"attr\":{\"begin_mask\":{\"i\":\"%d\"},\"end_mask\":{\"i\":\"%d\"},"
@@ -459,11 +486,7 @@ static void test_lower_strided_slice(void **state)
                  "\"shrink_axis_mask\":{\"i\":\"%d\"}}}",
                  k->bm, k->em, k->elm, k->nam, k->sam);
         lt_model t;
-        si_error err = {0};
-        si_result st = lt_build(&t, &xs, nodes, &err);
-        if (st != SI_OK)
-            fprintf(stderr, "%s: %s\n", k->what, err.message);
-        assert_int_equal(st, SI_OK);
+        lt_build_ok(&t, &xs, nodes, k->what, -1);
         float ident[24];
         for (int i = 0; i < 24; i++)
             ident[i] = (float)i;
@@ -480,17 +503,10 @@ static void test_lower_join_split(void **state)
     (void)state;
     core_shape xs = {.rank = 2, .d = {2, 3}}; /* x = [[0,1,2],[3,4,5]] */
     char nodes[8192];
-    int n = 0;
     int one = 1, perm[] = {1, 0}, reps[] = {2, 1}, pads[] = {1, 0, 0, 2}, m1 = -1;
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "ax1", 1, &one);
-    nodes[n++] = ',';
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "perm", 2, perm);
-    nodes[n++] = ',';
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "reps", 2, reps);
-    nodes[n++] = ',';
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "pads", 4, pads);
-    nodes[n++] = ',';
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "flat", 1, &m1);
+    const lt_const cs[] = {{"ax1", 1, &one}, {"perm", 2, perm}, {"reps", 2, reps},
+                           {"pads", 4, pads}, {"flat", 1, &m1}};
+    int n = lt_consts(nodes, sizeof nodes, cs, 5);
     snprintf(nodes + n, sizeof nodes - (size_t)n,
              ",{\"name\":\"cat\",\"op\":\"ConcatV2\",\"input\":[\"x\",\"x\",\"ax1\"],"
              "\"attr\":{\"N\":{\"i\":\"2\"}}}"
@@ -504,11 +520,7 @@ static void test_lower_join_split(void **state)
              ",{\"name\":\"shape\",\"op\":\"Shape\",\"input\":[\"x\"]}"
              ",{\"name\":\"rs\",\"op\":\"Reshape\",\"input\":[\"x\",\"flat\"]}");
     lt_model t;
-    si_error err = {0};
-    si_result st = lt_build(&t, &xs, nodes, &err);
-    if (st != SI_OK)
-        fprintf(stderr, "join/split: %s\n", err.message);
-    assert_int_equal(st, SI_OK);
+    lt_build_ok(&t, &xs, nodes, "join/split", -1);
     /* outputs: nodes nobody consumes, in file order */
     const core_shape s_cat = {2, {2, 6}}, s_pack = {3, {2, 2, 3}}, s_un0 = {1, {2}},
                      s_tr = {2, {3, 2}}, s_tile = {2, {4, 3}}, s_pad = {2, {3, 5}},
@@ -541,21 +553,16 @@ static void test_lower_alias_and_errors(void **state)
     (void)state;
     core_shape xs = {.rank = 3, .d = {1, 4, 1}};
     char nodes[4096];
-    int n = 0, ax = -1, shape[] = {2, -1};
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "ax", 1, &ax);
-    nodes[n++] = ',';
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "shp", 2, shape);
+    int ax = -1, shape[] = {2, -1};
+    const lt_const cs[] = {{"ax", 1, &ax}, {"shp", 2, shape}};
+    int n = lt_consts(nodes, sizeof nodes, cs, 2);
     snprintf(nodes + n, sizeof nodes - (size_t)n,
              ",{\"name\":\"sq\",\"op\":\"Squeeze\",\"input\":[\"x\"],"
              "\"attr\":{\"squeeze_dims\":{\"list\":{\"i\":[\"0\"]}}}}"
              ",{\"name\":\"ed\",\"op\":\"ExpandDims\",\"input\":[\"sq\",\"ax\"]}"
              ",{\"name\":\"rs\",\"op\":\"Reshape\",\"input\":[\"ed\",\"shp\"]}");
     lt_model t;
-    si_error err = {0};
-    si_result st = lt_build(&t, &xs, nodes, &err);
-    if (st != SI_OK)
-        fprintf(stderr, "alias: %s\n", err.message);
-    assert_int_equal(st, SI_OK);
+    lt_build_ok(&t, &xs, nodes, "alias", -1);
     assert_int_equal(t.p->n_steps, 0);
     const core_shape want = {2, {2, 2}};
     const float v[] = {0, 1, 2, 3};
@@ -572,7 +579,7 @@ static void test_lower_alias_and_errors(void **state)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         si_error e2 = {0};
-        st = lt_build(&t, &xs, bad[i], &e2);
+        si_result st = lt_build(&t, &xs, bad[i], &e2);
         assert_int_equal(st, SI_ERR_SHAPE);
         assert_non_null(strstr(e2.message, "node '"));
         lt_free(&t);
@@ -586,16 +593,10 @@ static void test_lower_fold(void **state)
     (void)state;
     core_shape xs = {.rank = 2, .d = {2, 3}};
     char nodes[8192];
-    int n = 0, zero = 0, one = 1, seven = 7, five = 5;
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "b0", 1, &zero);
-    nodes[n++] = ',';
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "e1", 1, &one);
-    nodes[n++] = ',';
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "s1", 1, &one);
-    nodes[n++] = ',';
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "seven", 1, &seven);
-    nodes[n++] = ',';
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "five", 1, &five);
+    int zero = 0, one = 1, seven = 7, five = 5;
+    const lt_const cs[] = {{"b0", 1, &zero}, {"e1", 1, &one}, {"s1", 1, &one},
+                           {"seven", 1, &seven}, {"five", 1, &five}};
+    int n = lt_consts(nodes, sizeof nodes, cs, 5);
     snprintf(nodes + n, sizeof nodes - (size_t)n,
              ",{\"name\":\"shape\",\"op\":\"Shape\",\"input\":[\"x\"]}"
              ",{\"name\":\"ss\",\"op\":\"StridedSlice\",\"input\":[\"shape\",\"b0\",\"e1\",\"s1\"],"
@@ -607,11 +608,7 @@ static void test_lower_fold(void **state)
              ",{\"name\":\"zl\",\"op\":\"ZerosLike\",\"input\":[\"x\"]}"
              ",{\"name\":\"pk2\",\"op\":\"Identity\",\"input\":[\"pk\"]}");
     lt_model t;
-    si_error err = {0};
-    si_result st = lt_build(&t, &xs, nodes, &err);
-    if (st != SI_OK)
-        fprintf(stderr, "fold: %s\n", err.message);
-    assert_int_equal(st, SI_OK);
+    lt_build_ok(&t, &xs, nodes, "fold", -1);
     assert_int_equal(t.p->n_steps, 0);
     assert_int_equal(t.p->n_outputs, 4);
     const core_shape s_fill = {2, {2, 7}}, s_range = {1, {2}}, s_zl = {2, {2, 3}}, s_pk = {1, {2}};
@@ -684,11 +681,7 @@ static void test_lower_depth_space(void **state)
             "\"block_size\":{\"i\":\"2\"}}}"
             ",{\"name\":\"y\",\"op\":\"Identity\",\"input\":[\"d2s\"]}";
         lt_model t;
-        si_error err = {0};
-        si_result st = lt_build(&t, &cases[ci].xs, nodes, &err);
-        if (st != SI_OK)
-            fprintf(stderr, "depth_space: %s\n", err.message);
-        assert_int_equal(st, SI_OK);
+        lt_build_ok(&t, &cases[ci].xs, nodes, "depth_space", -1);
         assert_int_equal(t.p->n_steps, 2);
         assert_int_equal(count_steps(&t, CK_COPY), 2);
         check_identity(&t, 0, &cases[ci].xs);
@@ -715,11 +708,7 @@ static void test_lower_depth_space(void **state)
                  first_d2s ? "DepthToSpace" : "SpaceToDepth", bs,
                  first_d2s ? "SpaceToDepth" : "DepthToSpace", bs);
         lt_model t;
-        si_error err = {0};
-        si_result st = lt_build(&t, &xs, nodes, &err);
-        if (st != SI_OK)
-            fprintf(stderr, "depth_space rep %d: %s\n", rep, err.message);
-        assert_int_equal(st, SI_OK);
+        lt_build_ok(&t, &xs, nodes, "depth_space", rep);
         check_identity(&t, 0, &xs);
         gpu_check_steps(&t, "depth_space random");
         lt_free(&t);
@@ -768,20 +757,14 @@ static void test_lower_space_batch(void **state)
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         char nodes[4096];
-        int n = 0;
-        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "blk", 2, cases[ci].block);
-        nodes[n++] = ',';
-        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "pads", 4, cases[ci].pads);
+        const lt_const cs[] = {{"blk", 2, cases[ci].block}, {"pads", 4, cases[ci].pads}};
+        int n = lt_consts(nodes, sizeof nodes, cs, 2);
         snprintf(nodes + n, sizeof nodes - (size_t)n,
                  ",{\"name\":\"s2b\",\"op\":\"SpaceToBatchND\",\"input\":[\"x\",\"blk\",\"pads\"]}"
                  ",{\"name\":\"b2s\",\"op\":\"BatchToSpaceND\",\"input\":[\"s2b\",\"blk\",\"pads\"]}"
                  ",{\"name\":\"y\",\"op\":\"Identity\",\"input\":[\"s2b\"]}");
         lt_model t;
-        si_error err = {0};
-        si_result st = lt_build(&t, &cases[ci].xs, nodes, &err);
-        if (st != SI_OK)
-            fprintf(stderr, "space_batch: %s\n", err.message);
-        assert_int_equal(st, SI_OK);
+        lt_build_ok(&t, &cases[ci].xs, nodes, "space_batch", -1);
         check_identity(&t, 0, &cases[ci].xs);
         check_values(&t, 1, &cases[ci].ys, cases[ci].want);
         gpu_check_steps(&t, "space_batch");
@@ -807,19 +790,13 @@ static void test_lower_space_batch(void **state)
         for (int i = m + 1; i < xs.rank; i++)
             xs.d[i] = kt_randint(1, 4);
         char nodes[4096];
-        int n = 0;
-        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "blk", m, block);
-        nodes[n++] = ',';
-        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "pads", 2 * m, pads);
+        const lt_const cs[] = {{"blk", m, block}, {"pads", 2 * m, pads}};
+        int n = lt_consts(nodes, sizeof nodes, cs, 2);
         snprintf(nodes + n, sizeof nodes - (size_t)n,
                  ",{\"name\":\"s2b\",\"op\":\"SpaceToBatchND\",\"input\":[\"x\",\"blk\",\"pads\"]}"
                  ",{\"name\":\"b2s\",\"op\":\"BatchToSpaceND\",\"input\":[\"s2b\",\"blk\",\"pads\"]}");
         lt_model t;
-        si_error err = {0};
-        si_result st = lt_build(&t, &xs, nodes, &err);
-        if (st != SI_OK)
-            fprintf(stderr, "space_batch rep %d: %s\n", rep, err.message);
-        assert_int_equal(st, SI_OK);
+        lt_build_ok(&t, &xs, nodes, "space_batch", rep);
         check_identity(&t, 0, &xs);
         gpu_check_steps(&t, "space_batch random");
         lt_free(&t);
@@ -830,10 +807,8 @@ static void test_lower_space_batch(void **state)
     static const char *ops[] = {"SpaceToBatchND", "BatchToSpaceND"};
     for (int i = 0; i < 2; i++) {
         char nodes[4096];
-        int n = 0;
-        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "blk", 2, blk);
-        nodes[n++] = ',';
-        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "pads", 4, pads);
+        const lt_const cs[] = {{"blk", 2, blk}, {"pads", 4, pads}};
+        int n = lt_consts(nodes, sizeof nodes, cs, 2);
         snprintf(nodes + n, sizeof nodes - (size_t)n,
                  ",{\"name\":\"op\",\"op\":\"%s\",\"input\":[\"x\",\"blk\",\"pads\"]}", ops[i]);
         lt_model t;
