@@ -283,6 +283,23 @@ static si_result lt_no_weights(void *user, int weight, void *dst4, si_error *err
     return base_fail(err, SI_ERR_ARG, "no weights here");
 }
 
+/* Step s's inputs in t's storage: ins[i], and insp[i] = &ins[i] where s->in[i] >= 0. */
+static void lt_step_ins(const lt_model *t, const ck_step *s, core_buf *ins, const core_buf **insp)
+{
+    const core_program *p = t->p;
+    for (int i = 0; i < s->n_in; i++) {
+        if (s->in[i] < 0)
+            continue;
+        int r = core_storage(p, s->in[i]);
+        const core_tensor *ct = &p->tensors[r];
+        ins[i] = (core_buf){.dtype = p->tensors[s->in[i]].dtype,
+                            .shape = p->tensors[s->in[i]].shape,
+                            .data = ct->kind == PT_INPUT ? (void *)t->x
+                                    : ct->kind == PT_CONST ? ct->host : t->root[r]};
+        insp[i] = &ins[i];
+    }
+}
+
 /* nodes: JSON array body after the placeholder "x" of shape xs (float32). */
 static si_result lt_build(lt_model *t, const core_shape *xs, const char *nodes, si_error *err)
 {
@@ -329,17 +346,7 @@ static si_result lt_build(lt_model *t, const core_shape *xs, const char *nodes, 
         const ck_step *s = &p->steps[k];
         core_buf ins[CK_MAX_IN];
         const core_buf *insp[CK_MAX_IN] = {0};
-        for (int i = 0; i < s->n_in; i++) {
-            if (s->in[i] < 0)
-                continue;
-            int r = core_storage(p, s->in[i]);
-            const core_tensor *ct = &p->tensors[r];
-            ins[i] = (core_buf){.dtype = p->tensors[s->in[i]].dtype,
-                                .shape = p->tensors[s->in[i]].shape,
-                                .data = ct->kind == PT_INPUT ? (void *)t->x
-                                        : ct->kind == PT_CONST ? ct->host : t->root[r]};
-            insp[i] = &ins[i];
-        }
+        lt_step_ins(t, s, ins, insp);
         core_buf out = {.dtype = p->tensors[s->out].dtype, .shape = p->tensors[s->out].shape,
                         .data = t->root[core_storage(p, s->out)]};
         st = ck_host_run(s, insp, &out, err);
@@ -632,17 +639,7 @@ static void gpu_check_steps(lt_model *t, const char *what)
         const ck_step *s = &p->steps[k];
         core_buf ins[CK_MAX_IN];
         const core_buf *insp[CK_MAX_IN] = {0};
-        for (int i = 0; i < s->n_in; i++) {
-            if (s->in[i] < 0)
-                continue;
-            int r = core_storage(p, s->in[i]);
-            const core_tensor *ct = &p->tensors[r];
-            ins[i] = (core_buf){.dtype = p->tensors[s->in[i]].dtype,
-                                .shape = p->tensors[s->in[i]].shape,
-                                .data = ct->kind == PT_INPUT ? (void *)t->x
-                                        : ct->kind == PT_CONST ? ct->host : t->root[r]};
-            insp[i] = &ins[i];
-        }
+        lt_step_ins(t, s, ins, insp);
         expect_exact(kt_compare(s, insp, p->tensors[s->out].dtype, &p->tensors[s->out].shape,
                                 NULL), what, k);
     }
