@@ -4,11 +4,9 @@
 # checks that every output is bitwise identical and that the pager's peak stays
 # within the budget.    tests/budget_test.sh STREAMINFER MODELS_DIR MODEL...
 set -u
-SI=$1
-DIR=$2
+SI=$1 DIR=$2
 shift 2
-HERE=$(cd "$(dirname "$0")" && pwd)
-. "$HERE/lib.sh"
+. "$(dirname "$0")/lib.sh"
 fails=0
 for name in "$@"; do
     M=$DIR/$name.json

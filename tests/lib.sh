@@ -1,4 +1,4 @@
-# Sourced by the test scripts (HERE: this folder):   . "$HERE/lib.sh"
+# Sourced by the test scripts:   . "$(dirname "$0")/lib.sh"
 # T: a scratch folder, removed when the script exits.
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

@@ -582,31 +582,34 @@ static void test_bad_input(void **state)
     snprintf(have, sizeof have, "%zu", g1_cut[1] + 10);
     expect_fail(path_in("short", "model.json"), SI_ERR_FORMAT, "group1-shard3of3.bin", need, have);
 
-    bad_model("dtype", ONE_WEIGHT("float64", ""));
-    write_bytes("dtype", "s.bin", zeros, 64);
-    expect_fail(path_in("dtype", NULL), SI_ERR_FORMAT, "dtype/model.json", "wname", "float64");
-
-    bad_model("string", ONE_WEIGHT("string", ""));
-    write_bytes("string", "s.bin", zeros, 64);
-    expect_fail(path_in("string", NULL), SI_ERR_UNSUPPORTED, "string/model.json", "wname", NULL);
-
-    bad_model("quant", ONE_WEIGHT("float32", ",\"quantization\":{\"dtype\":\"int4\",\"min\":0,\"scale\":1}"));
-    write_bytes("quant", "s.bin", zeros, 64);
-    expect_fail(path_in("quant", NULL), SI_ERR_UNSUPPORTED, "quant/model.json", "wname", "int4");
-
-    bad_model("qnoscale", ONE_WEIGHT("float32", ",\"quantization\":{\"dtype\":\"uint8\",\"min\":0}"));
-    write_bytes("qnoscale", "s.bin", zeros, 64);
-    expect_fail(path_in("qnoscale", NULL), SI_ERR_FORMAT, "qnoscale/model.json", "wname", NULL);
-
-    bad_model("f16int", ONE_WEIGHT("int32", ",\"quantization\":{\"dtype\":\"float16\"}"));
-    write_bytes("f16int", "s.bin", zeros, 64);
-    expect_fail(path_in("f16int", NULL), SI_ERR_UNSUPPORTED, "f16int/model.json", "wname", NULL);
-
-    bad_model("badshape",
-              "{\"format\":\"graph-model\",\"modelTopology\":{\"node\":[]},\"weightsManifest\":[{"
-              "\"paths\":[\"s.bin\"],\"weights\":[{\"name\":\"wname\",\"shape\":[2,-1],\"dtype\":\"float32\"}]}]}");
-    write_bytes("badshape", "s.bin", zeros, 64);
-    expect_fail(path_in("badshape", NULL), SI_ERR_FORMAT, "badshape/model.json", "wname", NULL);
+    /* one weight s.bin whose manifest entry is wrong: the error names the file
+     * and the weight (and what is wrong with it where n3) */
+    static const struct {
+        const char *sub, *json;
+        si_result want;
+        const char *n3;
+    } weight_cases[] = {
+        {"dtype", ONE_WEIGHT("float64", ""), SI_ERR_FORMAT, "float64"},
+        {"string", ONE_WEIGHT("string", ""), SI_ERR_UNSUPPORTED, NULL},
+        {"quant", ONE_WEIGHT("float32", ",\"quantization\":{\"dtype\":\"int4\",\"min\":0,\"scale\":1}"),
+         SI_ERR_UNSUPPORTED, "int4"},
+        {"qnoscale", ONE_WEIGHT("float32", ",\"quantization\":{\"dtype\":\"uint8\",\"min\":0}"),
+         SI_ERR_FORMAT, NULL},
+        {"f16int", ONE_WEIGHT("int32", ",\"quantization\":{\"dtype\":\"float16\"}"), SI_ERR_UNSUPPORTED,
+         NULL},
+        {"badshape",
+         "{\"format\":\"graph-model\",\"modelTopology\":{\"node\":[]},\"weightsManifest\":[{"
+         "\"paths\":[\"s.bin\"],\"weights\":[{\"name\":\"wname\",\"shape\":[2,-1],\"dtype\":\"float32\"}]}]}",
+         SI_ERR_FORMAT, NULL},
+    };
+    for (size_t i = 0; i < sizeof weight_cases / sizeof weight_cases[0]; i++) {
+        char file[64];
+        snprintf(file, sizeof file, "%s/model.json", weight_cases[i].sub);
+        bad_model(weight_cases[i].sub, weight_cases[i].json);
+        write_bytes(weight_cases[i].sub, "s.bin", zeros, 64);
+        expect_fail(path_in(weight_cases[i].sub, NULL), weight_cases[i].want, file, "wname",
+                    weight_cases[i].n3);
+    }
 
     bad_model("badattr", "{\"format\":\"graph-model\",\"modelTopology\":{\"node\":["
                          "{\"name\":\"conv\",\"op\":\"Conv2D\",\"attr\":{\"T\":{\"type\":\"DT_FLOAT\"},"

@@ -38,17 +38,55 @@ static void expect_exact(double e, const char *what, int rep)
     assert_true(e == 0);
 }
 
+/* A random input for rep: float32 on even reps, int32 on odd ones; rank in
+ * [1, max_rank], at most max_elems elements; its strides in xs. */
+static core_buf random_x(int rep, int max_rank, int max_elems, int64_t *xs)
+{
+    si_dtype dt = rep % 2 ? SI_INT32 : SI_FLOAT32;
+    int rank = kt_randint(1, max_rank);
+    int64_t d[SI_MAX_RANK];
+    random_dims(rank, d, max_elems);
+    core_buf x = random_data(dt, rank, d);
+    core_strides(&x.shape, xs);
+    return x;
+}
+
+/* A copy step of rank dims: dim, in_stride and out_stride per dim. */
+static ck_step copy_step(int rank, const int64_t *dim, const int64_t *in_stride,
+                         const int64_t *out_stride)
+{
+    ck_step s = {.kind = CK_COPY, .n_in = 1, .in = {0}, .out = 1};
+    s.u.copy.rank = rank;
+    for (int i = 0; i < rank; i++) {
+        s.u.copy.dim[i] = (int32_t)dim[i];
+        s.u.copy.in_stride[i] = (int32_t)in_stride[i];
+        s.u.copy.out_stride[i] = (int32_t)out_stride[i];
+    }
+    return s;
+}
+
+/* s on x (and idx where s has two inputs) on the host and on the GPU: the same
+ * output of shape os and x's dtype, bit for bit (init, which may be NULL, its
+ * starting contents). Frees x and idx. */
+static void expect_same(const ck_step *s, core_buf *x, core_buf *idx, const core_shape *os,
+                        const core_buf *init, const char *what, int rep)
+{
+    const core_buf *ins[] = {x, idx};
+    expect_exact(kt_compare(s, ins, x->dtype, os, init), what, rep);
+    kt_free(x);
+    if (idx)
+        kt_free(idx);
+}
+
 /* Transposes: out[i] = x[perm applied], through in_stride permutation. */
 static void test_copy_transpose(void **state)
 {
     (void)state;
     for (int rep = 0; rep < 40; rep++) {
-        si_dtype dt = rep % 2 ? SI_INT32 : SI_FLOAT32;
-        int rank = kt_randint(1, 6);
-        int64_t d[SI_MAX_RANK], xs[SI_MAX_RANK];
-        random_dims(rank, d, 6000);
-        core_buf x = random_data(dt, rank, d);
-        core_strides(&x.shape, xs);
+        int64_t xs[SI_MAX_RANK];
+        core_buf x = random_x(rep, 6, 6000, xs);
+        int rank = x.shape.rank;
+        const int64_t *d = x.shape.d;
         int perm[SI_MAX_RANK];
         for (int i = 0; i < rank; i++)
             perm[i] = i;
@@ -60,18 +98,12 @@ static void test_copy_transpose(void **state)
         core_shape os = {.rank = rank};
         for (int i = 0; i < rank; i++)
             os.d[i] = d[perm[i]];
-        int64_t ostr[SI_MAX_RANK];
+        int64_t ostr[SI_MAX_RANK], istr[SI_MAX_RANK];
         core_strides(&os, ostr);
-        ck_step s = {.kind = CK_COPY, .n_in = 1, .in = {0}, .out = 1};
-        s.u.copy.rank = rank;
-        for (int i = 0; i < rank; i++) {
-            s.u.copy.dim[i] = (int32_t)os.d[i];
-            s.u.copy.in_stride[i] = (int32_t)xs[perm[i]];
-            s.u.copy.out_stride[i] = (int32_t)ostr[i];
-        }
-        const core_buf *ins[] = {&x};
-        expect_exact(kt_compare(&s, ins, dt, &os, NULL), "transpose", rep);
-        kt_free(&x);
+        for (int i = 0; i < rank; i++)
+            istr[i] = xs[perm[i]];
+        ck_step s = copy_step(rank, os.d, istr, ostr);
+        expect_same(&s, &x, NULL, &os, NULL, "transpose", rep);
     }
 }
 
@@ -80,13 +112,10 @@ static void test_copy_strided(void **state)
 {
     (void)state;
     for (int rep = 0; rep < 40; rep++) {
-        si_dtype dt = rep % 2 ? SI_INT32 : SI_FLOAT32;
-        int rank = kt_randint(1, 5);
-        int64_t d[SI_MAX_RANK], xs[SI_MAX_RANK];
-        random_dims(rank, d, 8000);
-        core_buf x = random_data(dt, rank, d);
-        core_strides(&x.shape, xs);
-        ck_step s = {.kind = CK_COPY, .n_in = 1, .in = {0}, .out = 1};
+        int64_t xs[SI_MAX_RANK], istr[SI_MAX_RANK];
+        core_buf x = random_x(rep, 5, 8000, xs);
+        int rank = x.shape.rank;
+        const int64_t *d = x.shape.d;
         core_shape os = {.rank = rank};
         int64_t off = 0;
         for (int i = 0; i < rank; i++) {
@@ -95,19 +124,13 @@ static void test_copy_strided(void **state)
             int64_t n = step > 0 ? (d[i] - b + step - 1) / step : (b + 1 + (-step) - 1) / (-step);
             os.d[i] = n;
             off += b * xs[i];
-            s.u.copy.in_stride[i] = (int32_t)(step * xs[i]);
+            istr[i] = step * xs[i];
         }
         int64_t ostr[SI_MAX_RANK];
         core_strides(&os, ostr);
-        s.u.copy.rank = rank;
-        for (int i = 0; i < rank; i++) {
-            s.u.copy.dim[i] = (int32_t)os.d[i];
-            s.u.copy.out_stride[i] = (int32_t)ostr[i];
-        }
+        ck_step s = copy_step(rank, os.d, istr, ostr);
         s.u.copy.in_offset = (int32_t)off;
-        const core_buf *ins[] = {&x};
-        expect_exact(kt_compare(&s, ins, dt, &os, NULL), "strided", rep);
-        kt_free(&x);
+        expect_same(&s, &x, NULL, &os, NULL, "strided", rep);
     }
 }
 
@@ -140,17 +163,13 @@ static void test_copy_accumulate(void **state)
         core_buf x = random_data(dt, rank, xd);
         int64_t xs[SI_MAX_RANK];
         core_strides(&x.shape, xs);
-        ck_step s = {.kind = CK_COPY, .n_in = 1, .in = {0}, .out = 1, .accumulate = 1};
-        s.u.copy.rank = rank;
-        for (int i = 0; i < rank; i++) {
-            s.u.copy.dim[i] = (int32_t)pd[i];
-            s.u.copy.in_stride[i] = xd[i] == 1 ? 0 : (int32_t)xs[i];
-            s.u.copy.out_stride[i] = (int32_t)ostr[i];
-        }
+        int64_t istr[SI_MAX_RANK];
+        for (int i = 0; i < rank; i++)
+            istr[i] = xd[i] == 1 ? 0 : xs[i];
+        ck_step s = copy_step(rank, pd, istr, ostr);
+        s.accumulate = 1;
         s.u.copy.out_offset = (int32_t)(start * ostr[axis]);
-        const core_buf *ins[] = {&x};
-        expect_exact(kt_compare(&s, ins, dt, &prev.shape, &prev), "accumulate", rep);
-        kt_free(&x);
+        expect_same(&s, &x, NULL, &prev.shape, &prev, "accumulate", rep);
         kt_free(&prev);
     }
 }
@@ -180,9 +199,7 @@ static void test_pad(void **state)
                     os.d[i] = b + d[i] + a;
                     p->out_dim[i] = (int32_t)os.d[i];
                 }
-                const core_buf *ins[] = {&x};
-                expect_exact(kt_compare(&s, ins, dt, &os, NULL), "pad", rep);
-                kt_free(&x);
+                expect_same(&s, &x, NULL, &os, NULL, "pad", rep);
             }
 }
 
@@ -209,10 +226,7 @@ static void test_gather(void **state)
         ck_step s = {.kind = CK_GATHER, .n_in = 2, .in = {0, 1}, .out = 2};
         s.u.gather = (ck_gather_p){.outer = outer, .n = n, .inner = inner, .k = k};
         core_shape os = {.rank = 3, .d = {outer, k, inner}};
-        const core_buf *ins[] = {&x, &idx};
-        expect_exact(kt_compare(&s, ins, dt, &os, NULL), "gather", rep);
-        kt_free(&x);
-        kt_free(&idx);
+        expect_same(&s, &x, &idx, &os, NULL, "gather", rep);
     }
 }
 
@@ -248,10 +262,7 @@ static void test_gathernd(void **state)
                 for (int j = 0; j < d; j++)
                     s.u.gathernd.pdim[j] = (int32_t)pd[j];
                 core_shape os = {.rank = 2, .d = {k, slice}};
-                const core_buf *ins[] = {&x, &idx};
-                expect_exact(kt_compare(&s, ins, dt, &os, NULL), "gathernd", rep);
-                kt_free(&x);
-                kt_free(&idx);
+                expect_same(&s, &x, &idx, &os, NULL, "gathernd", rep);
             }
 }
 
@@ -270,6 +281,23 @@ static si_result lt_no_weights(void *user, int weight, void *dst4, si_error *err
 {
     (void)user, (void)weight, (void)dst4;
     return base_fail(err, SI_ERR_ARG, "no weights here");
+}
+
+/* Step s's inputs in t's storage: ins[i], and insp[i] = &ins[i] where s->in[i] >= 0. */
+static void lt_step_ins(const lt_model *t, const ck_step *s, core_buf *ins, const core_buf **insp)
+{
+    const core_program *p = t->p;
+    for (int i = 0; i < s->n_in; i++) {
+        if (s->in[i] < 0)
+            continue;
+        int r = core_storage(p, s->in[i]);
+        const core_tensor *ct = &p->tensors[r];
+        ins[i] = (core_buf){.dtype = p->tensors[s->in[i]].dtype,
+                            .shape = p->tensors[s->in[i]].shape,
+                            .data = ct->kind == PT_INPUT ? (void *)t->x
+                                    : ct->kind == PT_CONST ? ct->host : t->root[r]};
+        insp[i] = &ins[i];
+    }
 }
 
 /* nodes: JSON array body after the placeholder "x" of shape xs (float32). */
@@ -318,17 +346,7 @@ static si_result lt_build(lt_model *t, const core_shape *xs, const char *nodes, 
         const ck_step *s = &p->steps[k];
         core_buf ins[CK_MAX_IN];
         const core_buf *insp[CK_MAX_IN] = {0};
-        for (int i = 0; i < s->n_in; i++) {
-            if (s->in[i] < 0)
-                continue;
-            int r = core_storage(p, s->in[i]);
-            const core_tensor *ct = &p->tensors[r];
-            ins[i] = (core_buf){.dtype = p->tensors[s->in[i]].dtype,
-                                .shape = p->tensors[s->in[i]].shape,
-                                .data = ct->kind == PT_INPUT ? (void *)t->x
-                                        : ct->kind == PT_CONST ? ct->host : t->root[r]};
-            insp[i] = &ins[i];
-        }
+        lt_step_ins(t, s, ins, insp);
         core_buf out = {.dtype = p->tensors[s->out].dtype, .shape = p->tensors[s->out].shape,
                         .data = t->root[core_storage(p, s->out)]};
         st = ck_host_run(s, insp, &out, err);
@@ -385,6 +403,37 @@ static int lt_ints(char *buf, size_t n, const char *name, int cnt, const int *v)
     return k;
 }
 
+typedef struct {
+    const char *name;
+    int cnt;
+    const int *v;
+} lt_const;
+
+/* The int32 vector Consts c[0..nc) into buf, comma-separated; returns the length. */
+static int lt_consts(char *buf, size_t size, const lt_const *c, int nc)
+{
+    int n = 0;
+    for (int i = 0; i < nc; i++) {
+        if (i)
+            buf[n++] = ',';
+        n += lt_ints(buf + n, size - (size_t)n, c[i].name, c[i].cnt, c[i].v);
+    }
+    return n;
+}
+
+/* lt_build that must succeed; what (and rep where >= 0) names the failure. */
+static void lt_build_ok(lt_model *t, const core_shape *xs, const char *nodes, const char *what,
+                        int rep)
+{
+    si_error err = {0};
+    si_result st = lt_build(t, xs, nodes, &err);
+    if (st != SI_OK && rep >= 0)
+        fprintf(stderr, "%s rep %d: %s\n", what, rep, err.message);
+    else if (st != SI_OK)
+        fprintf(stderr, "%s: %s\n", what, err.message);
+    assert_int_equal(st, SI_OK);
+}
+
 static void check_values(lt_model *t, int o, const core_shape *want_shape, const float *want)
 {
     core_shape s;
@@ -435,12 +484,8 @@ static void test_lower_strided_slice(void **state)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const ss_case *k = &cases[c];
         char nodes[4096];
-        int n = 0;
-        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "b", k->n, k->begin);
-        nodes[n++] = ',';
-        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "e", k->n, k->end);
-        nodes[n++] = ',';
-        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "s", k->n, k->strides);
+        const lt_const cs[] = {{"b", k->n, k->begin}, {"e", k->n, k->end}, {"s", k->n, k->strides}};
+        int n = lt_consts(nodes, sizeof nodes, cs, 3);
         snprintf(nodes + n, sizeof nodes - (size_t)n,
                  ",{\"name\":\"ss\",\"op\":\"StridedSlice\",\"input\":[\"x\",\"b\",\"e\",\"s\"],"
                  "\"attr\":{\"begin_mask\":{\"i\":\"%d\"},\"end_mask\":{\"i\":\"%d\"},"
@@ -448,11 +493,7 @@ static void test_lower_strided_slice(void **state)
                  "\"shrink_axis_mask\":{\"i\":\"%d\"}}}",
                  k->bm, k->em, k->elm, k->nam, k->sam);
         lt_model t;
-        si_error err = {0};
-        si_result st = lt_build(&t, &xs, nodes, &err);
-        if (st != SI_OK)
-            fprintf(stderr, "%s: %s\n", k->what, err.message);
-        assert_int_equal(st, SI_OK);
+        lt_build_ok(&t, &xs, nodes, k->what, -1);
         float ident[24];
         for (int i = 0; i < 24; i++)
             ident[i] = (float)i;
@@ -469,17 +510,10 @@ static void test_lower_join_split(void **state)
     (void)state;
     core_shape xs = {.rank = 2, .d = {2, 3}}; /* x = [[0,1,2],[3,4,5]] */
     char nodes[8192];
-    int n = 0;
     int one = 1, perm[] = {1, 0}, reps[] = {2, 1}, pads[] = {1, 0, 0, 2}, m1 = -1;
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "ax1", 1, &one);
-    nodes[n++] = ',';
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "perm", 2, perm);
-    nodes[n++] = ',';
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "reps", 2, reps);
-    nodes[n++] = ',';
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "pads", 4, pads);
-    nodes[n++] = ',';
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "flat", 1, &m1);
+    const lt_const cs[] = {{"ax1", 1, &one}, {"perm", 2, perm}, {"reps", 2, reps},
+                           {"pads", 4, pads}, {"flat", 1, &m1}};
+    int n = lt_consts(nodes, sizeof nodes, cs, 5);
     snprintf(nodes + n, sizeof nodes - (size_t)n,
              ",{\"name\":\"cat\",\"op\":\"ConcatV2\",\"input\":[\"x\",\"x\",\"ax1\"],"
              "\"attr\":{\"N\":{\"i\":\"2\"}}}"
@@ -493,11 +527,7 @@ static void test_lower_join_split(void **state)
              ",{\"name\":\"shape\",\"op\":\"Shape\",\"input\":[\"x\"]}"
              ",{\"name\":\"rs\",\"op\":\"Reshape\",\"input\":[\"x\",\"flat\"]}");
     lt_model t;
-    si_error err = {0};
-    si_result st = lt_build(&t, &xs, nodes, &err);
-    if (st != SI_OK)
-        fprintf(stderr, "join/split: %s\n", err.message);
-    assert_int_equal(st, SI_OK);
+    lt_build_ok(&t, &xs, nodes, "join/split", -1);
     /* outputs: nodes nobody consumes, in file order */
     const core_shape s_cat = {2, {2, 6}}, s_pack = {3, {2, 2, 3}}, s_un0 = {1, {2}},
                      s_tr = {2, {3, 2}}, s_tile = {2, {4, 3}}, s_pad = {2, {3, 5}},
@@ -530,21 +560,16 @@ static void test_lower_alias_and_errors(void **state)
     (void)state;
     core_shape xs = {.rank = 3, .d = {1, 4, 1}};
     char nodes[4096];
-    int n = 0, ax = -1, shape[] = {2, -1};
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "ax", 1, &ax);
-    nodes[n++] = ',';
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "shp", 2, shape);
+    int ax = -1, shape[] = {2, -1};
+    const lt_const cs[] = {{"ax", 1, &ax}, {"shp", 2, shape}};
+    int n = lt_consts(nodes, sizeof nodes, cs, 2);
     snprintf(nodes + n, sizeof nodes - (size_t)n,
              ",{\"name\":\"sq\",\"op\":\"Squeeze\",\"input\":[\"x\"],"
              "\"attr\":{\"squeeze_dims\":{\"list\":{\"i\":[\"0\"]}}}}"
              ",{\"name\":\"ed\",\"op\":\"ExpandDims\",\"input\":[\"sq\",\"ax\"]}"
              ",{\"name\":\"rs\",\"op\":\"Reshape\",\"input\":[\"ed\",\"shp\"]}");
     lt_model t;
-    si_error err = {0};
-    si_result st = lt_build(&t, &xs, nodes, &err);
-    if (st != SI_OK)
-        fprintf(stderr, "alias: %s\n", err.message);
-    assert_int_equal(st, SI_OK);
+    lt_build_ok(&t, &xs, nodes, "alias", -1);
     assert_int_equal(t.p->n_steps, 0);
     const core_shape want = {2, {2, 2}};
     const float v[] = {0, 1, 2, 3};
@@ -561,7 +586,7 @@ static void test_lower_alias_and_errors(void **state)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         si_error e2 = {0};
-        st = lt_build(&t, &xs, bad[i], &e2);
+        si_result st = lt_build(&t, &xs, bad[i], &e2);
         assert_int_equal(st, SI_ERR_SHAPE);
         assert_non_null(strstr(e2.message, "node '"));
         lt_free(&t);
@@ -575,16 +600,10 @@ static void test_lower_fold(void **state)
     (void)state;
     core_shape xs = {.rank = 2, .d = {2, 3}};
     char nodes[8192];
-    int n = 0, zero = 0, one = 1, seven = 7, five = 5;
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "b0", 1, &zero);
-    nodes[n++] = ',';
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "e1", 1, &one);
-    nodes[n++] = ',';
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "s1", 1, &one);
-    nodes[n++] = ',';
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "seven", 1, &seven);
-    nodes[n++] = ',';
-    n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "five", 1, &five);
+    int zero = 0, one = 1, seven = 7, five = 5;
+    const lt_const cs[] = {{"b0", 1, &zero}, {"e1", 1, &one}, {"s1", 1, &one},
+                           {"seven", 1, &seven}, {"five", 1, &five}};
+    int n = lt_consts(nodes, sizeof nodes, cs, 5);
     snprintf(nodes + n, sizeof nodes - (size_t)n,
              ",{\"name\":\"shape\",\"op\":\"Shape\",\"input\":[\"x\"]}"
              ",{\"name\":\"ss\",\"op\":\"StridedSlice\",\"input\":[\"shape\",\"b0\",\"e1\",\"s1\"],"
@@ -596,11 +615,7 @@ static void test_lower_fold(void **state)
              ",{\"name\":\"zl\",\"op\":\"ZerosLike\",\"input\":[\"x\"]}"
              ",{\"name\":\"pk2\",\"op\":\"Identity\",\"input\":[\"pk\"]}");
     lt_model t;
-    si_error err = {0};
-    si_result st = lt_build(&t, &xs, nodes, &err);
-    if (st != SI_OK)
-        fprintf(stderr, "fold: %s\n", err.message);
-    assert_int_equal(st, SI_OK);
+    lt_build_ok(&t, &xs, nodes, "fold", -1);
     assert_int_equal(t.p->n_steps, 0);
     assert_int_equal(t.p->n_outputs, 4);
     const core_shape s_fill = {2, {2, 7}}, s_range = {1, {2}}, s_zl = {2, {2, 3}}, s_pk = {1, {2}};
@@ -624,17 +639,7 @@ static void gpu_check_steps(lt_model *t, const char *what)
         const ck_step *s = &p->steps[k];
         core_buf ins[CK_MAX_IN];
         const core_buf *insp[CK_MAX_IN] = {0};
-        for (int i = 0; i < s->n_in; i++) {
-            if (s->in[i] < 0)
-                continue;
-            int r = core_storage(p, s->in[i]);
-            const core_tensor *ct = &p->tensors[r];
-            ins[i] = (core_buf){.dtype = p->tensors[s->in[i]].dtype,
-                                .shape = p->tensors[s->in[i]].shape,
-                                .data = ct->kind == PT_INPUT ? (void *)t->x
-                                        : ct->kind == PT_CONST ? ct->host : t->root[r]};
-            insp[i] = &ins[i];
-        }
+        lt_step_ins(t, s, ins, insp);
         expect_exact(kt_compare(s, insp, p->tensors[s->out].dtype, &p->tensors[s->out].shape,
                                 NULL), what, k);
     }
@@ -673,11 +678,7 @@ static void test_lower_depth_space(void **state)
             "\"block_size\":{\"i\":\"2\"}}}"
             ",{\"name\":\"y\",\"op\":\"Identity\",\"input\":[\"d2s\"]}";
         lt_model t;
-        si_error err = {0};
-        si_result st = lt_build(&t, &cases[ci].xs, nodes, &err);
-        if (st != SI_OK)
-            fprintf(stderr, "depth_space: %s\n", err.message);
-        assert_int_equal(st, SI_OK);
+        lt_build_ok(&t, &cases[ci].xs, nodes, "depth_space", -1);
         assert_int_equal(t.p->n_steps, 2);
         assert_int_equal(count_steps(&t, CK_COPY), 2);
         check_identity(&t, 0, &cases[ci].xs);
@@ -704,11 +705,7 @@ static void test_lower_depth_space(void **state)
                  first_d2s ? "DepthToSpace" : "SpaceToDepth", bs,
                  first_d2s ? "SpaceToDepth" : "DepthToSpace", bs);
         lt_model t;
-        si_error err = {0};
-        si_result st = lt_build(&t, &xs, nodes, &err);
-        if (st != SI_OK)
-            fprintf(stderr, "depth_space rep %d: %s\n", rep, err.message);
-        assert_int_equal(st, SI_OK);
+        lt_build_ok(&t, &xs, nodes, "depth_space", rep);
         check_identity(&t, 0, &xs);
         gpu_check_steps(&t, "depth_space random");
         lt_free(&t);
@@ -757,20 +754,14 @@ static void test_lower_space_batch(void **state)
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         char nodes[4096];
-        int n = 0;
-        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "blk", 2, cases[ci].block);
-        nodes[n++] = ',';
-        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "pads", 4, cases[ci].pads);
+        const lt_const cs[] = {{"blk", 2, cases[ci].block}, {"pads", 4, cases[ci].pads}};
+        int n = lt_consts(nodes, sizeof nodes, cs, 2);
         snprintf(nodes + n, sizeof nodes - (size_t)n,
                  ",{\"name\":\"s2b\",\"op\":\"SpaceToBatchND\",\"input\":[\"x\",\"blk\",\"pads\"]}"
                  ",{\"name\":\"b2s\",\"op\":\"BatchToSpaceND\",\"input\":[\"s2b\",\"blk\",\"pads\"]}"
                  ",{\"name\":\"y\",\"op\":\"Identity\",\"input\":[\"s2b\"]}");
         lt_model t;
-        si_error err = {0};
-        si_result st = lt_build(&t, &cases[ci].xs, nodes, &err);
-        if (st != SI_OK)
-            fprintf(stderr, "space_batch: %s\n", err.message);
-        assert_int_equal(st, SI_OK);
+        lt_build_ok(&t, &cases[ci].xs, nodes, "space_batch", -1);
         check_identity(&t, 0, &cases[ci].xs);
         check_values(&t, 1, &cases[ci].ys, cases[ci].want);
         gpu_check_steps(&t, "space_batch");
@@ -796,19 +787,13 @@ static void test_lower_space_batch(void **state)
         for (int i = m + 1; i < xs.rank; i++)
             xs.d[i] = kt_randint(1, 4);
         char nodes[4096];
-        int n = 0;
-        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "blk", m, block);
-        nodes[n++] = ',';
-        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "pads", 2 * m, pads);
+        const lt_const cs[] = {{"blk", m, block}, {"pads", 2 * m, pads}};
+        int n = lt_consts(nodes, sizeof nodes, cs, 2);
         snprintf(nodes + n, sizeof nodes - (size_t)n,
                  ",{\"name\":\"s2b\",\"op\":\"SpaceToBatchND\",\"input\":[\"x\",\"blk\",\"pads\"]}"
                  ",{\"name\":\"b2s\",\"op\":\"BatchToSpaceND\",\"input\":[\"s2b\",\"blk\",\"pads\"]}");
         lt_model t;
-        si_error err = {0};
-        si_result st = lt_build(&t, &xs, nodes, &err);
-        if (st != SI_OK)
-            fprintf(stderr, "space_batch rep %d: %s\n", rep, err.message);
-        assert_int_equal(st, SI_OK);
+        lt_build_ok(&t, &xs, nodes, "space_batch", rep);
         check_identity(&t, 0, &xs);
         gpu_check_steps(&t, "space_batch random");
         lt_free(&t);
@@ -819,10 +804,8 @@ static void test_lower_space_batch(void **state)
     static const char *ops[] = {"SpaceToBatchND", "BatchToSpaceND"};
     for (int i = 0; i < 2; i++) {
         char nodes[4096];
-        int n = 0;
-        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "blk", 2, blk);
-        nodes[n++] = ',';
-        n += lt_ints(nodes + n, sizeof nodes - (size_t)n, "pads", 4, pads);
+        const lt_const cs[] = {{"blk", 2, blk}, {"pads", 4, pads}};
+        int n = lt_consts(nodes, sizeof nodes, cs, 2);
         snprintf(nodes + n, sizeof nodes - (size_t)n,
                  ",{\"name\":\"op\",\"op\":\"%s\",\"input\":[\"x\",\"blk\",\"pads\"]}", ops[i]);
         lt_model t;

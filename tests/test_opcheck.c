@@ -100,29 +100,21 @@ static void test_needed_nodes_only(void **state)
     (void)state;
     char path[300];
     snprintf(path, sizeof path, "%s/needed.json", tmp_root);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("{\"format\":\"graph-model\",\"signature\":{\"outputs\":{\"y\":{\"name\":\"out:0\"}}},"
-          "\"modelTopology\":{\"node\":["
-          "{\"name\":\"x\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"},"
-          "\"shape\":{\"shape\":{\"dim\":[{\"size\":\"2\"}]}}}},"
-          "{\"name\":\"unused\",\"op\":\"FFT\",\"input\":[\"x\"]},"
-          "{\"name\":\"out\",\"op\":\"Relu\",\"input\":[\"x\"]}]},\"weightsManifest\":[]}",
-          f);
-    fclose(f);
+    write_text(path, "{\"format\":\"graph-model\",\"signature\":{\"outputs\":{\"y\":{\"name\":\"out:0\"}}},"
+               "\"modelTopology\":{\"node\":["
+               "{\"name\":\"x\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"},"
+               "\"shape\":{\"shape\":{\"dim\":[{\"size\":\"2\"}]}}}},"
+               "{\"name\":\"unused\",\"op\":\"FFT\",\"input\":[\"x\"]},"
+               "{\"name\":\"out\",\"op\":\"Relu\",\"input\":[\"x\"]}]},\"weightsManifest\":[]}");
     si_error err;
     if (open_model(path, &err) != SI_OK)
         fail_msg("%s", err.message);
-    f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("{\"format\":\"graph-model\",\"signature\":{\"outputs\":{\"y\":{\"name\":\"out:0\"}}},"
-          "\"modelTopology\":{\"node\":["
-          "{\"name\":\"x\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"},"
-          "\"shape\":{\"shape\":{\"dim\":[{\"size\":\"2\"}]}}}},"
-          "{\"name\":\"p\",\"op\":\"Print\",\"input\":[\"x\"]},"
-          "{\"name\":\"out\",\"op\":\"Relu\",\"input\":[\"x\",\"^p\"]}]},\"weightsManifest\":[]}",
-          f);
-    fclose(f);
+    write_text(path, "{\"format\":\"graph-model\",\"signature\":{\"outputs\":{\"y\":{\"name\":\"out:0\"}}},"
+               "\"modelTopology\":{\"node\":["
+               "{\"name\":\"x\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"},"
+               "\"shape\":{\"shape\":{\"dim\":[{\"size\":\"2\"}]}}}},"
+               "{\"name\":\"p\",\"op\":\"Print\",\"input\":[\"x\"]},"
+               "{\"name\":\"out\",\"op\":\"Relu\",\"input\":[\"x\",\"^p\"]}]},\"weightsManifest\":[]}");
     assert_int_equal(open_model(path, &err), SI_ERR_UNSUPPORTED);
     assert_non_null(strstr(err.message, "1 unknown op: 'Print' (node 'p')"));
 }

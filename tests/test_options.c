@@ -248,22 +248,19 @@ static void test_progress(void **state)
     assert_int_equal(mkdir(dir, 0755), 0);
     snprintf(path, sizeof path, "%s/model.json", dir);
     snprintf(bin, sizeof bin, "%s/w.bin", dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("{\"format\":\"graph-model\",\"modelTopology\":{\"node\":["
-          "{\"name\":\"x\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"},"
-          "\"shape\":{\"shape\":{\"dim\":[{\"size\":\"8\"},{\"size\":\"3\"}]}}}},"
-          "{\"name\":\"w\",\"op\":\"Const\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"}}},"
-          "{\"name\":\"y\",\"op\":\"Mul\",\"input\":[\"x\",\"w\"],\"attr\":{\"T\":{\"type\":\"DT_FLOAT\"}}}]},"
-          "\"weightsManifest\":[{\"paths\":[\"w.bin\"],\"weights\":[{\"name\":\"w\",\"shape\":[3],"
-          "\"dtype\":\"float32\"}]}]}", f);
-    fclose(f);
+    write_text(path, "{\"format\":\"graph-model\",\"modelTopology\":{\"node\":["
+               "{\"name\":\"x\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"},"
+               "\"shape\":{\"shape\":{\"dim\":[{\"size\":\"8\"},{\"size\":\"3\"}]}}}},"
+               "{\"name\":\"w\",\"op\":\"Const\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"}}},"
+               "{\"name\":\"y\",\"op\":\"Mul\",\"input\":[\"x\",\"w\"],\"attr\":{\"T\":{\"type\":\"DT_FLOAT\"}}}]},"
+               "\"weightsManifest\":[{\"paths\":[\"w.bin\"],\"weights\":[{\"name\":\"w\",\"shape\":[3],"
+               "\"dtype\":\"float32\"}]}]}");
     /* 8 rows: more than CORE_VALUE_INPUT_MAX elements, so a GPU step runs */
     const float w[3] = {2, -1, 0.5f};
     float x[24];
     for (int i = 0; i < 24; i++)
         x[i] = (float)i - 11.5f;
-    f = fopen(bin, "wb");
+    FILE *f = fopen(bin, "wb");
     assert_non_null(f);
     assert_int_equal(fwrite(w, sizeof w, 1, f), 1);
     fclose(f);

@@ -7,11 +7,9 @@
 # smallest budget that could work.
 #   tests/tiling_test.sh STREAMINFER MODEL_DIR BUDGET...
 set -u
-SI=$1
-M=$2
+SI=$1 M=$2
 shift 2
-HERE=$(cd "$(dirname "$0")" && pwd)
-. "$HERE/lib.sh"
+. "$(dirname "$0")/lib.sh"
 fails=0
 "$SI" -q --output "$T/full" --stats "$T/full.json" "$M" || { echo "  FAIL no-limit run"; exit 1; }
 lb=$(key lower_bound_bytes "$T/full.json")

@@ -40,6 +40,15 @@ static inline void node(jb *j, const char *name, const char *op, const char *ins
            attrs ? attrs : "");
 }
 
+/* Writes a hand-written model (or any text) to path; fails the test where it cannot. */
+static inline void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
 static inline const char *write_model(jb *j, const char *file)
 {
     static char path[256];
