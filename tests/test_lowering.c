@@ -37,32 +37,20 @@ static int build_chain(jb *j)
     int negations = 0;
     for (int i = 0; i < N_CHAIN; i++) {
         snprintf(name, sizeof name, "n%d", i);
-        switch (i % 6) {
-        case 0:
-            snprintf(ins, sizeof ins, "\"%s\"", prev);
-            node(j, name, "Identity", ins, "\"T\":{\"type\":\"DT_FLOAT\"}");
-            break;
-        case 1:
-            snprintf(ins, sizeof ins, "\"%s\"", prev);
-            node(j, name, "IdentityN", ins, "\"T\":{\"list\":{\"type\":[\"DT_FLOAT\"]}}");
-            break;
-        case 2:
-            snprintf(ins, sizeof ins, "\"axis\",\"%s\"", prev);
-            node(j, name, "Split", ins, "\"num_split\":{\"i\":\"1\"},\"T\":{\"type\":\"DT_FLOAT\"}");
-            break;
-        case 3:
-            snprintf(ins, sizeof ins, "\"%s\",\"ones\"", prev);
-            node(j, name, "Tile", ins, "\"T\":{\"type\":\"DT_FLOAT\"}");
-            break;
-        case 4:
-            snprintf(ins, sizeof ins, "\"%s\"", prev);
-            node(j, name, "Neg", ins, "\"T\":{\"type\":\"DT_FLOAT\"}");
-            negations++;
-            break;
-        default:
-            snprintf(ins, sizeof ins, "\"%s\"", prev);
-            node(j, name, "Snapshot", ins, "\"T\":{\"type\":\"DT_FLOAT\"}");
-        }
+        /* the six ops of the chain, in turn; ins: the node's inputs, %s the previous node */
+        static const struct {
+            const char *op, *ins, *attr;
+        } link[6] = {
+            {"Identity", "\"%s\"", "\"T\":{\"type\":\"DT_FLOAT\"}"},
+            {"IdentityN", "\"%s\"", "\"T\":{\"list\":{\"type\":[\"DT_FLOAT\"]}}"},
+            {"Split", "\"axis\",\"%s\"", "\"num_split\":{\"i\":\"1\"},\"T\":{\"type\":\"DT_FLOAT\"}"},
+            {"Tile", "\"%s\",\"ones\"", "\"T\":{\"type\":\"DT_FLOAT\"}"},
+            {"Neg", "\"%s\"", "\"T\":{\"type\":\"DT_FLOAT\"}"},
+            {"Snapshot", "\"%s\"", "\"T\":{\"type\":\"DT_FLOAT\"}"},
+        };
+        snprintf(ins, sizeof ins, link[i % 6].ins, prev);
+        node(j, name, link[i % 6].op, ins, link[i % 6].attr);
+        negations += i % 6 == 4;
         snprintf(prev, sizeof prev, "%s", name);
     }
     return negations;
