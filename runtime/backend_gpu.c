@@ -83,18 +83,13 @@ static int on_host(const si_model *m, const ck_step *st)
     return ck_runs_on_host(st->kind) || ck_loop_iterations(st) > glk_max_loop_iterations(m->gpu);
 }
 
-/* A host step in a GPU plan: its inputs come back, its output goes up. */
-static si_result run_host_step_on_gpu_data(si_model *m, const ck_step *st, si_error *err)
+/* The inputs of step st read back from the arena into host buffers (freed
+ * by free_inputs, also after a failure); insp[i] NULL where there is none. */
+static si_result read_inputs(si_model *m, const ck_step *st, core_buf *ins,
+                             const core_buf **insp, si_error *err)
 {
     const core_program *p = m->prog;
-    core_buf ins[CK_MAX_IN];
-    const core_buf *insp[CK_MAX_IN] = {0};
     si_result rc = SI_OK;
-    const core_tensor *o = &p->tensors[st->out];
-    int ob = m->buf_of[core_storage(p, st->out)];
-    core_buf out = {o->dtype, o->shape, malloc(m->pb.buffers[ob].bytes + 4)};
-    if (!out.data)
-        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     for (int i = 0; i < st->n_in && rc == SI_OK; i++) {
         if (st->in[i] < 0)
             continue;
@@ -106,15 +101,35 @@ static si_result run_host_step_on_gpu_data(si_model *m, const ck_step *st, si_er
                          : base_fail(err, SI_ERR_NOMEM, "out of memory");
         m->st.bytes_downloaded += m->pb.buffers[b].bytes;
     }
+    return rc;
+}
+
+static void free_inputs(const ck_step *st, core_buf *ins, const core_buf **insp)
+{
+    for (int i = 0; i < st->n_in; i++)
+        if (insp[i])
+            free(ins[i].data);
+}
+
+/* A host step in a GPU plan: its inputs come back, its output goes up. */
+static si_result run_host_step_on_gpu_data(si_model *m, const ck_step *st, si_error *err)
+{
+    const core_program *p = m->prog;
+    core_buf ins[CK_MAX_IN];
+    const core_buf *insp[CK_MAX_IN] = {0};
+    const core_tensor *o = &p->tensors[st->out];
+    int ob = m->buf_of[core_storage(p, st->out)];
+    core_buf out = {o->dtype, o->shape, malloc(m->pb.buffers[ob].bytes + 4)};
+    if (!out.data)
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    si_result rc = read_inputs(m, st, ins, insp, err);
     if (rc == SI_OK)
         rc = ck_host_run(st, insp, &out, err);
     if (rc == SI_OK) {
         rc = glk_upload(m->gpu, m->arena, m->off[ob], out.data, m->pb.buffers[ob].bytes, err);
         m->st.bytes_uploaded += m->pb.buffers[ob].bytes;
     }
-    for (int i = 0; i < st->n_in; i++)
-        if (insp[i])
-            free(ins[i].data);
+    free_inputs(st, ins, insp);
     free(out.data);
     return rc;
 }
@@ -152,20 +167,21 @@ static void gpu_check_step(si_model *m, int s)
     core_buf ins[CK_MAX_IN];
     const core_buf *insp[CK_MAX_IN] = {0};
     si_error err = {0};
-    for (int i = 0; i < st->n_in; i++) {
-        if (st->in[i] < 0)
-            continue;
-        const core_tensor *t = &p->tensors[st->in[i]];
-        int b = m->buf_of[core_storage(p, st->in[i])];
-        ins[i] = (core_buf){t->dtype, t->shape, malloc(m->pb.buffers[b].bytes + 4)};
-        gpu_read(m, m->off[b], ins[i].data, m->pb.buffers[b].bytes, &err);
-        insp[i] = &ins[i];
-    }
     const core_tensor *o = &p->tensors[st->out];
     int ob = m->buf_of[core_storage(p, st->out)];
-    uint64_t bytes = m->pb.buffers[ob].bytes;
+    uint64_t bytes = m->pb.buffers[ob].bytes, down = m->st.bytes_downloaded;
     core_buf gpu = {o->dtype, o->shape, malloc(bytes + 4)}, host = {o->dtype, o->shape, malloc(bytes + 4)};
-    gpu_read(m, m->off[ob], gpu.data, bytes, &err);
+    si_result rc = gpu.data && host.data ? read_inputs(m, st, ins, insp, &err) : SI_ERR_NOMEM;
+    m->st.bytes_downloaded = down; /* a check is not the run's traffic */
+    if (rc == SI_OK)
+        rc = gpu_read(m, m->off[ob], gpu.data, bytes, &err);
+    if (rc != SI_OK) {
+        fprintf(stderr, "check: step %d not checked: %s\n", s, rc == SI_ERR_NOMEM ? "out of memory" : err.message);
+        free_inputs(st, ins, insp);
+        free(gpu.data);
+        free(host.data);
+        return;
+    }
     memcpy(host.data, gpu.data, bytes); /* accumulating copies keep earlier writes */
     ck_host_run(st, insp, &host, &err);
     double worst = 0, scale = 1;
@@ -185,9 +201,7 @@ static void gpu_check_step(si_model *m, int s)
     if (worst / scale > tol)
         fprintf(stderr, "check: step %d %s node '%s': max|gpu-host| %g (scale %g) at %lld\n", s,
                 ck_kind_name(st->kind), m->io->nodes[st->node].name, worst, scale, (long long)at);
-    for (int i = 0; i < st->n_in; i++)
-        if (insp[i])
-            free(ins[i].data);
+    free_inputs(st, ins, insp);
     free(gpu.data);
     free(host.data);
 }
