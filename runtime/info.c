@@ -140,8 +140,6 @@ static void add_limits(cJSON *r, si_model *m)
     cJSON_AddNumberToObject(r, "lower_bound_bytes", (double)st.lower_bound_bytes);
 }
 
-/* The smallest budget: what a budget of one byte's refusal names, plus the
- * driver's share it says to add. 0 where it names none. */
 /* N of the "X MiB (N bytes)" that follows phrase in a message (base_size's
  * form); 0 where there is none. */
 static unsigned long long bytes_after(const char *msg, const char *phrase)
@@ -153,6 +151,8 @@ static unsigned long long bytes_after(const char *msg, const char *phrase)
     return n;
 }
 
+/* The smallest budget: what a budget of one byte's refusal names, plus the
+ * driver's share it says to add. 0 where it names none. */
 static uint64_t smallest_budget(const char *path, const si_options *opt, const si_tensor_in *in, int n)
 {
     si_options o = *opt;
