@@ -83,7 +83,9 @@
     /* CropAndResize: boxes, box_ind → per-box sampling table */                           \
     X(CROP_BOXES, crop_boxes, crop, NULL, -1, out, one, none)                              \
     /* CropAndResize: image, that table → crops */                                         \
-    X(CROP_RESIZE, crop_resize, crop, "crop_resize", -1, out, one, none)
+    X(CROP_RESIZE, crop_resize, crop, "crop_resize", -1, out, one, none)                    \
+    /* Multinomial: logits [batch, events] → int32 [batch, samples] (core/op_random.c) */  \
+    X(MULTINOMIAL, multinomial, multinomial, NULL, -1, out, one, none)
 
 typedef enum {
 #define CK_KIND_ENUM(K, name, params, shader, variant, inv, iters, tiling) CK_##K,
@@ -285,6 +287,14 @@ typedef struct {
     float extrapolation;
 } ck_crop_p;
 
+/* Multinomial (core/op_random.c), on the host: tfjs draws from seedrandom's
+ * alea in float64 and compares against a float32 cdf. The seed is the attr's
+ * 64 bits, or (derived) a hash of the node's name where tfjs would draw one. */
+typedef struct {
+    int32_t batch, events, samples;
+    int32_t seed_lo, seed_hi, derived;
+} ck_multinomial_p;
+
 enum { CK_CROP_OUTSIDE = -1, CK_CROP_NAN = -2, CK_CROP_SKIP = -3 };
 
 /* The parameter blocks, each a member of ck_step.u: X(type, member). */
@@ -293,7 +303,8 @@ enum { CK_CROP_OUTSIDE = -1, CK_CROP_NAN = -2, CK_CROP_SKIP = -3 };
     X(ck_addn_p, addn) X(ck_conv_p, conv) X(ck_matmul_p, matmul) X(ck_pool_p, pool)            \
     X(ck_reduce_p, reduce) X(ck_softmax_p, softmax) X(ck_argmax_p, argmax)                     \
     X(ck_resize_p, resize) X(ck_gather_p, gather) X(ck_gathernd_p, gathernd)                   \
-    X(ck_dequant_p, dequant) X(ck_topk_p, topk) X(ck_select_p, select) X(ck_crop_p, crop)
+    X(ck_dequant_p, dequant) X(ck_topk_p, topk) X(ck_select_p, select) X(ck_crop_p, crop)    \
+    X(ck_multinomial_p, multinomial)
 
 typedef struct {
     ck_kind kind;

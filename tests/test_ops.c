@@ -27,6 +27,11 @@ typedef struct {
     int n_in, n_out;
     char in_name[MAX_IO][128], in_file[MAX_IO][128], out_file[MAX_IO][128];
     double tol;
+    /* unseeded random ops (tfjs draws a new seed every run): the values must
+     * lie in [lo, hi] and, with moments, their mean and standard deviation be
+     * within mtol of mean and std; tfjs's outputs give only shape and dtype */
+    int has_range, has_moments;
+    double lo, hi, mean, std, mtol;
 } case_spec;
 
 typedef struct {
@@ -70,6 +75,13 @@ static int read_spec(const char *dir, case_spec *c)
             snprintf(c->out_file[c->n_out++], 128, "%s", a);
         else if (k == 2 && !strcmp(key, "tol"))
             c->tol = atof(a);
+        else if (k == 3 && !strcmp(key, "range")) {
+            c->has_range = 1;
+            c->lo = atof(a);
+            c->hi = atof(b);
+        } else if (!strcmp(key, "moments") &&
+                   sscanf(line, "%*s %lf %lf %lf", &c->mean, &c->std, &c->mtol) == 3)
+            c->has_moments = 1;
     }
     fclose(f);
     return c->op[0] && c->n_out ? 0 : -1;
@@ -137,9 +149,35 @@ static double elem(const tensor *t, int64_t i)
     return ((const uint8_t *)t->data)[i];
 }
 
-/* 0 when out matches ref; else why. */
-static int compare(const tensor *out, const tensor *ref, double tol, char *why, size_t n)
+/* The range and moments of an unseeded random op's output (case_spec). */
+static int check_random(const tensor *out, const case_spec *c, char *why, size_t n)
 {
+    int64_t cnt = count_of(out);
+    double sum = 0, sq = 0;
+    for (int64_t i = 0; i < cnt; i++) {
+        double v = elem(out, i);
+        if (!(v >= c->lo && v <= c->hi)) {
+            snprintf(why, n, "element %lld: %.9g outside [%g, %g]", (long long)i, v, c->lo, c->hi);
+            return -1;
+        }
+        sum += v;
+        sq += v * v;
+    }
+    if (c->has_moments && cnt > 1) {
+        double mean = sum / (double)cnt, sd = sqrt(fmax(0, sq / (double)cnt - mean * mean));
+        if (fabs(mean - c->mean) > c->mtol || fabs(sd - c->std) > c->mtol) {
+            snprintf(why, n, "mean %.4g and standard deviation %.4g, expected %g and %g (+-%g)",
+                     mean, sd, c->mean, c->std, c->mtol);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* 0 when out matches ref (or, for an unseeded random op, its range); else why. */
+static int compare(const tensor *out, const tensor *ref, const case_spec *c, char *why, size_t n)
+{
+    double tol = c->tol;
     if (out->dt != ref->dt) {
         snprintf(why, n, "dtype %s, tfjs %s", si_dtype_name(out->dt), si_dtype_name(ref->dt));
         return -1;
@@ -153,6 +191,8 @@ static int compare(const tensor *out, const tensor *ref, double tol, char *why, 
                  ref->rank ? (long long)ref->shape[0] : 0LL);
         return -1;
     }
+    if (c->has_range)
+        return check_random(out, c, why, n);
     for (int64_t i = 0; i < count_of(ref); i++) {
         double o = elem(out, i), r = elem(ref, i);
         int ok;
@@ -192,7 +232,7 @@ static int check_against(const char *what, const char *name, const case_spec *c,
         return -1;
     }
     for (int k = 0; k < c->n_out; k++)
-        if (compare(&o->t[k], &refs[k], c->tol, why, sizeof why)) {
+        if (compare(&o->t[k], &refs[k], c, why, sizeof why)) {
             printf("FAIL %s (%s): %s output %d: %s\n", name, c->op, what, k, why);
             return -1;
         }

@@ -86,6 +86,9 @@ async function runCase(tf, loadGraphModel, dir, c) {
     lines.push(`output ${file}`);
   }
   lines.push(`tol ${c.tol != null ? c.tol : 1e-3}`);
+  // unseeded random ops: tfjs's values are a fresh draw, only the range counts
+  if (c.range) lines.push(`range ${c.range[0]} ${c.range[1]}`);
+  if (c.moments) lines.push(`moments ${c.moments.join(' ')}`);
   fs.writeFileSync(path.join(dir, 'case.txt'), lines.join('\n') + '\n');
   tf.dispose(res);
   tf.dispose(Object.values(feed));
