@@ -11,6 +11,7 @@
  * computed by the model (proposals after an NMS); the table is small (n rows of
  * 1 + 3*(ch+cw)) while image and crops are the big tensors. With constant
  * boxes the table folds when the program is built. */
+#include <ctype.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -188,7 +189,161 @@ static si_result lower_crop_and_resize(lower_ctx *c, si_error *err)
     return SI_OK;
 }
 
+/* ---- ImageProjectiveTransformV3 (tfjs-backend-cpu's Transform kernel): per
+ * output pixel the projective map of its (x, y) in float64, the fill mode's
+ * coordinate map, then nearest (Math.round) or bilinear sampling in float64
+ * with fillValue outside the image; a zero projection keeps fillValue. As in
+ * tfjs, only the first image of the batch is transformed: its kernel returns
+ * from inside its batch loop, so every later image is fillValue. On the host:
+ * float64 coordinates, like CropAndResize's table. */
+static double map_coord(double v, int64_t len, int mode)
+{
+    if (mode == CK_FILL_REFLECT) {
+        if (v < 0) {
+            if (len <= 1)
+                v = 0;
+            else {
+                double sz2 = 2.0 * (double)len;
+                if (v < sz2)
+                    v = sz2 * trunc(-v / sz2) + v;
+                v = v < -(double)len ? v + sz2 : -v - 1;
+            }
+        } else if (v > (double)len - 1) {
+            if (len <= 1)
+                v = 0;
+            else {
+                double sz2 = 2.0 * (double)len;
+                v -= sz2 * trunc(v / sz2);
+                if (v >= (double)len)
+                    v = sz2 - v - 1;
+            }
+        }
+    } else if (mode == CK_FILL_WRAP) {
+        if (v < 0) {
+            if (len <= 1)
+                v = 0;
+            else
+                v += (double)len * (trunc(-v / (double)(len - 1)) + 1);
+        } else if (v > (double)len - 1) {
+            if (len <= 1)
+                v = 0;
+            else
+                v -= (double)len * trunc(v / (double)(len - 1));
+        }
+    } else if (mode != CK_FILL_NEAREST) {
+        return v; /* constant */
+    }
+    /* util.clamp(0, v, len - 1) = Math.max(0, Math.min(v, len - 1)); NaN stays */
+    double m = isnan(v) || v < (double)len - 1 ? v : (double)len - 1;
+    return isnan(m) || m > 0 ? m : 0;
+}
+
+static double read_fill(const float *im, const ck_transform_p *p, double y, double x, int ch)
+{
+    if (0 <= y && y < p->in_h && 0 <= x && x < p->in_w)
+        return im[((int64_t)y * p->in_w + (int64_t)x) * p->c + ch];
+    return p->fill;
+}
+
+void ck_host_transform(const ck_step *s, const core_buf *const *ins, core_buf *out)
+{
+    const ck_transform_p *p = &s->u.transform;
+    const float *im = ins[0]->data, *t = ins[1]->data; /* batch 0's transform either way */
+    float *o = out->data;
+    int64_t n = (int64_t)p->batch * p->out_h * p->out_w * p->c;
+    for (int64_t i = 0; i < n; i++)
+        o[i] = p->fill;
+    if (p->batch < 1)
+        return;
+    for (int64_t oy = 0; oy < p->out_h; oy++)
+        for (int64_t ox = 0; ox < p->out_w; ox++) {
+            double proj = (double)t[6] * (double)ox + (double)t[7] * (double)oy + 1;
+            if (proj == 0)
+                continue;
+            double in_x = ((double)t[0] * (double)ox + (double)t[1] * (double)oy + (double)t[2]) / proj;
+            double in_y = ((double)t[3] * (double)ox + (double)t[4] * (double)oy + (double)t[5]) / proj;
+            double x = map_coord(in_x, p->in_w, p->fill_mode);
+            double y = map_coord(in_y, p->in_h, p->fill_mode);
+            for (int ch = 0; ch < p->c; ch++) {
+                double v;
+                if (!p->bilinear) {
+                    v = read_fill(im, p, floor(y + 0.5), floor(x + 0.5), ch);
+                } else {
+                    double yf = floor(y), xf = floor(x), yc = yf + 1, xc = xf + 1;
+                    double top = (xc - x) * read_fill(im, p, yf, xf, ch) +
+                                 (x - xf) * read_fill(im, p, yf, xc, ch);
+                    double bot = (xc - x) * read_fill(im, p, yc, xf, ch) +
+                                 (x - xf) * read_fill(im, p, yc, xc, ch);
+                    v = (yc - y) * top + (y - yf) * bot;
+                }
+                o[(oy * p->out_w + ox) * p->c + ch] = (float)v;
+            }
+        }
+}
+
+static void lower_str(char *out, size_t n, const char *s)
+{
+    size_t i = 0;
+    for (; s[i] && i + 1 < n; i++)
+        out[i] = (char)tolower((unsigned char)s[i]);
+    out[i] = 0;
+}
+
+static si_result lower_transform(lower_ctx *c, si_error *err)
+{
+    if (lc_n_inputs(c) < 4)
+        return lc_fail(c, err, SI_ERR_FORMAT, "needs images, transforms, output_shape and fill_value");
+    const core_tensor *im = lc_tensor(c, lc_in(c, 0)), *tr = lc_tensor(c, lc_in(c, 1));
+    if (im->dtype != SI_FLOAT32 || tr->dtype != SI_FLOAT32)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "images and transforms must be float32");
+    if (im->shape.rank != 4)
+        return lc_fail(c, err, SI_ERR_SHAPE, "images of rank %d (tfjs: rank 4)", im->shape.rank);
+    if (tr->shape.rank != 2 || tr->shape.d[1] != 8 ||
+        (tr->shape.d[0] != 1 && tr->shape.d[0] != im->shape.d[0]))
+        return lc_fail(c, err, SI_ERR_SHAPE, "transforms must be batch x 8 or 1 x 8");
+    int64_t os2[3];
+    int nos = lc_value_ints(c, 2, os2, 3, err);
+    if (nos == -2)
+        return err->status;
+    if (nos == -1)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "output_shape must be known before the run");
+    if (nos != 2 || os2[0] < 0 || os2[1] < 0 || os2[0] > (1 << 20) || os2[1] > (1 << 20))
+        return lc_fail(c, err, SI_ERR_SHAPE, "output_shape must be [height, width]");
+    si_result st;
+    const core_buf *fb = lc_value(c, 3, &st, err);
+    if (st != SI_OK)
+        return st;
+    if (!fb || core_shape_count(&fb->shape) < 1)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "fill_value must be known before the run");
+    double fill = fb->dtype == SI_FLOAT32 ? (double)((const float *)fb->data)[0]
+                                          : (double)((const int32_t *)fb->data)[0];
+    char interp[16], mode[16];
+    const char *ia = lc_attr_str(c, "interpolation", "NEAREST");
+    lower_str(interp, sizeof interp, ia);
+    lower_str(mode, sizeof mode, lc_attr_str(c, "fill_mode", "CONSTANT"));
+    if (strcmp(interp, "nearest") && strcmp(interp, "bilinear"))
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "interpolation '%s' (tfjs: nearest or bilinear)", ia);
+    core_shape os = {.rank = 4, .d = {im->shape.d[0], os2[0], os2[1], im->shape.d[3]}};
+    if (!fits_i32(core_shape_count(&im->shape)) || !fits_i32(core_shape_count(&os)))
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "tensor too large for one step");
+    ck_step s = {.kind = CK_TRANSFORM, .n_in = 2, .in = {lc_in(c, 0), lc_in(c, 1)}};
+    s.u.transform = (ck_transform_p){
+        .batch = (int32_t)im->shape.d[0], .in_h = (int32_t)im->shape.d[1],
+        .in_w = (int32_t)im->shape.d[2], .c = (int32_t)im->shape.d[3], .out_h = (int32_t)os2[0],
+        .out_w = (int32_t)os2[1], .bilinear = !strcmp(interp, "bilinear"),
+        .fill_mode = !strcmp(mode, "reflect")   ? CK_FILL_REFLECT
+                     : !strcmp(mode, "wrap")    ? CK_FILL_WRAP
+                     : !strcmp(mode, "nearest") ? CK_FILL_NEAREST
+                                                : CK_FILL_CONSTANT,
+        .fill = (float)fill};
+    s.out = lc_new_tensor(c, SI_FLOAT32, &os);
+    lc_emit(c, &s);
+    lc_set_output(c, 0, s.out);
+    return SI_OK;
+}
+
 const core_op_def core_ops_image[] = {
     {"CropAndResize", lower_crop_and_resize},
+    {"ImageProjectiveTransformV3", lower_transform},
     {NULL, NULL},
 };

@@ -85,7 +85,9 @@
     /* CropAndResize: image, that table → crops */                                         \
     X(CROP_RESIZE, crop_resize, crop, "crop_resize", -1, out, one, none)                    \
     /* Multinomial: logits [batch, events] → int32 [batch, samples] (core/op_random.c) */  \
-    X(MULTINOMIAL, multinomial, multinomial, NULL, -1, out, one, none)
+    X(MULTINOMIAL, multinomial, multinomial, NULL, -1, out, one, none)                    \
+    /* ImageProjectiveTransformV3 (core/op_image.c) */                                     \
+    X(TRANSFORM, transform, transform, NULL, -1, out, one, none)
 
 typedef enum {
 #define CK_KIND_ENUM(K, name, params, shader, variant, inv, iters, tiling) CK_##K,
@@ -295,6 +297,16 @@ typedef struct {
     int32_t seed_lo, seed_hi, derived;
 } ck_multinomial_p;
 
+/* ImageProjectiveTransformV3 (core/op_image.c), on the host: its coordinates
+ * are float64 in tfjs. */
+typedef struct {
+    int32_t batch, in_h, in_w, c, out_h, out_w;
+    int32_t bilinear, fill_mode;  /* CK_FILL_* */
+    float fill;
+} ck_transform_p;
+
+enum { CK_FILL_CONSTANT, CK_FILL_REFLECT, CK_FILL_WRAP, CK_FILL_NEAREST };
+
 enum { CK_CROP_OUTSIDE = -1, CK_CROP_NAN = -2, CK_CROP_SKIP = -3 };
 
 /* The parameter blocks, each a member of ck_step.u: X(type, member). */
@@ -304,7 +316,7 @@ enum { CK_CROP_OUTSIDE = -1, CK_CROP_NAN = -2, CK_CROP_SKIP = -3 };
     X(ck_reduce_p, reduce) X(ck_softmax_p, softmax) X(ck_argmax_p, argmax)                     \
     X(ck_resize_p, resize) X(ck_gather_p, gather) X(ck_gathernd_p, gathernd)                   \
     X(ck_dequant_p, dequant) X(ck_topk_p, topk) X(ck_select_p, select) X(ck_crop_p, crop)    \
-    X(ck_multinomial_p, multinomial)
+    X(ck_multinomial_p, multinomial) X(ck_transform_p, transform)
 
 typedef struct {
     ck_kind kind;

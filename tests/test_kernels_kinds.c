@@ -29,7 +29,7 @@ static void test_host_kinds(void **state)
 {
     (void)state;
     for (int k = 0; k < CK__COUNT; k++) {
-        int host = k == CK_TOPK || k == CK_CROP_BOXES || k == CK_MULTINOMIAL;
+        int host = k == CK_TOPK || k == CK_CROP_BOXES || k == CK_MULTINOMIAL || k == CK_TRANSFORM;
         assert_int_equal(ck_runs_on_host((ck_kind)k), host);
         assert_int_equal(ck_kind_shader((ck_kind)k) == NULL, host);
     }

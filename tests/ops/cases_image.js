@@ -79,6 +79,47 @@ function imageCases(rngFor, util, { T, F, S }) {
     const u = util(rngFor());
     crop('CropAndResize_many', u, { image: [1, 24, 20, 8], size: [7, 7], boxes: randBoxes(u, 60, 0, 1) });
   }
+  // ImageProjectiveTransformV3: every fill mode and both interpolations,
+  // rotations/shears/projections mapping outside the image, a zero projection
+  // row, a larger and a smaller output, 1x8 and batch x 8 transforms (tfjs
+  // transforms only the first image: the rest is fill), NaN in a transform
+  {
+    const modes = ['CONSTANT', 'REFLECT', 'WRAP', 'NEAREST'];
+    const tfs = [
+      [1, 0, 0, 0, 1, 0, 0, 0],
+      [0.866, -0.5, 3.2, 0.5, 0.866, -2.1, 0, 0],
+      [1.3, 0.2, -4.5, -0.1, 0.9, 6.7, 0.01, -0.02],
+      [-1, 0, 7, 0, -1, 5.5, 0, 0],
+      [2.5, 0, -1.25, 0, 0.5, 0.75, 0, 0],
+      [1, 0, 0, 0, 1, 0, -0.2, 0],
+    ];
+    let k = 0;
+    for (const interp of ['NEAREST', 'BILINEAR']) {
+      for (const mode of modes) {
+        const u = util(rngFor());
+        const [b, h, w, ch] = [1, u.int(3, 7), u.int(3, 8), u.int(1, 3)];
+        const img = u.vals(b * h * w * ch, () => u.uni(-4, 4));
+        const t = tfs[k % tfs.length].map(Math.fround);
+        const [oh, ow] = k % 3 === 0 ? [h, w] : k % 3 === 1 ? [h + 3, w + 2] : [Math.max(1, h - 2), w];
+        out.push({ name: `ImageProjectiveTransformV3_${k++}`, op: 'ImageProjectiveTransformV3', tol: 1e-5,
+          attr: { dtype: T('float32'), interpolation: S(interp), fill_mode: S(mode) },
+          inputs: [ph('float32', [b, h, w, ch], img, 'images'), ph('float32', [1, 8], t, 'transforms'),
+            cst('int32', [2], [oh, ow], 'output_shape'), cst('float32', [], [Math.fround(k * 0.7 - 2)], 'fill_value')] });
+      }
+    }
+    const u = util(rngFor());
+    const img = u.vals(3 * 5 * 6 * 2, () => u.uni(0, 9));
+    const t = [...tfs[1], ...tfs[2], ...tfs[3]].map(Math.fround);
+    out.push({ name: 'ImageProjectiveTransformV3_batch', op: 'ImageProjectiveTransformV3', tol: 1e-5,
+      attr: { dtype: T('float32'), interpolation: S('BILINEAR'), fill_mode: S('REFLECT') },
+      inputs: [ph('float32', [3, 5, 6, 2], img, 'images'), ph('float32', [3, 8], t, 'transforms'),
+        cst('int32', [2], [5, 6], 'output_shape'), cst('float32', [], [-1], 'fill_value')] });
+    const tn = [1, 0, NaN, 0, 1, 0, 0, 0];
+    out.push({ name: 'ImageProjectiveTransformV3_nan', op: 'ImageProjectiveTransformV3', tol: 1e-5,
+      attr: { dtype: T('float32'), interpolation: S('NEAREST'), fill_mode: S('WRAP') },
+      inputs: [ph('float32', [1, 4, 5, 1], u.vals(20, () => u.uni(0, 9)), 'images'), ph('float32', [1, 8], tn, 'transforms'),
+        cst('int32', [2], [4, 5], 'output_shape'), cst('float32', [], [3], 'fill_value')] });
+  }
   return out;
 }
 
