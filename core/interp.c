@@ -165,10 +165,14 @@ static int op_is_async(const char *op)
            !strncmp(op, "NonMaxSuppression", 17) || !strcmp(op, "Where");
 }
 
+/* Synchronous in tfjs, but their output shapes hang on input values. */
+static const char *const shape_from_values_ops[] = {"SparseFillEmptyRows", "SparseReshape",
+                                                   "SparseSegmentSum", "SparseSegmentMean", NULL};
+
 int core_op_is_dynamic(const char *op)
 {
     /* not NoOp: it only orders, and rvm hangs its weights off one */
-    return op && op_is_async(op);
+    return op && (op_is_async(op) || in_list(op, shape_from_values_ops));
 }
 
 /* Exactly the ops ip_execute() below implements (ip_tensor_array, ip_tensor_list
@@ -183,7 +187,8 @@ static const char *const interp_ops[] = {
     "TensorListSetItem", "TensorListPushBack", "TensorListResize", "TensorListGetItem",
     "TensorListPopBack", "TensorListStack", "TensorListGather", "TensorListConcat",
     "TensorListConcatV2", "NonMaxSuppressionV2", "NonMaxSuppressionV3", "NonMaxSuppressionV4",
-    "NonMaxSuppressionV5", "Where", NULL};
+    "NonMaxSuppressionV5", "Where", "SparseFillEmptyRows", "SparseReshape", "SparseSegmentSum",
+    "SparseSegmentMean", NULL};
 
 int core_interp_runs_op(const char *op) { return op && in_list(op, interp_ops); }
 

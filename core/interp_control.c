@@ -150,6 +150,12 @@ static si_result run_where(opctx *o, int *ctx_after)
     return ip_where(o);
 }
 
+static si_result run_sparse(opctx *o, int *ctx_after)
+{
+    (void)ctx_after;
+    return ip_sparse(o);
+}
+
 static si_result run_ordinary(opctx *o, int *ctx_after)
 {
     (void)ctx_after;
@@ -166,6 +172,8 @@ static const struct {
     {"EmptyTensorList", run_tensor_list},           {"If", cf_functional},
     {"StatelessIf", cf_functional},                 {"While", cf_functional},
     {"StatelessWhile", cf_functional},
+    {"SparseFillEmptyRows", run_sparse},            {"SparseReshape", run_sparse},
+    {"SparseSegmentSum", run_sparse},               {"SparseSegmentMean", run_sparse},
 };
 
 /* The handler of op: by name, then by prefix (the list handlers refuse any

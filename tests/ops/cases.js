@@ -164,6 +164,7 @@ function cases(mulberry32) {
   for (const c of require('./cases_einsum.js').einsumCases(rngFor, util, { T, I, S })) add(c);
   for (const c of require('./cases_creation.js').creationCases(rngFor, util, { T, I })) add(c);
   for (const c of require('./cases_random.js').randomCases(rngFor, util, { T, I, F })) add(c);
+  for (const c of require('./cases_sparse.js').sparseCases(rngFor, util, { T })) add(c);
   return out;
 }
 

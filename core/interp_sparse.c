@@ -1,0 +1,268 @@
+/* The sparse ops in the host interpreter, as tfjs-backend-cpu runs them
+ * (sparse*_impl.js): SparseFillEmptyRows, SparseReshape, SparseSegmentSum,
+ * SparseSegmentMean. Their output shapes hang on the values of their inputs,
+ * so they run where Where and NMS do. tfjs's errors (a row or index out of
+ * range, segment ids that fall) are the node's errors here. */
+#include <stdlib.h>
+#include <string.h>
+#include "interp_internal.h"
+
+static int is_int(const ival *v) { return v->b.dtype == SI_INT32; }
+static const int32_t *ints(const ival *v) { return (const int32_t *)v->b.data; }
+
+/* SparseFillEmptyRows(indices [N, rank], values [N], dense_shape [rank],
+ * default_value) → output_indices [M, rank], output_values [M],
+ * empty_row_indicator bool [rows], reverse_index_map [N]: every empty row gets
+ * one entry (its first column, default_value), rows in order. */
+static si_result fill_empty_rows(opctx *o)
+{
+    si_result st = ip_need_inputs(o, 4);
+    if (st != SI_OK)
+        return st;
+    const ival *ix = o->data[0], *vals = o->data[1], *dsh = o->data[2];
+    if (!is_int(ix) || !is_int(dsh) || ix->b.shape.rank != 2 || vals->b.shape.rank != 1 ||
+        dsh->b.shape.rank != 1 || vals->b.shape.d[0] != ix->b.shape.d[0] ||
+        dsh->b.shape.d[0] != ix->b.shape.d[1] || ix->b.shape.d[1] < 1)
+        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
+                            "needs int32 indices [N, rank], values [N] and dense_shape [rank]");
+    double dflt;
+    if ((st = ip_in_number(o, 3, &dflt)) != SI_OK)
+        return st;
+    int64_t n = ix->b.shape.d[0], rank = ix->b.shape.d[1], rows = ints(dsh)[0];
+    const int32_t *id = ints(ix);
+    if (rows < 0)
+        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "dense_shape[0] is %lld", (long long)rows);
+    if (rows == 0 && n != 0)
+        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
+                            "%lld indices in a dense shape of 0 rows", (long long)n);
+    int64_t *csr = calloc((size_t)rows + 1, sizeof *csr), *filled = calloc((size_t)rows + 1, sizeof *filled);
+    if (!csr || !filled) {
+        free(csr);
+        free(filled);
+        return ip_nomem(o->in);
+    }
+    int ordered = 1;
+    int64_t last = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t r = id[i * rank];
+        if (r < 0 || r >= rows) {
+            free(csr);
+            free(filled);
+            return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
+                                "indices(%lld, 0) is %lld, outside [0, %lld)", (long long)i,
+                                (long long)r, (long long)rows);
+        }
+        csr[r]++;
+        ordered = ordered && r >= last;
+        last = r;
+    }
+    core_shape rs = {.rank = 1, .d = {rows}}, ns = {.rank = 1, .d = {n}};
+    ival *empty = ip_val_new(SI_BOOL, &rs), *rev = ip_val_new(SI_INT32, &ns);
+    int full = 1;
+    for (int64_t r = 0; r < rows && empty; r++) {
+        ((int32_t *)empty->b.data)[r] = csr[r] == 0; /* bool: 4 bytes inside */
+        full = full && csr[r] != 0;
+        csr[r] = csr[r] > 1 ? csr[r] : 1;
+        if (r > 0)
+            csr[r] += csr[r - 1];
+    }
+    int64_t m = full && ordered ? n : rows ? csr[rows - 1] : 0;
+    core_shape is = {.rank = 2, .d = {m, rank}}, vs = {.rank = 1, .d = {m}};
+    ival *oi = ip_val_new(SI_INT32, &is), *ov = ip_val_new(vals->b.dtype, &vs);
+    if (!empty || !rev || !oi || !ov) {
+        free(csr);
+        free(filled);
+        ip_val_unref(empty);
+        ip_val_unref(rev);
+        ip_val_unref(oi);
+        ip_val_unref(ov);
+        return ip_nomem(o->in);
+    }
+    int32_t *oid = oi->b.data;
+    size_t vsz = CORE_ELEM; /* every dtype, bool too */
+    if (full && ordered) {
+        memcpy(oid, id, (size_t)(n * rank) * 4);
+        memcpy(ov->b.data, vals->b.data, (size_t)n * vsz);
+        for (int64_t i = 0; i < n; i++)
+            ((int32_t *)rev->b.data)[i] = (int32_t)i;
+    } else {
+        memset(oid, 0, (size_t)(m * rank) * 4);
+        for (int64_t i = 0; i < n; i++) {
+            int64_t r = id[i * rank], at = (r ? csr[r - 1] : 0) + filled[r]++;
+            memcpy(oid + at * rank, id + i * rank, (size_t)rank * 4);
+            memcpy((char *)ov->b.data + at * vsz, (const char *)vals->b.data + i * vsz, vsz);
+            ((int32_t *)rev->b.data)[i] = (int32_t)at;
+        }
+        for (int64_t r = 0; r < rows; r++) {
+            if (filled[r])
+                continue;
+            int64_t at = r ? csr[r - 1] : 0;
+            oid[at * rank] = (int32_t)r;
+            if (ov->b.dtype == SI_FLOAT32)
+                ((float *)ov->b.data)[at] = (float)dflt;
+            else
+                ((int32_t *)ov->b.data)[at] = ov->b.dtype == SI_INT32 ? (int32_t)dflt : dflt != 0;
+        }
+    }
+    free(csr);
+    free(filled);
+    ip_set_out(o, 0, oi);
+    ip_set_out(o, 1, ov);
+    ip_set_out(o, 2, empty);
+    return ip_set_out(o, 3, rev);
+}
+
+/* SparseReshape(input_indices [nnz, rank_in], input_shape, new_shape) →
+ * output_indices [nnz, rank_out], output_shape (one -1 inferred). */
+static si_result sparse_reshape(opctx *o)
+{
+    si_result st = ip_need_inputs(o, 3);
+    if (st != SI_OK)
+        return st;
+    const ival *ix = o->data[0], *ish = o->data[1], *tsh = o->data[2];
+    if (!is_int(ix) || !is_int(ish) || !is_int(tsh) || ix->b.shape.rank != 2 ||
+        ish->b.shape.rank != 1 || tsh->b.shape.rank != 1 || ish->b.shape.d[0] != ix->b.shape.d[1] ||
+        tsh->b.shape.d[0] > 64 || ish->b.shape.d[0] > 64)
+        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
+                            "needs int32 input_indices [nnz, rank], input_shape [rank] and new_shape");
+    int64_t nnz = ix->b.shape.d[0], rin = ix->b.shape.d[1], rout = tsh->b.shape.d[0];
+    int64_t dense = 1, prod = 1, unknown = -1, osh[64], istr[64], ostr[64];
+    for (int64_t d = 0; d < rin; d++)
+        dense *= ints(ish)[d];
+    for (int64_t d = 0; d < rout; d++) {
+        int64_t v = ints(tsh)[d];
+        if (v == -1) {
+            if (unknown != -1)
+                return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
+                                    "only one output dimension may be -1, not both %lld and %lld",
+                                    (long long)unknown, (long long)d);
+            unknown = d;
+            osh[d] = 1;
+        } else if (v < 0) {
+            return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "size %lld must be non-negative, not %lld",
+                                (long long)d, (long long)v);
+        } else {
+            prod *= v;
+            osh[d] = v;
+        }
+    }
+    if (unknown != -1) {
+        if (prod <= 0)
+            return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
+                                "reshape of an empty tensor with a -1 dimension");
+        int64_t miss = dense / prod;
+        if (prod * miss != dense)
+            return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
+                                "input of %lld elements is not a multiple of %lld", (long long)dense,
+                                (long long)prod);
+        osh[unknown] = miss;
+    }
+    int64_t osize = 1;
+    for (int64_t d = 0; d < rout; d++)
+        osize *= osh[d];
+    if (osize != dense)
+        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
+                            "input of %lld elements and an output of %lld", (long long)dense,
+                            (long long)osize);
+    for (int64_t d = rin - 1; d >= 0; d--)
+        istr[d] = d == rin - 1 ? 1 : istr[d + 1] * ints(ish)[d + 1];
+    for (int64_t d = rout - 1; d >= 0; d--)
+        ostr[d] = d == rout - 1 ? 1 : ostr[d + 1] * osh[d + 1];
+    core_shape is = {.rank = 2, .d = {nnz, rout}}, ss = {.rank = 1, .d = {rout}};
+    ival *oi = ip_val_new(SI_INT32, &is), *os = ip_val_new(SI_INT32, &ss);
+    if (!oi || !os) {
+        ip_val_unref(oi);
+        ip_val_unref(os);
+        return ip_nomem(o->in);
+    }
+    for (int64_t i = 0; i < nnz; i++) {
+        int64_t id = 0;
+        for (int64_t j = 0; j < rin; j++)
+            id += (int64_t)ints(ix)[i * rin + j] * istr[j];
+        for (int64_t j = 0; j < rout; j++) {
+            ((int32_t *)oi->b.data)[i * rout + j] = ostr[j] ? (int32_t)(id / ostr[j]) : 0;
+            id = ostr[j] ? id % ostr[j] : id;
+        }
+    }
+    for (int64_t d = 0; d < rout; d++)
+        ((int32_t *)os->b.data)[d] = (int32_t)osh[d];
+    ip_set_out(o, 0, oi);
+    return ip_set_out(o, 1, os);
+}
+
+/* SparseSegmentSum / SparseSegmentMean(data, indices, segment_ids): rows of
+ * data gathered by indices, summed (in the output's float32 or int32, one
+ * add at a time, as tfjs's typed array) per sorted segment id; the mean
+ * divides each segment once; rows no segment names are 0. */
+static si_result segment_reduce(opctx *o)
+{
+    si_result st = ip_need_inputs(o, 3);
+    if (st != SI_OK)
+        return st;
+    int mean = !strcmp(o->n->op, "SparseSegmentMean");
+    const ival *x = o->data[0], *ix = o->data[1], *seg = o->data[2];
+    if (x->b.dtype == SI_BOOL || !is_int(ix) || !is_int(seg) || x->b.shape.rank < 1 ||
+        ix->b.shape.rank != 1 || seg->b.shape.rank != 1 || ix->b.shape.d[0] != seg->b.shape.d[0])
+        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
+                            "needs data of rank >= 1, int32 indices [N] and segment_ids [N]");
+    if (mean && x->b.dtype != SI_FLOAT32)
+        return ip_node_fail(o->in, o->node, SI_ERR_UNSUPPORTED, "the mean of int32 data");
+    int64_t ni = ix->b.shape.d[0], rows_in = x->b.shape.d[0];
+    int64_t cols = rows_in ? core_shape_count(&x->b.shape) / rows_in : 0;
+    const int32_t *id = ints(ix), *sg = ints(seg);
+    int64_t out_rows = ni > 0 ? (int64_t)sg[ni - 1] + 1 : 0;
+    if (out_rows < 0)
+        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "segment ids must be >= 0");
+    core_shape os = x->b.shape;
+    os.d[0] = out_rows;
+    ival *ov = ip_val_new(x->b.dtype, &os);
+    if (!ov)
+        return ip_nomem(o->in);
+    int f = x->b.dtype == SI_FLOAT32;
+    float *of = ov->b.data;
+    int32_t *oi = ov->b.data;
+    memset(ov->b.data, 0, (size_t)(out_rows * cols) * 4);
+    for (int64_t start = 0, end; start < ni; start = end) {
+        int64_t s = sg[start];
+        for (end = start + 1; end < ni && sg[end] == s; end++)
+            ;
+        if (end < ni && sg[end] < s) {
+            ip_val_unref(ov);
+            return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "segment ids are not increasing");
+        }
+        if (s < 0 || s >= out_rows) {
+            ip_val_unref(ov);
+            return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "segment id %lld is outside [0, %lld)",
+                                (long long)s, (long long)out_rows);
+        }
+        for (int64_t i = start; i < end; i++) {
+            if (id[i] < 0 || id[i] >= rows_in) {
+                ip_val_unref(ov);
+                return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
+                                    "indices[%lld] = %d is outside [0, %lld)", (long long)i, id[i],
+                                    (long long)rows_in);
+            }
+            for (int64_t j = 0; j < cols; j++) {
+                if (f)
+                    of[s * cols + j] += ((const float *)x->b.data)[id[i] * cols + j];
+                else
+                    oi[s * cols + j] = (int32_t)((uint32_t)oi[s * cols + j] +
+                                                 (uint32_t)ints(x)[id[i] * cols + j]);
+            }
+        }
+        if (mean)
+            for (int64_t j = 0; j < cols; j++)
+                of[s * cols + j] /= (float)(end - start);
+    }
+    return ip_set_out(o, 0, ov);
+}
+
+si_result ip_sparse(opctx *o)
+{
+    const char *op = o->n->op;
+    if (!strcmp(op, "SparseFillEmptyRows"))
+        return fill_empty_rows(o);
+    if (!strcmp(op, "SparseReshape"))
+        return sparse_reshape(o);
+    return segment_reduce(o);
+}
