@@ -1,8 +1,9 @@
-/* The sparse ops in the host interpreter, as tfjs-backend-cpu runs them
- * (sparse*_impl.js): SparseFillEmptyRows, SparseReshape, SparseSegmentSum,
- * SparseSegmentMean. Their output shapes hang on the values of their inputs,
+/* The sparse and ragged ops in the host interpreter, as tfjs-backend-cpu runs
+ * them (sparse*_impl.js, ragged*_impl.js): SparseFillEmptyRows, SparseReshape,
+ * SparseSegmentSum, SparseSegmentMean, RaggedRange. Their output shapes hang on the values of their inputs,
  * so they run where Where and NMS do. tfjs's errors (a row or index out of
  * range, segment ids that fall) are the node's errors here. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "interp_internal.h"
@@ -257,9 +258,80 @@ static si_result segment_reduce(opctx *o)
     return ip_set_out(o, 0, ov);
 }
 
+/* RaggedRange(starts, limits, deltas), each a scalar (broadcast) or a vector
+ * of the rows: rt_nested_splits int32 [rows + 1] and rt_dense_values, each
+ * row start, start + delta, ... below limit; the running value is float64
+ * (a JavaScript number), stored float32 at each element. */
+static si_result ragged_range(opctx *o)
+{
+    si_result st = ip_need_inputs(o, 3);
+    if (st != SI_OK)
+        return st;
+    const ival *v[3] = {o->data[0], o->data[1], o->data[2]};
+    int64_t rows = -1;
+    for (int i = 0; i < 3; i++) {
+        if (v[i]->b.shape.rank > 1 || v[i]->b.dtype == SI_BOOL)
+            return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
+                                "starts, limits and deltas must be numeric scalars or vectors");
+        if (v[i]->b.shape.rank == 1) {
+            if (rows >= 0 && rows != v[i]->b.shape.d[0])
+                return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
+                                    "starts, limits, and deltas must have the same shape");
+            rows = v[i]->b.shape.d[0];
+        }
+    }
+    if (rows < 0)
+        rows = 1;
+    core_shape ss = {.rank = 1, .d = {rows + 1}};
+    ival *splits = ip_val_new(SI_INT32, &ss);
+    if (!splits)
+        return ip_nomem(o->in);
+    int32_t *sp = splits->b.data;
+    sp[0] = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        double x[3];
+        for (int i = 0; i < 3; i++)
+            x[i] = ip_buf_num(&v[i]->b, v[i]->b.shape.rank ? r : 0);
+        double start = x[0], limit = x[1], delta = x[2], size = 0;
+        if (delta == 0) {
+            ip_val_unref(splits);
+            return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "requires delta != 0");
+        }
+        if (!((delta > 0 && limit < start) || (delta < 0 && limit > start)))
+            size = ceil(fabs((limit - start) / delta));
+        if (!(size <= 2147483647.0) || (double)sp[r] + size > 268435456.0) {
+            ip_val_unref(splits);
+            return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "row %lld: a range of %g values",
+                                (long long)r, size);
+        }
+        sp[r + 1] = sp[r] + (int32_t)size;
+    }
+    core_shape vs = {.rank = 1, .d = {sp[rows]}};
+    ival *vals = ip_val_new(v[0]->b.dtype, &vs);
+    if (!vals) {
+        ip_val_unref(splits);
+        return ip_nomem(o->in);
+    }
+    int64_t k = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        double value = ip_buf_num(&v[0]->b, v[0]->b.shape.rank ? r : 0);
+        double delta = ip_buf_num(&v[2]->b, v[2]->b.shape.rank ? r : 0);
+        for (int32_t i = sp[r]; i < sp[r + 1]; i++, value += delta, k++) {
+            if (vals->b.dtype == SI_FLOAT32)
+                ((float *)vals->b.data)[k] = (float)value;
+            else
+                ((int32_t *)vals->b.data)[k] = (int32_t)value;
+        }
+    }
+    ip_set_out(o, 0, splits);
+    return ip_set_out(o, 1, vals);
+}
+
 si_result ip_sparse(opctx *o)
 {
     const char *op = o->n->op;
+    if (!strcmp(op, "RaggedRange"))
+        return ragged_range(o);
     if (!strcmp(op, "SparseFillEmptyRows"))
         return fill_empty_rows(o);
     if (!strcmp(op, "SparseReshape"))

@@ -3,7 +3,8 @@
 // float32 sums one add at a time): SparseFillEmptyRows with empty rows,
 // unordered rows, rows all full and ordered (the output is the input), and no
 // indices; SparseReshape with and without a -1; SparseSegmentSum/Mean with
-// gaps between segment ids, repeated indices, int32 data and no indices.
+// gaps between segment ids, repeated indices, int32 data and no indices;
+// RaggedRange against tf.raggedRange itself (tfjs's converter cannot load it).
 'use strict';
 
 function sparseCases(rngFor, util, { T }) {
@@ -63,6 +64,19 @@ function sparseCases(rngFor, util, { T }) {
         inputs: [ph(s.dt, shape, data, 'data'), ph('int32', [s.ids.length], s.ids, 'indices'), ph('int32', [s.seg.length], s.seg, 'segment_ids')] });
     });
   }
+  // RaggedRange: vectors and broadcast scalars, negative deltas, empty rows
+  // (limit behind start), float32 values from a float64 running sum
+  const ranges = [
+    { dt: 'int32', s: [[4], [0, 5, -3, 10]], l: [[4], [7, 5, 4, -2]], d: [[4], [2, 1, 3, -4]] },
+    { dt: 'float32', s: [[3], [0.1, -2.5, 7]], l: [[], [6.3]], d: [[3], [0.7, 1.3, -0.45]] },
+    { dt: 'float32', s: [[], [1.5]], l: [[5], [9, 2, 1.5, 30, -4]], d: [[], [0.3]] },
+    { dt: 'int32', s: [[], [3]], l: [[], [40]], d: [[], [7]] },
+  ];
+  ranges.forEach((r, k) => {
+    out.push({ name: `RaggedRange_${k}`, op: 'RaggedRange', tol: 1e-7, outputs: 2, attr: { T: T(r.dt), Tsplits: T('int32') },
+      direct: (tf, f) => { const o = tf.raggedRange(f.starts, f.limits, f.deltas); return [o.rtNestedSplits, o.rtDenseValues]; },
+      inputs: [ph(r.dt, r.s[0], r.s[1], 'starts'), ph(r.dt, r.l[0], r.l[1], 'limits'), ph(r.dt, r.d[0], r.d[1], 'deltas')] });
+  });
   return out;
 }
 
