@@ -1,0 +1,132 @@
+/* Conv1D, and the ops TensorFlow.js's converter runs as pass-throughs (Print,
+ * FakeQuantWithMinMaxVars). Conv1D lowers onto the CONV2D step with a height
+ * of 1, which is what tfjs's conv1d does (reshape, conv2d, reshape), so the
+ * sums are the same sums. */
+#include <stdint.h>
+#include <string.h>
+#include "ops.h"
+
+static int ieq(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++) {
+        char x = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
+        char y = *b >= 'A' && *b <= 'Z' ? (char)(*b - 'A' + 'a') : *b;
+        if (x != y)
+            return 0;
+    }
+    return *a == *b;
+}
+
+static int fits_i32(int64_t v) { return v >= 0 && v <= INT32_MAX; }
+
+/* Output 0 is input 0 as it is: tfjs's graph executor returns Print's input
+ * (after logging), and clones FakeQuantWithMinMaxVars's x ("currently
+ * ignored": min, max, num_bits and narrow_range change nothing in tfjs). */
+static si_result lower_pass_through(lower_ctx *c, si_error *err)
+{
+    if (lc_n_inputs(c) < 1)
+        return lc_fail(c, err, SI_ERR_FORMAT, "needs an input");
+    int x = lc_in(c, 0);
+    int a = lc_new_alias(c, x, &lc_tensor(c, x)->shape);
+    if (a < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    lc_set_output(c, 0, a);
+    return SI_OK;
+}
+
+/* Conv1D(x [n, w, c] or [w, c], filter [fw, c, out]) with the converter's
+ * scalar attrs stride, dilation, padding and data_format (NWC only). */
+static si_result lower_conv1d(lower_ctx *c, si_error *err)
+{
+    char sb[96], sf[96];
+    if (lc_n_inputs(c) < 2)
+        return lc_fail(c, err, SI_ERR_FORMAT, "needs an input and a filter");
+    const core_tensor *x = lc_tensor(c, lc_in(c, 0)), *f = lc_tensor(c, lc_in(c, 1));
+    if (x->dtype != SI_FLOAT32 || f->dtype != SI_FLOAT32)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "input and filter must be float32");
+    int64_t n, w, ch;
+    if (x->shape.rank == 3) {
+        n = x->shape.d[0];
+        w = x->shape.d[1];
+        ch = x->shape.d[2];
+    } else if (x->shape.rank == 2) {
+        n = 1;
+        w = x->shape.d[0];
+        ch = x->shape.d[1];
+    } else {
+        return lc_fail(c, err, SI_ERR_SHAPE, "input %s must be rank 3",
+                       core_shape_str(&x->shape, sb, sizeof sb));
+    }
+    if (f->shape.rank != 3 || f->shape.d[1] != ch)
+        return lc_fail(c, err, SI_ERR_SHAPE, "filter %s does not fit input %s",
+                       core_shape_str(&f->shape, sf, sizeof sf),
+                       core_shape_str(&x->shape, sb, sizeof sb));
+    const char *df = lc_attr_str(c, "data_format", "NWC");
+    if (!ieq(df, "NWC"))
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "data_format %s (only NWC is supported)", df);
+    int64_t stride = lc_attr_int(c, "stride", 1), dil = lc_attr_int(c, "dilation", 1);
+    if (stride < 1 || dil < 1)
+        return lc_fail(c, err, SI_ERR_FORMAT, "stride and dilation must be positive");
+    if (stride > 1 && dil > 1)
+        return lc_fail(c, err, SI_ERR_FORMAT, "either stride or dilation must be 1");
+    const char *pad = lc_attr_str(c, "padding", NULL);
+    if (!pad)
+        return lc_fail(c, err, SI_ERR_FORMAT, "no padding attr");
+    const char *tf_pad = ieq(pad, "SAME") ? "SAME" : ieq(pad, "VALID") ? "VALID" : NULL;
+    if (!tf_pad)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "padding '%s'", pad);
+    int64_t ow, pl;
+    si_result st = core_conv_out(c, err, w, f->shape.d[0], stride, dil, tf_pad, NULL, &ow, &pl);
+    if (st != SI_OK)
+        return st;
+    int64_t out_c = f->shape.d[2];
+    core_shape os = x->shape;
+    os.d[os.rank - 2] = ow;
+    os.d[os.rank - 1] = out_c;
+    if (!fits_i32(core_shape_count(&x->shape)) || !fits_i32(core_shape_count(&f->shape)) ||
+        !fits_i32(core_shape_count(&os)) || !fits_i32(stride * ow) ||
+        !fits_i32(dil * f->shape.d[0]))
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "tensor too large for 32-bit indexing");
+    /* NHWC views of the same storage, H = 1. */
+    core_shape xs4 = {.rank = 4, .d = {n, 1, w, ch}};
+    core_shape fs4 = {.rank = 4, .d = {1, f->shape.d[0], ch, out_c}};
+    core_shape os4 = {.rank = 4, .d = {n, 1, ow, out_c}};
+    ck_step s = {.kind = CK_CONV2D, .n_in = 2};
+    s.in[0] = lc_new_alias(c, lc_in(c, 0), &xs4);
+    s.in[1] = lc_new_alias(c, lc_in(c, 1), &fs4);
+    s.in[2] = s.in[3] = -1;
+    s.out = lc_new_tensor(c, SI_FLOAT32, &os4);
+    if (s.in[0] < 0 || s.in[1] < 0 || s.out < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    ck_conv_p *p = &s.u.conv;
+    p->n = (int32_t)n;
+    p->in_h = 1;
+    p->in_w = (int32_t)w;
+    p->in_c = (int32_t)ch;
+    p->out_h = 1;
+    p->out_w = (int32_t)ow;
+    p->out_c = (int32_t)out_c;
+    p->k_h = 1;
+    p->k_w = (int32_t)f->shape.d[0];
+    p->stride_h = 1;
+    p->stride_w = (int32_t)stride;
+    p->dil_h = 1;
+    p->dil_w = (int32_t)dil;
+    p->pad_top = 0;
+    p->pad_left = (int32_t)pl;
+    p->ch_mult = 1;
+    p->act = CK_ACT_NONE;
+    p->alpha = 0.2f;
+    lc_emit(c, &s);
+    int y = lc_new_alias(c, s.out, &os);
+    if (y < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    lc_set_output(c, 0, y);
+    return SI_OK;
+}
+
+const core_op_def core_ops_conv3d[] = {
+    {"Conv1D", lower_conv1d},
+    {"Print", lower_pass_through},
+    {"FakeQuantWithMinMaxVars", lower_pass_through},
+    {NULL, NULL}};

@@ -1,0 +1,49 @@
+// Per-op cases of Conv1D, Print and FakeQuantWithMinMaxVars (tests/ops/gen.js;
+// cases.js appends them). Conv1D: random widths, channels, strides or
+// dilations (tfjs wants one of the two to be 1), SAME and VALID, rank-2 and
+// rank-3 inputs. Print and FakeQuantWithMinMaxVars pass their input through
+// in tfjs's converter (FakeQuant's min/max/num_bits/narrow_range are ignored
+// there), exactly (tol 0).
+'use strict';
+
+function conv3dCases(rngFor, util, { T, I, F, B, S }) {
+  const out = [];
+  const cst = (dtype, shape, values, name) => ({ dtype, shape, values, name, const: true });
+  const ph = (dtype, shape, values, name) => ({ dtype, shape, values, name });
+  const conv1d = [
+    { n: 2, w: 17, c: 3, fw: 3, oc: 4, stride: 1, dil: 1, pad: 'SAME' },
+    { n: 1, w: 29, c: 2, fw: 5, oc: 3, stride: 2, dil: 1, pad: 'VALID' },
+    { n: 3, w: 20, c: 4, fw: 3, oc: 2, stride: 1, dil: 2, pad: 'SAME' },
+    { n: 2, w: 23, c: 1, fw: 4, oc: 5, stride: 3, dil: 1, pad: 'SAME' },
+    { n: 1, w: 31, c: 3, fw: 2, oc: 3, stride: 1, dil: 3, pad: 'VALID' },
+    { n: 0, w: 40, c: 2, fw: 3, oc: 2, stride: 2, dil: 1, pad: 'VALID' }, // rank-2 input
+  ];
+  conv1d.forEach((k, i) => {
+    const u = util(rngFor());
+    const xs = k.n ? [k.n, k.w, k.c] : [k.w, k.c];
+    const fs = [k.fw, k.c, k.oc];
+    out.push({
+      name: `Conv1D_${i}`, op: 'Conv1D',
+      attr: { T: T('float32'), stride: I(k.stride), dilation: I(k.dil), padding: S(k.pad), data_format: S('NWC') },
+      inputs: [ph('float32', xs, u.vals(u.n(xs), () => u.uni(-2, 2)), 'x'),
+        (i % 2 ? ph : cst)('float32', fs, u.vals(u.n(fs), () => u.uni(-1, 1)), 'filter')],
+    });
+  });
+  {
+    const u = util(rngFor());
+    const s = u.shape();
+    out.push({ name: 'Print_0', op: 'Print', tol: 0,
+      attr: { T: T('float32'), message: S('x: '), summarize: I(3), first_n: I(-1), U: { list: { type: ['DT_FLOAT'] } } },
+      inputs: [ph('float32', s, u.vals(u.n(s), () => u.uni(-5, 5)), 'x'), ph('float32', [20], u.vals(20, () => u.uni(-1, 1)), 'data')] });
+  }
+  for (let k = 0; k < 2; k++) {
+    const u = util(rngFor());
+    const s = u.shape();
+    out.push({ name: `FakeQuantWithMinMaxVars_${k}`, op: 'FakeQuantWithMinMaxVars', tol: 0,
+      attr: { num_bits: I(k ? 4 : 8), narrow_range: B(!!k) },
+      inputs: [ph('float32', s, u.vals(u.n(s), () => u.uni(-8, 8)), 'x'), cst('float32', [], [-3], 'min'), cst('float32', [], [2.5], 'max')] });
+  }
+  return out;
+}
+
+module.exports = { conv3dCases };
