@@ -1,7 +1,7 @@
-/* Conv1D, and the ops TensorFlow.js's converter runs as pass-throughs (Print,
+/* Conv1D, the 3D pools, and the ops TensorFlow.js's converter runs as pass-throughs (Print,
  * FakeQuantWithMinMaxVars). Conv1D lowers onto the CONV2D step with a height
  * of 1, which is what tfjs's conv1d does (reshape, conv2d, reshape), so the
- * sums are the same sums. */
+ * sums are the same sums; the 3D pools lower onto two POOL steps. */
 #include <stdint.h>
 #include <string.h>
 #include "ops.h"
@@ -125,8 +125,86 @@ static si_result lower_conv1d(lower_ctx *c, si_error *err)
     return SI_OK;
 }
 
+/* One POOL step over the middle two dims of x viewed as [n, h, w, c]. */
+static int emit_pool(lower_ctx *c, int is_max, int x, si_dtype dt, const int64_t *in,
+                     const int64_t *k, const int64_t *st, const int64_t *pad, int64_t oh, int64_t ow)
+{
+    core_shape xs = {.rank = 4, .d = {in[0], in[1], in[2], in[3]}};
+    core_shape os = {.rank = 4, .d = {in[0], oh, ow, in[3]}};
+    ck_step s = {.kind = CK_POOL, .n_in = 1};
+    s.in[0] = lc_new_alias(c, x, &xs);
+    s.out = lc_new_tensor(c, dt, &os);
+    if (s.in[0] < 0 || s.out < 0)
+        return -1;
+    s.u.pool = (ck_pool_p){
+        .is_max = is_max, .n = (int32_t)in[0], .in_h = (int32_t)in[1], .in_w = (int32_t)in[2],
+        .c = (int32_t)in[3], .out_h = (int32_t)oh, .out_w = (int32_t)ow, .k_h = (int32_t)k[0],
+        .k_w = (int32_t)k[1], .stride_h = (int32_t)st[0], .stride_w = (int32_t)st[1],
+        .pad_top = (int32_t)pad[0], .pad_left = (int32_t)pad[1]};
+    lc_emit(c, &s);
+    return s.out;
+}
+
+/* MaxPool3D, AvgPool3D (NDHWC, tfjs's pool3d): a 2D pool over (h, w) of every
+ * depth slice, then one over depth of those, each window in-bounds only. Max
+ * is the same max either way (tfjs keeps `pixel > max` from -Infinity, so NaN
+ * never wins in both); avg is the same mean (every depth slice of a window
+ * has the same in-bounds h×w count) summed in another order, within float32
+ * rounding of tfjs's. */
+static si_result lower_pool3d(lower_ctx *c, si_error *err)
+{
+    char sb[96];
+    int is_max = !strcmp(lc_node(c)->op, "MaxPool3D");
+    if (lc_n_inputs(c) < 1)
+        return lc_fail(c, err, SI_ERR_FORMAT, "needs one input");
+    const core_tensor *x = lc_tensor(c, lc_in(c, 0));
+    if (x->shape.rank != 5)
+        return lc_fail(c, err, SI_ERR_SHAPE, "input must be rank 5 (NDHWC), got %s",
+                       core_shape_str(&x->shape, sb, sizeof sb));
+    if (x->dtype != SI_FLOAT32 && (!is_max || x->dtype != SI_INT32))
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "input must be float32");
+    const char *fmt = lc_attr_str(c, "data_format", "NDHWC");
+    if (!ieq(fmt, "NDHWC"))
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "data_format %s (only NDHWC)", fmt);
+    int64_t ks[5], st[5];
+    if (lc_attr_ints(c, "ksize", ks, 5) != 5 || lc_attr_ints(c, "strides", st, 5) != 5)
+        return lc_fail(c, err, SI_ERR_FORMAT, "ksize and strides must be lists of 5");
+    for (int i = 1; i < 4; i++)
+        if (ks[i] < 1 || st[i] < 1 || ks[i] > INT32_MAX || st[i] > INT32_MAX)
+            return lc_fail(c, err, SI_ERR_FORMAT, "bad ksize or strides");
+    const char *pad = lc_attr_str(c, "padding", "VALID");
+    const char *tf_pad = ieq(pad, "SAME") ? "SAME" : ieq(pad, "VALID") ? "VALID" : NULL;
+    if (!tf_pad)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "padding '%s'", pad);
+    const int64_t *d = x->shape.d;
+    int64_t o[3], p[3];
+    for (int i = 0; i < 3; i++) {
+        si_result s1 = core_conv_out(c, err, d[i + 1], ks[i + 1], st[i + 1], 1, tf_pad, NULL,
+                                     &o[i], &p[i]);
+        if (s1 != SI_OK)
+            return s1;
+    }
+    core_shape os = {.rank = 5, .d = {d[0], o[0], o[1], o[2], d[4]}};
+    if (!fits_i32(core_shape_count(&x->shape)) || !fits_i32(core_shape_count(&os)) ||
+        !fits_i32(d[0] * d[1] * o[1] * o[2] * d[4]))
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "tensor too large for one step");
+    int64_t in_a[4] = {d[0] * d[1], d[2], d[3], d[4]};
+    int t = emit_pool(c, is_max, lc_in(c, 0), x->dtype, in_a, ks + 2, st + 2, p + 1, o[1], o[2]);
+    int64_t in_b[4] = {d[0], d[1], 1, o[1] * o[2] * d[4]};
+    int64_t kb[2] = {ks[1], 1}, sb2[2] = {st[1], 1}, pb[2] = {p[0], 0};
+    if (t >= 0)
+        t = emit_pool(c, is_max, t, x->dtype, in_b, kb, sb2, pb, o[0], 1);
+    int y = t >= 0 ? lc_new_alias(c, t, &os) : -1;
+    if (y < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    lc_set_output(c, 0, y);
+    return SI_OK;
+}
+
 const core_op_def core_ops_conv3d[] = {
     {"Conv1D", lower_conv1d},
+    {"MaxPool3D", lower_pool3d},
+    {"AvgPool3D", lower_pool3d},
     {"Print", lower_pass_through},
     {"FakeQuantWithMinMaxVars", lower_pass_through},
     {NULL, NULL}};

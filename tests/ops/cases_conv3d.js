@@ -6,7 +6,7 @@
 // there), exactly (tol 0).
 'use strict';
 
-function conv3dCases(rngFor, util, { T, I, F, B, S }) {
+function conv3dCases(rngFor, util, { T, I, B, S, IL }) {
   const out = [];
   const cst = (dtype, shape, values, name) => ({ dtype, shape, values, name, const: true });
   const ph = (dtype, shape, values, name) => ({ dtype, shape, values, name });
@@ -29,6 +29,21 @@ function conv3dCases(rngFor, util, { T, I, F, B, S }) {
         (i % 2 ? ph : cst)('float32', fs, u.vals(u.n(fs), () => u.uni(-1, 1)), 'filter')],
     });
   });
+  // MaxPool3D, AvgPool3D: NDHWC, windows past the edge (SAME), strides of 1..3
+  const pool3d = [
+    { s: [1, 5, 6, 4, 2], k: [2, 2, 2], st: [1, 1, 1], pad: 'VALID' },
+    { s: [2, 4, 5, 6, 3], k: [3, 2, 3], st: [2, 1, 2], pad: 'SAME' },
+    { s: [1, 7, 3, 5, 1], k: [2, 3, 1], st: [3, 2, 1], pad: 'SAME' },
+    { s: [2, 3, 6, 5, 2], k: [1, 3, 2], st: [1, 3, 2], pad: 'VALID' },
+  ];
+  for (const op of ['MaxPool3D', 'AvgPool3D']) {
+    pool3d.forEach((k, i) => {
+      const u = util(rngFor());
+      out.push({ name: `${op}_${i}`, op, tol: op === 'MaxPool3D' ? 0 : 1e-5,
+        attr: { T: T('float32'), ksize: IL([1, ...k.k, 1]), strides: IL([1, ...k.st, 1]), padding: S(k.pad), data_format: S('NDHWC') },
+        inputs: [ph('float32', k.s, u.vals(u.n(k.s), () => u.uni(-5, 5)), 'x')] });
+    });
+  }
   {
     const u = util(rngFor());
     const s = u.shape();
