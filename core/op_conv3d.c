@@ -1,10 +1,83 @@
-/* Conv1D, the 3D pools, and the ops TensorFlow.js's converter runs as pass-throughs (Print,
+/* Conv1D, the 3D pools, MaxPoolWithArgmax, Dilation2D, and the ops TensorFlow.js's converter runs as pass-throughs (Print,
  * FakeQuantWithMinMaxVars). Conv1D lowers onto the CONV2D step with a height
  * of 1, which is what tfjs's conv1d does (reshape, conv2d, reshape), so the
  * sums are the same sums; the 3D pools lower onto two POOL steps. */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 #include "ops.h"
+
+/* ---- host references ---- */
+
+/* tfjs's Dilation2D: each tap's x + filter (a double sum of two floats,
+ * which rounds to the float sum), the max kept by `val > cur` from
+ * Number.MIN_SAFE_INTEGER (-2^53 once stored as a float32), so NaN never
+ * wins and a window with no tap in bounds gives -2^53. */
+void ck_host_dilation2d(const ck_step *s, const core_buf *const *ins, core_buf *out)
+{
+    const ck_conv_p *p = &s->u.conv;
+    const float *x = ins[0]->data, *w = ins[1]->data;
+    float *y = out->data;
+    int64_t o = 0;
+    for (int64_t b = 0; b < p->n; b++)
+        for (int64_t oy = 0; oy < p->out_h; oy++)
+            for (int64_t ox = 0; ox < p->out_w; ox++)
+                for (int64_t ch = 0; ch < p->in_c; ch++, o++) {
+                    float m = -9007199254740992.f;
+                    for (int64_t ky = 0; ky < p->k_h; ky++) {
+                        int64_t iy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
+                        if (iy < 0 || iy >= p->in_h)
+                            continue;
+                        for (int64_t kx = 0; kx < p->k_w; kx++) {
+                            int64_t ix = ox * p->stride_w - p->pad_left + kx * p->dil_w;
+                            if (ix < 0 || ix >= p->in_w)
+                                continue;
+                            float v = x[((b * p->in_h + iy) * p->in_w + ix) * p->in_c + ch] +
+                                      w[(ky * p->k_w + kx) * p->in_c + ch];
+                            if (v > m)
+                                m = v;
+                        }
+                    }
+                    y[o] = m;
+                }
+}
+
+/* tfjs's maxPoolPositions (flattened): the position of the first in-bounds
+ * max from -Infinity by `v > m` (NaN never wins; -1 if nothing does), as
+ * ((b * in_h + y) * in_w + x) * c + ch with include_batch, else without b. */
+void ck_host_pool_argmax(const ck_step *s, const core_buf *const *ins, core_buf *out)
+{
+    const ck_pool_p *p = &s->u.pool;
+    const core_buf *x = ins[0];
+    int32_t *y = out->data;
+    int64_t o = 0;
+    for (int32_t b = 0; b < p->n; b++)
+        for (int32_t oy = 0; oy < p->out_h; oy++)
+            for (int32_t ox = 0; ox < p->out_w; ox++)
+                for (int32_t ch = 0; ch < p->c; ch++, o++) {
+                    int32_t y0 = oy * p->stride_h - p->pad_top;
+                    int32_t x0 = ox * p->stride_w - p->pad_left;
+                    int32_t ylo = y0 > 0 ? y0 : 0, yhi = y0 + p->k_h < p->in_h ? y0 + p->k_h : p->in_h;
+                    int32_t xlo = x0 > 0 ? x0 : 0, xhi = x0 + p->k_w < p->in_w ? x0 + p->k_w : p->in_w;
+                    float m = -INFINITY;
+                    int32_t pos = -1;
+                    for (int32_t yy = ylo; yy < yhi; yy++)
+                        for (int32_t xx = xlo; xx < xhi; xx++) {
+                            int64_t i = (((int64_t)b * p->in_h + yy) * p->in_w + xx) * p->c + ch;
+                            float v = x->dtype == SI_FLOAT32 ? ((const float *)x->data)[i]
+                                                             : (float)((const int32_t *)x->data)[i];
+                            if (v > m) {
+                                m = v;
+                                pos = (yy * p->in_w + xx) * p->c + ch;
+                            }
+                        }
+                    if (pos >= 0 && p->include_batch)
+                        pos += b * p->in_h * p->in_w * p->c;
+                    y[o] = pos;
+                }
+}
+
+/* ---- lowering ---- */
 
 static int ieq(const char *a, const char *b)
 {
@@ -201,10 +274,126 @@ static si_result lower_pool3d(lower_ctx *c, si_error *err)
     return SI_OK;
 }
 
+/* MaxPoolWithArgmax: the values as MaxPool's POOL step, the indices as a
+ * POOL_ARGMAX step over the same window (tfjs's pool and maxPoolPositions). */
+static si_result lower_pool_argmax(lower_ctx *c, si_error *err)
+{
+    char sb[96];
+    if (lc_n_inputs(c) < 1)
+        return lc_fail(c, err, SI_ERR_FORMAT, "needs one input");
+    const core_tensor *x = lc_tensor(c, lc_in(c, 0));
+    if (x->shape.rank != 4)
+        return lc_fail(c, err, SI_ERR_SHAPE, "input must be rank 4 (NHWC), got %s",
+                       core_shape_str(&x->shape, sb, sizeof sb));
+    if (x->dtype != SI_FLOAT32 && x->dtype != SI_INT32)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "input must be float32 or int32");
+    int64_t ks[4], st[4];
+    if (lc_attr_ints(c, "ksize", ks, 4) != 4 || lc_attr_ints(c, "strides", st, 4) != 4)
+        return lc_fail(c, err, SI_ERR_FORMAT, "ksize and strides must be lists of 4");
+    for (int i = 1; i < 3; i++)
+        if (ks[i] < 1 || st[i] < 1 || ks[i] > INT32_MAX || st[i] > INT32_MAX)
+            return lc_fail(c, err, SI_ERR_FORMAT, "bad ksize or strides");
+    const char *pad = lc_attr_str(c, "padding", "VALID");
+    const char *tf_pad = ieq(pad, "SAME") ? "SAME" : ieq(pad, "VALID") ? "VALID" : NULL;
+    if (!tf_pad)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "padding '%s'", pad);
+    const int64_t *d = x->shape.d;
+    int64_t oh, ow, pt, pl;
+    si_result s1 = core_conv_out(c, err, d[1], ks[1], st[1], 1, tf_pad, NULL, &oh, &pt);
+    if (s1 == SI_OK)
+        s1 = core_conv_out(c, err, d[2], ks[2], st[2], 1, tf_pad, NULL, &ow, &pl);
+    if (s1 != SI_OK)
+        return s1;
+    core_shape os = {.rank = 4, .d = {d[0], oh, ow, d[3]}};
+    if (!fits_i32(core_shape_count(&x->shape)) || !fits_i32(core_shape_count(&os)))
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "tensor too large for one step");
+    ck_step s = {.kind = CK_POOL, .n_in = 1};
+    s.in[0] = lc_in(c, 0);
+    s.u.pool = (ck_pool_p){
+        .is_max = 1, .n = (int32_t)d[0], .in_h = (int32_t)d[1], .in_w = (int32_t)d[2],
+        .c = (int32_t)d[3], .out_h = (int32_t)oh, .out_w = (int32_t)ow, .k_h = (int32_t)ks[1],
+        .k_w = (int32_t)ks[2], .stride_h = (int32_t)st[1], .stride_w = (int32_t)st[2],
+        .pad_top = (int32_t)pt, .pad_left = (int32_t)pl,
+        .include_batch = lc_attr_bool(c, "include_batch_in_index", 0)};
+    if ((s.out = lc_new_tensor(c, x->dtype, &os)) < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    lc_emit(c, &s);
+    lc_set_output(c, 0, s.out);
+    s.kind = CK_POOL_ARGMAX;
+    if ((s.out = lc_new_tensor(c, SI_INT32, &os)) < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    lc_emit(c, &s);
+    lc_set_output(c, 1, s.out);
+    return SI_OK;
+}
+
+/* Dilation2D(x NHWC, filter [fh, fw, c]) with strides and rates [1, h, w, 1]. */
+static si_result lower_dilation2d(lower_ctx *c, si_error *err)
+{
+    char sb[96], sf[96];
+    if (lc_n_inputs(c) < 2)
+        return lc_fail(c, err, SI_ERR_FORMAT, "needs an input and a filter");
+    const core_tensor *x = lc_tensor(c, lc_in(c, 0)), *f = lc_tensor(c, lc_in(c, 1));
+    if (x->dtype != SI_FLOAT32 || f->dtype != SI_FLOAT32)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "input and filter must be float32");
+    if (x->shape.rank != 4 || f->shape.rank != 3 || f->shape.d[2] != x->shape.d[3])
+        return lc_fail(c, err, SI_ERR_SHAPE, "filter %s does not fit input %s (NHWC)",
+                       core_shape_str(&f->shape, sf, sizeof sf),
+                       core_shape_str(&x->shape, sb, sizeof sb));
+    int64_t st[4], rt[4];
+    if (lc_attr_ints(c, "strides", st, 4) != 4 || lc_attr_ints(c, "rates", rt, 4) != 4)
+        return lc_fail(c, err, SI_ERR_FORMAT, "strides and rates must be lists of 4");
+    for (int i = 1; i < 3; i++)
+        if (st[i] < 1 || rt[i] < 1 || st[i] > INT32_MAX || rt[i] > INT32_MAX)
+            return lc_fail(c, err, SI_ERR_FORMAT, "bad strides or rates");
+    const char *pad = lc_attr_str(c, "padding", NULL);
+    const char *tf_pad = !pad ? NULL : ieq(pad, "SAME") ? "SAME" : ieq(pad, "VALID") ? "VALID" : NULL;
+    if (!tf_pad)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "padding '%s'", pad ? pad : "");
+    const int64_t *d = x->shape.d;
+    int64_t oh, ow, pt, pl;
+    si_result s1 = core_conv_out(c, err, d[1], f->shape.d[0], st[1], rt[1], tf_pad, NULL, &oh, &pt);
+    if (s1 == SI_OK)
+        s1 = core_conv_out(c, err, d[2], f->shape.d[1], st[2], rt[2], tf_pad, NULL, &ow, &pl);
+    if (s1 != SI_OK)
+        return s1;
+    core_shape os = {.rank = 4, .d = {d[0], oh, ow, d[3]}};
+    if (!fits_i32(core_shape_count(&x->shape)) || !fits_i32(core_shape_count(&os)) ||
+        !fits_i32(st[1] * oh) || !fits_i32(st[2] * ow) || !fits_i32(rt[1] * f->shape.d[0]) ||
+        !fits_i32(rt[2] * f->shape.d[1]))
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "tensor too large for 32-bit indexing");
+    ck_step s = {.kind = CK_DILATION2D, .n_in = 2};
+    s.in[0] = lc_in(c, 0);
+    s.in[1] = lc_in(c, 1);
+    ck_conv_p *p = &s.u.conv;
+    p->n = (int32_t)d[0];
+    p->in_h = (int32_t)d[1];
+    p->in_w = (int32_t)d[2];
+    p->in_c = p->out_c = (int32_t)d[3];
+    p->out_h = (int32_t)oh;
+    p->out_w = (int32_t)ow;
+    p->k_h = (int32_t)f->shape.d[0];
+    p->k_w = (int32_t)f->shape.d[1];
+    p->stride_h = (int32_t)st[1];
+    p->stride_w = (int32_t)st[2];
+    p->dil_h = (int32_t)rt[1];
+    p->dil_w = (int32_t)rt[2];
+    p->pad_top = (int32_t)pt;
+    p->pad_left = (int32_t)pl;
+    p->ch_mult = 1;
+    if ((s.out = lc_new_tensor(c, SI_FLOAT32, &os)) < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    lc_emit(c, &s);
+    lc_set_output(c, 0, s.out);
+    return SI_OK;
+}
+
 const core_op_def core_ops_conv3d[] = {
     {"Conv1D", lower_conv1d},
     {"MaxPool3D", lower_pool3d},
     {"AvgPool3D", lower_pool3d},
+    {"MaxPoolWithArgmax", lower_pool_argmax},
+    {"Dilation2D", lower_dilation2d},
     {"Print", lower_pass_through},
     {"FakeQuantWithMinMaxVars", lower_pass_through},
     {NULL, NULL}};

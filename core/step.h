@@ -83,7 +83,11 @@
     /* CropAndResize: boxes, box_ind → per-box sampling table */                           \
     X(CROP_BOXES, crop_boxes, crop, NULL, -1, out, one, none)                              \
     /* CropAndResize: image, that table → crops */                                         \
-    X(CROP_RESIZE, crop_resize, crop, "crop_resize", -1, out, one, none)
+    X(CROP_RESIZE, crop_resize, crop, "crop_resize", -1, out, one, none)                   \
+    /* Dilation2D: max over the window of x + filter (filter HWC) */                       \
+    X(DILATION2D, dilation2d, conv, "dilation2d", -1, out, window, none)                   \
+    /* MaxPoolWithArgmax's indices: int32 flat position of each window's max */            \
+    X(POOL_ARGMAX, pool_argmax, pool, "pool_argmax", -1, out, pool, none)
 
 typedef enum {
 #define CK_KIND_ENUM(K, name, params, shader, variant, inv, iters, tiling) CK_##K,
@@ -207,6 +211,7 @@ typedef struct {
     int32_t n, in_h, in_w, c;
     int32_t out_h, out_w;
     int32_t k_h, k_w, stride_h, stride_w, pad_top, pad_left;
+    int32_t include_batch;        /* CK_POOL_ARGMAX: the index counts the batch too */
 } ck_pool_p;
 
 /* A tiled reduction runs over parts of n in order, each part starting from the

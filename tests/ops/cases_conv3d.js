@@ -44,6 +44,35 @@ function conv3dCases(rngFor, util, { T, I, B, S, IL }) {
         inputs: [ph('float32', k.s, u.vals(u.n(k.s), () => u.uni(-5, 5)), 'x')] });
     });
   }
+  // MaxPoolWithArgmax: values and int32 positions (first max of a window,
+  // ties from small integer values), with and without the batch in the index
+  const pwa = [
+    { s: [2, 6, 7, 3], k: [2, 2], st: [2, 2], pad: 'VALID', b: false },
+    { s: [3, 5, 5, 2], k: [3, 3], st: [1, 2], pad: 'SAME', b: true },
+    { s: [2, 7, 4, 2], k: [2, 3], st: [3, 1], pad: 'SAME', b: false, ties: true },
+    { s: [2, 4, 6, 3], k: [3, 2], st: [1, 1], pad: 'VALID', b: true, ties: true },
+  ];
+  pwa.forEach((k, i) => {
+    const u = util(rngFor());
+    out.push({ name: `MaxPoolWithArgmax_${i}`, op: 'MaxPoolWithArgmax', tol: 0, outputs: 2,
+      attr: { T: T('float32'), Targmax: T('int32'), ksize: IL([1, ...k.k, 1]), strides: IL([1, ...k.st, 1]), padding: S(k.pad), include_batch_in_index: B(k.b) },
+      inputs: [ph('float32', k.s, u.vals(u.n(k.s), () => (k.ties ? u.int(-2, 2) : u.uni(-5, 5))), 'x')] });
+  });
+  // Dilation2D: strides or rates past 1, SAME and VALID
+  const dil = [
+    { s: [2, 6, 7, 3], f: [2, 2], st: [1, 1], r: [1, 1], pad: 'VALID' },
+    { s: [1, 8, 6, 2], f: [3, 2], st: [2, 1], r: [1, 2], pad: 'SAME' },
+    { s: [2, 5, 9, 2], f: [2, 3], st: [1, 2], r: [2, 1], pad: 'SAME' },
+    { s: [1, 9, 9, 1], f: [3, 3], st: [3, 3], r: [2, 2], pad: 'VALID' },
+  ];
+  dil.forEach((k, i) => {
+    const u = util(rngFor());
+    const fs = [...k.f, k.s[3]];
+    out.push({ name: `Dilation2D_${i}`, op: 'Dilation2D', tol: 0,
+      attr: { T: T('float32'), strides: IL([1, ...k.st, 1]), rates: IL([1, ...k.r, 1]), padding: S(k.pad) },
+      inputs: [ph('float32', k.s, u.vals(u.n(k.s), () => u.uni(-5, 5)), 'x'),
+        (i % 2 ? ph : cst)('float32', fs, u.vals(u.n(fs), () => u.uni(-2, 2)), 'filter')] });
+  });
   {
     const u = util(rngFor());
     const s = u.shape();
