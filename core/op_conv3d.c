@@ -1,4 +1,4 @@
-/* Conv1D, the 3D pools, MaxPoolWithArgmax, Dilation2D, and the ops TensorFlow.js's converter runs as pass-throughs (Print,
+/* Conv1D, Conv3D, the 3D pools, MaxPoolWithArgmax, Dilation2D, and the ops TensorFlow.js's converter runs as pass-throughs (Print,
  * FakeQuantWithMinMaxVars). Conv1D lowers onto the CONV2D step with a height
  * of 1, which is what tfjs's conv1d does (reshape, conv2d, reshape), so the
  * sums are the same sums; the 3D pools lower onto two POOL steps. */
@@ -75,6 +75,49 @@ void ck_host_pool_argmax(const ck_step *s, const core_buf *const *ins, core_buf 
                         pos += b * p->in_h * p->in_w * p->c;
                     y[o] = pos;
                 }
+}
+
+/* tfjs's conv3D: taps (kz, ky, kx), then input channels, each product added
+ * to the float32 output element as `y += x * w` (exact in double, rounded
+ * once to float: the sum is the float sum of the exact product). */
+void ck_host_conv3d(const ck_step *s, const core_buf *const *ins, core_buf *out)
+{
+    const ck_conv3d_p *p = &s->u.conv3d;
+    const float *x = ins[0]->data, *w = ins[1]->data;
+    float *y = out->data;
+    int64_t o = 0;
+    for (int64_t b = 0; b < p->n; b++)
+        for (int64_t oz = 0; oz < p->out_d; oz++)
+            for (int64_t oy = 0; oy < p->out_h; oy++)
+                for (int64_t ox = 0; ox < p->out_w; ox++)
+                    for (int64_t oc = 0; oc < p->out_c; oc++, o++) {
+                        float acc = 0.f;
+                        for (int64_t kz = 0; kz < p->k_d; kz++) {
+                            int64_t iz = oz * p->stride_d - p->pad_front + kz * p->dil_d;
+                            if (iz < 0 || iz >= p->in_d)
+                                continue;
+                            for (int64_t ky = 0; ky < p->k_h; ky++) {
+                                int64_t iy = oy * p->stride_h - p->pad_top + ky * p->dil_h;
+                                if (iy < 0 || iy >= p->in_h)
+                                    continue;
+                                for (int64_t kx = 0; kx < p->k_w; kx++) {
+                                    int64_t ix = ox * p->stride_w - p->pad_left + kx * p->dil_w;
+                                    if (ix < 0 || ix >= p->in_w)
+                                        continue;
+                                    const float *xp =
+                                        x + (((b * p->in_d + iz) * p->in_h + iy) * p->in_w + ix) *
+                                                p->in_c;
+                                    const float *wp =
+                                        w + ((kz * p->k_h + ky) * p->k_w + kx) * p->in_c * p->out_c +
+                                        oc;
+                                    for (int64_t ic = 0; ic < p->in_c; ic++)
+                                        acc = (float)((double)acc +
+                                                      (double)xp[ic] * (double)wp[ic * p->out_c]);
+                                }
+                            }
+                        }
+                        y[o] = acc;
+                    }
 }
 
 /* ---- lowering ---- */
@@ -388,8 +431,101 @@ static si_result lower_dilation2d(lower_ctx *c, si_error *err)
     return SI_OK;
 }
 
+/* The [1, d, h, w, 1] list attr `name` into v[0..2]; absent: 1s. */
+static si_result dhw_attr(lower_ctx *c, si_error *err, const char *name, int64_t *v)
+{
+    int64_t a[5];
+    int n = lc_attr_ints(c, name, a, 5);
+    v[0] = v[1] = v[2] = 1;
+    if (n < 0)
+        return SI_OK;
+    if (n != 5)
+        return lc_fail(c, err, SI_ERR_FORMAT, "%s must have 5 entries, has %d", name, n);
+    for (int i = 0; i < 3; i++) {
+        if (a[i + 1] < 1 || a[i + 1] > INT32_MAX)
+            return lc_fail(c, err, SI_ERR_FORMAT, "%s must be positive", name);
+        v[i] = a[i + 1];
+    }
+    return SI_OK;
+}
+
+/* Conv3D(x NDHWC (or DHWC, batch 1), filter DHWIO): one CONV3D step. */
+static si_result lower_conv3d(lower_ctx *c, si_error *err)
+{
+    char sb[96], sf[96];
+    if (lc_n_inputs(c) < 2)
+        return lc_fail(c, err, SI_ERR_FORMAT, "needs an input and a filter");
+    const core_tensor *x = lc_tensor(c, lc_in(c, 0)), *f = lc_tensor(c, lc_in(c, 1));
+    if (x->dtype != SI_FLOAT32 || f->dtype != SI_FLOAT32)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "input and filter must be float32");
+    int64_t d[5];
+    if (x->shape.rank == 5) {
+        memcpy(d, x->shape.d, sizeof d);
+    } else if (x->shape.rank == 4) {
+        d[0] = 1;
+        memcpy(d + 1, x->shape.d, 4 * sizeof d[0]);
+    } else {
+        return lc_fail(c, err, SI_ERR_SHAPE, "input %s must be rank 5",
+                       core_shape_str(&x->shape, sb, sizeof sb));
+    }
+    if (f->shape.rank != 5 || f->shape.d[3] != d[4])
+        return lc_fail(c, err, SI_ERR_SHAPE, "filter %s does not fit input %s",
+                       core_shape_str(&f->shape, sf, sizeof sf),
+                       core_shape_str(&x->shape, sb, sizeof sb));
+    const char *df = lc_attr_str(c, "data_format", "NDHWC");
+    if (!ieq(df, "NDHWC"))
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "data_format %s (only NDHWC is supported)", df);
+    int64_t st[3], dl[3];
+    si_result s1 = dhw_attr(c, err, "strides", st);
+    if (s1 == SI_OK)
+        s1 = dhw_attr(c, err, "dilations", dl);
+    if (s1 != SI_OK)
+        return s1;
+    if ((st[0] > 1 || st[1] > 1 || st[2] > 1) && (dl[0] > 1 || dl[1] > 1 || dl[2] > 1))
+        return lc_fail(c, err, SI_ERR_FORMAT, "either strides or dilations must be 1");
+    const char *pad = lc_attr_str(c, "padding", NULL);
+    const char *tf_pad = !pad ? NULL : ieq(pad, "SAME") ? "SAME" : ieq(pad, "VALID") ? "VALID" : NULL;
+    if (!tf_pad)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "padding '%s'", pad ? pad : "");
+    int64_t o[3], p[3];
+    for (int i = 0; i < 3; i++) {
+        if ((s1 = core_conv_out(c, err, d[i + 1], f->shape.d[i], st[i], dl[i], tf_pad, NULL, &o[i],
+                                &p[i])) != SI_OK)
+            return s1;
+        if (!fits_i32(st[i] * o[i]) || !fits_i32(dl[i] * f->shape.d[i]))
+            return lc_fail(c, err, SI_ERR_UNSUPPORTED, "tensor too large for 32-bit indexing");
+    }
+    int64_t out_c = f->shape.d[4];
+    core_shape os = x->shape;
+    int r = os.rank;
+    os.d[r - 4] = o[0];
+    os.d[r - 3] = o[1];
+    os.d[r - 2] = o[2];
+    os.d[r - 1] = out_c;
+    if (!fits_i32(core_shape_count(&x->shape)) || !fits_i32(core_shape_count(&f->shape)) ||
+        !fits_i32(core_shape_count(&os)))
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "tensor too large for 32-bit indexing");
+    ck_step s = {.kind = CK_CONV3D, .n_in = 2};
+    s.in[0] = lc_in(c, 0);
+    s.in[1] = lc_in(c, 1);
+    s.u.conv3d = (ck_conv3d_p){
+        .n = (int32_t)d[0], .in_d = (int32_t)d[1], .in_h = (int32_t)d[2], .in_w = (int32_t)d[3],
+        .in_c = (int32_t)d[4], .out_d = (int32_t)o[0], .out_h = (int32_t)o[1],
+        .out_w = (int32_t)o[2], .out_c = (int32_t)out_c, .k_d = (int32_t)f->shape.d[0],
+        .k_h = (int32_t)f->shape.d[1], .k_w = (int32_t)f->shape.d[2],
+        .stride_d = (int32_t)st[0], .stride_h = (int32_t)st[1], .stride_w = (int32_t)st[2],
+        .dil_d = (int32_t)dl[0], .dil_h = (int32_t)dl[1], .dil_w = (int32_t)dl[2],
+        .pad_front = (int32_t)p[0], .pad_top = (int32_t)p[1], .pad_left = (int32_t)p[2]};
+    if ((s.out = lc_new_tensor(c, SI_FLOAT32, &os)) < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    lc_emit(c, &s);
+    lc_set_output(c, 0, s.out);
+    return SI_OK;
+}
+
 const core_op_def core_ops_conv3d[] = {
     {"Conv1D", lower_conv1d},
+    {"Conv3D", lower_conv3d},
     {"MaxPool3D", lower_pool3d},
     {"AvgPool3D", lower_pool3d},
     {"MaxPoolWithArgmax", lower_pool_argmax},

@@ -87,7 +87,9 @@
     /* Dilation2D: max over the window of x + filter (filter HWC) */                       \
     X(DILATION2D, dilation2d, conv, "dilation2d", -1, out, window, none)                   \
     /* MaxPoolWithArgmax's indices: int32 flat position of each window's max */            \
-    X(POOL_ARGMAX, pool_argmax, pool, "pool_argmax", -1, out, pool, none)
+    X(POOL_ARGMAX, pool_argmax, pool, "pool_argmax", -1, out, pool, none)                  \
+    /* Conv3D: NDHWC, filter DHWIO, tfjs's summation order */                              \
+    X(CONV3D, conv3d, conv3d, "conv3d", -1, out, conv3d, none)
 
 typedef enum {
 #define CK_KIND_ENUM(K, name, params, shader, variant, inv, iters, tiling) CK_##K,
@@ -292,13 +294,23 @@ typedef struct {
 
 enum { CK_CROP_OUTSIDE = -1, CK_CROP_NAN = -2, CK_CROP_SKIP = -3 };
 
+/* CK_CONV3D. Inputs: x NDHWC, filter [k_d, k_h, k_w, in_c, out_c]. */
+typedef struct {
+    int32_t n, in_d, in_h, in_w, in_c;
+    int32_t out_d, out_h, out_w, out_c;
+    int32_t k_d, k_h, k_w;
+    int32_t stride_d, stride_h, stride_w, dil_d, dil_h, dil_w;
+    int32_t pad_front, pad_top, pad_left;
+} ck_conv3d_p;
+
 /* The parameter blocks, each a member of ck_step.u: X(type, member). */
 #define CK_PARAMS(X)                                                                           \
     X(ck_copy_p, copy) X(ck_pad_p, pad) X(ck_unary_p, unary) X(ck_binary_p, binary)            \
     X(ck_addn_p, addn) X(ck_conv_p, conv) X(ck_matmul_p, matmul) X(ck_pool_p, pool)            \
     X(ck_reduce_p, reduce) X(ck_softmax_p, softmax) X(ck_argmax_p, argmax)                     \
     X(ck_resize_p, resize) X(ck_gather_p, gather) X(ck_gathernd_p, gathernd)                   \
-    X(ck_dequant_p, dequant) X(ck_topk_p, topk) X(ck_select_p, select) X(ck_crop_p, crop)
+    X(ck_dequant_p, dequant) X(ck_topk_p, topk) X(ck_select_p, select) X(ck_crop_p, crop)    \
+    X(ck_conv3d_p, conv3d)
 
 typedef struct {
     ck_kind kind;

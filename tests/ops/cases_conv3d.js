@@ -1,9 +1,10 @@
-// Per-op cases of Conv1D, Print and FakeQuantWithMinMaxVars (tests/ops/gen.js;
-// cases.js appends them). Conv1D: random widths, channels, strides or
-// dilations (tfjs wants one of the two to be 1), SAME and VALID, rank-2 and
-// rank-3 inputs. Print and FakeQuantWithMinMaxVars pass their input through
-// in tfjs's converter (FakeQuant's min/max/num_bits/narrow_range are ignored
-// there), exactly (tol 0).
+// Per-op cases of Conv1D, Conv3D, MaxPool3D, AvgPool3D, MaxPoolWithArgmax,
+// Dilation2D, Print and FakeQuantWithMinMaxVars (tests/ops/gen.js; cases.js
+// appends them): random shapes, strides or dilations past 1 (tfjs wants one of
+// the two to be 1), SAME and VALID. Print and FakeQuantWithMinMaxVars pass
+// their input through in tfjs's converter (FakeQuant's min/max/num_bits/
+// narrow_range are ignored there), exactly (tol 0); so are the max pools,
+// MaxPoolWithArgmax's indices (ties included) and Dilation2D.
 'use strict';
 
 function conv3dCases(rngFor, util, { T, I, B, S, IL }) {
@@ -28,6 +29,20 @@ function conv3dCases(rngFor, util, { T, I, B, S, IL }) {
       inputs: [ph('float32', xs, u.vals(u.n(xs), () => u.uni(-2, 2)), 'x'),
         (i % 2 ? ph : cst)('float32', fs, u.vals(u.n(fs), () => u.uni(-1, 1)), 'filter')],
     });
+  });
+  // Conv3D: NDHWC, filter DHWIO, strides or dilations past 1, SAME and VALID
+  const conv3d = [
+    { s: [1, 4, 5, 6, 2], f: [2, 2, 3, 2, 3], st: [1, 1, 1], dl: [1, 1, 1], pad: 'VALID' },
+    { s: [2, 5, 4, 4, 3], f: [3, 2, 2, 3, 2], st: [2, 1, 2], dl: [1, 1, 1], pad: 'SAME' },
+    { s: [1, 6, 6, 5, 1], f: [2, 3, 2, 1, 4], st: [1, 1, 1], dl: [2, 1, 2], pad: 'SAME' },
+    { s: [2, 3, 7, 5, 2], f: [1, 3, 3, 2, 2], st: [1, 3, 2], dl: [1, 1, 1], pad: 'VALID' },
+  ];
+  conv3d.forEach((k, i) => {
+    const u = util(rngFor());
+    out.push({ name: `Conv3D_${i}`, op: 'Conv3D',
+      attr: { T: T('float32'), strides: IL([1, ...k.st, 1]), dilations: IL([1, ...k.dl, 1]), padding: S(k.pad), data_format: S('NDHWC') },
+      inputs: [ph('float32', k.s, u.vals(u.n(k.s), () => u.uni(-2, 2)), 'x'),
+        (i % 2 ? ph : cst)('float32', k.f, u.vals(u.n(k.f), () => u.uni(-1, 1)), 'filter')] });
   });
   // MaxPool3D, AvgPool3D: NDHWC, windows past the edge (SAME), strides of 1..3
   const pool3d = [
