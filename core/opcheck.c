@@ -20,6 +20,7 @@ static const struct {
     {"select", core_ops_select},         {"math", core_ops_math},
     {"creation", core_ops_creation},     {"image", core_ops_image},
     {"random", core_ops_random},
+    {"conv3d", core_ops_conv3d},
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

@@ -26,6 +26,7 @@ extern const core_op_def core_ops_math[];
 extern const core_op_def core_ops_creation[];
 extern const core_op_def core_ops_image[];
 extern const core_op_def core_ops_random[];
+extern const core_op_def core_ops_conv3d[];
 
 const core_op_def *core_find_op(const char *op);
 

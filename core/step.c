@@ -70,6 +70,12 @@ static uint64_t ck_iters_reduce(const ck_step *s) { return (uint64_t)s->u.reduce
 static uint64_t ck_iters_softmax(const ck_step *s) { return (uint64_t)s->u.softmax.n; }
 static uint64_t ck_iters_argmax(const ck_step *s) { return (uint64_t)s->u.argmax.n; }
 
+static uint64_t ck_iters_conv3d(const ck_step *s)
+{
+    const ck_conv3d_p *c = &s->u.conv3d;
+    return (uint64_t)c->k_d * (uint64_t)c->k_h * (uint64_t)c->k_w * (uint64_t)c->in_c;
+}
+
 uint64_t ck_loop_iterations(const ck_step *s)
 {
     static uint64_t (*const iters[CK__COUNT])(const ck_step *) = {

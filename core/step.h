@@ -87,7 +87,13 @@
     /* Multinomial: logits [batch, events] → int32 [batch, samples] (core/op_random.c) */  \
     X(MULTINOMIAL, multinomial, multinomial, NULL, -1, out, one, none)                    \
     /* ImageProjectiveTransformV3 (core/op_image.c) */                                     \
-    X(TRANSFORM, transform, transform, NULL, -1, out, one, none)
+    X(TRANSFORM, transform, transform, NULL, -1, out, one, none)                    \
+    /* Dilation2D: max over the window of x + filter (filter HWC) */                       \
+    X(DILATION2D, dilation2d, conv, "dilation2d", -1, out, window, none)                   \
+    /* MaxPoolWithArgmax's indices: int32 flat position of each window's max */            \
+    X(POOL_ARGMAX, pool_argmax, pool, "pool_argmax", -1, out, pool, none)                  \
+    /* Conv3D: NDHWC, filter DHWIO, tfjs's summation order */                              \
+    X(CONV3D, conv3d, conv3d, "conv3d", -1, out, conv3d, none)
 
 typedef enum {
 #define CK_KIND_ENUM(K, name, params, shader, variant, inv, iters, tiling) CK_##K,
@@ -211,6 +217,7 @@ typedef struct {
     int32_t n, in_h, in_w, c;
     int32_t out_h, out_w;
     int32_t k_h, k_w, stride_h, stride_w, pad_top, pad_left;
+    int32_t include_batch;        /* CK_POOL_ARGMAX: the index counts the batch too */
 } ck_pool_p;
 
 /* A tiled reduction runs over parts of n in order, each part starting from the
@@ -309,6 +316,15 @@ enum { CK_FILL_CONSTANT, CK_FILL_REFLECT, CK_FILL_WRAP, CK_FILL_NEAREST };
 
 enum { CK_CROP_OUTSIDE = -1, CK_CROP_NAN = -2, CK_CROP_SKIP = -3 };
 
+/* CK_CONV3D. Inputs: x NDHWC, filter [k_d, k_h, k_w, in_c, out_c]. */
+typedef struct {
+    int32_t n, in_d, in_h, in_w, in_c;
+    int32_t out_d, out_h, out_w, out_c;
+    int32_t k_d, k_h, k_w;
+    int32_t stride_d, stride_h, stride_w, dil_d, dil_h, dil_w;
+    int32_t pad_front, pad_top, pad_left;
+} ck_conv3d_p;
+
 /* The parameter blocks, each a member of ck_step.u: X(type, member). */
 #define CK_PARAMS(X)                                                                           \
     X(ck_copy_p, copy) X(ck_pad_p, pad) X(ck_unary_p, unary) X(ck_binary_p, binary)            \
@@ -316,7 +332,8 @@ enum { CK_CROP_OUTSIDE = -1, CK_CROP_NAN = -2, CK_CROP_SKIP = -3 };
     X(ck_reduce_p, reduce) X(ck_softmax_p, softmax) X(ck_argmax_p, argmax)                     \
     X(ck_resize_p, resize) X(ck_gather_p, gather) X(ck_gathernd_p, gathernd)                   \
     X(ck_dequant_p, dequant) X(ck_topk_p, topk) X(ck_select_p, select) X(ck_crop_p, crop)    \
-    X(ck_multinomial_p, multinomial) X(ck_transform_p, transform)
+    X(ck_multinomial_p, multinomial) X(ck_transform_p, transform)    \
+    X(ck_conv3d_p, conv3d)
 
 typedef struct {
     ck_kind kind;

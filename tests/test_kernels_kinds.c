@@ -100,6 +100,17 @@ static void test_loop_iterations(void **state)
     s = (ck_step){.kind = CK_ARGMAX};
     s.u.argmax.n = 19;
     assert_int_equal(ck_loop_iterations(&s), 19);
+    s = (ck_step){.kind = CK_DILATION2D};
+    s.u.conv.k_h = 3;
+    s.u.conv.k_w = 5;
+    assert_int_equal(ck_loop_iterations(&s), 15);
+    s = (ck_step){.kind = CK_POOL_ARGMAX};
+    s.u.pool.k_h = 2;
+    s.u.pool.k_w = 9;
+    assert_int_equal(ck_loop_iterations(&s), 18);
+    s = (ck_step){.kind = CK_CONV3D};
+    s.u.conv3d = (ck_conv3d_p){.k_d = 2, .k_h = 3, .k_w = 5, .in_c = 7};
+    assert_int_equal(ck_loop_iterations(&s), 2 * 3 * 5 * 7);
     s = (ck_step){.kind = CK_COPY};
     s.u.copy.rank = 3;
     s.u.copy.dim[0] = 1000;
