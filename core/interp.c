@@ -168,7 +168,7 @@ static int op_is_async(const char *op)
 /* Synchronous in tfjs, but their output shapes hang on input values. */
 static const char *const shape_from_values_ops[] = {"SparseFillEmptyRows", "SparseReshape",
                                                    "SparseSegmentSum", "SparseSegmentMean",
-                                                   "RaggedRange", NULL};
+                                                   "RaggedRange", "RaggedGather", NULL};
 
 int core_op_is_dynamic(const char *op)
 {
@@ -189,7 +189,7 @@ static const char *const interp_ops[] = {
     "TensorListPopBack", "TensorListStack", "TensorListGather", "TensorListConcat",
     "TensorListConcatV2", "NonMaxSuppressionV2", "NonMaxSuppressionV3", "NonMaxSuppressionV4",
     "NonMaxSuppressionV5", "Where", "SparseFillEmptyRows", "SparseReshape", "SparseSegmentSum",
-    "SparseSegmentMean", "RaggedRange", NULL};
+    "SparseSegmentMean", "RaggedRange", "RaggedGather", NULL};
 
 int core_interp_runs_op(const char *op) { return op && in_list(op, interp_ops); }
 

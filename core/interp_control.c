@@ -174,7 +174,7 @@ static const struct {
     {"StatelessWhile", cf_functional},
     {"SparseFillEmptyRows", run_sparse},            {"SparseReshape", run_sparse},
     {"SparseSegmentSum", run_sparse},               {"SparseSegmentMean", run_sparse},
-    {"RaggedRange", run_sparse},
+    {"RaggedRange", run_sparse},                    {"RaggedGather", run_sparse},
 };
 
 /* The handler of op: by name, then by prefix (the list handlers refuse any

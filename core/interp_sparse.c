@@ -1,6 +1,6 @@
 /* The sparse and ragged ops in the host interpreter, as tfjs-backend-cpu runs
  * them (sparse*_impl.js, ragged*_impl.js): SparseFillEmptyRows, SparseReshape,
- * SparseSegmentSum, SparseSegmentMean, RaggedRange. Their output shapes hang on the values of their inputs,
+ * SparseSegmentSum, SparseSegmentMean, RaggedRange, RaggedGather. Their output shapes hang on the values of their inputs,
  * so they run where Where and NMS do. tfjs's errors (a row or index out of
  * range, segment ids that fall) are the node's errors here. */
 #include <math.h>
@@ -327,11 +327,129 @@ static si_result ragged_range(opctx *o)
     return ip_set_out(o, 1, vals);
 }
 
+/* A growing int32 list (RaggedGather's output splits). */
+typedef struct {
+    int32_t *v;
+    int64_t n, cap;
+} ilist;
+
+static int il_push(ilist *l, int64_t x)
+{
+    if (l->n == l->cap) {
+        int64_t cap = l->cap ? l->cap * 2 : 16;
+        int32_t *v = realloc(l->v, (size_t)cap * sizeof *v);
+        if (!v)
+            return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = (int32_t)x;
+    return 0;
+}
+
+#define RG_MAX_SPLITS 8
+
+/* RaggedGather(params_nested_splits..., params_dense_values, indices), as
+ * tfjs's raggedGatherImpl: the outer dims of indices become uniform splits,
+ * each index's rows are followed down the params' splits (shifted to where
+ * the output is), and the dense rows they end on are copied in order.
+ * Outputs: indices.rank - 1 + len(splits) splits, then the dense values. */
+static si_result ragged_gather(opctx *o)
+{
+    si_result st = ip_need_inputs(o, 3);
+    if (st != SI_OK)
+        return st;
+    int ns = o->n_data - 2;
+    const ival *dv = o->data[ns], *ix = o->data[ns + 1];
+    int nout = ix->b.shape.rank - 1 + ns;
+    if (ns > RG_MAX_SPLITS || ix->b.shape.rank < 1 || nout < 1 || nout > RG_MAX_SPLITS ||
+        !is_int(ix) || dv->b.shape.rank < 1)
+        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
+                            "needs 1 to %d int32 splits, dense values of rank >= 1 and int32 indices",
+                            RG_MAX_SPLITS);
+    int64_t n_dense = dv->b.shape.d[0];
+    for (int d = 0; d < ns; d++) {
+        const ival *sp = o->data[d];
+        int64_t len = sp->b.shape.rank == 1 ? sp->b.shape.d[0] : 0;
+        int64_t last = d == ns - 1 ? n_dense : o->data[d + 1]->b.shape.d[0];
+        if (!is_int(sp) || sp->b.shape.rank != 1 || len == 0)
+            return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "ragged splits may not be empty");
+        if (ints(sp)[0] < 0)
+            return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "ragged splits must be non-negative");
+        if (ints(sp)[len - 1] > last)
+            return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "ragged splits must not point past values");
+        for (int64_t i = 1; i < len; i++)
+            if (ints(sp)[i - 1] > ints(sp)[i])
+                return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
+                                    "ragged splits must be sorted in ascending order");
+    }
+    int64_t n_params = o->data[0]->b.shape.d[0] - 1, n_ix = core_shape_count(&ix->b.shape);
+    for (int64_t i = 0; i < n_ix; i++)
+        if (ints(ix)[i] < 0 || ints(ix)[i] >= n_params)
+            return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "indices[%lld] = %d is not in [0, %lld)",
+                                (long long)i, ints(ix)[i], (long long)n_params);
+    ilist out[RG_MAX_SPLITS] = {{0}}, slices = {0};
+    int bad = 0;
+    for (int d = 0; d < nout; d++)
+        bad |= il_push(&out[d], 0);
+    int64_t nrows = 1, n_values = 0;
+    for (int d = 0; d < ix->b.shape.rank - 1 && !bad; d++) {
+        nrows *= ix->b.shape.d[d];
+        for (int64_t i = 1; i < nrows + 1 && !bad; i++)
+            bad |= il_push(&out[d], i * ix->b.shape.d[d + 1]);
+    }
+    for (int64_t i = 0; i < n_ix && !bad; i++) {
+        int64_t start = ints(ix)[i], limit = start + 1;
+        for (int d = 0; d < ns && !bad; d++) {
+            const int32_t *sp = ints(o->data[d]);
+            int od = d + ix->b.shape.rank - 1;
+            int64_t delta = out[od].v[out[od].n - 1] - sp[start];
+            for (int64_t j = start; j < limit && !bad; j++)
+                bad |= il_push(&out[od], sp[j + 1] + delta);
+            start = sp[start];
+            limit = sp[limit];
+        }
+        if (limit != start && !bad) {
+            bad |= il_push(&slices, start) | il_push(&slices, limit);
+            n_values += limit - start;
+        }
+    }
+    int64_t row = n_dense ? core_shape_count(&dv->b.shape) / n_dense : 0;
+    core_shape vs = dv->b.shape;
+    vs.d[0] = n_values;
+    ival *vals = bad ? NULL : ip_val_new(dv->b.dtype, &vs);
+    if (vals) {
+        int64_t at = 0;
+        for (int64_t k = 0; k < slices.n; k += 2)
+            for (int64_t r = slices.v[k]; r < slices.v[k + 1]; r++, at++)
+                memcpy((char *)vals->b.data + at * row * CORE_ELEM,
+                       (const char *)dv->b.data + r * row * CORE_ELEM, (size_t)row * CORE_ELEM);
+    }
+    for (int d = 0; d < nout && vals; d++) {
+        core_shape ss = {.rank = 1, .d = {out[d].n}};
+        ival *sv = ip_val_new(SI_INT32, &ss);
+        if (sv)
+            memcpy(sv->b.data, out[d].v, (size_t)out[d].n * 4);
+        if ((st = ip_set_out(o, d, sv)) != SI_OK)
+            bad = 1;
+    }
+    for (int d = 0; d < RG_MAX_SPLITS; d++)
+        free(out[d].v);
+    free(slices.v);
+    if (!vals || bad) {
+        ip_val_unref(vals);
+        return st != SI_OK ? st : ip_nomem(o->in);
+    }
+    return ip_set_out(o, nout, vals);
+}
+
 si_result ip_sparse(opctx *o)
 {
     const char *op = o->n->op;
     if (!strcmp(op, "RaggedRange"))
         return ragged_range(o);
+    if (!strcmp(op, "RaggedGather"))
+        return ragged_gather(o);
     if (!strcmp(op, "SparseFillEmptyRows"))
         return fill_empty_rows(o);
     if (!strcmp(op, "SparseReshape"))

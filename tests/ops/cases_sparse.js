@@ -77,6 +77,27 @@ function sparseCases(rngFor, util, { T }) {
       direct: (tf, f) => { const o = tf.raggedRange(f.starts, f.limits, f.deltas); return [o.rtNestedSplits, o.rtDenseValues]; },
       inputs: [ph(r.dt, r.s[0], r.s[1], 'starts'), ph(r.dt, r.l[0], r.l[1], 'limits'), ph(r.dt, r.d[0], r.d[1], 'deltas')] });
   });
+  // RaggedGather: one and two ragged dimensions, 1-D and 2-D indices (outer
+  // uniform splits), repeated indices, empty rows, dense values of rank 2
+  const gathers = [
+    { splits: [[0, 3, 3, 7, 9]], dense: [9], idx: [[5], [3, 0, 0, 2, 1]] },
+    { splits: [[0, 2, 3, 6], [0, 1, 4, 4, 6, 8, 10]], dense: [10, 3], idx: [[4], [2, 0, 1, 2]] },
+    { splits: [[0, 1, 3, 6, 10]], dense: [10, 2], idx: [[2, 3], [3, 1, 0, 2, 2, 1]] },
+  ];
+  gathers.forEach((g, k) => {
+    const u = util(rngFor());
+    const data = u.vals(u.n(g.dense), () => u.uni(-9, 9));
+    const inputs = g.splits.map((sp, d) => ph('int32', [sp.length], sp, `splits${d}`));
+    inputs.push(ph('float32', g.dense, data, 'dense'), ph('int32', g.idx[0], g.idx[1], 'indices'));
+    const nOut = g.idx[0].length - 1 + g.splits.length;
+    out.push({ name: `RaggedGather_${k}`, op: 'RaggedGather', tol: 0, outputs: nOut + 1,
+      attr: { Tvalues: T('float32'), Tindices: T('int32'), Tsplits: T('int32'), PARAMS_RAGGED_RANK: { i: String(g.splits.length) }, OUTPUT_RAGGED_RANK: { i: String(nOut) } },
+      inputs,
+      direct: (tf, f) => {
+        const o = tf.raggedGather(g.splits.map((_, d) => f[`splits${d}`]), f.dense, f.indices, nOut);
+        return [...o.outputNestedSplits, o.outputDenseValues];
+      } });
+  });
   return out;
 }
 
