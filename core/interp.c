@@ -162,13 +162,14 @@ static int op_is_async(const char *op)
 {
     return in_list(op, control_ops) || !strncmp(op, "TensorArray", 11) ||
            !strncmp(op, "TensorList", 10) || !strcmp(op, "EmptyTensorList") ||
-           !strncmp(op, "NonMaxSuppression", 17) || !strcmp(op, "Where");
+           !strncmp(op, "NonMaxSuppression", 17) || !strcmp(op, "Where") || !strcmp(op, "ListDiff");
 }
 
 int core_op_is_dynamic(const char *op)
 {
-    /* not NoOp: it only orders, and rvm hangs its weights off one */
-    return op && op_is_async(op);
+    /* not NoOp: it only orders, and rvm hangs its weights off one; Unique is
+     * synchronous in tfjs but its output shape depends on the data */
+    return op && (op_is_async(op) || !strcmp(op, "Unique") || !strcmp(op, "UniqueV2"));
 }
 
 /* Exactly the ops ip_execute() below implements (ip_tensor_array, ip_tensor_list
@@ -183,7 +184,7 @@ static const char *const interp_ops[] = {
     "TensorListSetItem", "TensorListPushBack", "TensorListResize", "TensorListGetItem",
     "TensorListPopBack", "TensorListStack", "TensorListGather", "TensorListConcat",
     "TensorListConcatV2", "NonMaxSuppressionV2", "NonMaxSuppressionV3", "NonMaxSuppressionV4",
-    "NonMaxSuppressionV5", "Where", NULL};
+    "NonMaxSuppressionV5", "Where", "Unique", "UniqueV2", "ListDiff", NULL};
 
 int core_interp_runs_op(const char *op) { return op && in_list(op, interp_ops); }
 

@@ -150,6 +150,18 @@ static si_result run_where(opctx *o, int *ctx_after)
     return ip_where(o);
 }
 
+static si_result run_unique(opctx *o, int *ctx_after)
+{
+    (void)ctx_after;
+    return ip_unique(o);
+}
+
+static si_result run_listdiff(opctx *o, int *ctx_after)
+{
+    (void)ctx_after;
+    return ip_listdiff(o);
+}
+
 static si_result run_ordinary(opctx *o, int *ctx_after)
 {
     (void)ctx_after;
@@ -166,6 +178,7 @@ static const struct {
     {"EmptyTensorList", run_tensor_list},           {"If", cf_functional},
     {"StatelessIf", cf_functional},                 {"While", cf_functional},
     {"StatelessWhile", cf_functional},
+    {"Unique", run_unique},  {"UniqueV2", run_unique},                 {"ListDiff", run_listdiff},
 };
 
 /* The handler of op: by name, then by prefix (the list handlers refuse any

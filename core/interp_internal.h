@@ -143,6 +143,8 @@ const char *ip_dt_name(si_dtype t);
 
 si_result ip_nms(opctx *o);
 si_result ip_where(opctx *o);
+si_result ip_unique(opctx *o);
+si_result ip_listdiff(opctx *o);
 /* Any op of the op table, through core_eval_node. */
 si_result ip_eval_ordinary(opctx *o);
 

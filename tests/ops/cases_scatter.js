@@ -1,0 +1,58 @@
+// Per-op cases of the scatter, counting, set and search ops (tests/ops/gen.js;
+// cases.js appends them), as tfjs-backend-cpu runs them, exactly (tol 0).
+// Unique, UniqueV2 (an axis, negative too) and ListDiff have data-dependent
+// shapes and run in the host interpreter: duplicates, NaN (tfjs dedups it),
+// -0 and 0 (one value), int32 and float32, an empty input.
+'use strict';
+
+function scatterCases(rngFor, util, { T }) {
+  const out = [];
+  const cst = (dtype, shape, values, name) => ({ dtype, shape, values, name, const: true });
+  const ph = (dtype, shape, values, name) => ({ dtype, shape, values, name });
+  // values from a small pool, so that there are duplicates
+  const pool = (u, dt, n, k) => u.vals(n, () => (dt === 'int32' ? u.int(-k, k) : Math.fround(u.int(-k, k) * 0.5)));
+
+  // ---- Unique: 1-D
+  ['float32', 'int32', 'float32'].forEach((dt, k) => {
+    const u = util(rngFor());
+    const n = u.int(17, 300);
+    const v = pool(u, dt, n, k === 2 ? 40 : 6);
+    if (k === 0) { v[3] = NaN; v[9] = NaN; v[5] = -0; v[11] = 0; v[12] = -0; }
+    out.push({ name: `Unique_${k}`, op: 'Unique', tol: 0, outputs: 2, attr: { T: T(dt), out_idx: T('int32') },
+      inputs: [ph(dt, [n], v, 'x')] });
+  });
+  out.push({ name: 'Unique_empty', op: 'Unique', tol: 0, outputs: 2, attr: { T: T('float32'), out_idx: T('int32') },
+    inputs: [ph('float32', [0], [], 'x')] });
+  // ---- UniqueV2: along an axis of a rank 1..3 tensor, rows repeated
+  [[[40], 0, 'int32'], [[12, 3], 0, 'float32'], [[3, 12], 1, 'int32'], [[3, 10, 2], -2, 'float32'],
+    [[4, 2, 9], 2, 'int32'], [[30, 2], -1, 'float32']].forEach(([s, axis, dt], k) => {
+    const u = util(rngFor());
+    const ax = axis < 0 ? axis + s.length : axis;
+    const outer = s.slice(0, ax).reduce((a, b) => a * b, 1);
+    const inner = s.slice(ax + 1).reduce((a, b) => a * b, 1);
+    const len = s[ax];
+    const distinct = Array.from({ length: 4 }, () => pool(u, dt, outer * inner, 3));
+    const v = new Array(u.n(s));
+    for (let i = 0; i < len; i++) {
+      const d = distinct[u.int(0, 3)];
+      for (let m = 0; m < outer; m++) for (let n = 0; n < inner; n++) v[(m * len + i) * inner + n] = d[m * inner + n];
+    }
+    out.push({ name: `UniqueV2_${k}`, op: 'UniqueV2', tol: 0, outputs: 2,
+      attr: { T: T(dt), Taxis: T('int32'), out_idx: T('int32') },
+      inputs: [ph(dt, s, v, 'x'), cst('int32', [1], [axis], 'axis')] });
+  });
+  // ---- ListDiff
+  ['float32', 'int32', 'int32', 'float32'].forEach((dt, k) => {
+    const u = util(rngFor());
+    const nx = k === 2 ? 0 : u.int(17, 200);
+    const ny = k === 3 ? 0 : u.int(1, 30);
+    const x = pool(u, dt, nx, 12);
+    const y = pool(u, dt, ny, 12);
+    if (k === 0) { x[0] = NaN; x[4] = -0; y[0] = NaN; y[1] = 0; }
+    out.push({ name: `ListDiff_${k}`, op: 'ListDiff', tol: 0, outputs: 2, attr: { T: T(dt), out_idx: T('int32') },
+      inputs: [ph(dt, [nx], x, 'x'), ph(dt, [ny], y, 'y')] });
+  });
+  return out;
+}
+
+module.exports = { scatterCases };
