@@ -83,7 +83,9 @@
     /* CropAndResize: boxes, box_ind → per-box sampling table */                           \
     X(CROP_BOXES, crop_boxes, crop, NULL, -1, out, one, none)                              \
     /* CropAndResize: image, that table → crops */                                         \
-    X(CROP_RESIZE, crop_resize, crop, "crop_resize", -1, out, one, none)
+    X(CROP_RESIZE, crop_resize, crop, "crop_resize", -1, out, one, none)                   \
+    /* ScatterNd (sum) / TensorScatterUpdate (last wins): indices, updates[, tensor] */    \
+    X(SCATTER, scatter, scatter, NULL, -1, out, one, none)
 
 typedef enum {
 #define CK_KIND_ENUM(K, name, params, shader, variant, inv, iters, tiling) CK_##K,
@@ -287,13 +289,28 @@ typedef struct {
 
 enum { CK_CROP_OUTSIDE = -1, CK_CROP_NAN = -2, CK_CROP_SKIP = -3 };
 
+/* ScatterNd and TensorScatterUpdate (core/op_scatter.c), as tfjs's scatterImpl:
+ * updates in order, summed (ScatterNd) or the last one kept; the output starts
+ * as zeros or as input 2. An index row whose flat slice (the dot product with
+ * strides, not checked per dimension, as tfjs) is outside [0, n_slices) is
+ * skipped where tfjs throws. It runs on the host: an output-driven kernel would
+ * scan every update per element, and ScatterNd's float sums must be added in
+ * update order to be tfjs's. */
+typedef struct {
+    int32_t slice_rank, slice_size, num_updates, n_slices;
+    int32_t strides[SI_MAX_RANK];
+    int32_t sum;                  /* 1: ScatterNd, 0: TensorScatterUpdate */
+    int32_t scalar_update;        /* updates is a scalar: every slice element gets it */
+} ck_scatter_p;
+
 /* The parameter blocks, each a member of ck_step.u: X(type, member). */
 #define CK_PARAMS(X)                                                                           \
     X(ck_copy_p, copy) X(ck_pad_p, pad) X(ck_unary_p, unary) X(ck_binary_p, binary)            \
     X(ck_addn_p, addn) X(ck_conv_p, conv) X(ck_matmul_p, matmul) X(ck_pool_p, pool)            \
     X(ck_reduce_p, reduce) X(ck_softmax_p, softmax) X(ck_argmax_p, argmax)                     \
     X(ck_resize_p, resize) X(ck_gather_p, gather) X(ck_gathernd_p, gathernd)                   \
-    X(ck_dequant_p, dequant) X(ck_topk_p, topk) X(ck_select_p, select) X(ck_crop_p, crop)
+    X(ck_dequant_p, dequant) X(ck_topk_p, topk) X(ck_select_p, select) X(ck_crop_p, crop)   \
+    X(ck_scatter_p, scatter)
 
 typedef struct {
     ck_kind kind;

@@ -1,5 +1,8 @@
 // Per-op cases of the scatter, counting, set and search ops (tests/ops/gen.js;
 // cases.js appends them), as tfjs-backend-cpu runs them, exactly (tol 0).
+// ScatterNd sums duplicate indices in update order, TensorScatterUpdate keeps
+// the last; an index row past a dimension whose flat slice is still inside
+// the output is tfjs's (it checks the flat index only); no updates.
 // Unique, UniqueV2 (an axis, negative too) and ListDiff have data-dependent
 // shapes and run in the host interpreter: duplicates, NaN (tfjs dedups it),
 // -0 and 0 (one value), int32 and float32, an empty input.
@@ -51,6 +54,37 @@ function scatterCases(rngFor, util, { T }) {
     if (k === 0) { x[0] = NaN; x[4] = -0; y[0] = NaN; y[1] = 0; }
     out.push({ name: `ListDiff_${k}`, op: 'ListDiff', tol: 0, outputs: 2, attr: { T: T(dt), out_idx: T('int32') },
       inputs: [ph(dt, [nx], x, 'x'), ph(dt, [ny], y, 'y')] });
+  });
+  // ---- ScatterNd: [n, depth] indices into shape, duplicates
+  [[[40], 1, 'float32', 0], [[9, 5], 1, 'float32', 0], [[4, 6, 3], 2, 'int32', 0], [[5, 4, 3], 3, 'float32', 0],
+    [[6, 7], 2, 'int32', 1], [[30], 0, 'float32', 0], [[8, 3], 1, 'float32', 2]].forEach(([s, depth, dt, kind], k) => {
+    const u = util(rngFor());
+    const n = kind === 2 ? 0 : u.int(17, 60);
+    const inner = s.slice(depth).reduce((a, b) => a * b, 1);
+    const idx = [];
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j < depth; j++) idx.push(u.int(0, Math.min(s[j] - 1, 3)));
+    }
+    // past a dimension, flat index inside: [1, 7] of [6, 7] is [2, 0]
+    if (kind === 1) { idx[0] = 1; idx[1] = s[1]; }
+    const ishape = depth === 0 ? [n] : [n, depth];
+    const ivals = depth === 0 ? u.vals(n, () => u.int(0, 5)) : idx;
+    const ushape = [n, ...s.slice(depth ? depth : 1)];
+    const upd = dt === 'int32' ? u.vals(u.n(ushape), () => u.int(-9, 9)) : u.vals(u.n(ushape), () => u.uni(-3, 3));
+    out.push({ name: `ScatterNd_${k}`, op: 'ScatterNd', tol: 0, attr: { T: T(dt), Tindices: T('int32') },
+      inputs: [ph('int32', ishape, ivals, 'indices'), ph(dt, ushape, upd, 'updates'), cst('int32', [s.length], s, 'shape')] });
+    void inner;
+  });
+  // ---- TensorScatterUpdate: the last duplicate wins
+  [[[40], 1, 'float32'], [[9, 5], 1, 'int32'], [[4, 6, 3], 2, 'float32'], [[5, 4, 3], 3, 'int32']].forEach(([s, depth, dt], k) => {
+    const u = util(rngFor());
+    const n = u.int(17, 50);
+    const idx = [];
+    for (let i = 0; i < n; i++) for (let j = 0; j < depth; j++) idx.push(u.int(0, Math.min(s[j] - 1, 3)));
+    const ushape = [n, ...s.slice(depth)];
+    const gen = () => (dt === 'int32' ? u.int(-99, 99) : u.uni(-3, 3));
+    out.push({ name: `TensorScatterUpdate_${k}`, op: 'TensorScatterUpdate', tol: 0, attr: { T: T(dt), Tindices: T('int32') },
+      inputs: [ph(dt, s, u.vals(u.n(s), gen), 'tensor'), ph('int32', [n, depth], idx, 'indices'), ph(dt, ushape, u.vals(u.n(ushape), gen), 'updates')] });
   });
   return out;
 }
