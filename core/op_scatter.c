@@ -1,5 +1,6 @@
 /* Scatter ops: ScatterNd and TensorScatterUpdate, as tfjs-backend-cpu's
- * scatterImpl (Scatter_impl.js) with backend_util.calculateShapes. */
+ * scatterImpl (Scatter_impl.js) with backend_util.calculateShapes; and the
+ * sorted searches LowerBound and UpperBound (SearchSorted_impl.js). */
 #include <string.h>
 #include "ops.h"
 
@@ -104,5 +105,63 @@ static si_result lower_scatter(lower_ctx *c, si_error *err)
     return SI_OK;
 }
 
+static double num(const core_buf *b, int64_t i)
+{
+    return b->dtype == SI_FLOAT32 ? (double)((const float *)b->data)[i]
+                                  : (double)((const int32_t *)b->data)[i];
+}
+
+void ck_host_search(const ck_step *s, const core_buf *const *ins, core_buf *out)
+{
+    const ck_search_p *p = &s->u.search;
+    int32_t *o = out->data;
+    for (int64_t b = 0; b < p->batch; b++)
+        for (int64_t i = 0; i < p->nv; i++) {
+            double v = num(ins[1], b * p->nv + i);
+            int64_t lo = 0, hi = p->n;
+            while (lo < hi) {
+                int64_t mid = lo + (hi - lo) / 2;
+                double a = num(ins[0], b * p->n + mid);
+                if (p->upper ? a <= v : a < v)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            o[b * p->nv + i] = (int32_t)hi;
+        }
+}
+
+/* tfjs searchSorted reshapes both to 2-D ([-1, last dim]) and gives the
+ * values' 2-D shape: [batch, nv], whatever their rank. */
+static si_result lower_search(lower_ctx *c, si_error *err)
+{
+    if (lc_n_inputs(c) < 2)
+        return lc_fail(c, err, SI_ERR_FORMAT, "needs sorted_inputs and values");
+    const core_tensor *a = lc_tensor(c, lc_in(c, 0)), *v = lc_tensor(c, lc_in(c, 1));
+    if (a->shape.rank < 1 || v->shape.rank < 1)
+        return lc_fail(c, err, SI_ERR_SHAPE, "inputs must have rank >= 1");
+    if (a->dtype != v->dtype)
+        return lc_fail(c, err, SI_ERR_SHAPE, "sorted_inputs and values differ in dtype");
+    int64_t n = a->shape.d[a->shape.rank - 1], nv = v->shape.d[v->shape.rank - 1];
+    if (n == 0 || nv == 0)
+        return lc_fail(c, err, SI_ERR_SHAPE, "an empty last dimension (tfjs cannot reshape it)");
+    int64_t batch = core_shape_count(&a->shape) / n;
+    if (core_shape_count(&v->shape) / nv != batch)
+        return lc_fail(c, err, SI_ERR_SHAPE, "leading dimensions of sorted_inputs and values differ");
+    if (batch * n > (int64_t)CK_MAX_INDEX_ELEMS || batch * nv > (int64_t)CK_MAX_INDEX_ELEMS)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "too many elements");
+    core_shape os = {.rank = 2, .d = {batch, nv}};
+    ck_step s = {.kind = CK_SEARCH, .n_in = 2, .in = {lc_in(c, 0), lc_in(c, 1)}};
+    s.u.search = (ck_search_p){.batch = (int32_t)batch, .n = (int32_t)n, .nv = (int32_t)nv,
+                               .upper = !strcmp(lc_node(c)->op, "UpperBound")};
+    s.out = lc_new_tensor(c, SI_INT32, &os);
+    if (s.out < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    lc_emit(c, &s);
+    lc_set_output(c, 0, s.out);
+    return SI_OK;
+}
+
 const core_op_def core_ops_scatter[] = {
-    {"ScatterNd", lower_scatter}, {"TensorScatterUpdate", lower_scatter}, {NULL, NULL}};
+    {"ScatterNd", lower_scatter}, {"TensorScatterUpdate", lower_scatter},
+    {"LowerBound", lower_search}, {"UpperBound", lower_search}, {NULL, NULL}};

@@ -85,7 +85,9 @@
     /* CropAndResize: image, that table → crops */                                         \
     X(CROP_RESIZE, crop_resize, crop, "crop_resize", -1, out, one, none)                   \
     /* ScatterNd (sum) / TensorScatterUpdate (last wins): indices, updates[, tensor] */    \
-    X(SCATTER, scatter, scatter, NULL, -1, out, one, none)
+    X(SCATTER, scatter, scatter, NULL, -1, out, one, none)                                 \
+    /* LowerBound / UpperBound: per value, a binary search of its sorted row */            \
+    X(SEARCH, search, search, "search", -1, out, one, none)
 
 typedef enum {
 #define CK_KIND_ENUM(K, name, params, shader, variant, inv, iters, tiling) CK_##K,
@@ -303,6 +305,14 @@ typedef struct {
     int32_t scalar_update;        /* updates is a scalar: every slice element gets it */
 } ck_scatter_p;
 
+/* LowerBound / UpperBound (core/op_scatter.c), as tfjs's searchSortedImpl:
+ * sorted [batch, n], values [batch, nv] → int32 [batch, nv], the first index
+ * whose element is >= (upper: >) the value; a NaN compares false. */
+typedef struct {
+    int32_t batch, n, nv;
+    int32_t upper;
+} ck_search_p;
+
 /* The parameter blocks, each a member of ck_step.u: X(type, member). */
 #define CK_PARAMS(X)                                                                           \
     X(ck_copy_p, copy) X(ck_pad_p, pad) X(ck_unary_p, unary) X(ck_binary_p, binary)            \
@@ -310,7 +320,7 @@ typedef struct {
     X(ck_reduce_p, reduce) X(ck_softmax_p, softmax) X(ck_argmax_p, argmax)                     \
     X(ck_resize_p, resize) X(ck_gather_p, gather) X(ck_gathernd_p, gathernd)                   \
     X(ck_dequant_p, dequant) X(ck_topk_p, topk) X(ck_select_p, select) X(ck_crop_p, crop)   \
-    X(ck_scatter_p, scatter)
+    X(ck_scatter_p, scatter) X(ck_search_p, search)
 
 typedef struct {
     ck_kind kind;

@@ -86,6 +86,23 @@ function scatterCases(rngFor, util, { T }) {
     out.push({ name: `TensorScatterUpdate_${k}`, op: 'TensorScatterUpdate', tol: 0, attr: { T: T(dt), Tindices: T('int32') },
       inputs: [ph(dt, s, u.vals(u.n(s), gen), 'tensor'), ph('int32', [n, depth], idx, 'indices'), ph(dt, ushape, u.vals(u.n(ushape), gen), 'updates')] });
   });
+  // ---- LowerBound, UpperBound: sorted rows with runs of equal values, values
+  // on them, between and outside, NaN; rank 1 (one row) to 3
+  for (const op of ['LowerBound', 'UpperBound']) {
+    [[[1], 40, 30, 'float32'], [[3], 20, 25, 'int32'], [[2, 3], 9, 6, 'float32'], [[4], 1, 20, 'int32'],
+      [[2], 60, 17, 'float32']].forEach(([lead, n, nv, dt], k) => {
+      const u = util(rngFor());
+      const b = lead.reduce((x, y) => x * y, 1);
+      const gen = () => (dt === 'int32' ? u.int(-8, 8) : Math.fround(u.int(-8, 8) * 0.75));
+      const sorted = [];
+      for (let r = 0; r < b; r++) sorted.push(...u.vals(n, gen).sort((x, y) => x - y));
+      const vals = u.vals(b * nv, () => (u.int(0, 3) ? gen() : dt === 'int32' ? u.int(-20, 20) : u.uni(-10, 10)));
+      if (dt === 'float32') { vals[0] = NaN; vals[1] = Infinity; vals[2] = -Infinity; }
+      const rank1 = k === 0;
+      out.push({ name: `${op}_${k}`, op, tol: 0, attr: { T: T(dt), out_type: T('int32') },
+        inputs: [ph(dt, rank1 ? [n] : [...lead, n], sorted, 'sorted'), ph(dt, rank1 ? [nv] : [...lead, nv], vals, 'values')] });
+    });
+  }
   return out;
 }
 
