@@ -162,13 +162,15 @@ static int op_is_async(const char *op)
 {
     return in_list(op, control_ops) || !strncmp(op, "TensorArray", 11) ||
            !strncmp(op, "TensorList", 10) || !strcmp(op, "EmptyTensorList") ||
-           !strncmp(op, "NonMaxSuppression", 17) || !strcmp(op, "Where");
+           !strncmp(op, "NonMaxSuppression", 17) || !strcmp(op, "Where") || !strcmp(op, "ListDiff");
 }
 
-/* Synchronous in tfjs, but their output shapes hang on input values. */
+/* Synchronous in tfjs, but their output shapes hang on input values (ListDiff
+ * is async there, with the dynamic ops). */
 static const char *const shape_from_values_ops[] = {"SparseFillEmptyRows", "SparseReshape",
                                                    "SparseSegmentSum", "SparseSegmentMean",
-                                                   "RaggedRange", "RaggedGather", NULL};
+                                                   "RaggedRange", "RaggedGather", "Unique",
+                                                   "UniqueV2", NULL};
 
 int core_op_is_dynamic(const char *op)
 {
@@ -189,7 +191,8 @@ static const char *const interp_ops[] = {
     "TensorListPopBack", "TensorListStack", "TensorListGather", "TensorListConcat",
     "TensorListConcatV2", "NonMaxSuppressionV2", "NonMaxSuppressionV3", "NonMaxSuppressionV4",
     "NonMaxSuppressionV5", "Where", "SparseFillEmptyRows", "SparseReshape", "SparseSegmentSum",
-    "SparseSegmentMean", "RaggedRange", "RaggedGather", NULL};
+    "SparseSegmentMean", "RaggedRange", "RaggedGather", "Unique",
+    "UniqueV2", "ListDiff", NULL};
 
 int core_interp_runs_op(const char *op) { return op && in_list(op, interp_ops); }
 

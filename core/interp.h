@@ -56,5 +56,12 @@ int core_nms_host(const float *boxes, const float *scores, int n, int max_out, d
                   double score_thr, double soft_sigma, int pad, int32_t *idx, float *score);
 /* Coordinates of the non-zero elements of cond: a new int32 [count, rank] tensor. */
 si_result core_where_host(const core_buf *cond, core_buf *out, si_error *err);
+/* tfjs unique along axis (0 <= axis < rank): values (x's dtype, the axis cut to
+ * the unique slices in first-seen order) and idx (int32 [x.d[axis]]). */
+si_result core_unique_host(const core_buf *x, int axis, core_buf *values, core_buf *idx,
+                           si_error *err);
+/* tfjs setdiff1d: the elements of x (1-D) not in y (1-D), and their positions. */
+si_result core_listdiff_host(const core_buf *x, const core_buf *y, core_buf *out, core_buf *idx,
+                             si_error *err);
 
 #endif

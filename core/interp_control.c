@@ -156,6 +156,18 @@ static si_result run_sparse(opctx *o, int *ctx_after)
     return ip_sparse(o);
 }
 
+static si_result run_unique(opctx *o, int *ctx_after)
+{
+    (void)ctx_after;
+    return ip_unique(o);
+}
+
+static si_result run_listdiff(opctx *o, int *ctx_after)
+{
+    (void)ctx_after;
+    return ip_listdiff(o);
+}
+
 static si_result run_ordinary(opctx *o, int *ctx_after)
 {
     (void)ctx_after;
@@ -175,6 +187,7 @@ static const struct {
     {"SparseFillEmptyRows", run_sparse},            {"SparseReshape", run_sparse},
     {"SparseSegmentSum", run_sparse},               {"SparseSegmentMean", run_sparse},
     {"RaggedRange", run_sparse},                    {"RaggedGather", run_sparse},
+    {"Unique", run_unique},  {"UniqueV2", run_unique},                 {"ListDiff", run_listdiff},
 };
 
 /* The handler of op: by name, then by prefix (the list handlers refuse any

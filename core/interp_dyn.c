@@ -1,6 +1,7 @@
-/* Data-dependent ops of the host interpreter: NonMaxSuppression (V3/V4/V5)
- * and Where, computed exactly as tfjs-core's shared CPU implementations do
- * (non_max_suppression_impl.js, where_impl.js). The arithmetic is in double
+/* Data-dependent ops of the host interpreter: NonMaxSuppression (V3/V4/V5),
+ * Where, Unique(V2) and ListDiff, computed exactly as tfjs-core's shared CPU
+ * implementations do (non_max_suppression_impl.js, where_impl.js,
+ * unique_impl.js, setdiff1d_async.js). The arithmetic is in double
  * because JavaScript's is: the float32 inputs widen, scores narrow on output. */
 #include <math.h>
 #include <stdlib.h>
@@ -144,5 +145,182 @@ si_result core_where_host(const core_buf *cond, core_buf *out, si_error *err)
         }
         k++;
     }
+    return SI_OK;
+}
+
+/* Element equality of tfjs's Unique (its key is the value's string: "NaN"
+ * equals "NaN", -0 prints as "0") and ListDiff (a Set: SameValueZero, the
+ * same). */
+static uint32_t dyn_key(const core_buf *b, int64_t i)
+{
+    uint32_t u;
+    memcpy(&u, (const char *)b->data + i * CORE_ELEM, sizeof u);
+    if (b->dtype == SI_FLOAT32) {
+        float f = ((const float *)b->data)[i];
+        if (f != f)
+            return 0x7fc00000u;
+        if (f == 0.0f)
+            return 0;
+    }
+    return u;
+}
+
+static uint64_t dyn_hash(uint64_t h, uint32_t k)
+{
+    h ^= k;
+    h *= 0x100000001b3ull;
+    return h ^ (h >> 29);
+}
+
+/* An open-addressing set of slice indices, keyed by their elements. */
+typedef struct {
+    const core_buf *b;
+    int64_t outer, len, inner; /* the slices: [outer, len, inner], slice i at [:, i, :] */
+    size_t cap;
+    int64_t *slot;             /* -1: empty */
+    uint64_t *hash;
+} dyn_set;
+
+static uint64_t dyn_slice_hash(const dyn_set *s, int64_t i)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int64_t m = 0; m < s->outer; m++)
+        for (int64_t n = 0; n < s->inner; n++)
+            h = dyn_hash(h, dyn_key(s->b, (m * s->len + i) * s->inner + n));
+    return h;
+}
+
+static int dyn_slice_eq(const dyn_set *s, int64_t i, int64_t j)
+{
+    for (int64_t m = 0; m < s->outer; m++)
+        for (int64_t n = 0; n < s->inner; n++)
+            if (dyn_key(s->b, (m * s->len + i) * s->inner + n) !=
+                dyn_key(s->b, (m * s->len + j) * s->inner + n))
+                return 0;
+    return 1;
+}
+
+static int dyn_set_init(dyn_set *s, const core_buf *b, int64_t outer, int64_t len, int64_t inner)
+{
+    *s = (dyn_set){.b = b, .outer = outer, .len = len, .inner = inner, .cap = 16};
+    while (s->cap < (size_t)len * 2)
+        s->cap *= 2;
+    s->slot = malloc(s->cap * sizeof *s->slot);
+    s->hash = malloc(s->cap * sizeof *s->hash);
+    if (!s->slot || !s->hash) {
+        free(s->slot);
+        free(s->hash);
+        return -1;
+    }
+    for (size_t k = 0; k < s->cap; k++)
+        s->slot[k] = -1;
+    return 0;
+}
+
+/* The slot holding a slice equal to slice i (s->slot[k] == -1: none yet). */
+static size_t dyn_set_find(const dyn_set *s, int64_t i, uint64_t h)
+{
+    size_t k = (size_t)h & (s->cap - 1);
+    while (s->slot[k] >= 0 && !(s->hash[k] == h && dyn_slice_eq(s, s->slot[k], i)))
+        k = (k + 1) & (s->cap - 1);
+    return k;
+}
+
+static void dyn_set_free(dyn_set *s)
+{
+    free(s->slot);
+    free(s->hash);
+}
+
+si_result core_unique_host(const core_buf *x, int axis, core_buf *values, core_buf *idx,
+                           si_error *err)
+{
+    const core_shape *sh = &x->shape;
+    int64_t outer = 1, inner = 1, len = sh->d[axis];
+    for (int d = 0; d < axis; d++)
+        outer *= sh->d[d];
+    for (int d = axis + 1; d < sh->rank; d++)
+        inner *= sh->d[d];
+    dyn_set s;
+    int64_t *first = malloc(((size_t)len + 1) * sizeof *first);
+    *idx = (core_buf){.dtype = SI_INT32, .shape = {.rank = 1, .d = {len}}};
+    idx->data = malloc((size_t)len * CORE_ELEM + 1);
+    if (!first || !idx->data || dyn_set_init(&s, x, outer, len, inner)) {
+        free(first);
+        free(idx->data);
+        idx->data = NULL;
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    }
+    int32_t *ix = idx->data;
+    int64_t nu = 0;
+    for (int64_t i = 0; i < len; i++) {
+        uint64_t h = dyn_slice_hash(&s, i);
+        size_t k = dyn_set_find(&s, i, h);
+        if (s.slot[k] < 0) {
+            /* the slot holds the first slice; its idx is its unique number */
+            s.slot[k] = i;
+            s.hash[k] = h;
+            ix[i] = (int32_t)nu;
+            first[nu++] = i;
+        }
+        ix[i] = ix[s.slot[k]];
+    }
+    dyn_set_free(&s);
+    *values = (core_buf){.dtype = x->dtype, .shape = *sh};
+    values->shape.d[axis] = nu;
+    values->data = malloc((size_t)(outer * nu * inner) * CORE_ELEM + 1);
+    if (!values->data) {
+        free(first);
+        free(idx->data);
+        idx->data = NULL;
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    }
+    for (int64_t m = 0; m < outer; m++)
+        for (int64_t u = 0; u < nu; u++)
+            memcpy((char *)values->data + ((m * nu + u) * inner) * CORE_ELEM,
+                   (const char *)x->data + ((m * len + first[u]) * inner) * CORE_ELEM,
+                   (size_t)inner * CORE_ELEM);
+    free(first);
+    return SI_OK;
+}
+
+static int dyn_key_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+si_result core_listdiff_host(const core_buf *x, const core_buf *y, core_buf *out, core_buf *idx,
+                             si_error *err)
+{
+    int64_t nx = core_shape_count(&x->shape), ny = core_shape_count(&y->shape);
+    uint32_t *keys = malloc((size_t)ny * sizeof *keys + 1);
+    int32_t *pos = malloc((size_t)nx * sizeof *pos + 1);
+    if (!keys || !pos) {
+        free(keys);
+        free(pos);
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    }
+    for (int64_t i = 0; i < ny; i++)
+        keys[i] = dyn_key(y, i);
+    qsort(keys, (size_t)ny, sizeof *keys, dyn_key_cmp);
+    int64_t n = 0;
+    for (int64_t i = 0; i < nx; i++) {
+        uint32_t k = dyn_key(x, i);
+        if (!bsearch(&k, keys, (size_t)ny, sizeof *keys, dyn_key_cmp))
+            pos[n++] = (int32_t)i;
+    }
+    free(keys);
+    *out = (core_buf){.dtype = x->dtype, .shape = {.rank = 1, .d = {n}}};
+    *idx = (core_buf){.dtype = SI_INT32, .shape = {.rank = 1, .d = {n}}, .data = pos};
+    out->data = malloc((size_t)n * CORE_ELEM + 1);
+    if (!out->data) {
+        free(pos);
+        idx->data = NULL;
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    }
+    for (int64_t i = 0; i < n; i++)
+        memcpy((char *)out->data + i * CORE_ELEM, (const char *)x->data + (int64_t)pos[i] * CORE_ELEM,
+               CORE_ELEM);
     return SI_OK;
 }

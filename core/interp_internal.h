@@ -145,6 +145,8 @@ si_result ip_nms(opctx *o);
 si_result ip_where(opctx *o);
 /* ---- interp_sparse.c ---- */
 si_result ip_sparse(opctx *o);
+si_result ip_unique(opctx *o);
+si_result ip_listdiff(opctx *o);
 /* Any op of the op table, through core_eval_node. */
 si_result ip_eval_ordinary(opctx *o);
 

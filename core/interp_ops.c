@@ -239,6 +239,59 @@ si_result ip_where(opctx *o)
     return ip_set_out(o, 0, v);
 }
 
+static si_result ip_set_pair(opctx *o, core_buf a, core_buf b)
+{
+    ival *va = ip_val_wrap(a);
+    if (!va)
+        free(a.data);
+    ival *vb = ip_val_wrap(b);
+    if (!vb)
+        free(b.data);
+    si_result st = ip_set_out(o, 0, va);
+    si_result st2 = ip_set_out(o, 1, vb);
+    return st != SI_OK ? st : st2;
+}
+
+/* Unique and UniqueV2 (axis input, tfjs parseAxisParam: negative counts from
+ * the end); the out_idx attr is not read, idx is int32 as in tfjs. */
+si_result ip_unique(opctx *o)
+{
+    int v2 = !strcmp(o->n->op, "UniqueV2");
+    si_result st = ip_need_inputs(o, v2 ? 2 : 1);
+    if (st != SI_OK)
+        return st;
+    const core_buf *x = &o->data[0]->b;
+    int64_t axis = 0;
+    if (v2 && (st = ip_in_int(o, 1, &axis)))
+        return st;
+    int rank = x->shape.rank;
+    if (axis < 0)
+        axis += rank;
+    if (rank < 1 || axis < 0 || axis >= rank)
+        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "axis out of range for a rank-%d input",
+                            rank);
+    core_buf values, idx;
+    if ((st = core_unique_host(x, (int)axis, &values, &idx, o->in->err)))
+        return st;
+    return ip_set_pair(o, values, idx);
+}
+
+si_result ip_listdiff(opctx *o)
+{
+    si_result st = ip_need_inputs(o, 2);
+    if (st != SI_OK)
+        return st;
+    const core_buf *x = &o->data[0]->b, *y = &o->data[1]->b;
+    if (x->dtype != y->dtype)
+        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "x and y should have the same dtype");
+    if (x->shape.rank != 1 || y->shape.rank != 1)
+        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "x and y should be 1D");
+    core_buf out, idx;
+    if ((st = core_listdiff_host(x, y, &out, &idx, o->in->err)))
+        return st;
+    return ip_set_pair(o, out, idx);
+}
+
 /* ---- executing one node ---- */
 
 si_result ip_eval_ordinary(opctx *o)

@@ -21,6 +21,7 @@ static const struct {
     {"creation", core_ops_creation},     {"image", core_ops_image},
     {"random", core_ops_random},
     {"conv3d", core_ops_conv3d},
+    {"scatter", core_ops_scatter},
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

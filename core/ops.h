@@ -27,6 +27,7 @@ extern const core_op_def core_ops_creation[];
 extern const core_op_def core_ops_image[];
 extern const core_op_def core_ops_random[];
 extern const core_op_def core_ops_conv3d[];
+extern const core_op_def core_ops_scatter[];
 
 const core_op_def *core_find_op(const char *op);
 

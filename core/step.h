@@ -83,17 +83,21 @@
     /* CropAndResize: boxes, box_ind → per-box sampling table */                           \
     X(CROP_BOXES, crop_boxes, crop, NULL, -1, out, one, none)                              \
     /* CropAndResize: image, that table → crops */                                         \
-    X(CROP_RESIZE, crop_resize, crop, "crop_resize", -1, out, one, none)                    \
+    X(CROP_RESIZE, crop_resize, crop, "crop_resize", -1, out, one, none)                   \
     /* Multinomial: logits [batch, events] → int32 [batch, samples] (core/op_random.c) */  \
-    X(MULTINOMIAL, multinomial, multinomial, NULL, -1, out, one, none)                    \
+    X(MULTINOMIAL, multinomial, multinomial, NULL, -1, out, one, none)                     \
     /* ImageProjectiveTransformV3 (core/op_image.c) */                                     \
-    X(TRANSFORM, transform, transform, NULL, -1, out, one, none)                    \
+    X(TRANSFORM, transform, transform, NULL, -1, out, one, none)                           \
     /* Dilation2D: max over the window of x + filter (filter HWC) */                       \
     X(DILATION2D, dilation2d, conv, "dilation2d", -1, out, window, none)                   \
     /* MaxPoolWithArgmax's indices: int32 flat position of each window's max */            \
     X(POOL_ARGMAX, pool_argmax, pool, "pool_argmax", -1, out, pool, none)                  \
     /* Conv3D: NDHWC, filter DHWIO, tfjs's summation order */                              \
-    X(CONV3D, conv3d, conv3d, "conv3d", -1, out, conv3d, none)
+    X(CONV3D, conv3d, conv3d, "conv3d", -1, out, conv3d, none)                             \
+    /* ScatterNd (sum) / TensorScatterUpdate (last wins): indices, updates[, tensor] */    \
+    X(SCATTER, scatter, scatter, NULL, -1, out, one, none)                                 \
+    /* LowerBound / UpperBound: per value, a binary search of its sorted row */            \
+    X(SEARCH, search, search, "search", -1, out, one, none)
 
 typedef enum {
 #define CK_KIND_ENUM(K, name, params, shader, variant, inv, iters, tiling) CK_##K,
@@ -324,6 +328,27 @@ typedef struct {
     int32_t stride_d, stride_h, stride_w, dil_d, dil_h, dil_w;
     int32_t pad_front, pad_top, pad_left;
 } ck_conv3d_p;
+/* ScatterNd and TensorScatterUpdate (core/op_scatter.c), as tfjs's scatterImpl:
+ * updates in order, summed (ScatterNd) or the last one kept; the output starts
+ * as zeros or as input 2. An index row whose flat slice (the dot product with
+ * strides, not checked per dimension, as tfjs) is outside [0, n_slices) is
+ * skipped where tfjs throws. It runs on the host: an output-driven kernel would
+ * scan every update per element, and ScatterNd's float sums must be added in
+ * update order to be tfjs's. */
+typedef struct {
+    int32_t slice_rank, slice_size, num_updates, n_slices;
+    int32_t strides[SI_MAX_RANK];
+    int32_t sum;                  /* 1: ScatterNd, 0: TensorScatterUpdate */
+    int32_t scalar_update;        /* updates is a scalar: every slice element gets it */
+} ck_scatter_p;
+
+/* LowerBound / UpperBound (core/op_scatter.c), as tfjs's searchSortedImpl:
+ * sorted [batch, n], values [batch, nv] → int32 [batch, nv], the first index
+ * whose element is >= (upper: >) the value; a NaN compares false. */
+typedef struct {
+    int32_t batch, n, nv;
+    int32_t upper;
+} ck_search_p;
 
 /* The parameter blocks, each a member of ck_step.u: X(type, member). */
 #define CK_PARAMS(X)                                                                           \
@@ -331,9 +356,10 @@ typedef struct {
     X(ck_addn_p, addn) X(ck_conv_p, conv) X(ck_matmul_p, matmul) X(ck_pool_p, pool)            \
     X(ck_reduce_p, reduce) X(ck_softmax_p, softmax) X(ck_argmax_p, argmax)                     \
     X(ck_resize_p, resize) X(ck_gather_p, gather) X(ck_gathernd_p, gathernd)                   \
-    X(ck_dequant_p, dequant) X(ck_topk_p, topk) X(ck_select_p, select) X(ck_crop_p, crop)    \
-    X(ck_multinomial_p, multinomial) X(ck_transform_p, transform)    \
-    X(ck_conv3d_p, conv3d)
+    X(ck_dequant_p, dequant) X(ck_topk_p, topk) X(ck_select_p, select) X(ck_crop_p, crop)  \
+    X(ck_multinomial_p, multinomial) X(ck_transform_p, transform)                          \
+    X(ck_conv3d_p, conv3d)                                                                 \
+    X(ck_scatter_p, scatter) X(ck_search_p, search)
 
 typedef struct {
     ck_kind kind;

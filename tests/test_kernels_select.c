@@ -1,4 +1,5 @@
-/* TopK (with deliberate ties) and Select (broadcast) against the host reference. */
+/* TopK (with deliberate ties), Select (broadcast) and LowerBound/UpperBound
+ * (sorted rows with runs, NaN values) against the host reference. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -92,11 +93,52 @@ static void test_select(void **state)
     }
 }
 
+static int cmp_float(const void *x, const void *y)
+{
+    float a = *(const float *)x, b = *(const float *)y;
+    return a < b ? -1 : a > b;
+}
+
+static void test_search(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 12; rep++) {
+        int64_t batch = kt_randint(1, 5), n = kt_randint(1, rep == 11 ? 5000 : 60),
+                nv = kt_randint(1, 70);
+        si_dtype dt = rep % 3 == 2 ? SI_INT32 : SI_FLOAT32;
+        int64_t da[] = {batch, n}, dv[] = {batch, nv};
+        core_buf a = kt_random(dt, 2, da, -6, 6), v = kt_random(dt, 2, dv, -8, 8);
+        if (dt == SI_FLOAT32) {
+            for (int64_t i = 0; i < batch * n; i++) /* runs of equal values */
+                ((float *)a.data)[i] = rep % 2 ? (float)kt_randint(-4, 4) : ((float *)a.data)[i];
+            for (int64_t r = 0; r < batch; r++)
+                qsort((float *)a.data + r * n, (size_t)n, sizeof(float), cmp_float);
+            ((float *)v.data)[0] = NAN;
+            ((float *)v.data)[batch * nv - 1] = INFINITY;
+        } else {
+            for (int64_t r = 0; r < batch; r++) /* sorted as floats: small ints sort the same */
+                for (int64_t i = 1; i < n; i++)
+                    if (((int32_t *)a.data)[r * n + i] < ((int32_t *)a.data)[r * n + i - 1])
+                        ((int32_t *)a.data)[r * n + i] = ((int32_t *)a.data)[r * n + i - 1];
+        }
+        core_shape out = {.rank = 2, .d = {batch, nv}};
+        for (int upper = 0; upper < 2; upper++) {
+            ck_step s = {.kind = CK_SEARCH, .n_in = 2, .in = {0, 1}, .out = 2};
+            s.u.search = (ck_search_p){(int32_t)batch, (int32_t)n, (int32_t)nv, upper};
+            const core_buf *ins[] = {&a, &v};
+            assert_true(kt_compare(&s, ins, SI_INT32, &out, NULL) == 0);
+        }
+        kt_free(&a);
+        kt_free(&v);
+    }
+}
+
 static int setup(void **state) { (void)state; return kt_gpu_open(); }
 static int teardown(void **state) { (void)state; kt_gpu_close(); return 0; }
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_topk), cmocka_unit_test(test_select)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_topk), cmocka_unit_test(test_select),
+                                       cmocka_unit_test(test_search)};
     return cmocka_run_group_tests_name("kernels_select", tests, setup, teardown);
 }

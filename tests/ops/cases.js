@@ -166,6 +166,7 @@ function cases(mulberry32) {
   for (const c of require('./cases_random.js').randomCases(rngFor, util, { T, I, F })) add(c);
   for (const c of require('./cases_sparse.js').sparseCases(rngFor, util, { T })) add(c);
   for (const c of require('./cases_conv3d.js').conv3dCases(rngFor, util, { T, I, B, S, IL })) add(c);
+  for (const c of require('./cases_scatter.js').scatterCases(rngFor, util, { T, I })) add(c);
   return out;
 }
 
