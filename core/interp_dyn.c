@@ -320,7 +320,7 @@ si_result core_listdiff_host(const core_buf *x, const core_buf *y, core_buf *out
         return base_fail(err, SI_ERR_NOMEM, "out of memory");
     }
     for (int64_t i = 0; i < n; i++)
-        memcpy((char *)out->data + i * CORE_ELEM, (const char *)x->data + (int64_t)pos[i] * CORE_ELEM,
-               CORE_ELEM);
+        memcpy((char *)out->data + i * CORE_ELEM,
+               (const char *)x->data + (int64_t)pos[i] * CORE_ELEM, CORE_ELEM);
     return SI_OK;
 }

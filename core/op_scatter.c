@@ -1,6 +1,7 @@
 /* Scatter ops: ScatterNd and TensorScatterUpdate, as tfjs-backend-cpu's
  * scatterImpl (Scatter_impl.js) with backend_util.calculateShapes; and the
- * sorted searches LowerBound and UpperBound (SearchSorted_impl.js). */
+ * sorted searches LowerBound and UpperBound (SearchSorted_impl.js); Bincount
+ * and DenseBincount (Bincount_impl.js). */
 #include <string.h>
 #include "ops.h"
 
@@ -147,7 +148,8 @@ static si_result lower_search(lower_ctx *c, si_error *err)
         return lc_fail(c, err, SI_ERR_SHAPE, "an empty last dimension (tfjs cannot reshape it)");
     int64_t batch = core_shape_count(&a->shape) / n;
     if (core_shape_count(&v->shape) / nv != batch)
-        return lc_fail(c, err, SI_ERR_SHAPE, "leading dimensions of sorted_inputs and values differ");
+        return lc_fail(c, err, SI_ERR_SHAPE,
+                       "leading dimensions of sorted_inputs and values differ");
     if (batch * n > (int64_t)CK_MAX_INDEX_ELEMS || batch * nv > (int64_t)CK_MAX_INDEX_ELEMS)
         return lc_fail(c, err, SI_ERR_UNSUPPORTED, "too many elements");
     core_shape os = {.rank = 2, .d = {batch, nv}};
@@ -162,6 +164,73 @@ static si_result lower_search(lower_ctx *c, si_error *err)
     return SI_OK;
 }
 
+void ck_host_bincount(const ck_step *s, const core_buf *const *ins, core_buf *out)
+{
+    const ck_bincount_p *p = &s->u.bincount;
+    memset(out->data, 0, (size_t)p->rows * (size_t)p->size * CORE_ELEM);
+    const int32_t *x = ins[0]->data;
+    for (int64_t i = 0; i < p->rows; i++)
+        for (int64_t j = 0; j < p->cols; j++) {
+            int64_t e = i * p->cols + j, v = x[e];
+            if (v < 0 || v >= p->size)
+                continue; /* tfjs throws on a negative value */
+            int64_t o = i * p->size + v;
+            if (out->dtype == SI_FLOAT32) {
+                float *d = out->data;
+                float w = p->weighted ? ((const float *)ins[1]->data)[e] : 1.0f;
+                d[o] = p->binary ? 1.0f : d[o] + w;
+            } else {
+                int32_t *d = out->data;
+                uint32_t w = p->weighted ? (uint32_t)((const int32_t *)ins[1]->data)[e] : 1u;
+                d[o] = p->binary ? 1 : (int32_t)((uint32_t)d[o] + w);
+            }
+        }
+}
+
+/* Bincount(arr, size, weights) and DenseBincount(input, size, weights,
+ * binary_output): size must be constant; the output has weights' dtype. */
+static si_result lower_bincount(lower_ctx *c, si_error *err)
+{
+    int dense = !strcmp(lc_node(c)->op, "DenseBincount");
+    if (lc_n_inputs(c) < 3)
+        return lc_fail(c, err, SI_ERR_FORMAT, "needs x, size and weights");
+    const core_tensor *x = lc_tensor(c, lc_in(c, 0)), *w = lc_tensor(c, lc_in(c, 2));
+    int64_t size;
+    int ns = lc_value_ints(c, 1, &size, 1, err);
+    if (ns == -2)
+        return err->status;
+    if (ns != 1)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "size depends on the input");
+    if (size < 0)
+        return lc_fail(c, err, SI_ERR_SHAPE, "size %lld is negative", (long long)size);
+    if (x->dtype != SI_INT32)
+        return lc_fail(c, err, SI_ERR_SHAPE, "x must be int32");
+    int rank = x->shape.rank;
+    if (rank != 1 && !(dense && rank == 2))
+        return lc_fail(c, err, SI_ERR_SHAPE, "x of rank %d", rank);
+    int64_t nx = core_shape_count(&x->shape), nw = core_shape_count(&w->shape);
+    if (nw != 0 && nw != nx)
+        return lc_fail(c, err, SI_ERR_SHAPE, "%lld weights for %lld values", (long long)nw,
+                       (long long)nx);
+    int64_t rows = rank == 2 ? x->shape.d[0] : 1, cols = x->shape.d[rank - 1];
+    if (rows * size > (int64_t)CK_MAX_INDEX_ELEMS || nx > (int64_t)CK_MAX_INDEX_ELEMS)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "too many elements");
+    core_shape os = rank == 2 ? (core_shape){.rank = 2, .d = {rows, size}}
+                              : (core_shape){.rank = 1, .d = {size}};
+    ck_step s = {.kind = CK_BINCOUNT, .n_in = nw ? 2 : 1,
+                 .in = {lc_in(c, 0), nw ? lc_in(c, 2) : -1}};
+    int binary = dense && rank == 2 && lc_attr_bool(c, "binary_output", 0);
+    s.u.bincount = (ck_bincount_p){.rows = (int32_t)rows, .cols = (int32_t)cols,
+                                   .size = (int32_t)size, .weighted = nw != 0, .binary = binary};
+    s.out = lc_new_tensor(c, w->dtype, &os);
+    if (s.out < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    lc_emit(c, &s);
+    lc_set_output(c, 0, s.out);
+    return SI_OK;
+}
+
 const core_op_def core_ops_scatter[] = {
     {"ScatterNd", lower_scatter}, {"TensorScatterUpdate", lower_scatter},
-    {"LowerBound", lower_search}, {"UpperBound", lower_search}, {NULL, NULL}};
+    {"LowerBound", lower_search}, {"UpperBound", lower_search},
+    {"Bincount", lower_bincount}, {"DenseBincount", lower_bincount}, {NULL, NULL}};

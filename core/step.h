@@ -97,7 +97,9 @@
     /* ScatterNd (sum) / TensorScatterUpdate (last wins): indices, updates[, tensor] */    \
     X(SCATTER, scatter, scatter, NULL, -1, out, one, none)                                 \
     /* LowerBound / UpperBound: per value, a binary search of its sorted row */            \
-    X(SEARCH, search, search, "search", -1, out, one, none)
+    X(SEARCH, search, search, "search", -1, out, one, none)                                \
+    /* Bincount / DenseBincount: x[, weights] → [size] or [rows, size] */                  \
+    X(BINCOUNT, bincount, bincount, NULL, -1, out, one, none)
 
 typedef enum {
 #define CK_KIND_ENUM(K, name, params, shader, variant, inv, iters, tiling) CK_##K,
@@ -350,6 +352,16 @@ typedef struct {
     int32_t upper;
 } ck_search_p;
 
+/* Bincount and DenseBincount (core/op_scatter.c), as tfjs's bincountImpl (rank 1:
+ * binary_output is not read) and bincountReduceImpl (rank 2): x int32 [rows,
+ * cols], weights (input 1, absent when empty) the same shape. A value >= size
+ * is skipped, a negative one too (tfjs throws). On the host, like CK_SCATTER:
+ * the float sums are tfjs's only when added in x's order. */
+typedef struct {
+    int32_t rows, cols, size;
+    int32_t weighted, binary;
+} ck_bincount_p;
+
 /* The parameter blocks, each a member of ck_step.u: X(type, member). */
 #define CK_PARAMS(X)                                                                           \
     X(ck_copy_p, copy) X(ck_pad_p, pad) X(ck_unary_p, unary) X(ck_binary_p, binary)            \
@@ -359,7 +371,7 @@ typedef struct {
     X(ck_dequant_p, dequant) X(ck_topk_p, topk) X(ck_select_p, select) X(ck_crop_p, crop)  \
     X(ck_multinomial_p, multinomial) X(ck_transform_p, transform)                          \
     X(ck_conv3d_p, conv3d)                                                                 \
-    X(ck_scatter_p, scatter) X(ck_search_p, search)
+    X(ck_scatter_p, scatter) X(ck_search_p, search) X(ck_bincount_p, bincount)
 
 typedef struct {
     ck_kind kind;

@@ -24,13 +24,14 @@ static void test_names(void **state)
     assert_string_equal(ck_kind_name(CK__COUNT), "?");
 }
 
-/* TopK, the CropAndResize box table and scatter run on the host (DESIGN): no shader. */
+/* TopK, the CropAndResize box table, scatter and bincount run on the host
+ * (DESIGN): no shader. */
 static void test_host_kinds(void **state)
 {
     (void)state;
     for (int k = 0; k < CK__COUNT; k++) {
         int host = k == CK_TOPK || k == CK_CROP_BOXES || k == CK_MULTINOMIAL || k == CK_TRANSFORM ||
-                   k == CK_SCATTER;
+                   k == CK_SCATTER || k == CK_BINCOUNT;
         assert_int_equal(ck_runs_on_host((ck_kind)k), host);
         assert_int_equal(ck_kind_shader((ck_kind)k) == NULL, host);
     }

@@ -103,6 +103,21 @@ function scatterCases(rngFor, util, { T }) {
         inputs: [ph(dt, rank1 ? [n] : [...lead, n], sorted, 'sorted'), ph(dt, rank1 ? [nv] : [...lead, nv], vals, 'values')] });
     });
   }
+  // ---- Bincount (rank 1), DenseBincount (rank 1: binary_output unread, rank
+  // 2): values past size skipped, weights float, int or empty, size 0
+  [['Bincount', [60], 10, 'float32', false], ['Bincount', [40], 7, 'int32', false], ['Bincount', [30], 5, 'empty', false],
+    ['DenseBincount', [50], 8, 'float32', true], ['DenseBincount', [4, 20], 6, 'float32', false],
+    ['DenseBincount', [3, 15], 5, 'int32', true], ['DenseBincount', [5, 9], 4, 'empty', false],
+    ['Bincount', [20], 0, 'float32', false]].forEach(([op, s, size, wt, binary], k) => {
+    const u = util(rngFor());
+    const x = u.vals(u.n(s), () => u.int(0, size + 2));
+    const wdt = wt === 'empty' ? 'float32' : wt;
+    const w = wt === 'empty' ? [] : u.vals(u.n(s), () => (wt === 'int32' ? u.int(-5, 9) : u.uni(-2, 3)));
+    const attr = { T: T(wdt), Tidx: T('int32') };
+    if (op === 'DenseBincount') attr.binary_output = { b: binary };
+    out.push({ name: `${op}_${k}`, op, tol: 0, attr,
+      inputs: [ph('int32', s, x, 'x'), cst('int32', [], [size], 'size'), ph(wdt, wt === 'empty' ? [0] : s, w, 'weights')] });
+  });
   return out;
 }
 
