@@ -162,7 +162,8 @@ static int op_is_async(const char *op)
 {
     return in_list(op, control_ops) || !strncmp(op, "TensorArray", 11) ||
            !strncmp(op, "TensorList", 10) || !strcmp(op, "EmptyTensorList") ||
-           !strncmp(op, "NonMaxSuppression", 17) || !strcmp(op, "Where");
+           !strncmp(op, "NonMaxSuppression", 17) || !strcmp(op, "Where") || !strcmp(op, "If") ||
+           !strcmp(op, "StatelessIf") || !strcmp(op, "While") || !strcmp(op, "StatelessWhile");
 }
 
 int core_op_is_dynamic(const char *op)
@@ -183,7 +184,7 @@ static const char *const interp_ops[] = {
     "TensorListSetItem", "TensorListPushBack", "TensorListResize", "TensorListGetItem",
     "TensorListPopBack", "TensorListStack", "TensorListGather", "TensorListConcat",
     "TensorListConcatV2", "NonMaxSuppressionV2", "NonMaxSuppressionV3", "NonMaxSuppressionV4",
-    "NonMaxSuppressionV5", "Where", NULL};
+    "NonMaxSuppressionV5", "Where", "If", "StatelessIf", "While", "StatelessWhile", NULL};
 
 int core_interp_runs_op(const char *op) { return op && in_list(op, interp_ops); }
 
