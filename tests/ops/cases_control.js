@@ -137,6 +137,51 @@ function controlCases(rngFor, util, { T }) {
       ] },
     });
   }
+  // a TF2-style model: a conv before and after a StatelessWhile and a
+  // StatelessIf (tests/ctl_budget_test.sh runs it on the GPU within budgets)
+  {
+    const u = util(rngFor());
+    const H = 24, C = 8;
+    const w1 = u.vals(3 * 3 * 4 * C, () => u.uni(-0.5, 0.5));
+    const w2 = u.vals(3 * 3 * C * 4, () => u.uni(-0.5, 0.5));
+    const conv = (name, x, w) => node(name, 'Conv2D', [x, w], {
+      T: T('float32'), strides: { list: { i: ['1', '1', '1', '1'] } }, padding: { s: Buffer.from('SAME').toString('base64') },
+      data_format: { s: Buffer.from('NHWC').toString('base64') }, dilations: { list: { i: ['1', '1', '1', '1'] } },
+    });
+    out.push({
+      name: 'TF2_gpu_model', op: 'StatelessIf', tol: 1e-3,
+      inputs: [ph('float32', [1, H, H, 4], u.vals(H * H * 4, () => u.uni(-1, 1)), 'image'),
+        { dtype: 'float32', shape: [3, 3, 4, C], values: w1, name: 'w1', const: true },
+        { dtype: 'float32', shape: [3, 3, C, 4], values: w2, name: 'w2', const: true },
+        { dtype: 'int32', shape: [], values: [0], name: 'i0', const: true },
+        { dtype: 'int32', shape: [], values: [3], name: 'n', const: true },
+        { dtype: 'int32', shape: [4], values: [0, 1, 2, 3], name: 'axes', const: true }],
+      nodes: [conv('conv1', 'image', 'w1'), node('relu1', 'Relu', ['conv1'], { T: T('float32') }),
+        node('loop', 'StatelessWhile', ['i0', 'n', 'relu1'], { cond: FN('g_cond'), body: FN('g_body') }),
+        node('s0', 'Sum', ['loop:2', 'axes'], { T: T('float32'), keep_dims: { b: false } }),
+        node('thr', 'Const', [], { value: { tensor: { dtype: 'DT_FLOAT', tensorShape: {} } }, dtype: { type: 'DT_FLOAT' } }),
+        node('big', 'Greater', ['s0', 'thr'], { T: T('float32') })],
+      opInputs: ['big', 'loop:2'],
+      attr: { then_branch: FN('g_then'), else_branch: FN('g_else') },
+      after: [conv('conv2', 'out0', 'w2'), node('result', 'Relu', ['conv2'], { T: T('float32') })],
+      fnWeights: [{ name: 'thr', dtype: 'float32', shape: [], values: [100] },
+        { name: 'g_one_i', dtype: 'int32', shape: [], values: [1] },
+        { name: 'g_half', dtype: 'float32', shape: [], values: [0.5] },
+        { name: 'g_one_f', dtype: 'float32', shape: [], values: [1] }],
+      library: { function: [
+        fn('g_cond', [['i', 'int32'], ['n', 'int32'], ['x', 'float32']], [['lt', 'bool', 'Less:z:0']],
+          [node('Less', 'Less', ['i', 'n'], { T: T('int32') })]),
+        fn('g_body', [['i', 'int32'], ['n', 'int32'], ['x', 'float32']],
+          [['i1', 'int32', 'add_i:z:0'], ['n1', 'int32', 'id_n:output:0'], ['x1', 'float32', 'add_x:z:0']],
+          [cnode('g_one_i', 'int32'), cnode('g_half', 'float32'), cnode('g_one_f', 'float32'),
+            node('add_i', 'AddV2', ['i', 'g_one_i:output:0'], { T: T('int32') }),
+            node('id_n', 'Identity', ['n'], { T: T('int32') }),
+            node('mul', 'Mul', ['x', 'g_half:output:0'], { T: T('float32') }),
+            node('add_x', 'AddV2', ['mul:z:0', 'g_one_f:output:0'], { T: T('float32') })]),
+        ...branches('g'),
+      ] },
+    });
+  }
   return out;
 }
 

@@ -61,6 +61,7 @@ function buildModel(c) {
   for (let k = 0; k < nOut; k++) {
     nodes.push({ name: `out${k}`, op: 'Identity', input: [k ? `op:${k}` : 'op'], attr: {} });
   }
+  nodes.push(...(c.after || []));
   const model = {
     format: 'graph-model', generatedBy: '2.15.0', convertedBy: 'streaminfer tests/ops/gen.js',
     modelTopology: { node: nodes, library: c.library || {}, versions: { producer: 1286 } },
