@@ -21,7 +21,9 @@ low=1
 for _ in 1 2 3 4 5; do
     "$SI" -q --vram "$low" --input "$I" "$M" > /dev/null 2> "$T/err" && break
     next=$(sed -n 's/.*the smallest budget that could work is [0-9.]* [KMG]*i*B (\([0-9]*\) bytes).*/\1/p' "$T/err")
-    [ -n "$next" ] && [ "$next" -gt "$low" ] || fail "refusal at $low names no larger budget: $(cat "$T/err")"
+    if [ -z "$next" ] || [ "$next" -le "$low" ]; then
+        fail "refusal at $low names no larger budget: $(cat "$T/err")"
+    fi
     low=$next
 done
 [ "$low" -gt 1 ] || fail "a budget of 1 byte accepted"
