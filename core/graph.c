@@ -199,7 +199,121 @@ static si_result find_inputs_outputs(core_graph *g, si_error *err)
     return SI_OK;
 }
 
+static si_result graph_build(const io_model *m, core_graph **out, si_error *err);
+
+static int fn_index(const io_model *m, const char *name)
+{
+    const io_function *f = io_model_function(m, name);
+    return f ? (int)(f - m->functions) : -1;
+}
+
+/* Every func attr of g's nodes names a library function; If/While nodes'
+ * data inputs agree with their functions' arity. */
+static si_result check_calls(const core_graph *g, const io_model *root, si_error *err)
+{
+    const io_model *m = g->m;
+    for (int k = 0; k < m->n_nodes; k++) {
+        const io_node *n = &m->nodes[k];
+        int n_data = 0;
+        for (int i = 0; i < n->n_inputs; i++)
+            n_data += !g->edges[k][i].ctrl;
+        int is_if = !strcmp(n->op, "If") || !strcmp(n->op, "StatelessIf");
+        int is_while = !strcmp(n->op, "While") || !strcmp(n->op, "StatelessWhile");
+        static const char *const if_attrs[] = {"then_branch", "else_branch", NULL};
+        static const char *const while_attrs[] = {"cond", "body", NULL};
+        for (int i = 0; (is_if || is_while) && (is_if ? if_attrs : while_attrs)[i]; i++) {
+            const char *an = (is_if ? if_attrs : while_attrs)[i];
+            const io_attr *a = io_node_attr(n, an);
+            if (!a || a->kind != IO_ATTR_FUNC)
+                return base_fail(err, SI_ERR_FORMAT, "%s: node '%s' (%s) has no '%s' function",
+                                 m->json_path, n->name, n->op, an);
+        }
+        for (int j = 0; j < n->n_attrs; j++) {
+            const io_attr *a = &n->attrs[j];
+            if (a->kind != IO_ATTR_FUNC)
+                continue;
+            int f = fn_index(root, a->s);
+            if (f < 0)
+                return base_fail(err, SI_ERR_FORMAT,
+                                 "%s: node '%s' calls function '%s', which is not in the library",
+                                 m->json_path, n->name, a->s);
+            const io_function *fn = &root->functions[f];
+            int want_in = is_if ? n_data - 1 : n_data;
+            if ((is_if || is_while) && fn->n_in != want_in)
+                return base_fail(err, SI_ERR_FORMAT,
+                                 "%s: node '%s' (%s) passes %d values to function '%s', which takes %d",
+                                 m->json_path, n->name, n->op, want_in, fn->name, fn->n_in);
+            if (is_while && !strcmp(a->name, "body") && fn->n_out != n_data)
+                return base_fail(err, SI_ERR_FORMAT,
+                                 "%s: node '%s' (%s): body function '%s' returns %d values for %d loop values",
+                                 m->json_path, n->name, n->op, fn->name, fn->n_out, n_data);
+            if ((is_if || is_while) && g->n_outs[k] > (is_if ? fn->n_out : n_data) &&
+                strcmp(a->name, "cond"))
+                return base_fail(err, SI_ERR_FORMAT,
+                                 "%s: node '%s' (%s): output %d is read but function '%s' returns %d",
+                                 m->json_path, n->name, n->op, g->n_outs[k] - 1, fn->name, fn->n_out);
+        }
+    }
+    return SI_OK;
+}
+
+/* A function that calls itself, directly or through others, would never end. */
+static si_result check_recursion(const io_model *m, int f, uint8_t *state, si_error *err)
+{
+    if (state[f] == 2)
+        return SI_OK;
+    if (state[f] == 1)
+        return base_fail(err, SI_ERR_FORMAT, "%s: function '%s' calls itself (recursion)",
+                         m->json_path, m->functions[f].name);
+    state[f] = 1;
+    const io_model *b = m->functions[f].body;
+    for (int k = 0; k < b->n_nodes; k++)
+        for (int j = 0; j < b->nodes[k].n_attrs; j++) {
+            const io_attr *a = &b->nodes[k].attrs[j];
+            int g = a->kind == IO_ATTR_FUNC ? fn_index(m, a->s) : -1;
+            si_result st = g >= 0 ? check_recursion(m, g, state, err) : SI_OK;
+            if (st != SI_OK)
+                return st;
+        }
+    state[f] = 2;
+    return SI_OK;
+}
+
 si_result core_graph_build(const io_model *m, core_graph **out, si_error *err)
+{
+    si_result st = graph_build(m, out, err);
+    if (st != SI_OK || m->borrowed || m->n_functions == 0)
+        return st;
+    core_graph *g = *out;
+    g->fns = calloc((size_t)m->n_functions, sizeof *g->fns);
+    uint8_t *state = calloc((size_t)m->n_functions, 1);
+    g->owns_fns = 1;
+    if (!g->fns || !state)
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory");
+    for (int f = 0; st == SI_OK && f < m->n_functions; f++) {
+        st = graph_build(m->functions[f].body, &g->fns[f], err);
+        if (st == SI_OK)
+            g->n_fns = f + 1;
+    }
+    for (int f = 0; st == SI_OK && f < m->n_functions; f++)
+        st = check_recursion(m, f, state, err);
+    if (st == SI_OK)
+        st = check_calls(g, m, err);
+    for (int f = 0; st == SI_OK && f < m->n_functions; f++) {
+        g->fns[f]->fns = g->fns;
+        g->fns[f]->n_fns = g->n_fns;
+        st = check_calls(g->fns[f], m, err);
+    }
+    free(state);
+    if (st != SI_OK) {
+        err->status = st;
+        core_graph_free(g);
+        *out = NULL;
+    }
+    return st;
+}
+
+static si_result graph_build(const io_model *m, core_graph **out, si_error *err)
 {
     core_graph *g = calloc(1, sizeof *g);
     if (!g)
@@ -257,6 +371,11 @@ void core_graph_free(core_graph *g)
     free(g->inputs);
     free(g->input_info);
     free(g->outputs);
+    if (g->owns_fns) {
+        for (int f = 0; f < g->n_fns; f++)
+            core_graph_free(g->fns[f]);
+        free(g->fns);
+    }
     free(g);
 }
 

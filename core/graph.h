@@ -22,6 +22,11 @@ struct core_graph {
     core_io_info *input_info;
     int n_outputs;
     core_edge *outputs;
+    /* The library's function bodies (io_model.functions order), built with the
+     * root graph and shared by every body graph; owned by the root. */
+    int n_fns;
+    core_graph **fns;
+    int owns_fns;
 };
 
 int core_graph_find(const core_graph *g, const char *name, size_t len);

@@ -162,7 +162,9 @@ static int op_is_async(const char *op)
 {
     return in_list(op, control_ops) || !strncmp(op, "TensorArray", 11) ||
            !strncmp(op, "TensorList", 10) || !strcmp(op, "EmptyTensorList") ||
-           !strncmp(op, "NonMaxSuppression", 17) || !strcmp(op, "Where") || !strcmp(op, "ListDiff");
+           !strncmp(op, "NonMaxSuppression", 17) || !strcmp(op, "Where") || !strcmp(op, "If") ||
+           !strcmp(op, "StatelessIf") || !strcmp(op, "While") || !strcmp(op, "StatelessWhile") ||
+           !strcmp(op, "ListDiff");
 }
 
 /* Synchronous in tfjs, but their output shapes hang on input values (ListDiff
@@ -192,7 +194,7 @@ static const char *const interp_ops[] = {
     "TensorListConcatV2", "NonMaxSuppressionV2", "NonMaxSuppressionV3", "NonMaxSuppressionV4",
     "NonMaxSuppressionV5", "Where", "SparseFillEmptyRows", "SparseReshape", "SparseSegmentSum",
     "SparseSegmentMean", "RaggedRange", "RaggedGather", "Unique",
-    "UniqueV2", "ListDiff", NULL};
+    "UniqueV2", "ListDiff", "If", "StatelessIf", "While", "StatelessWhile", NULL};
 
 int core_interp_runs_op(const char *op) { return op && in_list(op, interp_ops); }
 

@@ -113,11 +113,129 @@ static si_result cf_no_op(opctx *o, int *ctx_after)
     return ip_set_out(o, 0, ip_val_scalar_f(1.0f));
 }
 
-static si_result cf_functional(opctx *o, int *ctx_after)
+/* Runs library function attr (a func attr of the node) on args, as tfjs's
+ * executeFunctionAsync does: args bind to its inputs in order, its outputs
+ * (signature order) come back in *res (n_out of them; caller unrefs). */
+static si_result call_function(opctx *o, const char *attr, ival **args, int n_args, ival ***res,
+                               int *n_res)
+{
+    interp *in = o->in;
+    const core_graph *g = in->g;
+    const io_attr *a = io_node_attr(o->n, attr);
+    const io_function *fn = a && a->kind == IO_ATTR_FUNC ? io_model_function(g->m, a->s) : NULL;
+    int f = fn ? (int)(fn - g->m->functions) : -1;
+    if (f < 0 || f >= g->n_fns)
+        return ip_node_fail(in, o->node, SI_ERR_FORMAT, "its '%s' function is not in the library",
+                            attr);
+    const core_graph *fg = g->fns[f];
+    if (fg->n_inputs != n_args)
+        return ip_node_fail(in, o->node, SI_ERR_FORMAT, "function '%s' takes %d values, given %d",
+                            fn->name, fg->n_inputs, n_args);
+    core_valmap *vm = core_valmap_new(fg);
+    ival **out = calloc((size_t)fg->n_outputs + 1, sizeof *out);
+    si_result st = vm && out ? SI_OK : ip_nomem(in);
+    for (int i = 0; st == SI_OK && i < n_args; i++)
+        st = core_valmap_put(vm, fg->inputs[i], 0, &args[i]->b, in->err);
+    if (st == SI_OK)
+        st = core_interp_run(fg, vm, in->load, in->load_user, in->err);
+    for (int i = 0; st == SI_OK && i < fg->n_outputs; i++) {
+        const core_buf *b = core_valmap_get(vm, fg->outputs[i].node, fg->outputs[i].idx);
+        if (!b) {
+            st = ip_node_fail(in, o->node, SI_ERR_FORMAT, "function '%s' gave no output %d",
+                              fn->name, i);
+            break;
+        }
+        if (!(out[i] = ip_val_new(b->dtype, &b->shape))) {
+            st = ip_nomem(in);
+            break;
+        }
+        memcpy(out[i]->b.data, b->data, (size_t)core_shape_count(&b->shape) * 4);
+    }
+    core_valmap_free(vm);
+    if (st != SI_OK) {
+        for (int i = 0; out && i < fg->n_outputs; i++)
+            if (out[i])
+                ip_val_unref(out[i]);
+        free(out);
+        return st;
+    }
+    *res = out;
+    *n_res = fg->n_outputs;
+    return SI_OK;
+}
+
+static void unref_all(ival **v, int n)
+{
+    for (int i = 0; v && i < n; i++)
+        if (v[i])
+            ip_val_unref(v[i]);
+    free(v);
+}
+
+/* If, StatelessIf: then_branch when cond's first element is truthy (tfjs
+ * reads condValue[0]: NaN, 0 and an empty cond are false), else else_branch,
+ * on the remaining inputs. */
+static si_result cf_if(opctx *o, int *ctx_after)
 {
     (void)ctx_after;
-    return ip_node_fail(o->in, o->node, SI_ERR_UNSUPPORTED,
-                        "function-based control flow is not supported");
+    si_result st = ip_need_inputs(o, 1);
+    if (st)
+        return st;
+    ival **res = NULL;
+    int n_res = 0;
+    st = call_function(o, pred_true(&o->data[0]->b) ? "then_branch" : "else_branch", o->data + 1,
+                       o->n_data - 1, &res, &n_res);
+    for (int i = 0; st == SI_OK && i < n_res; i++) {
+        st = ip_set_out(o, i, res[i]);
+        res[i] = NULL;
+    }
+    unref_all(res, n_res);
+    return st;
+}
+
+/* While, StatelessWhile: cond on the loop values, then body while cond's
+ * first element is truthy; the outputs are the last loop values. */
+static si_result cf_while(opctx *o, int *ctx_after)
+{
+    (void)ctx_after;
+    int n = o->n_data;
+    ival **cur = calloc((size_t)n + 1, sizeof *cur);
+    if (!cur)
+        return ip_nomem(o->in);
+    for (int i = 0; i < n; i++)
+        cur[i] = ip_val_ref(o->data[i]);
+    si_result st = SI_OK;
+    for (long iter = 0;; iter++) {
+        ival **c = NULL, **next = NULL;
+        int n_c = 0, n_next = 0;
+        if ((st = call_function(o, "cond", cur, n, &c, &n_c)))
+            break;
+        int go = n_c > 0 && pred_true(&c[0]->b);
+        unref_all(c, n_c);
+        if (!go)
+            break;
+        if (iter >= MAX_ITERATIONS) {
+            st = ip_node_fail(o->in, o->node, SI_ERR_ARG, "the loop ran %d iterations",
+                              MAX_ITERATIONS);
+            break;
+        }
+        if ((st = call_function(o, "body", cur, n, &next, &n_next)))
+            break;
+        if (n_next != n) {
+            unref_all(next, n_next);
+            st = ip_node_fail(o->in, o->node, SI_ERR_FORMAT,
+                              "the body returned %d values for %d loop values", n_next, n);
+            break;
+        }
+        unref_all(cur, n);
+        cur = next;
+    }
+    for (int i = 0; st == SI_OK && i < n; i++) {
+        st = ip_set_out(o, i, cur[i]);
+        cur[i] = NULL;
+    }
+    unref_all(cur, n);
+    return st;
 }
 
 static si_result cf_placeholder(opctx *o, int *ctx_after)
@@ -181,9 +299,8 @@ static const struct {
     {"Merge", cf_merge},     {"Enter", cf_enter},   {"Exit", cf_exit},
     {"NextIteration", cf_next_iteration},           {"LoopCond", cf_loop_cond},
     {"Switch", cf_switch},   {"NoOp", cf_no_op},    {"Where", run_where},
-    {"EmptyTensorList", run_tensor_list},           {"If", cf_functional},
-    {"StatelessIf", cf_functional},                 {"While", cf_functional},
-    {"StatelessWhile", cf_functional},
+    {"EmptyTensorList", run_tensor_list},           {"If", cf_if},
+    {"StatelessIf", cf_if},  {"While", cf_while},   {"StatelessWhile", cf_while},
     {"SparseFillEmptyRows", run_sparse},            {"SparseReshape", run_sparse},
     {"SparseSegmentSum", run_sparse},               {"SparseSegmentMean", run_sparse},
     {"RaggedRange", run_sparse},                    {"RaggedGather", run_sparse},

@@ -177,5 +177,8 @@ si_result core_graph_check_ops(const core_graph *g, si_error *err)
     }
     free(need);
     free(bad);
+    /* ops inside library functions (the message names the function) */
+    for (int f = 0; st == SI_OK && g->owns_fns && f < g->n_fns; f++)
+        st = core_graph_check_ops(g->fns[f], err);
     return st;
 }

@@ -84,6 +84,8 @@ typedef struct {
     uint64_t total;        /* sum of sizes */
 } io_group;
 
+typedef struct io_function io_function;
+
 typedef struct {
     char *json_path;
     char *dir;
@@ -100,7 +102,23 @@ typedef struct {
     char **sig_input_keys, **sig_input_names;   /* names like "input_1:0" */
     char **sig_output_keys, **sig_output_names;
     int has_functions;     /* modelTopology.library.function present */
+    /* modelTopology.library.function, in file order. A function's body is an
+     * io_model of its own: one Placeholder per input arg (its signature
+     * inputs), then its node_def, its signature outputs the ret refs as
+     * "node:index"; it borrows the root's weights, groups and functions. */
+    int n_functions;
+    io_function *functions;
+    int borrowed;          /* a function body: weights, groups, functions not owned */
 } io_model;
+
+struct io_function {
+    char *name;
+    int n_in, n_out;
+    io_model *body;
+};
+
+/* The function named name, or NULL. */
+const io_function *io_model_function(const io_model *m, const char *name);
 
 /* path: a folder holding model.json, or a path to a graph-model .json.
  * Checks: JSON well formed, format graph-model, shards exist and are at least as

@@ -12,13 +12,9 @@
 
 #include "io.h"
 
-typedef struct {
-    const char *file;
-    const char *node;
-    si_error *err;
-} io_ctx;
+#include "model_json_internal.h"
 
-static char *io_strdup(const char *s)
+char *io_strdup(const char *s)
 {
     size_t n = strlen(s) + 1;
     char *d = malloc(n);
@@ -27,13 +23,13 @@ static char *io_strdup(const char *s)
     return d;
 }
 
-static si_result io_nomem(const io_ctx *c)
+si_result io_nomem(const io_ctx *c)
 {
     return base_fail(c->err, SI_ERR_NOMEM, "%s: out of memory", c->file);
 }
 
 /* The converter writes camelCase; protobuf's own printers may write snake_case. */
-static const cJSON *io_get(const cJSON *o, const char *camel, const char *snake)
+const cJSON *io_get(const cJSON *o, const char *camel, const char *snake)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, camel);
     if (!v && snake)
@@ -451,7 +447,7 @@ static si_result io_json_attr(const io_ctx *c, const cJSON *v, io_attr *a)
     return SI_OK;
 }
 
-static si_result io_json_node(io_ctx *c, int idx, const cJSON *v, io_node *n)
+si_result io_json_node(io_ctx *c, int idx, const cJSON *v, io_node *n)
 {
     const cJSON *name = cJSON_IsObject(v) ? io_get(v, "name", NULL) : NULL;
     if (!cJSON_IsString(name))
@@ -723,6 +719,7 @@ static si_result io_json_manifest(io_ctx *c, io_model *m, const cJSON *man)
     return SI_OK;
 }
 
+
 static si_result io_json_sig_side(const io_ctx *c, const cJSON *v, const char *side, int *n,
                                   char ***keys, char ***names)
 {
@@ -787,6 +784,8 @@ static si_result io_json_model(io_ctx *c, io_model *m, const cJSON *root)
     m->has_functions = cJSON_GetArraySize(fns) > 0;
 
     if ((st = io_json_manifest(c, m, io_get(root, "weightsManifest", "weights_manifest"))))
+        return st;
+    if ((st = io_json_library(c, m, fns)))
         return st;
 
     /* tfjs prefers the signature kept in userDefinedMetadata (blazeface, iris ...). */
@@ -943,8 +942,17 @@ void io_model_free(io_model *m)
         free(n->attrs);
     }
     free(m->nodes);
-    for (int i = 0; m->weights && i < m->n_weights; i++)
+    if (!m->borrowed) {
+        for (int i = 0; m->functions && i < m->n_functions; i++) {
+            free(m->functions[i].name);
+            io_model_free(m->functions[i].body);
+        }
+        free(m->functions);
+    }
+    for (int i = 0; !m->borrowed && m->weights && i < m->n_weights; i++)
         free(m->weights[i].name);
+    if (m->borrowed)
+        m->weights = NULL, m->groups = NULL, m->n_groups = 0;
     free(m->weights);
     for (int i = 0; m->groups && i < m->n_groups; i++) {
         io_strv_free(m->groups[i].paths, m->groups[i].n_paths);

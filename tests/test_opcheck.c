@@ -159,6 +159,65 @@ static void test_many_unknown(void **state)
     assert_true(strlen(err.message) < sizeof err.message - 1);
 }
 
+/* A model with a library: x → StatelessIf(c, x) calling then_fn/else_fn,
+ * whose bodies are given (nodeDef JSON); the open's status and message. */
+static si_result open_with_library(const char *then_nodes, const char *then_ret,
+                                   const char *else_name, si_error *err)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/library.json", tmp_root);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "{\"format\":\"graph-model\",\"modelTopology\":{\"node\":["
+            "{\"name\":\"c\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_BOOL\"},"
+            "\"shape\":{\"shape\":{}}}},"
+            "{\"name\":\"x\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"},"
+            "\"shape\":{\"shape\":{\"dim\":[{\"size\":\"3\"}]}}}},"
+            "{\"name\":\"if\",\"op\":\"StatelessIf\",\"input\":[\"c\",\"x\"],\"attr\":{"
+            "\"then_branch\":{\"func\":{\"name\":\"then_fn\"}},"
+            "\"else_branch\":{\"func\":{\"name\":\"%s\"}}}},"
+            "{\"name\":\"out\",\"op\":\"Identity\",\"input\":[\"if\"]}],"
+            "\"library\":{\"function\":["
+            "{\"signature\":{\"name\":\"then_fn\",\"inputArg\":[{\"name\":\"a\",\"type\":\"DT_FLOAT\"}],"
+            "\"outputArg\":[{\"name\":\"o\",\"type\":\"DT_FLOAT\"}]},"
+            "\"nodeDef\":[%s],\"ret\":{\"o\":\"%s\"}},"
+            "{\"signature\":{\"name\":\"else_fn\",\"inputArg\":[{\"name\":\"a\",\"type\":\"DT_FLOAT\"}],"
+            "\"outputArg\":[{\"name\":\"o\",\"type\":\"DT_FLOAT\"}]},"
+            "\"nodeDef\":[{\"name\":\"n\",\"op\":\"Neg\",\"input\":[\"a\"]}],"
+            "\"ret\":{\"o\":\"n:y:0\"}}]}},\"weightsManifest\":[]}",
+            else_name, then_nodes, then_ret);
+    fclose(f);
+    return open_model(path, err);
+}
+
+/* Library functions: a good one opens; an unknown op inside one is refused
+ * naming the function; a missing function, recursion and a ret naming no
+ * node are refused as malformed. */
+static void test_library_functions(void **state)
+{
+    (void)state;
+    si_error err;
+    const char *neg = "{\"name\":\"m\",\"op\":\"Neg\",\"input\":[\"a\"]}";
+    assert_int_equal(open_with_library(neg, "m:y:0", "else_fn", &err), SI_OK);
+    const char *bad = "{\"name\":\"m\",\"op\":\"NotAnOpInFunction\",\"input\":[\"a\"]}";
+    assert_int_equal(open_with_library(bad, "m:y:0", "else_fn", &err), SI_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.message, "function 'then_fn': 1 unknown op: 'NotAnOpInFunction'"));
+    assert_int_equal(open_with_library(neg, "m:y:0", "no_such_fn", &err), SI_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "calls function 'no_such_fn', which is not in the library"));
+    const char *rec = "{\"name\":\"m\",\"op\":\"StatelessIf\",\"input\":[\"a\",\"a\"],\"attr\":{"
+                      "\"then_branch\":{\"func\":{\"name\":\"then_fn\"}},"
+                      "\"else_branch\":{\"func\":{\"name\":\"else_fn\"}}}}";
+    assert_int_equal(open_with_library(rec, "m:output:0", "else_fn", &err), SI_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "function 'then_fn' calls itself"));
+    assert_int_equal(open_with_library(neg, "nowhere:y:0", "else_fn", &err), SI_ERR_FORMAT);
+    const char *arity = "{\"name\":\"m\",\"op\":\"StatelessIf\",\"input\":[\"a\",\"a\",\"a\"],\"attr\":{"
+                        "\"then_branch\":{\"func\":{\"name\":\"else_fn\"}},"
+                        "\"else_branch\":{\"func\":{\"name\":\"else_fn\"}}}}";
+    assert_int_equal(open_with_library(arity, "m:output:0", "else_fn", &err), SI_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "passes 2 values to function 'else_fn', which takes 1"));
+}
+
 /* The list of known ops agrees with the tables the program lowers from. */
 static void test_op_list(void **state)
 {
@@ -174,7 +233,7 @@ static void test_op_list(void **state)
     assert_true(n > 150);
     assert_null(core_op_family("NotAnOpEinsum"));
     assert_string_equal(core_op_family("CropAndResize"), "image");
-    assert_null(core_op_family("StatelessWhile")); /* the interpreter refuses it */
+    assert_string_equal(core_op_family("StatelessWhile"), "interpreter");
     assert_string_equal(core_op_family("TensorListStack"), "interpreter");
     assert_string_equal(core_op_family("Relu"), "elementwise");
     assert_null(core_op_excluded("Relu"));
@@ -195,6 +254,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_unknown_after_loop_and_nms), cmocka_unit_test(test_interpreter_ops_open),
         cmocka_unit_test(test_needed_nodes_only),          cmocka_unit_test(test_simpleml_excluded),
         cmocka_unit_test(test_many_unknown),               cmocka_unit_test(test_op_list),
+        cmocka_unit_test(test_library_functions),
     };
     return cmocka_run_group_tests(tests, tiny_setup, tiny_teardown);
 }

@@ -48,14 +48,23 @@ function buildModel(c) {
       nodes.push({ name, op: 'Placeholder', attr: { dtype: { type: DT[inp.dtype] }, shape: { shape: shapeAttr(inp.shape) } } });
     }
   });
-  nodes.push({ name: 'op', op: c.op, input: names, attr: c.attr || {} });
+  // control-flow cases: extra nodes before the op, its own input list, the
+  // library's functions and the weights of Consts inside them
+  for (const w of c.fnWeights || []) {
+    weights.push({ name: w.name, shape: w.shape, dtype: w.dtype });
+    const arr = ARRAY[w.dtype].from(w.values);
+    parts.push(Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength));
+  }
+  nodes.push(...(c.nodes || []));
+  nodes.push({ name: 'op', op: c.op, input: c.opInputs || names, attr: c.attr || {} });
   const nOut = c.outputs || 1;
   for (let k = 0; k < nOut; k++) {
     nodes.push({ name: `out${k}`, op: 'Identity', input: [k ? `op:${k}` : 'op'], attr: {} });
   }
+  nodes.push(...(c.after || []));
   const model = {
     format: 'graph-model', generatedBy: '2.15.0', convertedBy: 'streaminfer tests/ops/gen.js',
-    modelTopology: { node: nodes, library: {}, versions: { producer: 1286 } },
+    modelTopology: { node: nodes, library: c.library || {}, versions: { producer: 1286 } },
     weightsManifest: [{ paths: ['group1-shard1of1.bin'], weights }],
   };
   return { model, shard: Buffer.concat(parts) };
