@@ -19,6 +19,7 @@ static const struct {
     {"pool_reduce", core_ops_pool_reduce}, {"shape", core_ops_shape},
     {"select", core_ops_select},         {"math", core_ops_math},
     {"creation", core_ops_creation},     {"image", core_ops_image},
+    {"transform", core_ops_transform},
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

@@ -25,6 +25,7 @@ extern const core_op_def core_ops_select[];
 extern const core_op_def core_ops_math[];
 extern const core_op_def core_ops_creation[];
 extern const core_op_def core_ops_image[];
+extern const core_op_def core_ops_transform[];
 
 const core_op_def *core_find_op(const char *op);
 

@@ -192,7 +192,8 @@ const core_op_def *core_find_op(const char *op)
     static const core_op_def *const tables[] = {core_ops_elementwise, core_ops_conv,
                                                 core_ops_pool_reduce, core_ops_shape,
                                                 core_ops_select, core_ops_math,
-                                                core_ops_creation, core_ops_image};
+                                                core_ops_creation, core_ops_image,
+                                                core_ops_transform};
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         for (const core_op_def *d = tables[t]; d->op; d++)
             if (!strcmp(d->op, op))

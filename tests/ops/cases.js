@@ -163,6 +163,7 @@ function cases(mulberry32) {
   for (const c of require('./cases_image.js').imageCases(rngFor, util, { T, F, S })) add(c);
   for (const c of require('./cases_einsum.js').einsumCases(rngFor, util, { T, I, S })) add(c);
   for (const c of require('./cases_creation.js').creationCases(rngFor, util, { T, I })) add(c);
+  for (const c of require('./cases_transform.js').transformCases(rngFor, util, { T })) add(c);
   return out;
 }
 
