@@ -1,4 +1,5 @@
-/* Transform ops (issue 15): Reverse and ReverseV2 lowered onto CK_COPY with
+/* Transform ops (issue 15): EnsureShape and BroadcastArgs on the host;
+ * Reverse and ReverseV2 lowered onto CK_COPY with
  * negative input strides (the copy kernel and its host reference take signed
  * strides; the copy tiling leaves such a step whole). */
 #include <stdint.h>
@@ -67,7 +68,73 @@ static si_result lower_reverse(lower_ctx *c, si_error *err)
     return SI_OK;
 }
 
+/* EnsureShape (tfjs ensureShape): the shape input, read as a constant list,
+ * must equal x's shape exactly (tfjs's wildcard is null, which a graph cannot
+ * hold, so -1 fails as in tfjs); the output is x. */
+static si_result lower_ensure_shape(lower_ctx *c, si_error *err)
+{
+    if (lc_n_inputs(c) < 2)
+        return lc_fail(c, err, SI_ERR_FORMAT, "needs x and the shape");
+    int x = lc_in(c, 0);
+    core_shape s = lc_tensor(c, x)->shape;
+    int64_t v[SI_MAX_RANK + 1];
+    int n = lc_value_ints(c, 1, v, SI_MAX_RANK + 1, err);
+    if (n == -2)
+        return err->status;
+    if (n < 0)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "the shape must be known before the run");
+    int same = n == s.rank;
+    for (int i = 0; same && i < n; i++)
+        same = v[i] == s.d[i];
+    if (!same)
+        return lc_fail(c, err, SI_ERR_SHAPE, "x's shape is not the expected shape");
+    int a = lc_new_alias(c, x, &s);
+    if (a < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    lc_set_output(c, 0, a);
+    return SI_OK;
+}
+
+/* BroadcastArgs (tfjs assertAndGetBroadcastShape): both shapes constant,
+ * aligned at the right; a 1 takes the other's size, unequal others fail. */
+static si_result lower_broadcast_args(lower_ctx *c, si_error *err)
+{
+    enum { MAXN = 64 };
+    if (lc_n_inputs(c) < 2)
+        return lc_fail(c, err, SI_ERR_FORMAT, "needs s0 and s1");
+    int64_t a[MAXN + 1], b[MAXN + 1];
+    int na = lc_value_ints(c, 0, a, MAXN + 1, err);
+    if (na == -2)
+        return err->status;
+    int nb = lc_value_ints(c, 1, b, MAXN + 1, err);
+    if (nb == -2)
+        return err->status;
+    if (na < 0 || nb < 0)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "the shapes must be known before the run");
+    if (na > MAXN || nb > MAXN)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "a shape of more than %d values", MAXN);
+    int n = na > nb ? na : nb;
+    int32_t r[MAXN];
+    for (int i = 0; i < n; i++) {
+        int64_t x = i < na ? a[na - 1 - i] : 1, y = i < nb ? b[nb - 1 - i] : 1;
+        if (x != 1 && y != 1 && x != y)
+            return lc_fail(c, err, SI_ERR_SHAPE, "the shapes do not broadcast");
+        int64_t d = x == 1 ? y : x;
+        if (d < INT32_MIN || d > INT32_MAX)
+            return lc_fail(c, err, SI_ERR_SHAPE, "a size out of int32 range");
+        r[n - 1 - i] = (int32_t)d;
+    }
+    core_shape s = {.rank = 1, .d = {n}};
+    int t = lc_new_const(c, SI_INT32, &s, r);
+    if (t < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    lc_set_output(c, 0, t);
+    return SI_OK;
+}
+
 const core_op_def core_ops_transform[] = {
+    {"EnsureShape", lower_ensure_shape},
+    {"BroadcastArgs", lower_broadcast_args},
     {"Reverse", lower_reverse},
     {"ReverseV2", lower_reverse},
     {NULL, NULL},

@@ -1,4 +1,4 @@
-// Per-op cases of Reverse and ReverseV2 (tests/ops/gen.js; cases.js appends
+// Per-op cases of EnsureShape, BroadcastArgs, Reverse and ReverseV2 (tests/ops/gen.js; cases.js appends
 // them), exactly (tol 0): every rank 0 to 4, single and several axes, negative
 // axes, no axis, float32 and int32, inputs past 16 elements (the GPU path).
 'use strict';
@@ -28,6 +28,15 @@ function transformCases(rngFor, util, { T }) {
       out.push({ name: `Reverse_${k}`, op: 'Reverse', tol: 0, attr: { T: T(r.dt) },
         inputs: [ph(r.dt, r.shape, x, 'x'), cst('bool', [dims.length], dims, 'dims')] });
     }
+  });
+  [[40], [2, 3, 5], [4, 1, 6]].forEach((shape, k) => {
+    const u = util(rngFor());
+    out.push({ name: `EnsureShape_${k}`, op: 'EnsureShape', tol: 0, attr: { T: T('float32') },
+      inputs: [ph('float32', shape, u.vals(u.n(shape), () => u.int(-99, 99) / 4), 'x'), cst('int32', [shape.length], shape, 'shape')] });
+  });
+  [[[2, 1, 5], [3, 1]], [[1], [4, 7]], [[], [3]], [[6, 1, 1], [1, 4, 2]], [[0, 1], [1, 5]]].forEach(([a, b], k) => {
+    out.push({ name: `BroadcastArgs_${k}`, op: 'BroadcastArgs', tol: 0, attr: { T: T('int32') },
+      inputs: [cst('int32', [a.length], a, 's0'), cst('int32', [b.length], b, 's1')] });
   });
   return out;
 }
