@@ -22,6 +22,7 @@ static const struct {
     {"random", core_ops_random},
     {"conv3d", core_ops_conv3d},
     {"scatter", core_ops_scatter},
+    {"transform", core_ops_transform},
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

@@ -28,6 +28,7 @@ extern const core_op_def core_ops_image[];
 extern const core_op_def core_ops_random[];
 extern const core_op_def core_ops_conv3d[];
 extern const core_op_def core_ops_scatter[];
+extern const core_op_def core_ops_transform[];
 
 const core_op_def *core_find_op(const char *op);
 

@@ -168,6 +168,7 @@ function cases(mulberry32) {
   for (const c of require('./cases_conv3d.js').conv3dCases(rngFor, util, { T, I, B, S, IL })) add(c);
   for (const c of require('./cases_scatter.js').scatterCases(rngFor, util, { T, I })) add(c);
   for (const c of require('./cases_control.js').controlCases(rngFor, util, { T })) add(c);
+  for (const c of require('./cases_transform.js').transformCases(rngFor, util, { T })) add(c);
   return out;
 }
 
