@@ -140,6 +140,36 @@ function miscCases(rngFor, util, { T, I, F, B }) {
     out.push({ name: 'LRN_special', op: 'LRN', tol: 1e-4, attr: { T: T('float32'), depth_radius: I(1) },
       inputs: [ph('float32', s, x, 'x')] });
   }
+  // ---- EuclideanNorm: one axis (scalar or list) or two (in order, reversed,
+  // negative), keep_dims both ways, NaN and infinities, a vector with no
+  // axes, an empty reduced axis, scalars (abs(x), int32 too)
+  const norms = [
+    { s: null, ax: 'scalar', keep: false }, { s: null, ax: 'one', keep: true },
+    { s: [4, 5, 6], ax: [2, 0], keep: false }, { s: [4, 5, 6], ax: [-1, -2], keep: true },
+    { s: [3, 4, 2, 5], ax: [1, 2], keep: false }, { s: [40], ax: [0], keep: true },
+    { s: [40], ax: [], keep: false }, { s: [6, 30], ax: [1], keep: false, special: true },
+    { s: [3, 0, 5], ax: [1], keep: false }, { s: [3, 0, 5], ax: [0, 2], keep: true },
+  ];
+  norms.forEach((c, k) => {
+    const u = util(rngFor());
+    const s = c.s || u.shape();
+    const axv = c.ax === 'scalar' ? [u.int(0, s.length - 1)] : c.ax === 'one' ? [u.int(-s.length, s.length - 1)] : c.ax;
+    const x = u.vals(u.n(s), () => (c.special && !u.int(0, 4) ? SCAN_SPECIAL[u.int(0, 9)] : u.uni(-4, 4)));
+    out.push({ name: `EuclideanNorm_${k}`, op: 'EuclideanNorm', tol: 1e-5, attr: { T: T('float32'), Tidx: T('int32'), keep_dims: B(c.keep) },
+      inputs: [ph('float32', s, x, 'x'), cst('int32', c.ax === 'scalar' ? [] : [axv.length], axv, 'axis')] });
+  });
+  [['float32', -2.5, [0], false], ['int32', -7, [0], false], ['float32', 3, [], true]].forEach(([dt, v, ax, keep], k) => {
+    out.push({ name: `EuclideanNorm_scalar_${k}`, op: 'EuclideanNorm', tol: 0, attr: { T: T(dt), Tidx: T('int32'), keep_dims: B(keep) },
+      inputs: [ph(dt, [], [v], 'x'), cst('int32', [ax.length], ax, 'axis')] });
+  });
+  // tfjs's norm throws on no axes at rank >= 2 and on more than two: the
+  // norm here is TF's, checked against tfjs's sqrt(sum(square(x)))
+  [[[3, 4, 5], [0, 1, 2], false], [[2, 3, 2, 4], [3, 0, 1], true], [[5, 6], [], false]].forEach(([s, ax, keep], k) => {
+    const u = util(rngFor());
+    out.push({ name: `EuclideanNorm_tf_${k}`, op: 'EuclideanNorm', tol: 1e-5, attr: { T: T('float32'), Tidx: T('int32'), keep_dims: B(keep) },
+      inputs: [ph('float32', s, u.vals(u.n(s), () => u.uni(-4, 4)), 'x'), cst('int32', [ax.length], ax, 'axis')],
+      direct: (tf, f) => tf.sqrt(tf.sum(tf.square(f.x), ax, keep)) });
+  });
   return out;
 }
 
