@@ -170,6 +170,44 @@ function miscCases(rngFor, util, { T, I, F, B }) {
       inputs: [ph('float32', s, u.vals(u.n(s), () => u.uni(-4, 4)), 'x'), cst('int32', [ax.length], ax, 'axis')],
       direct: (tf, f) => tf.sqrt(tf.sum(tf.square(f.x), ax, keep)) });
   });
+  // ---- RaggedTensorToTensor: tfjs-converter's operation_mapper imports no
+  // ragged op list, so a tfjs graph fails to load; the reference is
+  // tf.raggedTensorToTensor itself. ROW_SPLITS and FIRST_DIM_SIZE +
+  // VALUE_ROWIDS, one and two ragged levels, shapes that cut rows and
+  // columns or add rows, empty rows; tfjs's quirks: a default_value of more
+  // than one element pads with zeros, an inner dim of shape used as an index
+  // (values [2, 3] into [-1, -1, 1] read flat), types cut at an unknown name
+  const b64 = (v) => Buffer.from(v, 'latin1').toString('base64');
+  const rtt = (name, types, shape, vShape, vals, dShape, dflt, parts, dt = 'float32') => {
+    const inputs = [ph('int32', [shape.length], shape, 'shape'), ph(dt, vShape, vals, 'values'), ph(dt, dShape, dflt, 'default_value')];
+    parts.forEach((p, i) => inputs.push(ph('int32', p.length === 1 && types[i] === 'FIRST_DIM_SIZE' ? [] : [p.length], p, `part${i}`)));
+    out.push({ name: `RaggedTensorToTensor_${name}`, op: 'RaggedTensorToTensor', tol: 0,
+      attr: { T: T(dt), Tindex: T('int32'), Tshape: T('int32'), num_row_partition_tensors: I(parts.length),
+        row_partition_types: { list: { s: types.map(b64) } } },
+      inputs,
+      direct: (tf, f) => tf.raggedTensorToTensor(f.shape, f.values, f.default_value, parts.map((_, i) => f[`part${i}`]), types) });
+  };
+  {
+    const u = util(rngFor());
+    const splits = [0];
+    for (let r = 0; r < 7; r++) splits.push(splits[r] + (r === 2 ? 0 : u.int(0, 6)));
+    const n = splits[7];
+    rtt('splits', ['ROW_SPLITS'], [-1, -1], [n], u.vals(n, () => u.uni(-9, 9)), [], [0.5], [splits]);
+    rtt('cut', ['ROW_SPLITS'], [4, 3], [n], u.vals(n, () => u.int(-99, 99)), [], [-7], [splits], 'int32');
+    rtt('more_rows', ['ROW_SPLITS'], [10, -1], [n], u.vals(n, () => u.uni(-9, 9)), [], [2], [splits]);
+  }
+  rtt('rowids', ['FIRST_DIM_SIZE', 'VALUE_ROWIDS'], [-1, -1], [9], [1, 2, 3, 4, 5, 6, 7, 8, 9], [], [0],
+    [[7], [0, 0, 1, 1, 1, 4, 4, 6, 6]]);
+  rtt('rowids_cut', ['FIRST_DIM_SIZE', 'VALUE_ROWIDS'], [5, 2], [9], [1, 2, 3, 4, 5, 6, 7, 8, 9], [], [-1],
+    [[7], [0, 0, 1, 1, 1, 4, 4, 6, 6]]);
+  rtt('two_levels', ['ROW_SPLITS', 'ROW_SPLITS'], [-1, -1, -1], [10], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [], [0],
+    [[0, 2, 2, 5], [0, 1, 4, 4, 7, 10]]);
+  rtt('two_rowids', ['FIRST_DIM_SIZE', 'VALUE_ROWIDS', 'VALUE_ROWIDS'], [-1, 2, -1], [8], [8, 7, 6, 5, 4, 3, 2, 1], [], [9],
+    [[3], [0, 0, 0, 2, 2], [0, 1, 1, 2, 3, 3, 3, 4]]);
+  rtt('dense_rows', ['ROW_SPLITS'], [-1, -1, 2], [6, 2], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], [], [5], [[0, 1, 1, 4, 6]]);
+  rtt('default_vector', ['ROW_SPLITS'], [-1, -1, 2], [3, 2], [1, 2, 3, 4, 5, 6], [2], [7, 8], [[0, 1, 3]]);
+  rtt('inner_as_index', ['ROW_SPLITS'], [-1, -1, 1], [2, 3], [1, 2, 3, 4, 5, 6], [], [9], [[0, 1, 2]]);
+  rtt('unknown_type', ['ROW_SPLITS', 'BOGUS', 'ROW_SPLITS'], [-1, -1], [5], [1, 2, 3, 4, 5], [], [0.5], [[0, 2, 2, 5], [0, 1]]);
   return out;
 }
 
