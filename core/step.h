@@ -382,7 +382,8 @@ typedef struct {
 /* LRN (core/op_misc.c), as tfjs-backend-cpu's lRN: x [outer, c] (NHWC's
  * channels last); out = x * (bias + alpha * sum)^-beta, sum over the squares of
  * channels [c - radius, c + radius] clipped to the row. The host reference
- * computes in float64 as tfjs does; the GPU in float32. */
+ * computes in float64 as tfjs does (from the attrs as float32: a converted
+ * model's are float32 already); the GPU in float32. */
 typedef struct {
     int32_t outer, c, radius;
     float bias, alpha, beta;
