@@ -172,7 +172,7 @@ static int op_is_async(const char *op)
 static const char *const shape_from_values_ops[] = {"SparseFillEmptyRows", "SparseReshape",
                                                    "SparseSegmentSum", "SparseSegmentMean",
                                                    "RaggedRange", "RaggedGather", "Unique",
-                                                   "UniqueV2", NULL};
+                                                   "UniqueV2", "RaggedTensorToTensor", NULL};
 
 int core_op_is_dynamic(const char *op)
 {
@@ -194,7 +194,8 @@ static const char *const interp_ops[] = {
     "TensorListConcatV2", "NonMaxSuppressionV2", "NonMaxSuppressionV3", "NonMaxSuppressionV4",
     "NonMaxSuppressionV5", "Where", "SparseFillEmptyRows", "SparseReshape", "SparseSegmentSum",
     "SparseSegmentMean", "RaggedRange", "RaggedGather", "Unique",
-    "UniqueV2", "ListDiff", "If", "StatelessIf", "While", "StatelessWhile", NULL};
+    "UniqueV2", "ListDiff", "If", "StatelessIf", "While", "StatelessWhile",
+    "RaggedTensorToTensor", NULL};
 
 int core_interp_runs_op(const char *op) { return op && in_list(op, interp_ops); }
 

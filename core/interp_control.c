@@ -286,6 +286,12 @@ static si_result run_listdiff(opctx *o, int *ctx_after)
     return ip_listdiff(o);
 }
 
+static si_result run_ragged_to_tensor(opctx *o, int *ctx_after)
+{
+    (void)ctx_after;
+    return ip_ragged_to_tensor(o);
+}
+
 static si_result run_ordinary(opctx *o, int *ctx_after)
 {
     (void)ctx_after;
@@ -305,6 +311,7 @@ static const struct {
     {"SparseSegmentSum", run_sparse},               {"SparseSegmentMean", run_sparse},
     {"RaggedRange", run_sparse},                    {"RaggedGather", run_sparse},
     {"Unique", run_unique},  {"UniqueV2", run_unique},                 {"ListDiff", run_listdiff},
+    {"RaggedTensorToTensor", run_ragged_to_tensor},
 };
 
 /* The handler of op: by name, then by prefix (the list handlers refuse any

@@ -147,6 +147,8 @@ si_result ip_where(opctx *o);
 si_result ip_sparse(opctx *o);
 si_result ip_unique(opctx *o);
 si_result ip_listdiff(opctx *o);
+/* ---- interp_ragged.c ---- */
+si_result ip_ragged_to_tensor(opctx *o);
 /* Any op of the op table, through core_eval_node. */
 si_result ip_eval_ordinary(opctx *o);
 

@@ -161,6 +161,7 @@ static int32_t binary_i(int op, int32_t a, int32_t b)
     }
     case CK_B_PRELU: return a < 0 ? (int32_t)(ub * ua) : a;
     case CK_B_POW: return (int32_t)pow((double)a, (double)b);
+    case CK_B_BITAND: return a & b;
     default: return 0;
     }
 }
@@ -279,7 +280,7 @@ static const struct { const char *op; int code; } binary_ops[] = {
     {"Mod", CK_B_FLOORMOD}, {"Prelu", CK_B_PRELU}, {"Atan2", CK_B_ATAN2},
     {"Equal", CK_B_EQUAL}, {"NotEqual", CK_B_NOTEQUAL}, {"Less", CK_B_LESS},
     {"LessEqual", CK_B_LESSEQ}, {"Greater", CK_B_GREATER}, {"GreaterEqual", CK_B_GREATEREQ},
-    {"LogicalAnd", CK_B_AND}, {"LogicalOr", CK_B_OR},
+    {"LogicalAnd", CK_B_AND}, {"LogicalOr", CK_B_OR}, {"BitwiseAnd", CK_B_BITAND},
     {NULL, 0}};
 
 /* ClipByValue's bounds, as tfjs's converter reads them (type 'number'): the
@@ -401,6 +402,12 @@ static si_result lower_binary(lower_ctx *c, si_error *err)
             code = binary_ops[i].code;
     if (lc_n_inputs(c) < 2)
         return lc_fail(c, err, SI_ERR_FORMAT, "needs two inputs");
+    /* tfjs's bitwiseAnd takes int32 only (its graph executor reads inputs
+     * named a and b where the op list names them x and y, so a tfjs graph
+     * cannot run it at all; the kernel is a & b per element, broadcast as TF) */
+    if (code == CK_B_BITAND && (lc_tensor(c, lc_in(c, 0))->dtype != SI_INT32 ||
+                                lc_tensor(c, lc_in(c, 1))->dtype != SI_INT32))
+        return lc_fail(c, err, SI_ERR_SHAPE, "BitwiseAnd takes int32 tensors only");
     int t;
     si_result st = core_emit_binary(c, code, lc_in(c, 0), lc_in(c, 1), err, &t);
     if (st == SI_OK)
@@ -503,6 +510,6 @@ const core_op_def core_ops_elementwise[] = {
     {"Prelu", lower_binary}, {"Atan2", lower_binary}, {"Equal", lower_binary},
     {"NotEqual", lower_binary}, {"Less", lower_binary}, {"LessEqual", lower_binary},
     {"Greater", lower_binary}, {"GreaterEqual", lower_binary}, {"LogicalAnd", lower_binary},
-    {"LogicalOr", lower_binary},
+    {"LogicalOr", lower_binary}, {"BitwiseAnd", lower_binary},
     {"AddN", lower_addn}, {"Select", lower_select}, {"SelectV2", lower_select},
     {NULL, NULL}};

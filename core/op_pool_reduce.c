@@ -449,25 +449,16 @@ static si_result transpose_for_reduce(lower_ctx *c, si_error *err, int xt,
     return SI_OK;
 }
 
-static si_result lower_reduce(lower_ctx *c, si_error *err)
+/* Reduces tensor xt over axes (resolved, distinct, in tfjs's order) with op;
+ * *out_t: the result (an alias of xt when nothing is reduced). */
+static si_result reduce_tensor(lower_ctx *c, si_error *err, int op, int xt, const int *axes,
+                               int na, int keep, int *out_t)
 {
-    const char *opname = lc_node(c)->op;
-    int op = -1;
-    for (int i = 0; reduce_ops[i].op; i++)
-        if (!strcmp(reduce_ops[i].op, opname))
-            op = reduce_ops[i].code;
-    if (op < 0 || lc_n_inputs(c) < 2)
-        return lc_fail(c, err, SI_ERR_FORMAT, "needs an input and axes");
-    int xt = lc_in(c, 0);
     const core_tensor *x = lc_tensor(c, xt);
     int rank = x->shape.rank;
     si_dtype in_dt = x->dtype;
     core_shape xs = x->shape;
-    int axes[SI_MAX_RANK], na = 0;
-    si_result st = read_axes(c, err, rank, axes, &na);
-    if (st != SI_OK)
-        return st;
-    int keep = lc_attr_bool(c, "keep_dims", 0);
+    si_result st;
 
     /* Output dtype as tfjs: Mean float32; Sum/Prod upcast bool to int32; Any/All bool. */
     si_dtype out_dt = in_dt;
@@ -499,7 +490,7 @@ static si_result lower_reduce(lower_ctx *c, si_error *err)
         return lc_fail(c, err, SI_ERR_SHAPE, "reducing an empty axis");
 
     if (na == 0 && out_dt == in_dt) {
-        lc_set_output(c, 0, lc_new_alias(c, xt, &os));
+        *out_t = lc_new_alias(c, xt, &os);
         return SI_OK;
     }
 
@@ -527,7 +518,101 @@ static si_result lower_reduce(lower_ctx *c, si_error *err)
     s.in[0] = src;
     s.u.reduce = (ck_reduce_p){.op = op, .outer = (int32_t)outer, .n = (int32_t)n,
                                .inner = (int32_t)inner, .dtype = in_dt};
-    return emit_as_output(c, &s, out_dt, &os);
+    s.out = lc_new_tensor(c, out_dt, &os);
+    if (s.out < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    lc_emit(c, &s);
+    *out_t = s.out;
+    return SI_OK;
+}
+
+static si_result lower_reduce(lower_ctx *c, si_error *err)
+{
+    const char *opname = lc_node(c)->op;
+    int op = -1;
+    for (int i = 0; reduce_ops[i].op; i++)
+        if (!strcmp(reduce_ops[i].op, opname))
+            op = reduce_ops[i].code;
+    if (op < 0 || lc_n_inputs(c) < 2)
+        return lc_fail(c, err, SI_ERR_FORMAT, "needs an input and axes");
+    int xt = lc_in(c, 0);
+    int axes[SI_MAX_RANK], na = 0, t;
+    si_result st = read_axes(c, err, lc_tensor(c, xt)->shape.rank, axes, &na);
+    if (st == SI_OK)
+        st = reduce_tensor(c, err, op, xt, axes, na, lc_attr_bool(c, "keep_dims", 0), &t);
+    if (st == SI_OK)
+        lc_set_output(c, 0, t);
+    return st;
+}
+
+/* A unary step of op on tensor t (same shape and dtype); -1 out of memory. */
+static int unary_of(lower_ctx *c, int op, int t)
+{
+    const core_tensor *x = lc_tensor(c, t);
+    ck_step s = {.kind = CK_UNARY, .n_in = 1, .in = {t}};
+    s.u.unary = (ck_unary_p){.op = op, .count = (int32_t)core_shape_count(&x->shape),
+                             .in_dtype = x->dtype, .out_dtype = x->dtype};
+    s.out = lc_new_tensor(c, x->dtype, &x->shape);
+    if (s.out >= 0)
+        lc_emit(c, &s);
+    return s.out;
+}
+
+/* EuclideanNorm(x, axes; keep_dims) as tfjs's norm(x, 'euclidean', axes):
+ * sqrt(sum(x*x)) over the axes, summed in sum's order (tfjs's pow(|x|, 2) and
+ * square both round x*x to float32). A scalar is abs(x), its own dtype; tfjs's
+ * sqrt takes float32 only. Where tfjs throws on a list of axes (none at rank
+ * >= 2, or more than two) the norm is TF's, over the axes given; repeated axes
+ * make tfjs's sum build a malformed shape, and are refused. */
+static si_result lower_euclidean_norm(lower_ctx *c, si_error *err)
+{
+    if (lc_n_inputs(c) < 2)
+        return lc_fail(c, err, SI_ERR_FORMAT, "needs an input and axes");
+    int xt = lc_in(c, 0);
+    const core_tensor *x = lc_tensor(c, xt);
+    int rank = x->shape.rank, keep = lc_attr_bool(c, "keep_dims", 0);
+    si_dtype dt = x->dtype;
+    int64_t v[2 * SI_MAX_RANK];
+    int n = lc_value_ints(c, 1, v, 2 * SI_MAX_RANK, err);
+    if (n == -2)
+        return err ? err->status : SI_ERR_ARG;
+    if (n == -1)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "axis must be a constant");
+    if (n > SI_MAX_RANK)
+        return lc_fail(c, err, SI_ERR_SHAPE, "%d axes for a rank %d tensor", n, rank);
+    int axes[SI_MAX_RANK], na = 0, t;
+    if (rank == 0) { /* tfjs checks the axes only to keep dims */
+        if (keep && n > 0)
+            return lc_fail(c, err, SI_ERR_SHAPE, "axis %lld out of range for rank 0", (long long)v[0]);
+        if (dt == SI_BOOL)
+            return lc_fail(c, err, SI_ERR_SHAPE, "x must be float32 or int32");
+        if ((t = unary_of(c, CK_U_ABS, xt)) < 0)
+            return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+        lc_set_output(c, 0, t);
+        return SI_OK;
+    }
+    for (int i = 0; i < n; i++) {
+        int64_t a = v[i] < 0 ? v[i] + rank : v[i];
+        if (a < 0 || a >= rank)
+            return lc_fail(c, err, SI_ERR_SHAPE, "axis %lld out of range for rank %d",
+                           (long long)v[i], rank);
+        for (int k = 0; k < na; k++)
+            if (axes[k] == (int)a)
+                return lc_fail(c, err, SI_ERR_SHAPE, "axis %lld given twice", (long long)v[i]);
+        axes[na++] = (int)a;
+    }
+    if (dt != SI_FLOAT32)
+        return lc_fail(c, err, SI_ERR_SHAPE, "x must be float32 (tfjs's sqrt takes no other)");
+    int sq = unary_of(c, CK_U_SQUARE, xt);
+    if (sq < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    si_result st = reduce_tensor(c, err, CK_R_SUM, sq, axes, na, keep, &t);
+    if (st != SI_OK)
+        return st;
+    if ((t = unary_of(c, CK_U_SQRT, t)) < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    lc_set_output(c, 0, t);
+    return SI_OK;
 }
 
 static si_result lower_softmax(lower_ctx *c, si_error *err)
@@ -642,7 +727,7 @@ const core_op_def core_ops_pool_reduce[] = {
     {"MaxPool", lower_pool}, {"AvgPool", lower_pool},
     {"Sum", lower_reduce}, {"Mean", lower_reduce}, {"Max", lower_reduce},
     {"Min", lower_reduce}, {"Prod", lower_reduce}, {"Any", lower_reduce},
-    {"All", lower_reduce},
+    {"All", lower_reduce},           {"EuclideanNorm", lower_euclidean_norm},
     {"Softmax", lower_softmax}, {"LogSoftmax", lower_softmax},
     {"ArgMax", lower_argmax}, {"ArgMin", lower_argmax},
     {"ResizeBilinear", lower_resize}, {"ResizeNearestNeighbor", lower_resize},

@@ -23,6 +23,7 @@ static const struct {
     {"conv3d", core_ops_conv3d},
     {"scatter", core_ops_scatter},
     {"transform", core_ops_transform},
+    {"misc", core_ops_misc},
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

@@ -29,6 +29,7 @@ extern const core_op_def core_ops_random[];
 extern const core_op_def core_ops_conv3d[];
 extern const core_op_def core_ops_scatter[];
 extern const core_op_def core_ops_transform[];
+extern const core_op_def core_ops_misc[];
 
 const core_op_def *core_find_op(const char *op);
 

@@ -196,7 +196,8 @@ const core_op_def *core_find_op(const char *op)
                                                 core_ops_random,
                                                 core_ops_conv3d,
                                                 core_ops_scatter,
-                                                core_ops_transform};
+                                                core_ops_transform,
+                                                core_ops_misc};
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         for (const core_op_def *d = tables[t]; d->op; d++)
             if (!strcmp(d->op, op))

@@ -76,6 +76,15 @@ static uint64_t ck_iters_conv3d(const ck_step *s)
     return (uint64_t)c->k_d * (uint64_t)c->k_h * (uint64_t)c->k_w * (uint64_t)c->in_c;
 }
 
+static uint64_t ck_iters_scan(const ck_step *s) { return (uint64_t)s->u.scan.n; }
+
+/* the channel window, clipped to the row */
+static uint64_t ck_iters_lrn(const ck_step *s)
+{
+    uint64_t w = 2 * (uint64_t)(s->u.lrn.radius > 0 ? s->u.lrn.radius : 0) + 1;
+    return w < (uint64_t)s->u.lrn.c ? w : (uint64_t)s->u.lrn.c;
+}
+
 uint64_t ck_loop_iterations(const ck_step *s)
 {
     static uint64_t (*const iters[CK__COUNT])(const ck_step *) = {

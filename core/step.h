@@ -99,7 +99,11 @@
     /* LowerBound / UpperBound: per value, a binary search of its sorted row */            \
     X(SEARCH, search, search, "search", -1, out, one, none)                                \
     /* Bincount / DenseBincount: x[, weights] → [size] or [rows, size] */                  \
-    X(BINCOUNT, bincount, bincount, NULL, -1, out, one, none)
+    X(BINCOUNT, bincount, bincount, NULL, -1, out, one, none)                              \
+    /* Cumsum / Cumprod: [outer, n, inner], a running sum or product along n */            \
+    X(SCAN, scan, scan, "scan", CK_SLOT(scan, op), scan, scan, scan)                       \
+    /* LRN: [outer, c], each element over the squares of its channel window */            \
+    X(LRN, lrn, lrn, "lrn", -1, out, lrn, lrn)
 
 typedef enum {
 #define CK_KIND_ENUM(K, name, params, shader, variant, inv, iters, tiling) CK_##K,
@@ -134,7 +138,7 @@ typedef enum {
 #define CK_BINARY_OPS(X)                                                                     \
     X(ADD) X(SUB) X(MUL) X(DIV) X(MAX) X(MIN) X(POW) X(SQDIFF) X(FLOORDIV) X(FLOORMOD)      \
     X(PRELU) X(ATAN2) X(EQUAL) X(NOTEQUAL) X(LESS) X(LESSEQ) X(GREATER) X(GREATEREQ) X(AND) \
-    X(OR) X(DIVNONAN)
+    X(OR) X(DIVNONAN) X(BITAND)
 
 #define CK_REDUCE_OPS(X) X(SUM) X(MEAN) X(MAX) X(MIN) X(PROD) X(ANY) X(ALL)
 
@@ -362,6 +366,29 @@ typedef struct {
     int32_t weighted, binary;
 } ck_bincount_p;
 
+/* Cumsum and Cumprod (core/op_misc.c), as tfjs-backend-cpu's cumsum/cumprod:
+ * x [outer, n, inner] (bool read as int32) → the same shape, one line along n
+ * an invocation, in order (reverse: from the end). Inclusive: out[0] = x[0],
+ * out[j] = x[j] op out[j-1]; exclusive: out[0] = 0 (1), out[j] = x[j-1] op
+ * out[j-1]. int32 sums wrap; an int32 product is tfjs's float64 product of the
+ * two int32s, stored into an Int32Array (exact only below 2^53). */
+enum { CK_SCAN_SUM, CK_SCAN_PROD };
+typedef struct {
+    int32_t op;                   /* CK_SCAN_SUM, CK_SCAN_PROD */
+    int32_t outer, n, inner;
+    int32_t exclusive, reverse;
+} ck_scan_p;
+
+/* LRN (core/op_misc.c), as tfjs-backend-cpu's lRN: x [outer, c] (NHWC's
+ * channels last); out = x * (bias + alpha * sum)^-beta, sum over the squares of
+ * channels [c - radius, c + radius] clipped to the row. The host reference
+ * computes in float64 as tfjs does (from the attrs as float32: a converted
+ * model's are float32 already); the GPU in float32. */
+typedef struct {
+    int32_t outer, c, radius;
+    float bias, alpha, beta;
+} ck_lrn_p;
+
 /* The parameter blocks, each a member of ck_step.u: X(type, member). */
 #define CK_PARAMS(X)                                                                           \
     X(ck_copy_p, copy) X(ck_pad_p, pad) X(ck_unary_p, unary) X(ck_binary_p, binary)            \
@@ -371,7 +398,8 @@ typedef struct {
     X(ck_dequant_p, dequant) X(ck_topk_p, topk) X(ck_select_p, select) X(ck_crop_p, crop)  \
     X(ck_multinomial_p, multinomial) X(ck_transform_p, transform)                          \
     X(ck_conv3d_p, conv3d)                                                                 \
-    X(ck_scatter_p, scatter) X(ck_search_p, search) X(ck_bincount_p, bincount)
+    X(ck_scatter_p, scatter) X(ck_search_p, search) X(ck_bincount_p, bincount)             \
+    X(ck_scan_p, scan) X(ck_lrn_p, lrn)
 
 typedef struct {
     ck_kind kind;

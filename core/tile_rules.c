@@ -444,6 +444,38 @@ static void argmax_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck
 
 /* Along the outer rows, or (one outer row) along the gathered indices, the
  * table then bound whole. */
+/* Scan: rows of outer, each its own n x inner lines (outer 1: runs whole). */
+static int scan_rows(const ck_step *s, rowplan *rp)
+{
+    if (s->u.scan.outer <= 1)
+        return -1;
+    outer_rows(rp, s->u.scan.outer, s->u.scan.n, s->u.scan.inner);
+    rp->row_elems = (int64_t)s->u.scan.n * s->u.scan.inner; /* a scan keeps its shape */
+    return 0;
+}
+
+static void scan_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck_step *ts,
+                      int64_t *a, int64_t *b)
+{
+    (void)whole0;
+    outer_part(r0, r1, s->u.scan.n, s->u.scan.inner, &ts->u.scan.outer, a, b);
+}
+
+/* LRN: rows of c channels, each reading only its own row. */
+static int lrn_rows(const ck_step *s, rowplan *rp)
+{
+    outer_rows(rp, s->u.lrn.outer, 1, s->u.lrn.c);
+    rp->row_elems = s->u.lrn.c;
+    return 0;
+}
+
+static void lrn_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck_step *ts,
+                     int64_t *a, int64_t *b)
+{
+    (void)whole0;
+    outer_part(r0, r1, 1, s->u.lrn.c, &ts->u.lrn.outer, a, b);
+}
+
 static int gather_rows(const ck_step *s, rowplan *rp)
 {
     const ck_gather_p *g = &s->u.gather;
@@ -548,6 +580,8 @@ static const tile_rule tile_rule_argmax = {ROWS(argmax)};
 static const tile_rule tile_rule_resize = {ROWS(resize)};
 static const tile_rule tile_rule_gather = {ROWS(gather)};
 static const tile_rule tile_rule_select = {ROWS(bcast_kind)};
+static const tile_rule tile_rule_scan = {ROWS(scan)};
+static const tile_rule tile_rule_lrn = {ROWS(lrn)};
 #undef ROWS
 
 const tile_rule *tile_rule_of(ck_kind k)

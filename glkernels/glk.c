@@ -447,6 +447,13 @@ static uint64_t glk_inv_argmax(const ck_step *s, uint64_t out_elems)
     return (uint64_t)s->u.argmax.outer * (uint64_t)s->u.argmax.inner;
 }
 
+/* one a line along the scanned axis */
+static uint64_t glk_inv_scan(const ck_step *s, uint64_t out_elems)
+{
+    (void)out_elems;
+    return (uint64_t)s->u.scan.outer * (uint64_t)s->u.scan.inner;
+}
+
 static uint64_t glk_inv_dequant(const ck_step *s, uint64_t out_elems)
 {
     (void)out_elems;

@@ -478,6 +478,59 @@ static void test_errors(void **state)
     model_close(&md);
 }
 
+/* ---- RaggedTensorToTensor: tfjs's refusals are the node's errors ---- */
+
+/* One RaggedTensorToTensor node on fed shape, values, default_value and one
+ * partition, of type `type`; returns the run's status, err its message. */
+static si_result ragged_run(const char *type, int shape_rank, const int32_t *shape, int n_shape,
+                            const int32_t *part, int n_part, si_error *err)
+{
+    jb j = {0};
+    model md;
+    char t64[64], a[256];
+    b64(type, t64);
+    placeholder(&j, "shape", "DT_INT32", "{}");
+    placeholder(&j, "values", "DT_FLOAT", "{}");
+    placeholder(&j, "dflt", "DT_FLOAT", "{}");
+    placeholder(&j, "part", "DT_INT32", "{}");
+    snprintf(a, sizeof a, "\"row_partition_types\":{\"list\":{\"s\":[\"%s\"]}}", t64);
+    node(&j, "rt", "RaggedTensorToTensor", "\"shape\",\"values\",\"dflt\",\"part\"", a);
+    load_model(&j, "ragged.json", &md);
+    core_valmap *vm = core_valmap_new(md.g);
+    float values[5] = {1, 2, 3, 4, 5}, dflt = 0.5f;
+    put(vm, &md, "shape", SI_INT32, shape_rank, (int64_t[]){n_shape}, shape);
+    put(vm, &md, "values", SI_FLOAT32, 1, (int64_t[]){5}, values);
+    put(vm, &md, "dflt", SI_FLOAT32, 0, NULL, &dflt);
+    put(vm, &md, "part", SI_INT32, 1, (int64_t[]){n_part}, part);
+    memset(err, 0, sizeof *err);
+    si_result st = run(&md, vm, err);
+    if (st == SI_OK) {
+        const core_buf *o = get(vm, &md, "rt", 0);
+        assert_int_equal(o->shape.rank, 2);
+    }
+    core_valmap_free(vm);
+    model_close(&md);
+    return st;
+}
+
+static void test_ragged_errors(void **state)
+{
+    (void)state;
+    si_error err;
+    const int32_t unknown[2] = {-1, -1}, splits[4] = {0, 2, 2, 5}, past[3] = {0, 4, 7};
+    assert_int_equal(ragged_run("ROW_SPLITS", 1, unknown, 2, splits, 4, &err), SI_OK);
+    /* TF's "unknown shape" scalar -1: tfjs's rank check fails on it */
+    assert_int_not_equal(ragged_run("ROW_SPLITS", 0, unknown, 1, splits, 4, &err), SI_OK);
+    assert_non_null(strstr(err.message, "rank"));
+    assert_non_null(strstr(err.message, "'rt'"));
+    /* tfjs knows ROW_LENGTHS by name but cannot run it */
+    assert_int_not_equal(ragged_run("ROW_LENGTHS", 1, unknown, 2, splits, 4, &err), SI_OK);
+    assert_non_null(strstr(err.message, "partition type"));
+    /* splits past the 5 values: tfjs would read undefined */
+    assert_int_not_equal(ragged_run("ROW_SPLITS", 1, unknown, 2, past, 3, &err), SI_OK);
+    assert_non_null(strstr(err.message, "past the values"));
+}
+
 /* ---- whole models against tfjs references ---- */
 
 static double now_s(void)
@@ -627,6 +680,7 @@ int main(void)
         cmocka_unit_test(test_tensor_array), cmocka_unit_test(test_nms_host),
         cmocka_unit_test(test_dynamic_ops),
         cmocka_unit_test(test_nms_where_graph), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_ragged_errors),
         cmocka_unit_test(test_models),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

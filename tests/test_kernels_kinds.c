@@ -113,6 +113,14 @@ static void test_loop_iterations(void **state)
     s = (ck_step){.kind = CK_CONV3D};
     s.u.conv3d = (ck_conv3d_p){.k_d = 2, .k_h = 3, .k_w = 5, .in_c = 7};
     assert_int_equal(ck_loop_iterations(&s), 2 * 3 * 5 * 7);
+    s = (ck_step){.kind = CK_SCAN};
+    s.u.scan.n = 23;
+    assert_int_equal(ck_loop_iterations(&s), 23);
+    s = (ck_step){.kind = CK_LRN};
+    s.u.lrn = (ck_lrn_p){.c = 9, .radius = 2};
+    assert_int_equal(ck_loop_iterations(&s), 5);
+    s.u.lrn.radius = 7;
+    assert_int_equal(ck_loop_iterations(&s), 9);
     s = (ck_step){.kind = CK_COPY};
     s.u.copy.rank = 3;
     s.u.copy.dim[0] = 1000;
@@ -139,6 +147,81 @@ static void test_tile_rules(void **state)
     assert_non_null(tile_rule_of(CK_DWCONV2D)->rows);
     assert_null(tile_rule_of(CK_DECONV2D)->rows);
     assert_null(tile_rule_of(CK_COPY)->rows);
+}
+
+/* CK_SCAN, GPU against the host reference on random [outer, n, inner]: every
+ * op, exclusive/reverse pair and dtype; float32 bitwise (one order of adds or
+ * products both sides), int32 exactly, products of big int32s included
+ * (tfjs's float64 product rounds past 2^53 before it wraps). */
+static void test_scan(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 32; rep++) {
+        int64_t d[3] = {kt_randint(1, 6), kt_randint(1, rep % 8 == 7 ? 400 : 30), kt_randint(1, 7)};
+        int op = rep % 2, flags = (rep / 2) % 4, is_int = rep >= 16, big = is_int && rep % 3 == 0;
+        si_dtype dt = is_int ? SI_INT32 : SI_FLOAT32;
+        core_buf x = is_int ? kt_random(dt, 3, d, big ? -2000000000.f : -4.f, big ? 2000000000.f : 4.f)
+                            : kt_random(dt, 3, d, op ? 0.5f : -5.f, op ? 1.6f : 5.f);
+        if (!is_int && rep % 4 == 1) {
+            ((float *)x.data)[0] = NAN;
+            ((float *)x.data)[core_shape_count(&x.shape) - 1] = -INFINITY;
+        }
+        ck_step s = {.kind = CK_SCAN, .n_in = 1, .in = {0}, .out = 1};
+        s.u.scan = (ck_scan_p){.op = op ? CK_SCAN_PROD : CK_SCAN_SUM, .outer = (int32_t)d[0],
+                               .n = (int32_t)d[1], .inner = (int32_t)d[2],
+                               .exclusive = flags & 1, .reverse = flags >> 1};
+        const core_buf *ins[] = {&x};
+        core_buf h = kt_buf(dt, 3, d), g = kt_buf(dt, 3, d);
+        si_error err = {0};
+        assert_int_equal(ck_host_run(&s, ins, &h, &err), SI_OK);
+        assert_int_equal(kt_run_gpu(&s, ins, &g), 0);
+        size_t bytes = (size_t)core_shape_count(&x.shape) * CORE_ELEM;
+        if (memcmp(h.data, g.data, bytes))
+            fprintf(stderr, "scan rep %d: GPU differs from the host\n", rep);
+        assert_memory_equal(h.data, g.data, bytes);
+        kt_free(&x);
+        kt_free(&h);
+        kt_free(&g);
+    }
+    /* inclusive: the first element is x[0] itself (-0 stays -0), exclusive 0 */
+    int64_t d1[] = {3};
+    core_buf x = kt_buf(SI_FLOAT32, 1, d1), y = kt_buf(SI_FLOAT32, 1, d1);
+    float *xv = x.data, *yv = y.data;
+    xv[0] = -0.f, xv[1] = 2.f, xv[2] = 3.f;
+    ck_step s = {.kind = CK_SCAN, .n_in = 1, .in = {0}, .out = 1};
+    s.u.scan = (ck_scan_p){.op = CK_SCAN_SUM, .outer = 1, .n = 3, .inner = 1};
+    const core_buf *ins[] = {&x};
+    si_error err = {0};
+    assert_int_equal(ck_host_run(&s, ins, &y, &err), SI_OK);
+    assert_true(yv[0] == 0.f && signbit(yv[0]) && yv[1] == 2.f && yv[2] == 5.f);
+    s.u.scan.exclusive = s.u.scan.reverse = 1;
+    assert_int_equal(ck_host_run(&s, ins, &y, &err), SI_OK);
+    assert_true(yv[2] == 0.f && !signbit(yv[2]) && yv[1] == 3.f && yv[0] == 5.f);
+    kt_free(&x);
+    kt_free(&y);
+}
+
+/* CK_LRN, GPU (float32) against the host reference (float64, as tfjs) on
+ * random [outer, c]: radii 0 to past the row, float32's largest values too. */
+static void test_lrn(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 12; rep++) {
+        int64_t d[2] = {kt_randint(1, 40), kt_randint(1, 20)};
+        core_buf x = kt_random(SI_FLOAT32, 2, d, -4.f, 4.f);
+        if (rep % 4 == 3)
+            ((float *)x.data)[kt_randint(0, (int)(d[0] * d[1]) - 1)] = -3e38f;
+        ck_step s = {.kind = CK_LRN, .n_in = 1, .in = {0}, .out = 1};
+        s.u.lrn = (ck_lrn_p){.outer = (int32_t)d[0], .c = (int32_t)d[1],
+                             .radius = rep == 5 ? 100 : kt_randint(0, 4), .bias = kt_randf(0.1f, 2.f),
+                             .alpha = kt_randf(0.01f, 2.f), .beta = kt_randf(0.25f, 1.5f)};
+        const core_buf *ins[] = {&x};
+        double e = kt_compare(&s, ins, SI_FLOAT32, &x.shape, NULL);
+        if (!(e >= 0 && e <= 2e-5))
+            fprintf(stderr, "lrn rep %d: error %g\n", rep, e);
+        assert_true(e >= 0 && e <= 2e-5);
+        kt_free(&x);
+    }
 }
 
 /* Every kind the table puts on the GPU has a shader that compiles (run on
@@ -185,6 +268,7 @@ int main(void)
         cmocka_unit_test(test_names),           cmocka_unit_test(test_host_kinds),
         cmocka_unit_test(test_host_dispatch),   cmocka_unit_test(test_loop_iterations),
         cmocka_unit_test(test_tile_rules),      cmocka_unit_test(test_shaders_compile),
+        cmocka_unit_test(test_scan),            cmocka_unit_test(test_lrn),
     };
     return cmocka_run_group_tests_name("kernels_kinds", tests, setup, teardown);
 }

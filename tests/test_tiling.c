@@ -702,6 +702,38 @@ static void test_rows_misc(void **state)
     }
 }
 
+/* Cumsum / Cumprod (CK_SCAN) and LRN along their outer rows: each part scans
+ * (normalizes) its own rows, bitwise the whole step on host and GPU. */
+static void test_rows_scan_lrn(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 8; rep++) {
+        core_program *p = prog_new();
+        int outer = kt_randint(30, 90), n = kt_randint(5, 40), inner = kt_randint(1, 6);
+        ck_step s = {.n_in = 1};
+        if (rep % 2 == 0) {
+            int64_t xd[3] = {outer, n, inner};
+            s.kind = CK_SCAN;
+            s.in[0] = prog_random(p, 3, xd, rep % 4 ? 0.5f : -4.f, rep % 4 ? 1.5f : 4.f);
+            s.u.scan = (ck_scan_p){.op = rep % 4 ? CK_SCAN_PROD : CK_SCAN_SUM, .outer = outer,
+                                   .n = n, .inner = inner, .exclusive = rep % 3 == 0,
+                                   .reverse = rep >= 4};
+            s.out = prog_tensor(p, SI_FLOAT32, 3, xd, NULL);
+        } else {
+            int64_t xd[2] = {outer, n};
+            s.kind = CK_LRN;
+            s.in[0] = prog_random(p, 2, xd, -4.f, 4.f);
+            s.u.lrn = (ck_lrn_p){.outer = outer, .c = n, .radius = kt_randint(0, 6), .bias = 1.f,
+                                 .alpha = 0.5f, .beta = 0.75f};
+            s.out = prog_tensor(p, SI_FLOAT32, 2, xd, NULL);
+        }
+        prog_step(p, &s);
+        p->outputs[p->n_outputs++] = s.out;
+        check_tiled(p, 0, rep % 2 == 0 ? "scan" : "lrn");
+        core_program_free(p);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -723,7 +755,7 @@ int main(void)
         cmocka_unit_test(test_matmul),   cmocka_unit_test(test_conv_channels),
         cmocka_unit_test(test_reduce_carry), cmocka_unit_test(test_chain),
         cmocka_unit_test(test_pad),      cmocka_unit_test(test_concat_bands),
-        cmocka_unit_test(test_rows_misc),
+        cmocka_unit_test(test_rows_misc), cmocka_unit_test(test_rows_scan_lrn),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -56,6 +56,8 @@ int binary_i(int a, int b) {
     return a < 0 ? b * a : a;
 #elif OPC == B_POW
     return int(pow(float(a), float(b)));
+#elif OPC == B_BITAND
+    return a & b;
 #else
     return 0;
 #endif
