@@ -1,0 +1,220 @@
+// Per-op cases of TF1 control flow and the dynamic ops, all run by the host
+// interpreter (tests/ops/gen.js; cases.js appends them): while loops in
+// tensorflowjs_converter's TF1 form (Enter / Merge / Switch / LoopCond /
+// Identity / NextIteration / Exit frames, the loop's Consts with a control
+// input from the frame, invariants entered with is_constant), nested too;
+// TensorArray handle and flow tensors threaded through loops; TensorList
+// graphs; NonMaxSuppressionV2..V5 with score thresholds, ties in IoU and
+// score, max_output_size 0, padding and soft-NMS; Where on float, int and
+// bool, with NaN, -0, few and no true elements. A case's graph credits the
+// other ops in it through `covers` (gen.js checks they are its nodes).
+'use strict';
+
+const DT = { float32: 'DT_FLOAT', int32: 'DT_INT32', bool: 'DT_BOOL' };
+const b64 = (s) => Buffer.from(s, 'latin1').toString('base64');
+const N = (name, op, input, attr = {}) => ({ name, op, input, attr });
+const shapeOf = (dims) => (dims == null ? { shape: { unknownRank: true } }
+  : { shape: dims.length ? { dim: dims.map((d) => ({ size: String(d) })) } : {} });
+
+function dynamicCases(rngFor, util, { T }) {
+  const out = [];
+  const cst = (dtype, shape, values, name) => ({ dtype, shape, values, name, const: true });
+  const ph = (dtype, shape, values, name) => ({ dtype, shape, values, name });
+  // a Const node whose value is in the shard (fnWeights), optionally with a
+  // control input (the loop's Consts hang on its Identity)
+  const konst = (weights, name, dtype, shape, values, ctrl) => {
+    weights.push({ name, dtype, shape, values });
+    return N(name, 'Const', ctrl ? [`^${ctrl}`] : [], {
+      value: { tensor: { dtype: DT[dtype], tensorShape: shape.length ? shapeOf(shape).shape : {} } },
+      dtype: { type: DT[dtype] },
+    });
+  };
+
+  // A TF1 while loop as tensorflowjs_converter writes it. vars: [{ v, dt, init }]
+  // (loop values), invs: [{ v, dt, src }] (entered with is_constant), cond(m)
+  // and body(id) get the names of the Merge / Identity of each loop value and
+  // entered invariant by its key v, and return { nodes, out } (out: the
+  // predicate; for body, the next value of each loop value by v). The Exit of
+  // loop value v is `${p}/Exit_${v}`; exitAs renames one (the case's op).
+  function tf1Loop(p, vars, invs, cond, body, exitAs = {}) {
+    const frame = `${p}/while_context`;
+    const enter = (name, src, dt, isConst) => N(name, 'Enter', [src], {
+      T: T(dt), frame_name: { s: b64(frame) }, is_constant: { b: isConst }, parallel_iterations: { i: '10' },
+    });
+    const nodes = [];
+    const m = {}; const id = {};
+    for (const x of vars) nodes.push(enter(`${p}/Enter_${x.v}`, x.init, x.dt, false));
+    for (const x of invs) {
+      nodes.push(enter(`${p}/Enter_${x.v}`, x.src, x.dt, true));
+      m[x.v] = `${p}/Enter_${x.v}`; id[x.v] = `${p}/Enter_${x.v}`;
+    }
+    for (const x of vars) {
+      nodes.push(N(`${p}/Merge_${x.v}`, 'Merge', [`${p}/Enter_${x.v}`, `${p}/NextIteration_${x.v}`], { T: T(x.dt), N: { i: '2' } }));
+      m[x.v] = `${p}/Merge_${x.v}`;
+    }
+    const c = cond(m);
+    nodes.push(...c.nodes, N(`${p}/LoopCond`, 'LoopCond', [c.out]));
+    for (const x of vars) {
+      nodes.push(N(`${p}/Switch_${x.v}`, 'Switch', [`${p}/Merge_${x.v}`, `${p}/LoopCond`], { T: T(x.dt) }));
+      nodes.push(N(`${p}/Identity_${x.v}`, 'Identity', [`${p}/Switch_${x.v}:1`], { T: T(x.dt) }));
+      id[x.v] = `${p}/Identity_${x.v}`;
+    }
+    const b = body(id);
+    nodes.push(...b.nodes);
+    for (const x of vars) nodes.push(N(`${p}/NextIteration_${x.v}`, 'NextIteration', [b.out[x.v]], { T: T(x.dt) }));
+    const exits = {};
+    for (const x of vars) {
+      exits[x.v] = exitAs[x.v] || `${p}/Exit_${x.v}`;
+      if (!exitAs[x.v]) nodes.push(N(exits[x.v], 'Exit', [`${p}/Switch_${x.v}`], { T: T(x.dt) }));
+    }
+    return { nodes, exits, sw: (v) => `${p}/Switch_${v}` };
+  }
+  const LOOP_OPS = ['Enter', 'Merge', 'Switch', 'LoopCond', 'NextIteration'];
+
+  // ---- a counting loop: i += 1 while i < n, x = x*0.5 + 1 alongside; n = 0
+  // runs the body never (the Exits take the Enter values)
+  for (const n of [6, 0, 1]) {
+    const u = util(rngFor());
+    const s = u.shape(3, 200);
+    const w = [];
+    const L = tf1Loop('while', [{ v: 'i', dt: 'int32', init: 'i0' }, { v: 'x', dt: 'float32', init: 'x' }],
+      [{ v: 'n', dt: 'int32', src: 'n' }],
+      (m) => ({ nodes: [N('while/Less', 'Less', [m.i, m.n], { T: T('int32') })], out: 'while/Less' }),
+      (id) => ({
+        nodes: [konst(w, 'while/one', 'int32', [], [1], id.i), konst(w, 'while/half', 'float32', [], [0.5], id.i),
+          konst(w, 'while/onef', 'float32', [], [1], id.i),
+          N('while/add', 'AddV2', [id.i, 'while/one'], { T: T('int32') }),
+          N('while/mul', 'Mul', [id.x, 'while/half'], { T: T('float32') }),
+          N('while/add_1', 'AddV2', ['while/mul', 'while/onef'], { T: T('float32') })],
+        out: { i: 'while/add', x: 'while/add_1' },
+      }), { i: 'op' });
+    out.push({
+      name: `TF1_while_count_${n}`, op: 'Exit', attr: { T: T('int32') }, tol: 1e-6,
+      inputs: [ph('int32', [], [n], 'n'), cst('int32', [], [0], 'i0'), ph('float32', s, u.vals(u.n(s), () => u.uni(-10, 10)), 'x')],
+      nodes: L.nodes, opInputs: [L.sw('i')], fnWeights: w, covers: [...LOOP_OPS, 'Identity', 'Less', 'AddV2', 'Mul'],
+    });
+  }
+
+  // ---- a loop accumulating a tensor: acc += x[i] (rows of an entered x)
+  {
+    const u = util(rngFor());
+    const rows = 5; const cols = u.int(20, 60);
+    const w = [];
+    const L = tf1Loop('acc', [{ v: 'i', dt: 'int32', init: 'i0' }, { v: 'a', dt: 'float32', init: 'a0' }],
+      [{ v: 'x', dt: 'float32', src: 'x' }, { v: 'n', dt: 'int32', src: 'n' }],
+      (m) => ({ nodes: [N('acc/Less', 'Less', [m.i, m.n], { T: T('int32') })], out: 'acc/Less' }),
+      (id) => ({
+        nodes: [konst(w, 'acc/one', 'int32', [], [1], id.i), konst(w, 'acc/axis', 'int32', [], [0], id.i),
+          N('acc/row', 'GatherV2', [id.x, id.i, 'acc/axis'], { Tparams: T('float32'), Tindices: T('int32'), Taxis: T('int32'), batch_dims: { i: '0' } }),
+          N('acc/sum', 'AddV2', [id.a, 'acc/row'], { T: T('float32') }),
+          N('acc/inc', 'AddV2', [id.i, 'acc/one'], { T: T('int32') })],
+        out: { i: 'acc/inc', a: 'acc/sum' },
+      }), { a: 'op' });
+    out.push({
+      name: 'TF1_while_accumulate', op: 'Exit', attr: { T: T('float32') }, tol: 1e-6,
+      inputs: [ph('float32', [rows, cols], u.vals(rows * cols, () => u.uni(-4, 4)), 'x'), cst('int32', [], [rows], 'n'),
+        cst('int32', [], [0], 'i0'), cst('float32', [cols], new Array(cols).fill(0), 'a0')],
+      nodes: L.nodes, opInputs: [L.sw('a')], fnWeights: w, covers: [...LOOP_OPS, 'GatherV2'],
+    });
+  }
+
+  // ---- nested loops: for i < 3 { j = 0; while j < i + 2 { j += 1 }; s = s*x + j },
+  // the inner frame inside the outer's body, its bound entered from the
+  // outer frame. (tfjs runs a nested loop right only when the inner one
+  // carries a single value: with two, it loses the second one's later
+  // outer iterations; and a Const starting it, a weight that tfjs runs in the
+  // root context, starts it in the wrong frame: j's start is computed.)
+  {
+    const u = util(rngFor());
+    const s = [u.int(17, 40)];
+    const w = [];
+    const outer = tf1Loop('outer', [{ v: 'i', dt: 'int32', init: 'zero' }, { v: 's', dt: 'float32', init: 's0' }],
+      [{ v: 'x', dt: 'float32', src: 'x' }],
+      (m) => ({ nodes: [konst(w, 'outer/three', 'int32', [], [3]), N('outer/Less', 'Less', [m.i, 'outer/three'], { T: T('int32') })], out: 'outer/Less' }),
+      (oid) => {
+        const inner = tf1Loop('outer/inner', [{ v: 'j', dt: 'int32', init: 'outer/zero_j' }],
+          [{ v: 'lim', dt: 'int32', src: 'outer/lim' }],
+          (m) => ({ nodes: [N('outer/inner/Less', 'Less', [m.j, m.lim], { T: T('int32') })], out: 'outer/inner/Less' }),
+          (id) => ({
+            nodes: [konst(w, 'outer/inner/one', 'int32', [], [1], id.j),
+              N('outer/inner/j1', 'AddV2', [id.j, 'outer/inner/one'], { T: T('int32') })],
+            out: { j: 'outer/inner/j1' },
+          }));
+        return {
+          nodes: [konst(w, 'outer/one', 'int32', [], [1], oid.i), konst(w, 'outer/two', 'int32', [], [2], oid.i),
+            N('outer/zero_j', 'Sub', [oid.i, oid.i], { T: T('int32') }),
+            N('outer/lim', 'AddV2', [oid.i, 'outer/two'], { T: T('int32') }),
+            ...inner.nodes,
+            N('outer/jf', 'Cast', [inner.exits.j], { SrcT: T('int32'), DstT: T('float32'), Truncate: { b: false } }),
+            N('outer/sx', 'Mul', [oid.s, oid.x], { T: T('float32') }),
+            N('outer/s1', 'AddV2', ['outer/sx', 'outer/jf'], { T: T('float32') }),
+            N('outer/i1', 'AddV2', [oid.i, 'outer/one'], { T: T('int32') })],
+          out: { i: 'outer/i1', s: 'outer/s1' },
+        };
+      }, { s: 'op' });
+    out.push({
+      name: 'TF1_while_nested', op: 'Exit', attr: { T: T('float32') }, tol: 1e-6,
+      inputs: [ph('float32', s, u.vals(s[0], () => u.uni(-2, 2)), 'x'), cst('int32', [], [0], 'zero'),
+        cst('float32', s, new Array(s[0]).fill(0.5), 's0')],
+      nodes: outer.nodes, opInputs: [outer.sw('s')], fnWeights: w, covers: [...LOOP_OPS, 'Cast', 'Sub'],
+    });
+  }
+
+  // ---- a Switch/Merge conditional outside any loop (tf.cond in TF1), both ways
+  for (const [tag, v] of [['true', 2.5], ['false', -1.5]]) {
+    const u = util(rngFor());
+    const s = u.shape(2, 100);
+    const w = [];
+    out.push({
+      name: `TF1_cond_${tag}`, op: 'Merge', attr: { T: T('float32'), N: { i: '2' } }, tol: 1e-6,
+      inputs: [ph('float32', [], [v], 'p'), ph('float32', s, u.vals(u.n(s), () => u.uni(-3, 3)), 'x')],
+      nodes: [konst(w, 'zero', 'float32', [], [0]), N('gt', 'Greater', ['p', 'zero'], { T: T('float32') }),
+        N('cond/Switch', 'Switch', ['x', 'gt'], { T: T('float32') }),
+        N('cond/then', 'Mul', ['cond/Switch:1', 'cond/Switch:1'], { T: T('float32') }),
+        N('cond/else', 'Neg', ['cond/Switch'], { T: T('float32') })],
+      opInputs: ['cond/else', 'cond/then'], fnWeights: w, covers: ['Switch', 'Greater'],
+    });
+  }
+
+  // ---- TensorArray in a loop: scatter x's rows into one array, read row i,
+  // write row*2 + i into another, then gather (indices past the size are
+  // dropped, as tfjs's slice(0, size) does) and size
+  {
+    const u = util(rngFor());
+    const n = 4; const cols = u.int(17, 40);
+    const w = [];
+    const ta = (name, size, dims, extra = {}) => N(name, 'TensorArrayV3', [size], {
+      dtype: T('float32'), element_shape: shapeOf(dims), dynamic_size: { b: false }, clear_after_read: { b: true },
+      identical_element_shapes: { b: true }, tensor_array_name: { s: '' }, ...extra,
+    });
+    const L = tf1Loop('ta', [{ v: 'i', dt: 'int32', init: 'i0' }, { v: 'f', dt: 'float32', init: 'ta_out:1' }],
+      [{ v: 'n', dt: 'int32', src: 'n' }, { v: 'tin', dt: 'int32', src: 'ta_in' }, { v: 'fin', dt: 'float32', src: 'ta_scatter' },
+        { v: 'tout', dt: 'int32', src: 'ta_out' }],
+      (m) => ({ nodes: [N('ta/Less', 'Less', [m.i, m.n], { T: T('int32') })], out: 'ta/Less' }),
+      (id) => ({
+        nodes: [konst(w, 'ta/one', 'int32', [], [1], id.i), konst(w, 'ta/two', 'float32', [], [2], id.i),
+          N('ta/read', 'TensorArrayReadV3', [id.tin, id.i, id.fin], { dtype: T('float32') }),
+          N('ta/if', 'Cast', [id.i], { SrcT: T('int32'), DstT: T('float32'), Truncate: { b: false } }),
+          N('ta/y0', 'Mul', ['ta/read', 'ta/two'], { T: T('float32') }),
+          N('ta/y', 'AddV2', ['ta/y0', 'ta/if'], { T: T('float32') }),
+          N('ta/write', 'TensorArrayWriteV3', [id.tout, id.i, 'ta/y', id.f], { T: T('float32') }),
+          N('ta/inc', 'AddV2', [id.i, 'ta/one'], { T: T('int32') })],
+        out: { i: 'ta/inc', f: 'ta/write' },
+      }));
+    out.push({
+      name: 'TensorArray_loop_gather', op: 'TensorArrayGatherV3', attr: { dtype: T('float32'), element_shape: shapeOf([cols]) },
+      outputs: 1, tol: 1e-6,
+      inputs: [ph('float32', [n, cols], u.vals(n * cols, () => u.uni(-3, 3)), 'x'), cst('int32', [], [n], 'n'),
+        cst('int32', [], [0], 'i0'), cst('int32', [n], [0, 1, 2, 3], 'idx'), cst('int32', [6], [3, 1, 1, 0, 2, 3], 'gidx')],
+      nodes: [ta('ta_in', 'n', [cols]), ta('ta_out', 'n', null, { clear_after_read: { b: false } }),
+        N('ta_scatter', 'TensorArrayScatterV3', ['ta_in', 'idx', 'x', 'ta_in:1'], { T: T('float32') }), ...L.nodes],
+      opInputs: ['ta_out', 'gidx', L.exits.f], fnWeights: w,
+      after: [N('size', 'TensorArraySizeV3', ['ta_out', L.exits.f]), N('count', 'Identity', [L.exits.i], { T: T('int32') })],
+      covers: [...LOOP_OPS, 'Exit', 'TensorArrayV3', 'TensorArrayScatterV3', 'TensorArrayReadV3', 'TensorArrayWriteV3', 'TensorArraySizeV3'],
+    });
+  }
+
+  return out;
+}
+
+module.exports = { dynamicCases };
