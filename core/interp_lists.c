@@ -320,9 +320,9 @@ static si_result ta_read_op(opctx *o, iresource *r, int32_t h)
     return ip_set_out(o, 0, v);
 }
 
-/* Gather or concat of an array with no elements: the shape follows from the
- * element shape alone. */
-static si_result ta_empty_result(opctx *o, iresource *r, int concat)
+/* Gather or concat of an array with no elements: [0, ...element shape] for
+ * both (tfjs's concat too, tensor([], [0].concat(elementShape))). */
+static si_result ta_empty_result(opctx *o, iresource *r)
 {
     if (!fully_defined(r->shape_known, &r->shape) || r->shape.rank + 1 > SI_MAX_RANK)
         return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
@@ -330,11 +330,6 @@ static si_result ta_empty_result(opctx *o, iresource *r, int concat)
     core_shape s = {.rank = r->shape.rank + 1};
     for (int i = 0; i < r->shape.rank; i++)
         s.d[i + 1] = r->shape.d[i];
-    if (concat && r->shape.rank > 0) {
-        s.rank--;
-        for (int i = 0; i < s.rank; i++)
-            s.d[i] = i == 0 ? 0 : r->shape.d[i];
-    }
     return ip_set_out(o, 0, ip_val_new(r->dtype, &s));
 }
 
@@ -417,7 +412,7 @@ static si_result ta_gather_concat(opctx *o, iresource *r, int concat)
         return ip_nomem(o->in);
     for (int i = 0; i < n; i++)
         idx[i] = concat ? i : (int)ip_buf_num(&o->data[1]->b, i);
-    st = n == 0 ? ta_empty_result(o, r, concat) : ta_collect(o, r, idx, n, concat);
+    st = n == 0 ? ta_empty_result(o, r) : ta_collect(o, r, idx, n, concat);
     free(idx);
     return st;
 }

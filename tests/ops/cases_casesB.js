@@ -214,6 +214,94 @@ function dynamicCases(rngFor, util, { T }) {
     });
   }
 
+  const taNode = (name, size, dims, dt = 'float32', extra = {}) => N(name, 'TensorArrayV3', [size], {
+    dtype: T(dt), element_shape: shapeOf(dims), dynamic_size: { b: false }, clear_after_read: { b: true },
+    identical_element_shapes: { b: true }, tensor_array_name: { s: '' }, ...extra,
+  });
+
+  // ---- TensorArray split (lengths, a zero among them) then concat, float32
+  // and int32; the element shape is [-1, c]: tfjs's split reshapes each part
+  // to it (and fails on an unknown one: reshape to undefined)
+  [[[-1, 7], 'float32', [2, 1, 3]], [[-1, 7], 'float32', [3, 0, 3]], [[-1, 7], 'int32', [1, 4, 1]]].forEach(([dims, dt, lens], k) => {
+    const u = util(rngFor());
+    const rows = lens.reduce((a, b) => a + b, 0);
+    const c = 7;
+    const x = dt === 'int32' ? u.vals(rows * c, () => u.int(-50, 50)) : u.vals(rows * c, () => u.uni(-3, 3));
+    out.push({
+      name: `TensorArrayConcatV3_split_${k}`, op: 'TensorArrayConcatV3', attr: { dtype: T(dt), element_shape_except0: shapeOf(null) },
+      tol: 0,
+      inputs: [ph(dt, [rows, c], x, 'x'), cst('int32', [], [lens.length], 'size'), cst('int32', [lens.length], lens, 'lengths')],
+      nodes: [taNode('ta', 'size', dims, dt), N('split', 'TensorArraySplitV3', ['ta', 'x', 'lengths', 'ta:1'], { T: T(dt) })],
+      opInputs: ['ta', 'split'],
+      covers: ['TensorArrayV3', 'TensorArraySplitV3'],
+    });
+  });
+
+  // ---- a dynamic-size TensorArray of size 0 grown by writes in a loop (an
+  // int32 one alongside), read twice where clear_after_read is false; size,
+  // gather of no indices, concat
+  {
+    const u = util(rngFor());
+    const c = u.int(17, 30);
+    const w = [];
+    const L = tf1Loop('dyn', [{ v: 'i', dt: 'int32', init: 'i0' }, { v: 'f', dt: 'float32', init: 'ta:1' }],
+      [{ v: 'n', dt: 'int32', src: 'n' }, { v: 'ta', dt: 'int32', src: 'ta' }, { v: 'x', dt: 'float32', src: 'x' }],
+      (m) => ({ nodes: [N('dyn/Less', 'Less', [m.i, m.n], { T: T('int32') })], out: 'dyn/Less' }),
+      (id) => ({
+        nodes: [konst(w, 'dyn/one', 'int32', [], [1], id.i),
+          N('dyn/if', 'Cast', [id.i], { SrcT: T('int32'), DstT: T('float32'), Truncate: { b: false } }),
+          N('dyn/y', 'Mul', [id.x, 'dyn/if'], { T: T('float32') }),
+          N('dyn/write', 'TensorArrayWriteV3', [id.ta, id.i, 'dyn/y', id.f], { T: T('float32') }),
+          N('dyn/inc', 'AddV2', [id.i, 'dyn/one'], { T: T('int32') })],
+        out: { i: 'dyn/inc', f: 'dyn/write' },
+      }));
+    out.push({
+      name: 'TensorArraySizeV3_dynamic', op: 'TensorArraySizeV3', outputs: 1, tol: 0,
+      inputs: [ph('float32', [c], u.vals(c, () => u.uni(-3, 3)), 'x'), cst('int32', [], [5], 'n'), cst('int32', [], [0], 'i0'),
+        cst('int32', [], [0], 'zero'), cst('int32', [3], [4, 0, 4], 'idx'), cst('int32', [0], [], 'none')],
+      nodes: [taNode('ta', 'zero', [c], 'float32', { dynamic_size: { b: true }, clear_after_read: { b: false } }), ...L.nodes],
+      opInputs: ['ta', L.exits.f], fnWeights: w,
+      after: [N('gather', 'TensorArrayGatherV3', ['ta', 'idx', L.exits.f], { dtype: T('float32'), element_shape: shapeOf([c]) }),
+        N('gather_none', 'TensorArrayGatherV3', ['ta', 'none', L.exits.f], { dtype: T('float32'), element_shape: shapeOf([c]) }),
+        N('concat', 'TensorArrayConcatV3', ['ta', 'ta:1', '^gather', '^gather_none'], { dtype: T('float32') }),
+        N('gather_out', 'Identity', ['gather'], { T: T('float32') }), N('none_out', 'Identity', ['gather_none'], { T: T('float32') })],
+      covers: [...LOOP_OPS, 'Exit', 'TensorArrayV3', 'TensorArrayWriteV3', 'TensorArrayGatherV3', 'TensorArrayConcatV3'],
+    });
+  }
+
+  // ---- TensorArray read in sequence (ordered by control inputs), then closed:
+  // its size after is 0
+  {
+    const u = util(rngFor());
+    const c = u.int(17, 30);
+    out.push({
+      name: 'TensorArrayCloseV3_size', op: 'TensorArraySizeV3', tol: 0,
+      inputs: [ph('float32', [3, c], u.vals(3 * c, () => u.uni(-3, 3)), 'x'), cst('int32', [], [3], 'size'),
+        cst('int32', [3], [2, 0, 1], 'idx'), cst('int32', [], [2], 'two')],
+      nodes: [taNode('ta', 'size', [c]), N('scatter', 'TensorArrayScatterV3', ['ta', 'idx', 'x', 'ta:1'], { T: T('float32') }),
+        N('read', 'TensorArrayReadV3', ['ta', 'two', 'scatter'], { dtype: T('float32') }),
+        N('size_before', 'TensorArraySizeV3', ['ta', 'scatter']),
+        // the close disposes what the array holds (tfjs): read's value is
+        // used before it only
+        N('read2', 'Mul', ['read', 'read'], { T: T('float32') }),
+        N('close', 'TensorArrayCloseV3', ['ta', '^read2', '^size_before'])],
+      opInputs: ['ta', 'ta:1', '^close'], // not scatter's flow: the handle, disposed by the close
+      after: [N('read_out', 'Identity', ['read2'], { T: T('float32') }), N('before', 'Identity', ['size_before'], { T: T('int32') })],
+      covers: ['TensorArrayV3', 'TensorArrayScatterV3', 'TensorArrayReadV3', 'TensorArrayCloseV3'],
+    });
+  }
+
+  // ---- an empty TensorArray of a known element shape: gather and concat
+  // give [0, ...element shape]
+  out.push({
+    name: 'TensorArrayConcatV3_empty', op: 'TensorArrayConcatV3', attr: { dtype: T('float32') }, tol: 0,
+    inputs: [cst('int32', [], [0], 'size'), cst('int32', [0], [], 'none')],
+    nodes: [taNode('ta', 'size', [2, 3])],
+    opInputs: ['ta', 'ta:1'],
+    after: [N('gather', 'TensorArrayGatherV3', ['ta', 'none', 'ta:1'], { dtype: T('float32'), element_shape: shapeOf([2, 3]) })],
+    covers: ['TensorArrayV3', 'TensorArrayGatherV3'],
+  });
+
   return out;
 }
 
