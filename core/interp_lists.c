@@ -466,12 +466,39 @@ static int64_t lengths_sum(const core_buf *lb)
     return total;
 }
 
+/* tfjs's reshape of count elements to shape to: one -1 dim is inferred.
+ * -1 when it cannot be done. */
+static int reshape_to(const core_shape *to, int64_t count, core_shape *out)
+{
+    int64_t known = 1;
+    int implicit = -1;
+    for (int i = 0; i < to->rank; i++) {
+        if (to->d[i] < 0) {
+            if (implicit >= 0)
+                return -1;
+            implicit = i;
+        } else {
+            known *= to->d[i];
+        }
+    }
+    *out = *to;
+    if (implicit >= 0) {
+        if (known == 0 || count % known)
+            return -1;
+        out->d[implicit] = count / known;
+        return 0;
+    }
+    return known == count ? 0 : -1;
+}
+
 /* TensorArraySplit and TensorListSplit: t cut along axis 0 into parts of the
- * lengths lb holds, part i stored as element i of r. A TensorArray with a
- * fully defined element shape of the part's count gives the part that shape
- * (take_shape); a TensorList keeps the rows' own. */
+ * lengths lb holds, part i stored as element i of r. As in tfjs, each part is
+ * reshaped to the shape to (one -1 dim inferred; the TensorArray's element
+ * shape, the TensorList's row shape merged with its element shape); to NULL
+ * (a TensorArray of unknown element shape, where tfjs fails) keeps the
+ * part's own shape. */
 static si_result split_rows(opctx *o, iresource *r, const core_buf *t, const core_buf *lb,
-                            int take_shape,
+                            const core_shape *to,
                             si_result (*store)(opctx *, iresource *, int64_t, ival *))
 {
     int64_t row = 0;
@@ -479,12 +506,17 @@ static si_result split_rows(opctx *o, iresource *r, const core_buf *t, const cor
         int64_t len = (int64_t)ip_buf_num(lb, i);
         core_shape s = t->shape;
         s.d[0] = len;
+        if (to && reshape_to(to, core_shape_count(&s), &s)) {
+            char a[96], b[96];
+            core_shape_str(&t->shape, a, sizeof a);
+            core_shape_str(to, b, sizeof b);
+            return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
+                                "part %lld (%lld rows of %s) cannot be reshaped to %s", (long long)i,
+                                (long long)len, a, b);
+        }
         ival *part = slice_rows(t, row, len, &s);
         if (!part)
             return ip_nomem(o->in);
-        if (take_shape && fully_defined(r->shape_known, &r->shape) &&
-            core_shape_count(&r->shape) == core_shape_count(&s))
-            part->b.shape = r->shape;
         si_result st = store(o, r, i, part);
         ip_val_unref(part);
         if (st != SI_OK)
@@ -506,7 +538,7 @@ static si_result ta_split(opctx *o, iresource *r, int32_t h)
     if (!r->dynamic && nl != r->max_size)
         return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "%lld lengths for a TensorArray of %d",
                             (long long)nl, r->max_size);
-    if ((st = split_rows(o, r, t, lb, 1, ta_write)) != SI_OK)
+    if ((st = split_rows(o, r, t, lb, r->shape_known ? &r->shape : NULL, ta_write)) != SI_OK)
         return st;
     return ip_set_out(o, 0, ip_val_scalar_i(h));
 }
@@ -727,7 +759,7 @@ static si_result tl_split(opctx *o, const tl_args *a)
         return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "incompatible element shapes");
     if ((st = tl_new(o, t->dtype, known, &es, (int)nl, &r, &h)))
         return st;
-    if ((st = split_rows(o, r, t, lb, 0, tl_set)) != SI_OK)
+    if ((st = split_rows(o, r, t, lb, &ms, tl_set)) != SI_OK)
         return st;
     return ip_set_out(o, 0, ip_val_scalar_i(h));
 }
@@ -878,7 +910,7 @@ static si_result tl_stack(opctx *o, const tl_args *a)
         int64_t ni = core_shape_count(&o->data[1]->b.shape);
         n = ni < r->n ? (int)ni : r->n;
     }
-    int *idx = malloc(((size_t)n + 1) * sizeof *idx);
+    int *idx = calloc((size_t)n + 1, sizeof *idx);
     if (!idx)
         return ip_nomem(o->in);
     for (int i = 0; i < n; i++)
@@ -888,8 +920,9 @@ static si_result tl_stack(opctx *o, const tl_args *a)
     free(idx);
     if (st != SI_OK)
         return st;
-    if (concat) {
-        /* concat along axis 0 of the elements = the stack with dims 0 and 1 merged */
+    if (concat && n > 0) {
+        /* concat along axis 0 of the elements = the stack with dims 0 and 1
+         * merged; of no elements, [0, ...element shape] as tfjs gives */
         if (out.rank < 1) {
             ip_val_unref(v);
             return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "cannot concat scalars");

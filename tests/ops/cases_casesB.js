@@ -302,6 +302,134 @@ function dynamicCases(rngFor, util, { T }) {
     covers: ['TensorArrayV3', 'TensorArrayGatherV3'],
   });
 
+  // ---- TensorList graphs (TF2 exports lowered to TF1 frames carry them): the
+  // handle's dtype is DT_VARIANT; its value is no output (tfjs's is a float 0)
+  const V = { type: 'DT_VARIANT' };
+  const ED = (dt = 'float32') => ({ element_dtype: T(dt) });
+  const shp = (name, dims) => cst('int32', dims == null ? [] : [dims.length], dims == null ? [-1] : dims, name);
+
+  // a list reserved, then set in a loop (row i of x, times 2), stacked
+  {
+    const u = util(rngFor());
+    const n = 4; const c = u.int(17, 30);
+    const w = [];
+    const L = tf1Loop('tl', [{ v: 'i', dt: 'int32', init: 'i0' }, { v: 'l', dt: 'int32', init: 'reserve' }],
+      [{ v: 'n', dt: 'int32', src: 'n' }, { v: 'x', dt: 'float32', src: 'x' }],
+      (m) => ({ nodes: [N('tl/Less', 'Less', [m.i, m.n], { T: T('int32') })], out: 'tl/Less' }),
+      (id) => ({
+        nodes: [konst(w, 'tl/one', 'int32', [], [1], id.i), konst(w, 'tl/two', 'float32', [], [2], id.i),
+          konst(w, 'tl/axis', 'int32', [], [0], id.i),
+          N('tl/row', 'GatherV2', [id.x, id.i, 'tl/axis'], { Tparams: T('float32'), Tindices: T('int32'), Taxis: T('int32'), batch_dims: { i: '0' } }),
+          N('tl/y', 'Mul', ['tl/row', 'tl/two'], { T: T('float32') }),
+          N('tl/set', 'TensorListSetItem', [id.l, id.i, 'tl/y'], ED()),
+          N('tl/inc', 'AddV2', [id.i, 'tl/one'], { T: T('int32') })],
+        out: { i: 'tl/inc', l: 'tl/set' },
+      }));
+    for (const nd of L.nodes) if (nd.op !== 'Const' && nd.name.endsWith('_l')) nd.attr.T = V;
+    out.push({
+      name: 'TensorListStack_loop', op: 'TensorListStack', attr: { ...ED(), num_elements: { i: '-1' } }, tol: 0,
+      inputs: [ph('float32', [n, c], u.vals(n * c, () => u.uni(-3, 3)), 'x'), cst('int32', [], [n], 'n'), cst('int32', [], [0], 'i0'),
+        shp('es', [c]), shp('any', null)],
+      nodes: [N('reserve', 'TensorListReserve', ['es', 'n'], { element_dtype: T('float32'), shape_type: T('int32') }), ...L.nodes],
+      opInputs: [L.exits.l, 'any'], fnWeights: w,
+      after: [N('len', 'TensorListLength', [L.exits.l]), N('len0', 'TensorListLength', ['reserve', '^op'])],
+      covers: [...LOOP_OPS, 'Exit', 'TensorListReserve', 'TensorListSetItem', 'TensorListLength'],
+    });
+  }
+  // from a tensor: get an item, pop the last (its shape asked unknown), the
+  // length before and after (ordered by control inputs); int32 too
+  ['float32', 'int32'].forEach((dt, k) => {
+    const u = util(rngFor());
+    const c = u.int(17, 30);
+    const x = dt === 'int32' ? u.vals(4 * c, () => u.int(-99, 99)) : u.vals(4 * c, () => u.uni(-3, 3));
+    out.push({
+      name: `TensorListGetItem_${k}`, op: 'TensorListGetItem', attr: ED(dt), tol: 0,
+      inputs: [ph(dt, [4, c], x, 'x'), shp('es', [c]), shp('any', null), cst('int32', [], [2], 'two')],
+      nodes: [N('list', 'TensorListFromTensor', ['x', 'es'], { ...ED(dt), shape_type: T('int32') }),
+        N('len_before', 'TensorListLength', ['list'])],
+      opInputs: ['list', 'two', 'es'],
+      after: [N('pop', 'TensorListPopBack', ['list', 'any', '^op', '^len_before'], ED(dt)),
+        N('len_after', 'TensorListLength', ['list', '^pop']), N('popped', 'Identity', ['pop'], { T: T(dt) }),
+        N('before', 'Identity', ['len_before'], { T: T('int32') })],
+      outputs: 1, covers: ['TensorListFromTensor', 'TensorListPopBack', 'TensorListLength'],
+    });
+  });
+  // pushed back into an empty list (bounded), stacked and concatenated
+  {
+    const u = util(rngFor());
+    const c = u.int(5, 12);
+    const rows = [0, 1, 2].map(() => u.vals(2 * c, () => u.uni(-3, 3)));
+    out.push({
+      name: 'TensorListStack_pushed', op: 'TensorListStack', attr: { ...ED(), num_elements: { i: '3' } }, tol: 0,
+      inputs: [ph('float32', [2, c], rows[0], 'a'), ph('float32', [2, c], rows[1], 'b'), ph('float32', [2, c], rows[2], 'd'),
+        shp('es', [2, c]), cst('int32', [], [3], 'max')],
+      nodes: [N('empty', 'EmptyTensorList', ['es', 'max'], { ...ED(), shape_type: T('int32') }),
+        N('p1', 'TensorListPushBack', ['empty', 'a'], ED()), N('p2', 'TensorListPushBack', ['p1', 'b'], ED()),
+        N('p3', 'TensorListPushBack', ['p2', 'd'], ED())],
+      opInputs: ['p3', 'es'],
+      after: [N('concat', 'TensorListConcatV2', ['p3', '^op'], { ...ED(), element_shape: shapeOf([2, c]) }),
+        N('len', 'TensorListLength', ['p3', '^op'])],
+      covers: ['EmptyTensorList', 'TensorListPushBack', 'TensorListConcatV2', 'TensorListLength'],
+    });
+  }
+  // scattered (indices out of order; V2 with a bound and a gap), gathered
+  {
+    const u = util(rngFor());
+    const c = u.int(17, 30);
+    out.push({
+      name: 'TensorListGather_scatter', op: 'TensorListGather', attr: ED(), tol: 0,
+      inputs: [ph('float32', [3, c], u.vals(3 * c, () => u.uni(-3, 3)), 'x'), shp('es', [c]),
+        cst('int32', [3], [2, 0, 1], 'idx'), cst('int32', [4], [1, 2, 0, 1], 'gidx'),
+        cst('int32', [3], [4, 0, 2], 'idx2'), cst('int32', [], [6], 'num'), cst('int32', [3], [0, 2, 4], 'gidx2')],
+      nodes: [N('list', 'TensorListScatter', ['x', 'idx', 'es'], { ...ED(), shape_type: T('int32') }),
+        N('list2', 'TensorListScatterV2', ['x', 'idx2', 'es', 'num'], { ...ED(), shape_type: T('int32') })],
+      opInputs: ['list', 'gidx', 'es'],
+      after: [N('g2', 'TensorListGather', ['list2', 'gidx2', 'es'], ED()), N('len2', 'TensorListLength', ['list2'])],
+      covers: ['TensorListScatter', 'TensorListScatterV2', 'TensorListLength'],
+    });
+  }
+  // split into parts of one row (tfjs reshapes each part to the element
+  // shape: a part of several rows fails there), stacked and concatenated
+  {
+    const u = util(rngFor());
+    const c = u.int(17, 30);
+    out.push({
+      name: 'TensorListSplit_rows', op: 'TensorListStack', attr: { ...ED(), num_elements: { i: '-1' } }, tol: 0,
+      inputs: [ph('float32', [4, c], u.vals(4 * c, () => u.uni(-3, 3)), 'x'), shp('any', null),
+        cst('int32', [4], [1, 1, 1, 1], 'lengths')],
+      nodes: [N('list', 'TensorListSplit', ['x', 'any', 'lengths'], { ...ED(), shape_type: T('int32') })],
+      opInputs: ['list', 'any'],
+      after: [N('concat', 'TensorListConcat', ['list', '^op'], { ...ED(), element_shape: shapeOf([-1]) })],
+      covers: ['TensorListSplit', 'TensorListConcat'],
+    });
+  }
+  // resized down (stacked) and up (its length)
+  {
+    const u = util(rngFor());
+    const c = u.int(17, 30);
+    out.push({
+      name: 'TensorListResize_0', op: 'TensorListStack', attr: { ...ED(), num_elements: { i: '-1' } }, tol: 0,
+      inputs: [ph('float32', [4, c], u.vals(4 * c, () => u.uni(-3, 3)), 'x'), shp('es', [c]),
+        cst('int32', [], [2], 'two'), cst('int32', [], [6], 'six')],
+      nodes: [N('list', 'TensorListFromTensor', ['x', 'es'], { ...ED(), shape_type: T('int32') }),
+        N('small', 'TensorListResize', ['list', 'two']), N('big', 'TensorListResize', ['list', 'six'])],
+      opInputs: ['small', 'es'],
+      after: [N('len_small', 'TensorListLength', ['small']), N('len_big', 'TensorListLength', ['big']),
+        N('len', 'TensorListLength', ['list'])],
+      covers: ['TensorListFromTensor', 'TensorListResize', 'TensorListLength'],
+    });
+  }
+  // an empty list of a known element shape: concat and gather give
+  // [0, ...element shape]
+  out.push({
+    name: 'TensorListConcat_empty', op: 'TensorListConcat', attr: { ...ED(), element_shape: shapeOf([2, 3]) }, tol: 0,
+    inputs: [shp('es', [2, 3]), cst('int32', [], [3], 'max'), cst('int32', [0], [], 'none')],
+    nodes: [N('empty', 'EmptyTensorList', ['es', 'max'], { ...ED(), shape_type: T('int32') })],
+    opInputs: ['empty'],
+    after: [N('gather', 'TensorListGather', ['empty', 'none', 'es'], ED())],
+    covers: ['EmptyTensorList', 'TensorListGather'],
+  });
+
   return out;
 }
 
