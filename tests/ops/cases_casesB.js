@@ -430,6 +430,76 @@ function dynamicCases(rngFor, util, { T }) {
     covers: ['EmptyTensorList', 'TensorListGather'],
   });
 
+  // ---- NonMaxSuppression V2..V5: [y1, x1, y2, x2] boxes (corners in either
+  // order, some of no area), scores from a small pool (ties: the lower box
+  // index first, as tfjs sorts), IoU exactly at the threshold (suppressed:
+  // >=), score thresholds, max_output_size 0 and past the box count
+  const boxes = (u, n) => {
+    const b = [];
+    for (let i = 0; i < n; i++) {
+      const y = u.int(0, 12) / 8; const x = u.int(0, 12) / 8;
+      const h = u.int(0, 6) / 8; const wd = u.int(1, 6) / 8;
+      b.push(...(u.int(0, 3) === 0 ? [y + h, x + wd, y, x] : [y, x, y + h, x + wd]));
+    }
+    return b;
+  };
+  const scorePool = (u, n) => u.vals(n, () => u.int(0, 12) / 16);
+  const nms = (name, op, bx, sc, maxOut, iou, extra, attr = {}, outputs = 1) => ({
+    name, op, outputs, tol: op === 'NonMaxSuppressionV5' ? 1e-6 : 0, attr: { T: T('float32'), ...attr },
+    inputs: [ph('float32', [sc.length, 4], bx, 'boxes'), ph('float32', [sc.length], sc, 'scores'),
+      cst('int32', [], [maxOut], 'max_output_size'), cst('float32', [], [iou], 'iou_threshold'),
+      ...extra.map(([nm, v]) => cst('float32', [], [v], nm))],
+  });
+  [[10, 0.5, 0.2], [40, 0.3, 0], [5, 0.7, 0.5], [0, 0.5, 0.1], [12, 0.5, 0.95], [40, 1, -Infinity], [40, 0, 0.1]].forEach(([m, iou, thr], k) => {
+    const u = util(rngFor());
+    const n = u.int(20, 40);
+    out.push(nms(`NonMaxSuppressionV3_${k}`, 'NonMaxSuppressionV3', boxes(u, n), scorePool(u, n), m, iou,
+      [['score_threshold', thr]], { T_threshold: T('float32') }));
+  });
+  // equal scores of boxes apart, and IoU ties: b0 [0,0,1,1] and b1 [0,0,1,2]
+  // overlap by exactly 1/2, b2 [0,0,1,4] by 1/4 and 1/2
+  {
+    const bx = [0, 0, 1, 1, 0, 0, 1, 2, 0, 0, 1, 4, 5, 5, 6, 6, 5, 7, 6, 8, 7, 7, 8, 8, 9, 9, 9, 10, 2, 2, 3, 3];
+    const sc = [0.5, 0.5, 0.5, 0.7, 0.7, 0.5, 0.9, 0.5];
+    out.push(nms('NonMaxSuppressionV3_ties', 'NonMaxSuppressionV3', bx, sc, 8, 0.5, [['score_threshold', 0.25]], { T_threshold: T('float32') }));
+    out.push(nms('NonMaxSuppressionV3_ties_below', 'NonMaxSuppressionV3', bx, sc, 8, 0.50001, [['score_threshold', 0.25]], { T_threshold: T('float32') }));
+    out.push(nms('NonMaxSuppressionV5_ties', 'NonMaxSuppressionV5', bx, sc, 8, 0.5, [['score_threshold', 0.25], ['soft_nms_sigma', 0]], {}, 2));
+  }
+  // V2: no score threshold (negative scores kept, NaN never selected)
+  [[30, 0.5], [0, 0.5], [200, 0.4]].forEach(([m, iou], k) => {
+    const u = util(rngFor());
+    const n = u.int(20, 40);
+    const sc = u.vals(n, () => u.int(-8, 8) / 8);
+    if (k === 0) { sc[3] = NaN; sc[7] = -Infinity; sc[9] = Infinity; }
+    out.push(nms(`NonMaxSuppressionV2_${k}`, 'NonMaxSuppressionV2', boxes(u, n), sc, m, iou, []));
+  });
+  // V4: padded to max_output_size (zeros) or not, and the valid count
+  [[20, 0.5, 0.3, true], [20, 0.5, 0.3, false], [4, 0.4, 0.1, true], [0, 0.5, 0, true], [60, 0.6, 0.2, true]].forEach(([m, iou, thr, pad], k) => {
+    const u = util(rngFor());
+    const n = u.int(20, 40);
+    out.push(nms(`NonMaxSuppressionV4_${k}`, 'NonMaxSuppressionV4', boxes(u, n), scorePool(u, n), m, iou,
+      [['score_threshold', thr]], { T_threshold: T('float32'), pad_to_max_output_size: { b: pad } }, 2));
+  });
+  // V5: soft-NMS (sigma > 0 decays overlapping scores, re-sorted), scores out
+  [[20, 0.6, 0.1, 0.5], [20, 1, 0.05, 1], [10, 0.5, 0.2, 0], [30, 1, 0, 0.2], [0, 0.5, 0.1, 0.5]].forEach(([m, iou, thr, sigma], k) => {
+    const u = util(rngFor());
+    const n = u.int(20, 40);
+    out.push(nms(`NonMaxSuppressionV5_${k}`, 'NonMaxSuppressionV5', boxes(u, n), scorePool(u, n), m, iou,
+      [['score_threshold', thr], ['soft_nms_sigma', sigma]], {}, 2));
+  });
+
+  // ---- Where (coordinates of the true elements): float (NaN is true, -0
+  // false), int32, bool; few, none and all true; rank 0 to 4; no elements
+  [['float32', [40], 0.1], ['float32', [6, 7], 0.05], ['float32', [3, 4, 5], 0], ['int32', [2, 3, 2, 4], 0.2],
+    ['bool', [9, 5], 0.1], ['bool', [30], 0], ['bool', [4, 6], 1], ['float32', [], 1], ['bool', [], 0],
+    ['float32', [0, 3], 1], ['int32', [5, 0, 2], 1]].forEach(([dt, shape, p], k) => {
+    const u = util(rngFor());
+    const n = u.n(shape);
+    const v = u.vals(n, () => (u.uni(0, 1) < p ? (dt === 'bool' ? 1 : dt === 'int32' ? u.int(-5, 5) || 1 : u.uni(-3, 3)) : (dt === 'float32' && u.int(0, 1) ? -0 : 0)));
+    if (k === 0) { v[5] = NaN; v[6] = -0; v[20] = Infinity; }
+    out.push({ name: `Where_${k}`, op: 'Where', tol: 0, attr: { T: T(dt) }, inputs: [ph(dt, shape, v, 'condition')] });
+  });
+
   return out;
 }
 
