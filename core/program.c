@@ -2,6 +2,7 @@
  * dependency order, folds on the host whatever does not depend on the inputs,
  * and keeps the steps the outputs need. What a lowering sees of the builder
  * (the lower_ctx API of ops.h) is in lower_ctx.c. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -410,7 +411,17 @@ static si_result lower_switch_merge(builder *b, int k, const int *in, int n_in, 
     si_result st = pg_host_input(b, in[1], &v, err);
     if (st != SI_OK)
         return st;
-    int taken = ((const int32_t *)v.data)[0] != 0;
+    /* tfjs tests the first element's truth: NaN and -0 are false, and so is
+     * an empty predicate */
+    int taken = 0;
+    if (core_shape_count(&v.shape) > 0) {
+        if (v.dtype == SI_FLOAT32) {
+            float f = ((const float *)v.data)[0];
+            taken = f != 0.0f && !isnan(f);
+        } else {
+            taken = ((const int32_t *)v.data)[0] != 0;
+        }
+    }
     for (int j = 0; j < g->n_outs[k]; j++)
         b->node_out[k][j] = DEAD;
     if (taken < g->n_outs[k])

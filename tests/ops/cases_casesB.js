@@ -176,6 +176,21 @@ function dynamicCases(rngFor, util, { T }) {
     });
   }
 
+  // ---- a Switch straight on a float or int predicate, known when the model
+  // is built (a small input is bound by value): tfjs reads its first element,
+  // NaN and -0 are false
+  [['float32', NaN], ['float32', -0], ['float32', 0.25], ['int32', 2], ['int32', 0]].forEach(([dt, pv], k) => {
+    const u = util(rngFor());
+    const s = u.shape(2, 100);
+    out.push({
+      name: `Switch_pred_${k}`, op: 'Merge', attr: { T: T('float32'), N: { i: '2' } }, tol: 0,
+      inputs: [ph(dt, [], [pv], 'p'), ph('float32', s, u.vals(u.n(s), () => u.uni(-3, 3)), 'x')],
+      nodes: [N('sw', 'Switch', ['x', 'p'], { T: T('float32') }),
+        N('then', 'Neg', ['sw:1'], { T: T('float32') }), N('else', 'Abs', ['sw'], { T: T('float32') })],
+      opInputs: ['else', 'then'], covers: ['Switch'],
+    });
+  });
+
   // ---- TensorArray in a loop: scatter x's rows into one array, read row i,
   // write row*2 + i into another, then gather (indices past the size are
   // dropped, as tfjs's slice(0, size) does) and size
