@@ -118,6 +118,40 @@ function dynamicCases(rngFor, util, { T }) {
     });
   }
 
+  // ---- a loop between GPU work: x*x before it, the loop's bound from a Sum
+  // of it (a value the first GPU stage computes), a MatMul after it
+  {
+    const u = util(rngFor());
+    const rows = 6; const cols = 24;
+    const w = [];
+    const L = tf1Loop('stg', [{ v: 'i', dt: 'int32', init: 'i0' }, { v: 'a', dt: 'float32', init: 'a0' }],
+      [{ v: 'x', dt: 'float32', src: 'xx' }, { v: 'n', dt: 'int32', src: 'n' }],
+      (m) => ({ nodes: [N('stg/Less', 'Less', [m.i, m.n], { T: T('int32') })], out: 'stg/Less' }),
+      (id) => ({
+        nodes: [konst(w, 'stg/one', 'int32', [], [1], id.i), konst(w, 'stg/axis', 'int32', [], [0], id.i),
+          N('stg/row', 'GatherV2', [id.x, id.i, 'stg/axis'], { Tparams: T('float32'), Tindices: T('int32'), Taxis: T('int32'), batch_dims: { i: '0' } }),
+          N('stg/sum', 'AddV2', [id.a, 'stg/row'], { T: T('float32') }),
+          N('stg/inc', 'AddV2', [id.i, 'stg/one'], { T: T('int32') })],
+        out: { i: 'stg/inc', a: 'stg/sum' },
+      }), { a: 'op' });
+    out.push({
+      name: 'TF1_while_staged', op: 'Exit', attr: { T: T('float32') }, tol: 1e-5,
+      inputs: [ph('float32', [rows, cols], u.vals(rows * cols, () => u.uni(-1, 1)), 'x'), cst('int32', [2], [0, 1], 'axes'),
+        cst('int32', [], [0], 'i0'), cst('float32', [cols], new Array(cols).fill(0), 'a0'),
+        cst('float32', [], [rows * cols * 0.2], 'scale'), cst('int32', [2], [1, cols], 'row_shape'),
+        cst('float32', [cols, 20], u.vals(cols * 20, () => u.uni(-1, 1)), 'wm')],
+      nodes: [N('xx', 'Mul', ['x', 'x'], { T: T('float32') }), N('tot', 'Sum', ['xx', 'axes'], { T: T('float32'), keep_dims: { b: false } }),
+        N('frac', 'RealDiv', ['tot', 'scale'], { T: T('float32') }),
+        N('nf', 'Ceil', ['frac'], { T: T('float32') }), N('n', 'Cast', ['nf'], { SrcT: T('float32'), DstT: T('int32'), Truncate: { b: false } }),
+        ...L.nodes],
+      opInputs: [L.sw('a')], fnWeights: w,
+      after: [N('r2', 'Reshape', ['out0', 'row_shape'], { T: T('float32'), Tshape: T('int32') }),
+        N('mm', 'MatMul', ['r2', 'wm'], { T: T('float32'), transpose_a: { b: false }, transpose_b: { b: false } }),
+        N('post', 'Relu', ['mm'], { T: T('float32') })],
+      covers: [...LOOP_OPS, 'GatherV2', 'MatMul', 'Sum'],
+    });
+  }
+
   // ---- nested loops: for i < 3 { j = 0; while j < i + 2 { j += 1 }; s = s*x + j },
   // the inner frame inside the outer's body, its bound entered from the
   // outer frame. (tfjs runs a nested loop right only when the inner one
@@ -416,6 +450,25 @@ function dynamicCases(rngFor, util, { T }) {
       opInputs: ['list', 'any'],
       after: [N('concat', 'TensorListConcat', ['list', '^op'], { ...ED(), element_shape: shapeOf([-1]) })],
       covers: ['TensorListSplit', 'TensorListConcat'],
+    });
+  }
+  // a partial element shape [-1, c]: stacked, an item asked with an unknown
+  // shape, set past the end (the length grows) and gathered
+  {
+    const u = util(rngFor());
+    const c = u.int(5, 9);
+    out.push({
+      name: 'TensorListStack_partial', op: 'TensorListStack', attr: { ...ED(), num_elements: { i: '-1' } }, tol: 0,
+      inputs: [ph('float32', [3, 2, c], u.vals(6 * c, () => u.uni(-3, 3)), 'x'), ph('float32', [2, c], u.vals(2 * c, () => u.uni(-3, 3)), 'y'),
+        shp('es', [-1, c]), shp('any', null), cst('int32', [], [1], 'one'), cst('int32', [], [4], 'four'),
+        cst('int32', [2], [4, 0], 'gidx')],
+      nodes: [N('list', 'TensorListFromTensor', ['x', 'es'], { ...ED(), shape_type: T('int32') })],
+      opInputs: ['list', 'es'],
+      after: [N('item', 'TensorListGetItem', ['list', 'one', 'any', '^op'], ED()),
+        N('set', 'TensorListSetItem', ['list', 'four', 'y', '^item'], ED()),
+        N('len', 'TensorListLength', ['set']), N('g', 'TensorListGather', ['set', 'gidx', 'es'], ED()),
+        N('item_out', 'Identity', ['item'], { T: T('float32') })],
+      covers: ['TensorListFromTensor', 'TensorListGetItem', 'TensorListSetItem', 'TensorListLength', 'TensorListGather'],
     });
   }
   // resized down (stacked) and up (its length)
