@@ -118,6 +118,34 @@ function dynamicCases(rngFor, util, { T }) {
     });
   }
 
+  // ---- a tf.cond inside the loop's frame: x = i odd ? x - 1 : x * 2 (a
+  // Switch/Merge on a predicate computed each iteration)
+  {
+    const u = util(rngFor());
+    const s = u.shape(2, 80);
+    const w = [];
+    const L = tf1Loop('wc', [{ v: 'i', dt: 'int32', init: 'i0' }, { v: 'x', dt: 'float32', init: 'x' }],
+      [{ v: 'n', dt: 'int32', src: 'n' }],
+      (m) => ({ nodes: [N('wc/Less', 'Less', [m.i, m.n], { T: T('int32') })], out: 'wc/Less' }),
+      (id) => ({
+        nodes: [konst(w, 'wc/one', 'int32', [], [1], id.i), konst(w, 'wc/two', 'int32', [], [2], id.i),
+          konst(w, 'wc/onef', 'float32', [], [1], id.i), konst(w, 'wc/twof', 'float32', [], [2], id.i),
+          N('wc/mod', 'FloorMod', [id.i, 'wc/two'], { T: T('int32') }),
+          N('wc/odd', 'Equal', ['wc/mod', 'wc/one'], { T: T('int32') }),
+          N('wc/cond/Switch', 'Switch', [id.x, 'wc/odd'], { T: T('float32') }),
+          N('wc/cond/sub', 'Sub', ['wc/cond/Switch:1', 'wc/onef'], { T: T('float32') }),
+          N('wc/cond/mul', 'Mul', ['wc/cond/Switch', 'wc/twof'], { T: T('float32') }),
+          N('wc/cond/Merge', 'Merge', ['wc/cond/mul', 'wc/cond/sub'], { T: T('float32'), N: { i: '2' } }),
+          N('wc/inc', 'AddV2', [id.i, 'wc/one'], { T: T('int32') })],
+        out: { i: 'wc/inc', x: 'wc/cond/Merge' },
+      }), { x: 'op' });
+    out.push({
+      name: 'TF1_while_cond', op: 'Exit', attr: { T: T('float32') }, tol: 1e-6,
+      inputs: [ph('float32', s, u.vals(u.n(s), () => u.uni(-3, 3)), 'x'), cst('int32', [], [5], 'n'), cst('int32', [], [0], 'i0')],
+      nodes: L.nodes, opInputs: [L.sw('x')], fnWeights: w, covers: [...LOOP_OPS, 'FloorMod', 'Equal'],
+    });
+  }
+
   // ---- a loop between GPU work: x*x before it, the loop's bound from a Sum
   // of it (a value the first GPU stage computes), a MatMul after it
   {
@@ -227,8 +255,9 @@ function dynamicCases(rngFor, util, { T }) {
 
   // ---- TensorArray in a loop: scatter x's rows into one array, read row i,
   // write row*2 + i into another, then gather (indices past the size are
-  // dropped, as tfjs's slice(0, size) does) and size
-  {
+  // dropped, as tfjs's slice(0, size) does) and size; a bound of 0 writes
+  // nothing (gather gives [0, ...element shape])
+  [[4, null, ''], [0, true, '_none']].forEach(([bound, knownOut, tag]) => {
     const u = util(rngFor());
     const n = 4; const cols = u.int(17, 40);
     const w = [];
@@ -237,9 +266,9 @@ function dynamicCases(rngFor, util, { T }) {
       identical_element_shapes: { b: true }, tensor_array_name: { s: '' }, ...extra,
     });
     const L = tf1Loop('ta', [{ v: 'i', dt: 'int32', init: 'i0' }, { v: 'f', dt: 'float32', init: 'ta_out:1' }],
-      [{ v: 'n', dt: 'int32', src: 'n' }, { v: 'tin', dt: 'int32', src: 'ta_in' }, { v: 'fin', dt: 'float32', src: 'ta_scatter' },
+      [{ v: 'b', dt: 'int32', src: 'bound' }, { v: 'tin', dt: 'int32', src: 'ta_in' }, { v: 'fin', dt: 'float32', src: 'ta_scatter' },
         { v: 'tout', dt: 'int32', src: 'ta_out' }],
-      (m) => ({ nodes: [N('ta/Less', 'Less', [m.i, m.n], { T: T('int32') })], out: 'ta/Less' }),
+      (m) => ({ nodes: [N('ta/Less', 'Less', [m.i, m.b], { T: T('int32') })], out: 'ta/Less' }),
       (id) => ({
         nodes: [konst(w, 'ta/one', 'int32', [], [1], id.i), konst(w, 'ta/two', 'float32', [], [2], id.i),
           N('ta/read', 'TensorArrayReadV3', [id.tin, id.i, id.fin], { dtype: T('float32') }),
@@ -251,17 +280,18 @@ function dynamicCases(rngFor, util, { T }) {
         out: { i: 'ta/inc', f: 'ta/write' },
       }));
     out.push({
-      name: 'TensorArray_loop_gather', op: 'TensorArrayGatherV3', attr: { dtype: T('float32'), element_shape: shapeOf([cols]) },
+      name: `TensorArray_loop_gather${tag}`, op: 'TensorArrayGatherV3', attr: { dtype: T('float32'), element_shape: shapeOf([cols]) },
       outputs: 1, tol: 1e-6,
       inputs: [ph('float32', [n, cols], u.vals(n * cols, () => u.uni(-3, 3)), 'x'), cst('int32', [], [n], 'n'),
+        cst('int32', [], [bound], 'bound'),
         cst('int32', [], [0], 'i0'), cst('int32', [n], [0, 1, 2, 3], 'idx'), cst('int32', [6], [3, 1, 1, 0, 2, 3], 'gidx')],
-      nodes: [ta('ta_in', 'n', [cols]), ta('ta_out', 'n', null, { clear_after_read: { b: false } }),
+      nodes: [ta('ta_in', 'n', [cols]), ta('ta_out', 'n', knownOut ? [cols] : null, { clear_after_read: { b: false } }),
         N('ta_scatter', 'TensorArrayScatterV3', ['ta_in', 'idx', 'x', 'ta_in:1'], { T: T('float32') }), ...L.nodes],
       opInputs: ['ta_out', 'gidx', L.exits.f], fnWeights: w,
       after: [N('size', 'TensorArraySizeV3', ['ta_out', L.exits.f]), N('count', 'Identity', [L.exits.i], { T: T('int32') })],
       covers: [...LOOP_OPS, 'Exit', 'TensorArrayV3', 'TensorArrayScatterV3', 'TensorArrayReadV3', 'TensorArrayWriteV3', 'TensorArraySizeV3'],
     });
-  }
+  });
 
   const taNode = (name, size, dims, dt = 'float32', extra = {}) => N(name, 'TensorArrayV3', [size], {
     dtype: T(dt), element_shape: shapeOf(dims), dynamic_size: { b: false }, clear_after_read: { b: true },
