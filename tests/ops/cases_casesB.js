@@ -70,6 +70,9 @@ function dynamicCases(rngFor, util, { T }) {
     return { nodes, exits, sw: (v) => `${p}/Switch_${v}` };
   }
   const LOOP_OPS = ['Enter', 'Merge', 'Switch', 'LoopCond', 'NextIteration'];
+  // TensorList attrs and 'shape' inputs (an int32 vector; a scalar -1: unknown rank)
+  const ED = (dt = 'float32') => ({ element_dtype: T(dt) });
+  const shp = (name, dims) => cst('int32', dims == null ? [] : [dims.length], dims == null ? [-1] : dims, name);
 
   // ---- a counting loop: i += 1 while i < n, x = x*0.5 + 1 alongside; n = 0
   // runs the body never (the Exits take the Enter values)
@@ -298,6 +301,41 @@ function dynamicCases(rngFor, util, { T }) {
     identical_element_shapes: { b: true }, tensor_array_name: { s: '' }, ...extra,
   });
 
+  // ---- a TensorArray of [-1, c] elements of growing length (row 0 to i of
+  // x, written at i in a loop), concatenated; and a TensorList pushed back
+  // in the same loop (EmptyTensorList, unbounded), stacked and popped
+  {
+    const u = util(rngFor());
+    const c = u.int(5, 9); const n = 4;
+    const w = [];
+    const L = tf1Loop('rg', [{ v: 'i', dt: 'int32', init: 'i0' }, { v: 'f', dt: 'float32', init: 'ta:1' }, { v: 'l', dt: 'int32', init: 'list' }],
+      [{ v: 'n', dt: 'int32', src: 'n' }, { v: 'ta', dt: 'int32', src: 'ta' }, { v: 'x', dt: 'float32', src: 'x' }],
+      (m) => ({ nodes: [N('rg/Less', 'Less', [m.i, m.n], { T: T('int32') })], out: 'rg/Less' }),
+      (id) => ({
+        nodes: [konst(w, 'rg/one', 'int32', [], [1], id.i), konst(w, 'rg/minus1', 'int32', [], [-1], id.i),
+          konst(w, 'rg/begin', 'int32', [2], [0, 0], id.i), konst(w, 'rg/axis', 'int32', [], [0], id.i),
+          N('rg/inc', 'AddV2', [id.i, 'rg/one'], { T: T('int32') }),
+          N('rg/size', 'Pack', ['rg/inc', 'rg/minus1'], { T: T('int32'), N: { i: '2' }, axis: { i: '0' } }),
+          N('rg/part', 'Slice', [id.x, 'rg/begin', 'rg/size'], { T: T('float32'), Index: T('int32') }),
+          N('rg/write', 'TensorArrayWriteV3', [id.ta, id.i, 'rg/part', id.f], { T: T('float32') }),
+          N('rg/row', 'GatherV2', [id.x, id.i, 'rg/axis'], { Tparams: T('float32'), Tindices: T('int32'), Taxis: T('int32'), batch_dims: { i: '0' } }),
+          N('rg/push', 'TensorListPushBack', [id.l, 'rg/row'], ED())],
+        out: { i: 'rg/inc', f: 'rg/write', l: 'rg/push' },
+      }));
+    out.push({
+      name: 'TensorArrayConcatV3_ragged', op: 'TensorArrayConcatV3', attr: { dtype: T('float32') }, tol: 0,
+      inputs: [ph('float32', [n, c], u.vals(n * c, () => u.uni(-3, 3)), 'x'), cst('int32', [], [n], 'n'), cst('int32', [], [0], 'i0'),
+        shp('es', [c]), cst('int32', [], [-1], 'unbounded')],
+      nodes: [taNode('ta', 'n', [-1, c]), N('list', 'EmptyTensorList', ['es', 'unbounded'], { ...ED(), shape_type: T('int32') }), ...L.nodes],
+      opInputs: ['ta', L.exits.f], fnWeights: w,
+      after: [N('stack', 'TensorListStack', [L.exits.l, 'es'], { ...ED(), num_elements: { i: '-1' } }),
+        N('pop', 'TensorListPopBack', [L.exits.l, 'es', '^stack'], ED()), N('popped', 'Identity', ['pop'], { T: T('float32') }),
+        N('stacked', 'Identity', ['stack'], { T: T('float32') })],
+      covers: [...LOOP_OPS, 'Exit', 'TensorArrayV3', 'TensorArrayWriteV3', 'EmptyTensorList', 'TensorListPushBack',
+        'TensorListStack', 'TensorListPopBack', 'Slice', 'Pack'],
+    });
+  }
+
   // ---- TensorArray split (lengths, a zero among them) then concat, float32
   // and int32; the element shape is [-1, c]: tfjs's split reshapes each part
   // to it (and fails on an unknown one: reshape to undefined)
@@ -384,8 +422,6 @@ function dynamicCases(rngFor, util, { T }) {
   // ---- TensorList graphs (TF2 exports lowered to TF1 frames carry them): the
   // handle's dtype is DT_VARIANT; its value is no output (tfjs's is a float 0)
   const V = { type: 'DT_VARIANT' };
-  const ED = (dt = 'float32') => ({ element_dtype: T(dt) });
-  const shp = (name, dims) => cst('int32', dims == null ? [] : [dims.length], dims == null ? [-1] : dims, name);
 
   // a list reserved, then set in a loop (row i of x, times 2), stacked
   {
@@ -563,6 +599,15 @@ function dynamicCases(rngFor, util, { T }) {
     out.push(nms('NonMaxSuppressionV3_ties_below', 'NonMaxSuppressionV3', bx, sc, 8, 0.50001, [['score_threshold', 0.25]], { T_threshold: T('float32') }));
     out.push(nms('NonMaxSuppressionV5_ties', 'NonMaxSuppressionV5', bx, sc, 8, 0.5, [['score_threshold', 0.25], ['soft_nms_sigma', 0]], {}, 2));
   }
+  // a NaN coordinate (its IoU is NaN: never over the threshold, its weight 0)
+  [[-Infinity, 0.5], [0.1, 0.5]].forEach(([thr, iou], k) => {
+    const u = util(rngFor());
+    const n = 20;
+    const bx = boxes(u, n);
+    bx[4 * 2 + 1] = NaN; bx[4 * 5 + 3] = NaN;
+    out.push(nms(`NonMaxSuppressionV3_nan_${k}`, 'NonMaxSuppressionV3', bx, scorePool(u, n), 20, iou,
+      [['score_threshold', thr]], { T_threshold: T('float32') }));
+  });
   // V2: no score threshold (negative scores kept, NaN never selected)
   [[30, 0.5], [0, 0.5], [200, 0.4]].forEach(([m, iou], k) => {
     const u = util(rngFor());
