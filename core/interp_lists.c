@@ -337,9 +337,16 @@ static si_result ta_empty_result(opctx *o, iresource *r)
 static si_result ta_concat_items(opctx *o, iresource *r, const int *idx, int n, ival **out)
 {
     const core_shape *first = &r->items[idx[0]]->b.shape;
-    if (first->rank < 1)
+    /* tfjs's concat of one tensor is a copy of it, a scalar too */
+    if (first->rank < 1 && n > 1)
         return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "cannot concat scalars");
     core_shape s = *first;
+    if (first->rank < 1) {
+        if (!(*out = ip_val_new(r->dtype, &s)))
+            return ip_nomem(o->in);
+        memcpy((*out)->b.data, r->items[idx[0]]->b.data, CORE_ELEM);
+        return SI_OK;
+    }
     int64_t rows = 0;
     for (int i = 0; i < n; i++) {
         const core_shape *si = &r->items[idx[i]]->b.shape;
@@ -920,9 +927,10 @@ static si_result tl_stack(opctx *o, const tl_args *a)
     free(idx);
     if (st != SI_OK)
         return st;
-    if (concat && n > 0) {
+    if (concat && n > 0 && !(n == 1 && out.rank == 0)) {
         /* concat along axis 0 of the elements = the stack with dims 0 and 1
-         * merged; of no elements, [0, ...element shape] as tfjs gives */
+         * merged; of no elements, [0, ...element shape] as tfjs gives, and of
+         * one, a copy of it (a scalar too) */
         if (out.rank < 1) {
             ip_val_unref(v);
             return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "cannot concat scalars");
@@ -930,6 +938,8 @@ static si_result tl_stack(opctx *o, const tl_args *a)
         core_shape s = out;
         s.d[0] = out.d[0] * n;
         v->b.shape = s;
+    } else if (concat && n == 1) {
+        v->b.shape = out;
     }
     return ip_set_out(o, 0, v);
 }

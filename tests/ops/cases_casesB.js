@@ -408,6 +408,19 @@ function dynamicCases(rngFor, util, { T }) {
     });
   }
 
+  // ---- scalar elements: the concat of one is a copy of it (a scalar), as
+  // tfjs's concat of a single tensor is; a TensorList alike
+  out.push({
+    name: 'TensorArrayConcatV3_one_scalar', op: 'TensorArrayConcatV3', attr: { dtype: T('float32') }, tol: 0,
+    inputs: [ph('float32', [], [2.5], 'x'), cst('int32', [], [1], 'size'), cst('int32', [], [0], 'zero'), shp('es', [])],
+    nodes: [taNode('ta', 'size', []), N('write', 'TensorArrayWriteV3', ['ta', 'zero', 'x', 'ta:1'], { T: T('float32') }),
+      N('list', 'EmptyTensorList', ['es', 'size'], { ...ED(), shape_type: T('int32') }),
+      N('push', 'TensorListPushBack', ['list', 'x'], ED())],
+    opInputs: ['ta', 'write'],
+    after: [N('tl_concat', 'TensorListConcatV2', ['push'], { ...ED(), element_shape: shapeOf([]) })],
+    covers: ['TensorArrayV3', 'TensorArrayWriteV3', 'EmptyTensorList', 'TensorListPushBack', 'TensorListConcatV2'],
+  });
+
   // ---- an empty TensorArray of a known element shape: gather and concat
   // give [0, ...element shape]
   out.push({
