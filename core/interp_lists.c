@@ -384,6 +384,21 @@ static si_result ta_collect(opctx *o, iresource *r, const int *idx, int n, int c
     const core_shape *first = &r->items[idx[0]]->b.shape;
     if (!shapes_match(r->shape_known, &r->shape, 1, first))
         return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "TensorArray shape mismatch");
+    /* tfjs's stack wants every element of the first's shape (a partial
+     * element shape lets [2,3] and [3,2] in) */
+    for (int i = 1; !concat && i < n; i++) {
+        const core_shape *si = &r->items[idx[i]]->b.shape;
+        int same = si->rank == first->rank;
+        for (int d = 0; same && d < si->rank; d++)
+            same = si->d[d] == first->d[d];
+        if (!same) {
+            char a[96], b[96];
+            core_shape_str(si, a, sizeof a);
+            core_shape_str(first, b, sizeof b);
+            return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
+                                "element %d of shape %s does not stack with %s", idx[i], a, b);
+        }
+    }
     ival *v = NULL;
     st = concat ? ta_concat_items(o, r, idx, n, &v) : stack_items(o, r, idx, n, first, &v);
     if (st != SI_OK)
