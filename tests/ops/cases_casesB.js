@@ -621,6 +621,22 @@ function dynamicCases(rngFor, util, { T }) {
     out.push(nms(`NonMaxSuppressionV3_nan_${k}`, 'NonMaxSuppressionV3', bx, scorePool(u, n), 20, iou,
       [['score_threshold', thr]], { T_threshold: T('float32') }));
   });
+  // between GPU work, as in a detector: boxes scaled and scores through a
+  // Sigmoid before, the kept boxes gathered after
+  {
+    const u = util(rngFor());
+    const n = 40;
+    out.push({
+      name: 'NonMaxSuppressionV5_staged', op: 'NonMaxSuppressionV5', outputs: 2, tol: 1e-6, attr: { T: T('float32') },
+      inputs: [ph('float32', [n, 4], boxes(u, n), 'raw'), ph('float32', [n], u.vals(n, () => u.uni(-4, 4)), 'logits'),
+        cst('float32', [], [2], 'scale'), cst('int32', [], [15], 'max_output_size'), cst('float32', [], [0.5], 'iou_threshold'),
+        cst('float32', [], [0.3], 'score_threshold'), cst('float32', [], [0.25], 'soft_nms_sigma'), cst('int32', [], [0], 'axis')],
+      nodes: [N('boxes', 'Mul', ['raw', 'scale'], { T: T('float32') }), N('scores', 'Sigmoid', ['logits'], { T: T('float32') })],
+      opInputs: ['boxes', 'scores', 'max_output_size', 'iou_threshold', 'score_threshold', 'soft_nms_sigma'],
+      after: [N('kept', 'GatherV2', ['boxes', 'out0', 'axis'], { Tparams: T('float32'), Tindices: T('int32'), Taxis: T('int32'), batch_dims: { i: '0' } })],
+      covers: ['Sigmoid', 'GatherV2'],
+    });
+  }
   // V2: no score threshold (negative scores kept, NaN never selected)
   [[30, 0.5], [0, 0.5], [200, 0.4]].forEach(([m, iou], k) => {
     const u = util(rngFor());
