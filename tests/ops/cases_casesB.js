@@ -672,6 +672,21 @@ function dynamicCases(rngFor, util, { T }) {
     out.push({ name: `Where_${k}`, op: 'Where', tol: 0, attr: { T: T(dt) }, inputs: [ph(dt, shape, v, 'condition')] });
   });
 
+  // Where between GPU work: its condition a Greater computed on the GPU, its
+  // coordinates gathered (GatherNd) after; a threshold above every value too
+  [0.6, 5].forEach((thr, k) => {
+    const u = util(rngFor());
+    const s = [u.int(3, 6), u.int(4, 8), u.int(2, 5)];
+    out.push({
+      name: `Where_staged_${k}`, op: 'Where', tol: 0, attr: { T: T('bool') },
+      inputs: [ph('float32', s, u.vals(u.n(s), () => u.uni(-1, 1)), 'x'), cst('float32', [], [thr], 'thr')],
+      nodes: [N('cond', 'Greater', ['x', 'thr'], { T: T('float32') })],
+      opInputs: ['cond'],
+      after: [N('picked', 'GatherNd', ['x', 'out0'], { Tparams: T('float32'), Tindices: T('int32') })],
+      covers: ['Greater', 'GatherNd'],
+    });
+  });
+
   return out;
 }
 
