@@ -612,6 +612,10 @@ function dynamicCases(rngFor, util, { T }) {
     out.push(nms('NonMaxSuppressionV3_ties_below', 'NonMaxSuppressionV3', bx, sc, 8, 0.50001, [['score_threshold', 0.25]], { T_threshold: T('float32') }));
     out.push(nms('NonMaxSuppressionV5_ties', 'NonMaxSuppressionV5', bx, sc, 8, 0.5, [['score_threshold', 0.25], ['soft_nms_sigma', 0]], {}, 2));
   }
+  // no boxes at all (V4 pads to min(max_output_size, 0) = 0)
+  out.push(nms('NonMaxSuppressionV3_no_boxes', 'NonMaxSuppressionV3', [], [], 10, 0.5, [['score_threshold', 0.1]], { T_threshold: T('float32') }));
+  out.push(nms('NonMaxSuppressionV4_no_boxes', 'NonMaxSuppressionV4', [], [], 10, 0.5, [['score_threshold', 0.1]],
+    { T_threshold: T('float32'), pad_to_max_output_size: { b: true } }, 2));
   // a NaN coordinate (its IoU is NaN: never over the threshold, its weight 0)
   [[-Infinity, 0.5], [0.1, 0.5]].forEach(([thr, iou], k) => {
     const u = util(rngFor());
