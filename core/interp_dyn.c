@@ -27,20 +27,42 @@ static int nms_cmp(const nms_cand *a, const nms_cand *b)
 
 static int nms_qsort_cmp(const void *a, const void *b) { return nms_cmp(a, b); }
 
+/* JavaScript's Math.min and Math.max: NaN if either is (fmin and fmax
+ * return the other), -0 below +0. */
+static double js_min(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return NAN;
+    if (a == b)
+        return signbit(a) ? a : b;
+    return a < b ? a : b;
+}
+
+static double js_max(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return NAN;
+    if (a == b)
+        return signbit(a) ? b : a;
+    return a > b ? a : b;
+}
+
+/* intersectionOverUnion: a NaN coordinate makes the IoU NaN (never over the
+ * threshold; its suppression weight is 0). */
 static double nms_iou(const float *boxes, int i, int j)
 {
     const float *a = boxes + (size_t)i * 4, *b = boxes + (size_t)j * 4;
-    double ymin_i = fmin(a[0], a[2]), xmin_i = fmin(a[1], a[3]);
-    double ymax_i = fmax(a[0], a[2]), xmax_i = fmax(a[1], a[3]);
-    double ymin_j = fmin(b[0], b[2]), xmin_j = fmin(b[1], b[3]);
-    double ymax_j = fmax(b[0], b[2]), xmax_j = fmax(b[1], b[3]);
+    double ymin_i = js_min(a[0], a[2]), xmin_i = js_min(a[1], a[3]);
+    double ymax_i = js_max(a[0], a[2]), xmax_i = js_max(a[1], a[3]);
+    double ymin_j = js_min(b[0], b[2]), xmin_j = js_min(b[1], b[3]);
+    double ymax_j = js_max(b[0], b[2]), xmax_j = js_max(b[1], b[3]);
     double area_i = (ymax_i - ymin_i) * (xmax_i - xmin_i);
     double area_j = (ymax_j - ymin_j) * (xmax_j - xmin_j);
     if (area_i <= 0 || area_j <= 0)
         return 0.0;
-    double iy0 = fmax(ymin_i, ymin_j), ix0 = fmax(xmin_i, xmin_j);
-    double iy1 = fmin(ymax_i, ymax_j), ix1 = fmin(xmax_i, xmax_j);
-    double inter = fmax(iy1 - iy0, 0.0) * fmax(ix1 - ix0, 0.0);
+    double iy0 = js_max(ymin_i, ymin_j), ix0 = js_max(xmin_i, xmin_j);
+    double iy1 = js_min(ymax_i, ymax_j), ix1 = js_min(xmax_i, xmax_j);
+    double inter = js_max(iy1 - iy0, 0.0) * js_max(ix1 - ix0, 0.0);
     return inter / (area_i + area_j - inter);
 }
 

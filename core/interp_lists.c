@@ -320,9 +320,9 @@ static si_result ta_read_op(opctx *o, iresource *r, int32_t h)
     return ip_set_out(o, 0, v);
 }
 
-/* Gather or concat of an array with no elements: the shape follows from the
- * element shape alone. */
-static si_result ta_empty_result(opctx *o, iresource *r, int concat)
+/* Gather or concat of an array with no elements: [0, ...element shape] for
+ * both (tfjs's concat too, tensor([], [0].concat(elementShape))). */
+static si_result ta_empty_result(opctx *o, iresource *r)
 {
     if (!fully_defined(r->shape_known, &r->shape) || r->shape.rank + 1 > SI_MAX_RANK)
         return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
@@ -330,11 +330,6 @@ static si_result ta_empty_result(opctx *o, iresource *r, int concat)
     core_shape s = {.rank = r->shape.rank + 1};
     for (int i = 0; i < r->shape.rank; i++)
         s.d[i + 1] = r->shape.d[i];
-    if (concat && r->shape.rank > 0) {
-        s.rank--;
-        for (int i = 0; i < s.rank; i++)
-            s.d[i] = i == 0 ? 0 : r->shape.d[i];
-    }
     return ip_set_out(o, 0, ip_val_new(r->dtype, &s));
 }
 
@@ -342,9 +337,16 @@ static si_result ta_empty_result(opctx *o, iresource *r, int concat)
 static si_result ta_concat_items(opctx *o, iresource *r, const int *idx, int n, ival **out)
 {
     const core_shape *first = &r->items[idx[0]]->b.shape;
-    if (first->rank < 1)
+    /* tfjs's concat of one tensor is a copy of it, a scalar too */
+    if (first->rank < 1 && n > 1)
         return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "cannot concat scalars");
     core_shape s = *first;
+    if (first->rank < 1) {
+        if (!(*out = ip_val_new(r->dtype, &s)))
+            return ip_nomem(o->in);
+        memcpy((*out)->b.data, r->items[idx[0]]->b.data, CORE_ELEM);
+        return SI_OK;
+    }
     int64_t rows = 0;
     for (int i = 0; i < n; i++) {
         const core_shape *si = &r->items[idx[i]]->b.shape;
@@ -382,6 +384,21 @@ static si_result ta_collect(opctx *o, iresource *r, const int *idx, int n, int c
     const core_shape *first = &r->items[idx[0]]->b.shape;
     if (!shapes_match(r->shape_known, &r->shape, 1, first))
         return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "TensorArray shape mismatch");
+    /* tfjs's stack wants every element of the first's shape (a partial
+     * element shape lets [2,3] and [3,2] in) */
+    for (int i = 1; !concat && i < n; i++) {
+        const core_shape *si = &r->items[idx[i]]->b.shape;
+        int same = si->rank == first->rank;
+        for (int d = 0; same && d < si->rank; d++)
+            same = si->d[d] == first->d[d];
+        if (!same) {
+            char a[96], b[96];
+            core_shape_str(si, a, sizeof a);
+            core_shape_str(first, b, sizeof b);
+            return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
+                                "element %d of shape %s does not stack with %s", idx[i], a, b);
+        }
+    }
     ival *v = NULL;
     st = concat ? ta_concat_items(o, r, idx, n, &v) : stack_items(o, r, idx, n, first, &v);
     if (st != SI_OK)
@@ -417,7 +434,7 @@ static si_result ta_gather_concat(opctx *o, iresource *r, int concat)
         return ip_nomem(o->in);
     for (int i = 0; i < n; i++)
         idx[i] = concat ? i : (int)ip_buf_num(&o->data[1]->b, i);
-    st = n == 0 ? ta_empty_result(o, r, concat) : ta_collect(o, r, idx, n, concat);
+    st = n == 0 ? ta_empty_result(o, r) : ta_collect(o, r, idx, n, concat);
     free(idx);
     return st;
 }
@@ -471,12 +488,39 @@ static int64_t lengths_sum(const core_buf *lb)
     return total;
 }
 
+/* tfjs's reshape of count elements to shape to: one -1 dim is inferred.
+ * -1 when it cannot be done. */
+static int reshape_to(const core_shape *to, int64_t count, core_shape *out)
+{
+    int64_t known = 1;
+    int implicit = -1;
+    for (int i = 0; i < to->rank; i++) {
+        if (to->d[i] < 0) {
+            if (implicit >= 0)
+                return -1;
+            implicit = i;
+        } else {
+            known *= to->d[i];
+        }
+    }
+    *out = *to;
+    if (implicit >= 0) {
+        if (known == 0 || count % known)
+            return -1;
+        out->d[implicit] = count / known;
+        return 0;
+    }
+    return known == count ? 0 : -1;
+}
+
 /* TensorArraySplit and TensorListSplit: t cut along axis 0 into parts of the
- * lengths lb holds, part i stored as element i of r. A TensorArray with a
- * fully defined element shape of the part's count gives the part that shape
- * (take_shape); a TensorList keeps the rows' own. */
+ * lengths lb holds, part i stored as element i of r. As in tfjs, each part is
+ * reshaped to the shape to (one -1 dim inferred; the TensorArray's element
+ * shape, the TensorList's row shape merged with its element shape); to NULL
+ * (a TensorArray of unknown element shape, where tfjs fails) keeps the
+ * part's own shape. */
 static si_result split_rows(opctx *o, iresource *r, const core_buf *t, const core_buf *lb,
-                            int take_shape,
+                            const core_shape *to,
                             si_result (*store)(opctx *, iresource *, int64_t, ival *))
 {
     int64_t row = 0;
@@ -484,12 +528,17 @@ static si_result split_rows(opctx *o, iresource *r, const core_buf *t, const cor
         int64_t len = (int64_t)ip_buf_num(lb, i);
         core_shape s = t->shape;
         s.d[0] = len;
+        if (to && reshape_to(to, core_shape_count(&s), &s)) {
+            char a[96], b[96];
+            core_shape_str(&t->shape, a, sizeof a);
+            core_shape_str(to, b, sizeof b);
+            return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
+                                "part %lld (%lld rows of %s) cannot be reshaped to %s", (long long)i,
+                                (long long)len, a, b);
+        }
         ival *part = slice_rows(t, row, len, &s);
         if (!part)
             return ip_nomem(o->in);
-        if (take_shape && fully_defined(r->shape_known, &r->shape) &&
-            core_shape_count(&r->shape) == core_shape_count(&s))
-            part->b.shape = r->shape;
         si_result st = store(o, r, i, part);
         ip_val_unref(part);
         if (st != SI_OK)
@@ -511,7 +560,7 @@ static si_result ta_split(opctx *o, iresource *r, int32_t h)
     if (!r->dynamic && nl != r->max_size)
         return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "%lld lengths for a TensorArray of %d",
                             (long long)nl, r->max_size);
-    if ((st = split_rows(o, r, t, lb, 1, ta_write)) != SI_OK)
+    if ((st = split_rows(o, r, t, lb, r->shape_known ? &r->shape : NULL, ta_write)) != SI_OK)
         return st;
     return ip_set_out(o, 0, ip_val_scalar_i(h));
 }
@@ -732,7 +781,7 @@ static si_result tl_split(opctx *o, const tl_args *a)
         return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "incompatible element shapes");
     if ((st = tl_new(o, t->dtype, known, &es, (int)nl, &r, &h)))
         return st;
-    if ((st = split_rows(o, r, t, lb, 0, tl_set)) != SI_OK)
+    if ((st = split_rows(o, r, t, lb, &ms, tl_set)) != SI_OK)
         return st;
     return ip_set_out(o, 0, ip_val_scalar_i(h));
 }
@@ -883,7 +932,7 @@ static si_result tl_stack(opctx *o, const tl_args *a)
         int64_t ni = core_shape_count(&o->data[1]->b.shape);
         n = ni < r->n ? (int)ni : r->n;
     }
-    int *idx = malloc(((size_t)n + 1) * sizeof *idx);
+    int *idx = calloc((size_t)n + 1, sizeof *idx);
     if (!idx)
         return ip_nomem(o->in);
     for (int i = 0; i < n; i++)
@@ -893,8 +942,10 @@ static si_result tl_stack(opctx *o, const tl_args *a)
     free(idx);
     if (st != SI_OK)
         return st;
-    if (concat) {
-        /* concat along axis 0 of the elements = the stack with dims 0 and 1 merged */
+    if (concat && n > 0 && !(n == 1 && out.rank == 0)) {
+        /* concat along axis 0 of the elements = the stack with dims 0 and 1
+         * merged; of no elements, [0, ...element shape] as tfjs gives, and of
+         * one, a copy of it (a scalar too) */
         if (out.rank < 1) {
             ip_val_unref(v);
             return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "cannot concat scalars");
@@ -902,6 +953,8 @@ static si_result tl_stack(opctx *o, const tl_args *a)
         core_shape s = out;
         s.d[0] = out.d[0] * n;
         v->b.shape = s;
+    } else if (concat && n == 1) {
+        v->b.shape = out;
     }
     return ip_set_out(o, 0, v);
 }

@@ -2,6 +2,7 @@
  * dependency order, folds on the host whatever does not depend on the inputs,
  * and keeps the steps the outputs need. What a lowering sees of the builder
  * (the lower_ctx API of ops.h) is in lower_ctx.c. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -373,7 +374,9 @@ static si_result lower_const(builder *b, int k, si_error *err)
 #define DEAD (-2) /* a tensor on the branch a Switch did not take */
 
 /* Switch and Merge with a predicate known when the program is built: the
- * untaken branch is dead, and Merge forwards the live one. */
+ * untaken branch is dead, and Merge forwards the live one. A Switch whose
+ * predicate depends on the inputs' values (tf.cond in a TF1 graph) is left to
+ * the host interpreter, with all that follows from it. */
 static si_result lower_switch_merge(builder *b, int k, const int *in, int n_in, si_error *err)
 {
     const core_graph *g = b->g;
@@ -401,15 +404,25 @@ static si_result lower_switch_merge(builder *b, int k, const int *in, int n_in, 
     if (n_in < 2)
         return base_fail(err, SI_ERR_FORMAT, "node '%s' (Switch): needs data and predicate", n->name);
     int pr = core_storage(b->p, in[1]);
-    if (!b->is_const[pr])
-        return base_fail(err, SI_ERR_UNSUPPORTED,
-                         "node '%s' (Switch): its predicate depends on the input's values "
-                         "(control flow that needs the host interpreter)", n->name);
+    if (!b->is_const[pr]) {
+        b->to_host = 1;
+        return SI_OK;
+    }
     core_buf v;
     si_result st = pg_host_input(b, in[1], &v, err);
     if (st != SI_OK)
         return st;
-    int taken = ((const int32_t *)v.data)[0] != 0;
+    /* tfjs tests the first element's truth: NaN and -0 are false, and so is
+     * an empty predicate */
+    int taken = 0;
+    if (core_shape_count(&v.shape) > 0) {
+        if (v.dtype == SI_FLOAT32) {
+            float f = ((const float *)v.data)[0];
+            taken = f != 0.0f && !isnan(f);
+        } else {
+            taken = ((const int32_t *)v.data)[0] != 0;
+        }
+    }
     for (int j = 0; j < g->n_outs[k]; j++)
         b->node_out[k][j] = DEAD;
     if (taken < g->n_outs[k])
@@ -673,7 +686,7 @@ static void mark_dynamic(const core_graph *g, const core_valmap *given, const ui
 
 /* Every node of order that is not dynamic: lowered, or bound to its given
  * values. *fail_node (may be NULL): the node that failed. */
-static si_result lower_all(builder *b, const int *order, int n_order, const uint8_t *dyn,
+static si_result lower_all(builder *b, const int *order, int n_order, uint8_t *dyn,
                            const core_shape *input_shapes, const core_buf *const *input_values,
                            int *fail_node, si_error *err)
 {
@@ -685,8 +698,13 @@ static si_result lower_all(builder *b, const int *order, int n_order, const uint
             return base_fail(err, SI_ERR_NOMEM, "out of memory");
         for (int j = 0; j < g->n_outs[k]; j++)
             b->node_out[k][j] = -1;
+        /* what reads a node left to the host while lowering is dynamic too */
+        for (int j = 0; j < g->m->nodes[k].n_inputs && !dyn[k] && !is_given(b->given, k); j++)
+            if (!g->edges[k][j].ctrl && dyn[g->edges[k][j].node])
+                dyn[k] = 1;
         if (dyn[k])
             continue;
+        b->to_host = 0;
         si_result st = is_given(b->given, k) ? given_node(b, k, err)
                                              : lower_node(b, k, input_shapes, input_values, err);
         release_retired(b);
@@ -694,6 +712,11 @@ static si_result lower_all(builder *b, const int *order, int n_order, const uint
             if (fail_node)
                 *fail_node = k;
             return st;
+        }
+        if (b->to_host) {
+            dyn[k] = 1;
+            for (int j = 0; j < g->n_outs[k]; j++)
+                b->node_out[k][j] = -1;
         }
     }
     return SI_OK;

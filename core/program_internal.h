@@ -19,6 +19,10 @@ typedef struct {
     int cap;
     /* per node */
     int **node_out;      /* tensor id of each output, -1 unset */
+    int to_host;         /* set by a lowering that leaves its node to the host
+                          * interpreter (a Switch whose predicate is known only
+                          * when the model runs): the node and all that reads
+                          * it become dynamic */
     /* per step */
     uint8_t *step_const;
     int step_cap;

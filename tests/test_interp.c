@@ -460,6 +460,30 @@ static void test_errors(void **state)
     assert_true(strstr(err.message, "(Exit)") || strstr(err.message, "(TensorArrayReadV3)"));
     core_valmap_free(vm);
     model_close(&md);
+    /* a TensorArray of partial element shape [-1,-1] holding [2,3] and [3,2]:
+     * its gather (tfjs's stack) refuses them */
+    placeholder(&j, "a", "DT_FLOAT", "{\"dim\":[{\"size\":\"2\"},{\"size\":\"3\"}]}");
+    placeholder(&j, "b", "DT_FLOAT", "{\"dim\":[{\"size\":\"3\"},{\"size\":\"2\"}]}");
+    const_i(&j, "two", 2);
+    const_i(&j, "zero", 0);
+    const_i(&j, "one", 1);
+    static const int both[2] = {0, 1};
+    const_iv(&j, "both", both, 2);
+    node(&j, "ta", "TensorArrayV3", "\"two\"",
+         "\"dtype\":{\"type\":\"DT_FLOAT\"},\"element_shape\":{\"shape\":{\"dim\":[{\"size\":\"-1\"},{\"size\":\"-1\"}]}}");
+    node(&j, "w0", "TensorArrayWriteV3", "\"ta\",\"zero\",\"a\",\"ta:1\"", NULL);
+    node(&j, "w1", "TensorArrayWriteV3", "\"ta\",\"one\",\"b\",\"w0\"", NULL);
+    node(&j, "g", "TensorArrayGatherV3", "\"ta\",\"both\",\"w1\"", "\"dtype\":{\"type\":\"DT_FLOAT\"}");
+    load_model(&j, "tastack.json", &md);
+    vm = core_valmap_new(md.g);
+    static const float six[6] = {1, 2, 3, 4, 5, 6};
+    put(vm, &md, "a", SI_FLOAT32, 2, (int64_t[]){2, 3}, six);
+    put(vm, &md, "b", SI_FLOAT32, 2, (int64_t[]){3, 2}, six);
+    memset(&err, 0, sizeof err);
+    assert_int_not_equal(run(&md, vm, &err), SI_OK);
+    assert_non_null(strstr(err.message, "does not stack"));
+    core_valmap_free(vm);
+    model_close(&md);
     /* NMS with an iou threshold over 1 */
     placeholder(&j, "boxes", "DT_FLOAT", "{\"dim\":[{\"size\":\"-1\"},{\"size\":\"4\"}]}");
     placeholder(&j, "scores", "DT_FLOAT", "{\"dim\":[{\"size\":\"-1\"}]}");

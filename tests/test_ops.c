@@ -7,7 +7,8 @@
  * its largest step: where the plan splits the step, the outputs must be
  * bitwise the unsplit ones.
  *
- *   test_ops CASES_DIR [RESULTS.tsv]   run the cases (results: one row a case)
+ *   test_ops CASES_DIR [RESULTS.tsv]   run the cases (results: one row a case:
+ *                                      op, case, host, gpu, GPU steps, tiled, covers)
  *   test_ops --list-ops                every op streaminfer knows, with its family
  * (tests/run_all.sh runs it after gen.js, in its models block, not in its
  * loop over test binaries.) */
@@ -24,6 +25,7 @@
 
 typedef struct {
     char op[128];
+    char covers[1024]; /* the other ops of the case's graph it tests: "A,B" or "-" */
     int n_in, n_out;
     char in_name[MAX_IO][128], in_file[MAX_IO][128], out_file[MAX_IO][128];
     double tol;
@@ -63,12 +65,24 @@ static int read_spec(const char *dir, case_spec *c)
         return -1;
     memset(c, 0, sizeof *c);
     c->tol = 1e-3;
-    char line[512];
+    snprintf(c->covers, sizeof c->covers, "-");
+    char line[1024];
     while (fgets(line, sizeof line, f)) {
         int k = sscanf(line, "%31s %127s %127s", key, a, b);
         if (k >= 2 && !strcmp(key, "op"))
             snprintf(c->op, sizeof c->op, "%s", a);
-        else if (k == 3 && !strcmp(key, "input") && c->n_in < MAX_IO) {
+        else if (k >= 2 && !strcmp(key, "covers")) {
+            /* "covers A B C" → "A,B,C" (a column of the results row) */
+            size_t n = 0;
+            for (char *t = strtok(line + 6, " \t\r\n"); t; t = strtok(NULL, " \t\r\n")) {
+                int w = snprintf(c->covers + n, sizeof c->covers - n, "%s%s", n ? "," : "", t);
+                if (w < 0 || (size_t)w >= sizeof c->covers - n) {
+                    fclose(f);
+                    return -1; /* too long to be credited whole */
+                }
+                n += (size_t)w;
+            }
+        } else if (k == 3 && !strcmp(key, "input") && c->n_in < MAX_IO) {
             snprintf(c->in_name[c->n_in], 128, "%s", a);
             snprintf(c->in_file[c->n_in++], 128, "%s", b);
         } else if (k == 2 && !strcmp(key, "output") && c->n_out < MAX_IO)
@@ -291,8 +305,8 @@ static int one_case(const char *root, const char *name, FILE *res)
         }
     }
     if (res)
-        fprintf(res, "%s\t%s\t%s\t%s\t%llu\t%s\n", c.op, name, host_bad ? "FAIL" : "ok",
-                gpu_bad ? "FAIL" : "ok", (unsigned long long)st.gpu_steps, tiled);
+        fprintf(res, "%s\t%s\t%s\t%s\t%llu\t%s\t%s\n", c.op, name, host_bad ? "FAIL" : "ok",
+                gpu_bad ? "FAIL" : "ok", (unsigned long long)st.gpu_steps, tiled, c.covers);
     free_outputs(&host);
     free_outputs(&gpu);
     free_outputs(&small);

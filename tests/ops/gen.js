@@ -4,7 +4,8 @@
 // seeded inputs, and TensorFlow.js's outputs for them (tfjs-backend-cpu, the
 // oracle's node_modules), one folder per case:
 //   CASE/model.json group1-shard1of1.bin input_<name>.npy ref_<k>.npy case.txt
-// case.txt is read by tests/test_ops.c: "op OP", "input NAME FILE",
+// case.txt is read by tests/test_ops.c: "op OP", "covers OP..." (the other
+// ops of the graph the case tests, see graphCovers), "input NAME FILE",
 // "output FILE", "tol T" (float32: |out-ref| <= T*max(1,|ref|); ints and bools exact).
 //
 // usage: node tests/ops/gen.js OUTDIR [--only OP[,OP...]] [--list]
@@ -62,20 +63,36 @@ function buildModel(c) {
     nodes.push({ name: `out${k}`, op: 'Identity', input: [k ? `op:${k}` : 'op'], attr: {} });
   }
   nodes.push(...(c.after || []));
+  const covers = graphCovers(c, nodes);
   const model = {
     format: 'graph-model', generatedBy: '2.15.0', convertedBy: 'streaminfer tests/ops/gen.js',
     modelTopology: { node: nodes, library: c.library || {}, versions: { producer: 1286 } },
     weightsManifest: [{ paths: ['group1-shard1of1.bin'], weights }],
   };
-  return { model, shard: Buffer.concat(parts) };
+  return { model, shard: Buffer.concat(parts), covers };
+}
+
+// The ops besides c.op that the case's graph contains and tests, credited to
+// the case by tests/ops/table.js (case.txt "covers"): those c.covers names,
+// each of which must be a node of the graph or of a library function, and
+// Placeholder and Const wherever the graph has such nodes.
+function graphCovers(c, nodes) {
+  const ops = new Set(nodes.map((n) => n.op));
+  for (const f of (c.library && c.library.function) || []) for (const n of f.nodeDef || []) ops.add(n.op);
+  for (const op of c.covers || []) {
+    if (op === c.op) throw new Error(`covers its own op ${op}`);
+    if (!ops.has(op)) throw new Error(`covers ${op}, which is no node of its graph`);
+  }
+  return [...new Set([...(c.covers || []), ...['Placeholder', 'Const'].filter((op) => op !== c.op && ops.has(op))])];
 }
 
 async function runCase(tf, loadGraphModel, dir, c) {
   fs.mkdirSync(dir, { recursive: true });
-  const { model, shard } = buildModel(c);
+  const { model, shard, covers } = buildModel(c);
   fs.writeFileSync(path.join(dir, 'model.json'), JSON.stringify(model));
   fs.writeFileSync(path.join(dir, 'group1-shard1of1.bin'), shard);
   const lines = [`op ${c.op}`];
+  if (covers.length) lines.push(`covers ${covers.join(' ')}`);
   const feed = {};
   c.inputs.forEach((inp, i) => {
     if (inp.const) return;
@@ -125,7 +142,7 @@ async function main() {
     if (seen.has(c.name)) throw new Error(`two cases named ${c.name}`);
     seen.add(c.name);
   }
-  const chosen = all.filter((c) => !only || only.has(c.op));
+  const chosen = all.filter((c) => !only || only.has(c.op) || (c.covers || []).some((op) => only.has(op)));
   if (list) {
     for (const c of chosen) process.stdout.write(`${c.op}\t${c.name}\n`);
     return;

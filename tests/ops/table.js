@@ -3,7 +3,8 @@
 // (tfjs-converter dist/operations/op_list/*.js, in the oracle's node_modules)
 // against streaminfer's op table (`test_ops --list-ops`), the per-op test
 // results (`test_ops CASES RESULTS.tsv`) and the written exclusion list
-// (tests/ops/EXCLUDED: "Op<TAB>reason" a line).
+// (tests/ops/EXCLUDED: "Op<TAB>reason" a line). A case counts for its own op
+// and for the ops its results row says it covers.
 //
 //   node tests/ops/table.js --check KNOWN.tsv
 //       fails when an op of the converter's list is unknown and not excluded,
@@ -63,9 +64,15 @@ function table(knownFile, resultsFile) {
   const known = new Map(readTsv(knownFile));
   const excl = excluded();
   const res = new Map();
-  for (const [op, name, host, gpu, steps, tiled] of readTsv(resultsFile)) {
+  // a case counts for its op and for the other ops its graph covers (gen.js
+  // graphCovers); the GPU and tiled columns come from an op's own cases only
+  const credit = (op, row) => {
     if (!res.has(op)) res.set(op, []);
-    res.get(op).push({ name, host, gpu, steps: Number(steps), tiled });
+    res.get(op).push(row);
+  };
+  for (const [op, name, host, gpu, steps, tiled, covers] of readTsv(resultsFile)) {
+    credit(op, { name, host, gpu, steps: Number(steps), tiled, own: true });
+    for (const o of covers && covers !== '-' ? covers.split(',') : []) credit(o, { name, host, gpu, own: false });
   }
   const rows = [];
   let nKnown = 0; let nTested = 0;
@@ -80,9 +87,18 @@ function table(knownFile, resultsFile) {
       if (r.length) {
         nTested++;
         const allOk = r.every((x) => x.host === 'ok' && x.gpu === 'ok');
-        gpu = r.some((x) => x.steps > 0) ? 'yes' : 'folded/host';
-        tiled = r.some((x) => x.tiled === 'yes') ? 'yes' : (r.some((x) => x.tiled === 'no') ? 'no' : '—');
-        test = `tests/ops: ${r.length} case${r.length > 1 ? 's' : ''}${allOk ? '' : ' (FAILING)'}`;
+        const own = r.filter((x) => x.own);
+        const nOther = r.length - own.length;
+        if (own.length) {
+          gpu = own.some((x) => x.steps > 0) ? 'yes' : 'folded/host';
+          tiled = own.some((x) => x.tiled === 'yes') ? 'yes' : (own.some((x) => x.tiled === 'no') ? 'no' : '—');
+        } else {
+          gpu = fam === 'interpreter' || fam === 'graph' ? 'host' : 'untested';
+        }
+        const parts = [];
+        if (own.length) parts.push(`${own.length} case${own.length > 1 ? 's' : ''}`);
+        if (nOther) parts.push(`in ${nOther} case${nOther > 1 ? 's' : ''} of other ops`);
+        test = `tests/ops: ${parts.join(', ')}${allOk ? '' : ' (FAILING)'}`;
       } else {
         gpu = fam === 'interpreter' || fam === 'graph' ? 'host' : 'untested';
         test = 'no per-op case yet';
