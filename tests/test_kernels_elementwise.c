@@ -178,6 +178,33 @@ static void test_binary(void **state)
     }
 }
 
+/* int32 comparisons on values past 2^24, where neighbours round to the same
+ * float: the GPU once compared them as floats (16777217 == 16777216) */
+static void test_binary_int_compare(void **state)
+{
+    (void)state;
+    for (int op = CK_B_EQUAL; op <= CK_B_GREATEREQ; op++) {
+        int64_t d[] = {kt_randint(17, 900)};
+        core_buf a = kt_random(SI_INT32, 1, d, 0.f, 1.f), b = kt_random(SI_INT32, 1, d, 0.f, 1.f);
+        for (int64_t i = 0; i < d[0]; i++) {
+            int32_t base = (kt_rand() % 2 ? 1 : -1) * (16777216 + kt_randint(0, 1 << 20) * 64);
+            ((int32_t *)a.data)[i] = base + kt_randint(-1, 1);
+            ((int32_t *)b.data)[i] = base + kt_randint(-1, 1);
+        }
+        ck_step s = {.kind = CK_BINARY, .n_in = 2, .in = {0, 1}, .out = 2};
+        s.u.binary = (ck_binary_p){.op = op, .rank = 1, .out_dim = {(int32_t)d[0]}, .a_stride = {1},
+                                   .b_stride = {1}, .in_dtype = SI_INT32, .out_dtype = SI_BOOL,
+                                   .count = (int32_t)d[0]};
+        const core_buf *ins[] = {&a, &b};
+        double e = kt_compare(&s, ins, SI_BOOL, &a.shape, NULL);
+        if (e != 0)
+            fprintf(stderr, "int32 compare op %d: error %g\n", op, e);
+        assert_true(e == 0);
+        kt_free(&a);
+        kt_free(&b);
+    }
+}
+
 static void test_addn(void **state)
 {
     (void)state;
@@ -232,7 +259,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unary), cmocka_unit_test(test_unary_math),
         cmocka_unit_test(test_cast_and_int),
-        cmocka_unit_test(test_binary), cmocka_unit_test(test_addn),
+        cmocka_unit_test(test_binary), cmocka_unit_test(test_binary_int_compare),
+        cmocka_unit_test(test_addn),
         cmocka_unit_test(test_dequant),
     };
     return cmocka_run_group_tests_name("kernels_elementwise", tests, setup, teardown);

@@ -76,25 +76,33 @@ void main() {
         ib += id * P[14 + d];
     }
 #if OPC >= B_EQUAL && OPC <= B_OR
-    float a = float(in0[ia]), b = float(in1[ib]);
-    bool r;
+    // int32 and bool compare as ints: as floats, values past 2^24 would round
+    // together (16777217 == 16777216)
 #if OPC == B_EQUAL
-    r = a == b;
+#define CMP(a, b, z) ((a) == (b))
 #elif OPC == B_NOTEQUAL
-    r = a != b;
+#define CMP(a, b, z) ((a) != (b))
 #elif OPC == B_LESS
-    r = a < b;
+#define CMP(a, b, z) ((a) < (b))
 #elif OPC == B_LESSEQ
-    r = a <= b;
+#define CMP(a, b, z) ((a) <= (b))
 #elif OPC == B_GREATER
-    r = a > b;
+#define CMP(a, b, z) ((a) > (b))
 #elif OPC == B_GREATEREQ
-    r = a >= b;
+#define CMP(a, b, z) ((a) >= (b))
 #elif OPC == B_AND
-    r = a != 0.0 && b != 0.0;
+#define CMP(a, b, z) ((a) != (z) && (b) != (z))
 #else
-    r = a != 0.0 || b != 0.0;
+#define CMP(a, b, z) ((a) != (z) || (b) != (z))
 #endif
+    bool r;
+    if (P[20] == 0) {
+        float a = float(in0[ia]), b = float(in1[ib]);
+        r = CMP(a, b, 0.0);
+    } else {
+        int a = int(in0[ia]), b = int(in1[ib]);
+        r = CMP(a, b, 0);
+    }
     outv[o] = TO(r ? 1 : 0);
 #else
     if (P[21] == 0) outv[o] = TO(binary_f(float(in0[ia]), float(in1[ib])));
