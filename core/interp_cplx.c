@@ -1,0 +1,408 @@
+/* The host interpreter's complex64 values and the ops on them, computed as
+ * tfjs-backend-cpu computes them: Complex, Real, Imag, ComplexAbs (V8's
+ * Math.hypot), FFT and IFFT (fft_utils.js: radix-2 Cooley-Tukey on float32
+ * values for powers of two, a DFT summed in double otherwise), and RFFT and
+ * IRFFT as tfjs-core builds them of those. A complex64 buffer holds
+ * interleaved float re/im pairs (core.h, CORE_COMPLEX64); only the ops here
+ * and the control flow that passes values on read one, so none leaves the
+ * interpreter. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "interp_internal.h"
+
+static const char *const cplx_ops[] = {"Complex", "Real", "Imag", "ComplexAbs", "FFT",
+                                       "IFFT",    "RFFT", "IRFFT", NULL};
+/* ops that pass a value on unchanged (Merge reads its inputs itself) */
+static const char *const pass_ops[] = {"Identity", "Enter", "Exit", "Switch", "NextIteration",
+                                       NULL};
+
+static int in_list(const char *op, const char *const *list)
+{
+    for (int i = 0; list[i]; i++)
+        if (!strcmp(op, list[i]))
+            return 1;
+    return 0;
+}
+
+int ip_is_complex_op(const char *op) { return op && in_list(op, cplx_ops); }
+
+si_result ip_check_complex_inputs(opctx *o)
+{
+    if (in_list(o->n->op, cplx_ops) || in_list(o->n->op, pass_ops))
+        return SI_OK;
+    for (int i = 0; i < o->n_data; i++)
+        if (o->data[i]->b.dtype == CORE_COMPLEX64)
+            return ip_node_fail(o->in, o->node, SI_ERR_UNSUPPORTED,
+                                "input %d is complex64; streaminfer takes complex values only "
+                                "in Complex, Real, Imag, ComplexAbs, FFT, IFFT, RFFT, IRFFT, "
+                                "Identity and control flow",
+                                i);
+    return SI_OK;
+}
+
+int ip_reads_complex(const opctx *o)
+{
+    for (int i = 0; i < o->n_data; i++)
+        if (o->data[i]->b.dtype == CORE_COMPLEX64)
+            return 1;
+    return 0;
+}
+
+/* ---- the transforms (fft_utils.js) ---- */
+
+/* tfjs backend_util.exponents(s): the twiddles of one radix-2 stage of size
+ * s, rounded to float32 as its Float32Arrays hold them. tw holds the stages
+ * 2, 4, ..., n one after the other (s/2 each, n-1 in all). */
+static void radix2_twiddles(int64_t n, int inverse, float *tw_re, float *tw_im)
+{
+    int64_t at = 0;
+    for (int64_t s = 2; s <= n; s *= 2)
+        for (int64_t k = 0; k < s / 2; k++, at++) {
+            double x = (inverse ? 2.0 : -2.0) * M_PI * ((double)k / (double)s);
+            tw_re[at] = (float)cos(x);
+            tw_im[at] = (float)sin(x);
+        }
+}
+
+/* fftRadix2 on one row, unrolled: its recursion splits even and odd indices
+ * down to single values, so the values are taken in bit-reversed order and
+ * each stage of size s combines E[k] + w*O[k], E[k] - w*O[k] as it does (its
+ * complex multiply in double, rounded to float32 per part; adds in float32). */
+static void radix2_row(const float *x, int64_t n, const float *tw_re, const float *tw_im,
+                       float *wr, float *wi)
+{
+    int bits = 0;
+    while (((int64_t)1 << bits) < n)
+        bits++;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t r = 0;
+        for (int b = 0; b < bits; b++)
+            r |= ((i >> b) & 1) << (bits - 1 - b);
+        wr[r] = x[2 * i];
+        wi[r] = x[2 * i + 1];
+    }
+    int64_t at = 0;
+    for (int64_t s = 2; s <= n; at += s / 2, s *= 2) {
+        int64_t half = s / 2;
+        for (int64_t j = 0; j < n; j += s)
+            for (int64_t k = 0; k < half; k++) {
+                double c = tw_re[at + k], sn = tw_im[at + k];
+                float er = wr[j + k], ei = wi[j + k];
+                float orr = wr[j + k + half], oi = wi[j + k + half];
+                float pr = (float)(c * orr - sn * oi);
+                float pi = (float)(c * oi + sn * orr);
+                wr[j + k] = er + pr;
+                wi[j + k] = ei + pi;
+                wr[j + k + half] = er - pr;
+                wi[j + k + half] = ei - pi;
+            }
+    }
+}
+
+/* fourierTransformByMatmul on one row: every term's exponent in double
+ * (backend_util.exponent), the sums in double, rounded to float32 at the end. */
+static void dft_row(const float *x, int64_t n, int inverse, float *out)
+{
+    for (int64_t r = 0; r < n; r++) {
+        double re = 0.0, im = 0.0;
+        for (int64_t c = 0; c < n; c++) {
+            double a = (inverse ? 2.0 : -2.0) * M_PI * ((double)(r * c) / (double)n);
+            double er = cos(a), ei = sin(a);
+            double tr = x[2 * c], ti = x[2 * c + 1];
+            re += tr * er - ti * ei;
+            im += tr * ei + ti * er;
+        }
+        if (inverse) {
+            re /= (double)n;
+            im /= (double)n;
+        }
+        out[2 * r] = (float)re;
+        out[2 * r + 1] = (float)im;
+    }
+}
+
+/* fftBatch: rows of n complex values from x (interleaved) into out. */
+static si_result fft_rows(opctx *o, const float *x, int64_t batch, int64_t n, int inverse,
+                          float *out)
+{
+    if (batch == 0)
+        return SI_OK;
+    if (n & (n - 1)) {
+        for (int64_t b = 0; b < batch; b++)
+            dft_row(x + 2 * b * n, n, inverse, out + 2 * b * n);
+        return SI_OK;
+    }
+    float *tw = malloc((size_t)(2 * n) * sizeof *tw);
+    float *w = malloc((size_t)(2 * n) * sizeof *w);
+    if (!tw || !w) {
+        free(tw);
+        free(w);
+        return ip_nomem(o->in);
+    }
+    radix2_twiddles(n, inverse, tw, tw + n);
+    for (int64_t b = 0; b < batch; b++) {
+        radix2_row(x + 2 * b * n, n, tw, tw + n, w, w + n);
+        float *row = out + 2 * b * n;
+        for (int64_t i = 0; i < n; i++) {
+            /* fftImpl's inverse: a float32 RealDiv by the size */
+            row[2 * i] = inverse ? w[i] / (float)n : w[i];
+            row[2 * i + 1] = inverse ? w[n + i] / (float)n : w[n + i];
+        }
+    }
+    free(tw);
+    free(w);
+    return SI_OK;
+}
+
+/* ---- the ops ---- */
+
+static si_result need_dtype(opctx *o, int i, si_dtype dt)
+{
+    si_dtype got = o->data[i]->b.dtype;
+    if (got != dt)
+        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "input %d must be %s, not %s", i,
+                            ip_dt_name(dt), ip_dt_name(got));
+    return SI_OK;
+}
+
+/* The innermost dimension and the batch of the rows over it; tfjs fails on a
+ * scalar or an empty innermost dimension (its batch is 0/0). */
+static si_result rows_of(opctx *o, const core_shape *s, int64_t *batch, int64_t *n)
+{
+    if (s->rank < 1 || s->d[s->rank - 1] == 0)
+        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
+                            "the input needs an innermost dimension of at least 1 element");
+    *n = s->d[s->rank - 1];
+    *batch = core_shape_count(s) / *n;
+    return SI_OK;
+}
+
+static si_result op_complex(opctx *o)
+{
+    si_result st = ip_need_inputs(o, 2);
+    if (st || (st = need_dtype(o, 0, SI_FLOAT32)) || (st = need_dtype(o, 1, SI_FLOAT32)))
+        return st;
+    const core_buf *re = &o->data[0]->b, *im = &o->data[1]->b;
+    if (!core_shape_eq(&re->shape, &im->shape)) {
+        char a[160], b[160];
+        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "real and imag shapes, %s and %s, must match",
+                            core_shape_str(&re->shape, a, sizeof a),
+                            core_shape_str(&im->shape, b, sizeof b));
+    }
+    ival *v = ip_val_new(CORE_COMPLEX64, &re->shape);
+    if (!v)
+        return ip_nomem(o->in);
+    float *d = v->b.data;
+    const float *r = re->data, *i = im->data;
+    for (int64_t k = 0; k < core_shape_count(&re->shape); k++) {
+        d[2 * k] = r[k];
+        d[2 * k + 1] = i[k];
+    }
+    return ip_set_out(o, 0, v);
+}
+
+/* Real, Imag: tfjs reads the parts of a complex tensor only (a float input
+ * has none, and fails there). */
+static si_result op_part(opctx *o, int part)
+{
+    si_result st = ip_need_inputs(o, 1);
+    if (st || (st = need_dtype(o, 0, CORE_COMPLEX64)))
+        return st;
+    const core_buf *x = &o->data[0]->b;
+    ival *v = ip_val_new(SI_FLOAT32, &x->shape);
+    if (!v)
+        return ip_nomem(o->in);
+    const float *s = x->data;
+    float *d = v->b.data;
+    for (int64_t k = 0; k < core_shape_count(&x->shape); k++)
+        d[k] = s[2 * k + part];
+    return ip_set_out(o, 0, v);
+}
+
+/* V8's Math.hypot on two values: an infinity wins over NaN; otherwise the
+ * values scaled by the larger one, squared and Kahan-summed. */
+static double js_hypot(double a, double b)
+{
+    if (isinf(a) || isinf(b))
+        return INFINITY;
+    if (isnan(a) || isnan(b))
+        return NAN;
+    double v[2] = {fabs(a), fabs(b)};
+    double max = v[0] > v[1] ? v[0] : v[1];
+    if (max == 0)
+        return 0;
+    double sum = 0, comp = 0;
+    for (int i = 0; i < 2; i++) {
+        double n = v[i] / max;
+        double summand = n * n - comp;
+        double pre = sum + summand;
+        comp = (pre - sum) - summand;
+        sum = pre;
+    }
+    return sqrt(sum) * max;
+}
+
+/* ComplexAbs: the converter maps it to tf.abs, which is ComplexAbs on a
+ * complex value and Abs on any other (Math.abs into a Float32Array). */
+static si_result op_complex_abs(opctx *o)
+{
+    si_result st = ip_need_inputs(o, 1);
+    if (st != SI_OK)
+        return st;
+    const core_buf *x = &o->data[0]->b;
+    int64_t cnt = core_shape_count(&x->shape);
+    if (x->dtype == SI_BOOL)
+        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "input 0 is bool");
+    ival *v = ip_val_new(x->dtype == CORE_COMPLEX64 ? SI_FLOAT32 : x->dtype, &x->shape);
+    if (!v)
+        return ip_nomem(o->in);
+    if (x->dtype == CORE_COMPLEX64) {
+        const float *s = x->data;
+        float *d = v->b.data;
+        for (int64_t k = 0; k < cnt; k++)
+            d[k] = (float)js_hypot(s[2 * k], s[2 * k + 1]);
+    } else if (x->dtype == SI_FLOAT32) {
+        const float *s = x->data;
+        float *d = v->b.data;
+        for (int64_t k = 0; k < cnt; k++)
+            d[k] = fabsf(s[k]);
+    } else {
+        const int32_t *s = x->data;
+        int32_t *d = v->b.data;
+        for (int64_t k = 0; k < cnt; k++)
+            d[k] = (int32_t)(uint32_t)(int64_t)(float)llabs((long long)s[k]);
+    }
+    return ip_set_out(o, 0, v);
+}
+
+static si_result op_fft(opctx *o, int inverse)
+{
+    si_result st = ip_need_inputs(o, 1);
+    if (st || (st = need_dtype(o, 0, CORE_COMPLEX64)))
+        return st;
+    const core_buf *x = &o->data[0]->b;
+    int64_t batch = 0, n = 1;
+    if ((st = rows_of(o, &x->shape, &batch, &n)))
+        return st;
+    ival *v = ip_val_new(CORE_COMPLEX64, &x->shape);
+    if (!v)
+        return ip_nomem(o->in);
+    if ((st = fft_rows(o, x->data, batch, n, inverse, v->b.data))) {
+        ip_val_unref(v);
+        return st;
+    }
+    return ip_set_out(o, 0, v);
+}
+
+/* tfjs-core rfft with no fftLength (the converter passes none, its
+ * fft_length input is notSupported): the FFT of (x, +0) over the innermost
+ * dimension, its first n/2+1 values. */
+static si_result op_rfft(opctx *o)
+{
+    si_result st = ip_need_inputs(o, 1);
+    if (st || (st = need_dtype(o, 0, SI_FLOAT32)))
+        return st;
+    const core_buf *x = &o->data[0]->b;
+    int64_t batch = 0, n = 1;
+    if ((st = rows_of(o, &x->shape, &batch, &n)))
+        return st;
+    int64_t half = n / 2 + 1;
+    core_shape os = x->shape;
+    os.d[os.rank - 1] = half;
+    float *in = malloc((size_t)(2 * batch * n + 1) * sizeof *in);
+    float *full = malloc((size_t)(2 * batch * n + 1) * sizeof *full);
+    ival *v = in && full ? ip_val_new(CORE_COMPLEX64, &os) : NULL;
+    if (!v) {
+        free(in);
+        free(full);
+        return ip_nomem(o->in);
+    }
+    const float *xs = x->data;
+    for (int64_t k = 0; k < batch * n; k++) {
+        in[2 * k] = xs[k];
+        in[2 * k + 1] = 0.0f;
+    }
+    st = fft_rows(o, in, batch, n, 0, full);
+    float *d = v->b.data;
+    for (int64_t b = 0; st == SI_OK && b < batch; b++)
+        memcpy(d + 2 * b * half, full + 2 * b * n, (size_t)(2 * half) * sizeof *d);
+    free(in);
+    free(full);
+    if (st != SI_OK) {
+        ip_val_unref(v);
+        return st;
+    }
+    return ip_set_out(o, 0, v);
+}
+
+/* tfjs-core irfft: each row of n values is completed to 2(n-1) by its
+ * conjugates (rows of 1 or 2 are taken as they are), then the real part of
+ * its IFFT. Its result is [batch, width], or [d0, batch/d0, width] for a
+ * rank-3 input whose first dimension is not 0. */
+static si_result op_irfft(opctx *o)
+{
+    si_result st = ip_need_inputs(o, 1);
+    if (st || (st = need_dtype(o, 0, CORE_COMPLEX64)))
+        return st;
+    const core_buf *x = &o->data[0]->b;
+    int64_t batch = 0, n = 1;
+    if ((st = rows_of(o, &x->shape, &batch, &n)))
+        return st;
+    int64_t m = n <= 2 ? n : 2 * (n - 1);
+    core_shape os = {.rank = 2, .d = {batch, m}};
+    if (x->shape.rank == 3 && x->shape.d[0] != 0)
+        os = (core_shape){.rank = 3, .d = {x->shape.d[0], batch / x->shape.d[0], m}};
+    float *in = malloc((size_t)(2 * batch * m + 1) * sizeof *in);
+    float *res = malloc((size_t)(2 * batch * m + 1) * sizeof *res);
+    ival *v = in && res ? ip_val_new(SI_FLOAT32, &os) : NULL;
+    if (!v) {
+        free(in);
+        free(res);
+        return ip_nomem(o->in);
+    }
+    const float *xs = x->data;
+    for (int64_t b = 0; b < batch; b++) {
+        const float *row = xs + 2 * b * n;
+        float *dst = in + 2 * b * m;
+        memcpy(dst, row, (size_t)(2 * n) * sizeof *dst);
+        for (int64_t j = n; j < m; j++) {
+            /* reverse(slice(x, 1, n-2)): element j is x[m - j]; imag times -1 */
+            dst[2 * j] = row[2 * (m - j)];
+            dst[2 * j + 1] = row[2 * (m - j) + 1] * -1.0f;
+        }
+    }
+    st = fft_rows(o, in, batch, m, 1, res);
+    float *d = v->b.data;
+    for (int64_t k = 0; st == SI_OK && k < batch * m; k++)
+        d[k] = res[2 * k];
+    free(in);
+    free(res);
+    if (st != SI_OK) {
+        ip_val_unref(v);
+        return st;
+    }
+    return ip_set_out(o, 0, v);
+}
+
+si_result ip_complex(opctx *o)
+{
+    const char *op = o->n->op;
+    if (!strcmp(op, "Complex"))
+        return op_complex(o);
+    if (!strcmp(op, "Real") || !strcmp(op, "Imag"))
+        return op_part(o, !strcmp(op, "Imag"));
+    if (!strcmp(op, "ComplexAbs"))
+        return op_complex_abs(o);
+    if (!strcmp(op, "FFT") || !strcmp(op, "IFFT"))
+        return op_fft(o, !strcmp(op, "IFFT"));
+    if (!strcmp(op, "RFFT"))
+        return op_rfft(o);
+    if (!strcmp(op, "IRFFT"))
+        return op_irfft(o);
+    if (!strcmp(op, "Identity")) { /* of a complex value */
+        si_result st = ip_need_inputs(o, 1);
+        return st ? st : ip_set_out(o, 0, ip_val_ref(o->data[0]));
+    }
+    return ip_node_fail(o->in, o->node, SI_ERR_UNSUPPORTED, "not a complex op");
+}

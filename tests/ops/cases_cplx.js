@@ -1,0 +1,137 @@
+// Per-op cases of Complex, Real, Imag, ComplexAbs, FFT, IFFT, RFFT and IRFFT
+// (tests/ops/gen.js; cases.js appends them). complex64 lives only inside the
+// host interpreter, so every graph starts from float32 Placeholders
+// (Complex(re, im)) and ends in float32 outputs (Real and Imag of a complex
+// result). Sizes are powers of two (tfjs's radix-2 path) and not (its DFT
+// sum), with batch dimensions, length 1 and 2, empty batches, NaN and Inf.
+//
+// Tolerances: Complex, Real, Imag copy values and ComplexAbs is V8's
+// Math.hypot replicated step by step: exact (tol 0). The transforms follow
+// tfjs's arithmetic order (float32 butterflies with float32-rounded
+// twiddles; double sums of the DFT), but their twiddles and DFT terms come
+// from cos/sin, which are V8's fdlibm in tfjs and glibc's libm here: the two
+// may differ in the last bit of a double, which can move a float32 result by
+// one ulp and, through the later stages, a few ulps of the row's magnitude.
+// On this machine every case is bitwise tfjs's (they pass at tol 0); tol 1e-6
+// (|out - ref| <= 1e-6 * max(1, |ref|), about 8 float32 ulps at 1) leaves
+// room for such a last-bit difference only: one ulp more in every twiddle
+// already fails FFT cases, and an index or sign slip is off by O(1).
+'use strict';
+
+const CT = { type: 'DT_COMPLEX64' };
+
+function cplxCases(rngFor, util, { T }) {
+  const out = [];
+  const ph = (dtype, shape, values, name) => ({ dtype, shape, values, name });
+  const cst = (dtype, shape, values, name) => ({ dtype, shape, values, name, const: true });
+  const node = (name, op, input, attr = {}) => ({ name, op, input, attr });
+  const SPECIAL = [NaN, Infinity, -Infinity, 0, -0, 1, -1, 3.4e38, -3.4e38, 1e-38, 1e-45];
+  const values = (u, n, special) => u.vals(n, () => (special && u.int(0, 3) === 0
+    ? SPECIAL[u.int(0, SPECIAL.length - 1)] : u.uni(-4, 4)));
+  // re, im Placeholders and c = Complex(re, im)
+  const complexIn = (u, shape, special) => ({
+    inputs: [ph('float32', shape, values(u, u.n(shape), special), 're'),
+      ph('float32', shape, values(u, u.n(shape), special), 'im')],
+    nodes: [node('c', 'Complex', ['re', 'im'], { T: T('float32'), Tout: CT })],
+  });
+  // a complex result read back as its parts (outputs 'real', 'imag')
+  const parts = [node('real', 'Real', ['out0'], { T: CT, Tout: T('float32') }),
+    node('imag', 'Imag', ['out0'], { T: CT, Tout: T('float32') })];
+
+  // ---- Complex, Real, Imag, ComplexAbs
+  [[40], [3, 7], [2, 3, 5], [1]].forEach((shape, k) => {
+    const u = util(rngFor());
+    const ins = complexIn(u, shape, k !== 0);
+    out.push({ name: `Complex_${k}`, op: 'Complex', tol: 0, attr: { T: T('float32'), Tout: CT },
+      inputs: ins.inputs, after: parts });
+    for (const op of ['Real', 'Imag', 'ComplexAbs']) {
+      out.push({ name: `${op}_${k}`, op, tol: 0, attr: { T: CT, Tout: T('float32') },
+        inputs: ins.inputs, nodes: ins.nodes, opInputs: ['c'] });
+    }
+  });
+  // ComplexAbs's edges: overflow of the square (3.4e38), denormals, NaN with
+  // Inf (hypot gives Inf), signed zeros
+  {
+    const re = [3, 3.4e38, 3.4e38, 1e-45, 3e-45, NaN, NaN, Infinity, -Infinity, 0, -0, -5, 1e-20, 1e20];
+    const im = [4, 3.4e38, 1, 1e-45, 4e-45, Infinity, 1, NaN, 0, -0, -0, 12, 1e-20, 1];
+    out.push({ name: 'ComplexAbs_edges', op: 'ComplexAbs', tol: 0, attr: { T: CT, Tout: T('float32') },
+      inputs: [ph('float32', [re.length], re, 're'), ph('float32', [im.length], im, 'im')],
+      nodes: [node('c', 'Complex', ['re', 'im'], { T: T('float32'), Tout: CT })], opInputs: ['c'] });
+  }
+  // tfjs's converter maps ComplexAbs to tf.abs: on a float32 input, Abs
+  {
+    const u = util(rngFor());
+    out.push({ name: 'ComplexAbs_float', op: 'ComplexAbs', tol: 0, attr: { T: T('float32') },
+      inputs: [ph('float32', [5, 6], values(u, 30, true), 'x')] });
+  }
+  // Complex feeding two consumers, and Real of Identity of Complex
+  {
+    const u = util(rngFor());
+    const ins = complexIn(u, [4, 9], false);
+    out.push({ name: 'Real_identity', op: 'Real', tol: 0, attr: { T: CT, Tout: T('float32') },
+      inputs: ins.inputs, nodes: [...ins.nodes, node('id', 'Identity', ['c'], { T: CT })], opInputs: ['id'],
+      after: [node('abs', 'ComplexAbs', ['c'], { T: CT, Tout: T('float32') })] });
+  }
+
+  // ---- FFT, IFFT: powers of two and not, batch dimensions, edge values
+  const fftShapes = [[1], [2], [8], [64], [3, 16], [2, 2, 32], [2, 2, 2, 4], [256],
+    [3], [5], [6], [2, 7], [3, 12], [17], [100], [2, 1, 3, 9], [0, 4], [5, 1]];
+  for (const op of ['FFT', 'IFFT']) {
+    fftShapes.forEach((shape, k) => {
+      const u = util(rngFor());
+      const ins = complexIn(u, shape, false);
+      out.push({ name: `${op}_${k}`, op, tol: 1e-6, attr: { Tcomplex: CT },
+        inputs: ins.inputs, nodes: ins.nodes, opInputs: ['c'], after: parts });
+    });
+    // NaN and Inf spread through the butterflies (radix-2) and the sums (DFT)
+    [[4, 8], [3, 6]].forEach((shape, k) => {
+      const u = util(rngFor());
+      const ins = complexIn(u, shape, true);
+      out.push({ name: `${op}_special_${k}`, op, tol: 1e-6, attr: { Tcomplex: CT },
+        inputs: ins.inputs, nodes: ins.nodes, opInputs: ['c'], after: parts });
+    });
+  }
+  // IFFT(FFT(x)): the round trip, both paths
+  [[4, 16], [3, 10]].forEach((shape, k) => {
+    const u = util(rngFor());
+    const ins = complexIn(u, shape, false);
+    out.push({ name: `IFFT_of_FFT_${k}`, op: 'IFFT', tol: 1e-6, attr: { Tcomplex: CT },
+      inputs: ins.inputs, nodes: [...ins.nodes, node('f', 'FFT', ['c'], { Tcomplex: CT })],
+      opInputs: ['f'], after: parts });
+  });
+
+  // ---- RFFT: tfjs's converter passes no fft_length (its input is
+  // notSupported), so tf.rfft takes the innermost dimension whatever the
+  // input says; the cases give lengths that differ from it
+  [[[1], 1], [[2], 2], [[8], 8], [[4, 16], 8], [[3, 5], 5], [[2, 3, 6], 12], [[7], 4], [[2, 2, 2, 9], 9],
+    [[0, 3], 3], [[64], 64], [[100], 100]].forEach(([shape, len], k) => {
+    const u = util(rngFor());
+    const x = values(u, u.n(shape), k === 4);
+    out.push({ name: `RFFT_${k}`, op: 'RFFT', tol: 1e-6, attr: { Treal: T('float32'), Tcomplex: CT },
+      inputs: [ph('float32', shape, x, 'x'), cst('int32', [1], [len], 'fft_length')], after: parts });
+  });
+
+  // ---- IRFFT: rows of n complete to 2(n-1) (n <= 2 taken as they are);
+  // tfjs's result is 2-D [batch, width] except for a rank-3 input with a
+  // first dimension (rank 1 gives [1, width], rank 4 [batch, width])
+  [[[1], 1], [[2], 2], [[3], 4], [[5], 8], [[4], 6], [[2, 9], 16], [[3, 10], 18], [[2, 3, 5], 8],
+    [[2, 2, 4], 6], [[2, 1, 2, 3], 4], [[0, 2, 3], 4], [[4, 2], 2], [[2, 17], 32]].forEach(([shape, len], k) => {
+    const u = util(rngFor());
+    const ins = complexIn(u, shape, k === 6);
+    out.push({ name: `IRFFT_${k}`, op: 'IRFFT', tol: 1e-6, attr: { Treal: T('float32'), Tcomplex: CT },
+      inputs: [...ins.inputs, cst('int32', [1], [len], 'fft_length')], nodes: ins.nodes,
+      opInputs: ['c', 'fft_length'] });
+  });
+  // IRFFT(RFFT(x)) gives x back (even lengths)
+  [[3, 8], [2, 6]].forEach((shape, k) => {
+    const u = util(rngFor());
+    const n = shape[shape.length - 1];
+    out.push({ name: `IRFFT_of_RFFT_${k}`, op: 'IRFFT', tol: 1e-6, attr: { Treal: T('float32'), Tcomplex: CT },
+      inputs: [ph('float32', shape, values(u, u.n(shape), false), 'x'), cst('int32', [1], [n], 'fft_length')],
+      nodes: [node('r', 'RFFT', ['x', 'fft_length'], { Treal: T('float32'), Tcomplex: CT })],
+      opInputs: ['r', 'fft_length'] });
+  });
+  return out;
+}
+
+module.exports = { cplxCases };
