@@ -113,9 +113,11 @@ function cplxCases(rngFor, util, { T }) {
 
   // ---- IRFFT: rows of n complete to 2(n-1) (n <= 2 taken as they are);
   // tfjs's result is 2-D [batch, width] except for a rank-3 input with a
-  // first dimension (rank 1 gives [1, width], rank 4 [batch, width])
+  // first dimension (rank 1 gives [1, width], rank 4 [batch, width]); its
+  // fft_length is not read either (the last two ask for odd widths)
   [[[1], 1], [[2], 2], [[3], 4], [[5], 8], [[4], 6], [[2, 9], 16], [[3, 10], 18], [[2, 3, 5], 8],
-    [[2, 2, 4], 6], [[2, 1, 2, 3], 4], [[0, 2, 3], 4], [[4, 2], 2], [[2, 17], 32]].forEach(([shape, len], k) => {
+    [[2, 2, 4], 6], [[2, 1, 2, 3], 4], [[0, 2, 3], 4], [[4, 2], 2], [[2, 17], 32], [[3], 5],
+    [[2, 6], 11]].forEach(([shape, len], k) => {
     const u = util(rngFor());
     const ins = complexIn(u, shape, k === 6);
     out.push({ name: `IRFFT_${k}`, op: 'IRFFT', tol: 1e-6, attr: { Treal: T('float32'), Tcomplex: CT },
