@@ -372,11 +372,12 @@ si_result ip_execute(interp *in, int k, int ctx, ival ***outs_p, int *n_outs_p, 
     si_result st = SI_OK;
     if (strcmp(n->op, "Merge"))
         st = gather_inputs(&o);
-    /* complex64 values reach only the ops that take them; Identity of one is
-     * a reference here (the op table's Identity knows 4-byte elements only) */
+    /* complex64 values reach only the ops that take them; the ordinary ones
+     * among those (Identity, Add, Mul ...) are computed on them here, as the
+     * op table's kernels know 4-byte elements only */
     if (st == SI_OK)
         st = ip_check_complex_inputs(&o);
-    if (st == SI_OK && ip_reads_complex(&o) && !strcmp(n->op, "Identity"))
+    if (st == SI_OK && ip_reads_complex(&o) && ip_complex_handles(n->op))
         st = ip_complex(&o);
     else if (st == SI_OK)
         st = handler_of(n->op)(&o, ctx_after);

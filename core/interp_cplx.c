@@ -2,7 +2,8 @@
  * tfjs-backend-cpu computes them: Complex, Real, Imag, ComplexAbs (V8's
  * Math.hypot), FFT and IFFT (fft_utils.js: radix-2 Cooley-Tukey on float32
  * values for powers of two, a DFT summed in double otherwise), and RFFT and
- * IRFFT as tfjs-core builds them of those. A complex64 buffer holds
+ * IRFFT as tfjs-core builds them of those; Add, AddV2, Sub and Mul with a
+ * complex operand. A complex64 buffer holds
  * interleaved float re/im pairs (core.h, CORE_COMPLEX64); only the ops here
  * and the control flow that passes values on read one, so none leaves the
  * interpreter. */
@@ -16,6 +17,9 @@ static const char *const cplx_ops[] = {"Complex", "Real", "Imag", "ComplexAbs", 
 /* ops that pass a value on unchanged (Merge reads its inputs itself) */
 static const char *const pass_ops[] = {"Identity", "Enter", "Exit", "Switch", "NextIteration",
                                        NULL};
+/* tfjs-backend-cpu's binary kernels with a complex implementation that the
+ * converter's ops reach */
+static const char *const binary_ops[] = {"Add", "AddV2", "Sub", "Mul", NULL};
 
 static int in_list(const char *op, const char *const *list)
 {
@@ -27,16 +31,22 @@ static int in_list(const char *op, const char *const *list)
 
 int ip_is_complex_op(const char *op) { return op && in_list(op, cplx_ops); }
 
+int ip_complex_handles(const char *op)
+{
+    return !strcmp(op, "Identity") || in_list(op, binary_ops);
+}
+
 si_result ip_check_complex_inputs(opctx *o)
 {
-    if (in_list(o->n->op, cplx_ops) || in_list(o->n->op, pass_ops))
+    if (in_list(o->n->op, cplx_ops) || in_list(o->n->op, pass_ops) ||
+        in_list(o->n->op, binary_ops))
         return SI_OK;
     for (int i = 0; i < o->n_data; i++)
         if (o->data[i]->b.dtype == CORE_COMPLEX64)
             return ip_node_fail(o->in, o->node, SI_ERR_UNSUPPORTED,
                                 "input %d is complex64; streaminfer takes complex values only "
                                 "in Complex, Real, Imag, ComplexAbs, FFT, IFFT, RFFT, IRFFT, "
-                                "Identity and control flow",
+                                "Add, AddV2, Sub, Mul, Identity and control flow",
                                 i);
     return SI_OK;
 }
@@ -385,6 +395,104 @@ static si_result op_irfft(opctx *o)
     return ip_set_out(o, 0, v);
 }
 
+/* Element i of x as a complex value: tfjs casts a float32 (or int32, bool)
+ * operand of a complex op to complex64 with +0 imaginary parts. */
+static void complex_at(const core_buf *x, int64_t i, float *re, float *im)
+{
+    if (x->dtype == CORE_COMPLEX64) {
+        *re = ((const float *)x->data)[2 * i];
+        *im = ((const float *)x->data)[2 * i + 1];
+        return;
+    }
+    *re = x->dtype == SI_FLOAT32 ? ((const float *)x->data)[i]
+                                 : (float)((const int32_t *)x->data)[i];
+    *im = 0.0f;
+}
+
+/* Element of x that element i of out (x broadcast to out's shape) reads. */
+static int64_t broadcast_index(const core_shape *x, const core_shape *out, int64_t i)
+{
+    int64_t idx = 0, stride = 1;
+    for (int d = out->rank - 1; d >= 0; d--) {
+        int64_t c = i % out->d[d];
+        i /= out->d[d];
+        int dx = d - (out->rank - x->rank);
+        if (dx < 0)
+            break;
+        if (x->d[dx] != 1)
+            idx += c * stride;
+        stride *= x->d[dx];
+    }
+    return idx;
+}
+
+/* backend_util.getBroadcastDims(x, out) is empty: no dimension of x is a 1
+ * that out widens. */
+static int no_broadcast_dims(const core_shape *x, const core_shape *out)
+{
+    for (int i = 0; i < x->rank; i++)
+        if (x->d[x->rank - 1 - i] == 1 && out->d[out->rank - 1 - i] > 1)
+            return 0;
+    return 1;
+}
+
+/* Operand x's value for element i of out, as createComplexBinaryKernelImpl
+ * reads it. Where neither operand has broadcast dims it takes element
+ * i % (2 * size) of x, counting the length of x's interleaved re/im array as
+ * if it were x's size: past size it reads undefined, and the result is NaN.
+ * That is tfjs 4.22's answer for, e.g., [3,5] * [5], and so it is here. */
+static void operand_at(const core_buf *x, const core_shape *out, int flat, int64_t i, float *re,
+                       float *im)
+{
+    if (!flat) {
+        complex_at(x, broadcast_index(&x->shape, out, i), re, im);
+        return;
+    }
+    int64_t n = core_shape_count(&x->shape), j = i % (2 * n);
+    if (j >= n)
+        *re = *im = NAN;
+    else
+        complex_at(x, j, re, im);
+}
+
+/* Add, AddV2, Sub, Mul with a complex operand (createComplexBinaryKernelImpl:
+ * numpy broadcasting; the product's parts in double, rounded to float32). */
+static si_result op_binary(opctx *o)
+{
+    si_result st = ip_need_inputs(o, 2);
+    if (st != SI_OK)
+        return st;
+    const core_buf *a = &o->data[0]->b, *b = &o->data[1]->b;
+    core_shape os;
+    if (core_broadcast_shape(&a->shape, &b->shape, &os)) {
+        char sa[160], sb[160];
+        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
+                            "operands could not be broadcast together with shapes %s and %s",
+                            core_shape_str(&a->shape, sa, sizeof sa),
+                            core_shape_str(&b->shape, sb, sizeof sb));
+    }
+    ival *v = ip_val_new(CORE_COMPLEX64, &os);
+    if (!v)
+        return ip_nomem(o->in);
+    const char *op = o->n->op;
+    int kind = !strcmp(op, "Mul") ? 2 : !strcmp(op, "Sub") ? 1 : 0;
+    int flat = no_broadcast_dims(&a->shape, &os) && no_broadcast_dims(&b->shape, &os);
+    float *d = v->b.data;
+    for (int64_t i = 0; i < core_shape_count(&os); i++) {
+        float ar, ai, br, bi;
+        operand_at(a, &os, flat, i, &ar, &ai);
+        operand_at(b, &os, flat, i, &br, &bi);
+        if (kind == 2) {
+            d[2 * i] = (float)((double)ar * br - (double)ai * bi);
+            d[2 * i + 1] = (float)((double)ar * bi + (double)ai * br);
+        } else {
+            d[2 * i] = kind ? ar - br : ar + br;
+            d[2 * i + 1] = kind ? ai - bi : ai + bi;
+        }
+    }
+    return ip_set_out(o, 0, v);
+}
+
 si_result ip_complex(opctx *o)
 {
     const char *op = o->n->op;
@@ -404,5 +512,7 @@ si_result ip_complex(opctx *o)
         si_result st = ip_need_inputs(o, 1);
         return st ? st : ip_set_out(o, 0, ip_val_ref(o->data[0]));
     }
+    if (in_list(op, binary_ops))
+        return op_binary(o);
     return ip_node_fail(o->in, o->node, SI_ERR_UNSUPPORTED, "not a complex op");
 }

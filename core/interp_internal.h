@@ -152,10 +152,11 @@ si_result ip_listdiff(opctx *o);
 si_result ip_eval_ordinary(opctx *o);
 
 /* ---- interp_cplx.c ---- */
-/* Complex, Real, Imag, ComplexAbs, FFT, IFFT, RFFT, IRFFT; and Identity of
- * a complex64 value. */
+/* Complex, Real, Imag, ComplexAbs, FFT, IFFT, RFFT, IRFFT; and Identity,
+ * Add, AddV2, Sub, Mul of complex64 values (ip_complex_handles). */
 si_result ip_complex(opctx *o);
 int ip_is_complex_op(const char *op);
+int ip_complex_handles(const char *op);
 /* Does one of o's data inputs hold a complex64 value? */
 int ip_reads_complex(const opctx *o);
 /* Fails, naming the node, when an op that does not take complex64 values is

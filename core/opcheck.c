@@ -146,6 +146,7 @@ static const char *const complex_makers[] = {"Complex", "FFT", "IFFT", "RFFT", N
 static const char *const complex_readers[] = {"Real", "Imag", "ComplexAbs", "IRFFT", NULL};
 static const char *const pass_ops[] = {"Identity", "Snapshot", "StopGradient", "Enter",
                                        "Exit", "Switch", "NextIteration", NULL};
+static const char *const any_ops[] = {"Merge", "Add", "AddV2", "Sub", "Mul", NULL};
 
 static int complex_attr(const io_node *n, const char *name)
 {
@@ -163,8 +164,9 @@ static int makes_complex(const core_graph *g, int k, int depth)
         return 0;
     if (complex_attr(n, "T") || complex_attr(n, "dtype") || complex_attr(n, "DstT"))
         return 1;
-    int pass = in_list(n->op, pass_ops), merge = !strcmp(n->op, "Merge");
-    for (int i = 0; (pass || merge) && i < n->n_inputs; i++) {
+    /* Merge, and tfjs's binary ops, are complex when any input is */
+    int pass = in_list(n->op, pass_ops), any = in_list(n->op, any_ops);
+    for (int i = 0; (pass || any) && i < n->n_inputs; i++) {
         if (g->edges[k][i].ctrl)
             continue;
         if (makes_complex(g, g->edges[k][i].node, depth + 1))

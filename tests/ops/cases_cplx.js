@@ -1,12 +1,14 @@
-// Per-op cases of Complex, Real, Imag, ComplexAbs, FFT, IFFT, RFFT and IRFFT
-// (tests/ops/gen.js; cases.js appends them). complex64 lives only inside the
+// Per-op cases of Complex, Real, Imag, ComplexAbs, FFT, IFFT, RFFT and IRFFT,
+// and of Add, AddV2, Sub, Mul on complex values (tests/ops/gen.js; cases.js
+// appends them). complex64 lives only inside the
 // host interpreter, so every graph starts from float32 Placeholders
 // (Complex(re, im)) and ends in float32 outputs (Real and Imag of a complex
 // result). Sizes are powers of two (tfjs's radix-2 path) and not (its DFT
 // sum), with batch dimensions, length 1 and 2, empty batches, NaN and Inf.
 //
-// Tolerances: Complex, Real, Imag copy values and ComplexAbs is V8's
-// Math.hypot replicated step by step: exact (tol 0). The transforms follow
+// Tolerances: Complex, Real, Imag copy values, ComplexAbs is V8's
+// Math.hypot replicated step by step, and the binary ops are one float32
+// add or a double product rounded once: exact (tol 0). The transforms follow
 // tfjs's arithmetic order (float32 butterflies with float32-rounded
 // twiddles; double sums of the DFT), but their twiddles and DFT terms come
 // from cos/sin, which are V8's fdlibm in tfjs and glibc's libm here: the two
@@ -132,6 +134,47 @@ function cplxCases(rngFor, util, { T }) {
       inputs: [ph('float32', shape, values(u, u.n(shape), false), 'x'), cst('int32', [1], [n], 'fft_length')],
       nodes: [node('r', 'RFFT', ['x', 'fft_length'], { Treal: T('float32'), Tcomplex: CT })],
       opInputs: ['r', 'fft_length'] });
+  });
+
+  // ---- Add, AddV2, Sub, Mul on complex values (tfjs's complex kernels, numpy
+  // broadcasting; a float32 operand is cast to complex64 with +0 imaginary
+  // parts): a frequency-domain filter IRFFT(RFFT(x) * H), and mixed operands.
+  // tfjs reads past its operand where neither has a dimension of 1 to widen
+  // (H [5] against [3,5]): NaN in every other row, here too (interp_cplx.c);
+  // H [1,5] takes its other path
+  [[1, 5], [5]].forEach((hs, k) => {
+    const u = util(rngFor());
+    const shape = [3, 8];
+    out.push({ name: `Mul_complex_filter_${k}`, op: 'Mul', tol: 1e-6, attr: { T: CT },
+      inputs: [ph('float32', shape, values(u, 24, false), 'x'), cst('int32', [1], [8], 'fft_length'),
+        ph('float32', hs, values(u, 5, false), 'hr'), ph('float32', hs, values(u, 5, false), 'hi')],
+      nodes: [node('r', 'RFFT', ['x', 'fft_length'], { Treal: T('float32'), Tcomplex: CT }),
+        node('h', 'Complex', ['hr', 'hi'], { T: T('float32'), Tout: CT })],
+      opInputs: ['r', 'h'],
+      after: [node('y', 'IRFFT', ['out0', 'fft_length'], { Treal: T('float32'), Tcomplex: CT })] });
+  });
+  const pair = (u, sa, sb, special) => {
+    const a = complexIn(u, sa, special);
+    const b = complexIn(u, sb, special);
+    return {
+      inputs: [...a.inputs, { ...b.inputs[0], name: 're2' }, { ...b.inputs[1], name: 'im2' }],
+      nodes: [...a.nodes, node('c2', 'Complex', ['re2', 'im2'], { T: T('float32'), Tout: CT })],
+    };
+  };
+  [['Add', [2, 1, 6], [3, 1], false], ['AddV2', [4, 5], [4, 5], true], ['Sub', [7], [3, 7], false],
+    ['Mul', [2, 3, 4], [4], true]].forEach(([op, sa, sb, special]) => {
+    const u = util(rngFor());
+    const p = pair(u, sa, sb, special);
+    out.push({ name: `${op}_complex`, op, tol: 0, attr: { T: CT }, inputs: p.inputs, nodes: p.nodes,
+      opInputs: ['c', 'c2'], after: parts });
+  });
+  // a float32 operand on either side
+  [['Mul', 'f', 'c', [1, 6]], ['Sub', 'c', 'f', [6]], ['AddV2', 'f', 'c', [3, 6]]].forEach(([op, x, y, fs]) => {
+    const u = util(rngFor());
+    const ins = complexIn(u, [3, 6], false);
+    out.push({ name: `${op}_complex_float`, op, tol: 0, attr: { T: CT },
+      inputs: [...ins.inputs, ph('float32', fs, values(u, u.n(fs), true), 'f')], nodes: ins.nodes,
+      opInputs: [x, y], after: parts });
   });
   return out;
 }
