@@ -14,9 +14,11 @@
 
 static const char *const cplx_ops[] = {"Complex", "Real", "Imag", "ComplexAbs", "FFT",
                                        "IFFT",    "RFFT", "IRFFT", NULL};
-/* ops that pass a value on unchanged (Merge reads its inputs itself) */
-static const char *const pass_ops[] = {"Identity", "Enter", "Exit", "Switch", "NextIteration",
-                                       NULL};
+/* ops that pass a value on unchanged (Merge reads its inputs itself), and
+ * TF2 control flow, which hands values to library functions as they are */
+static const char *const pass_ops[] = {"Identity", "Enter",       "Exit",  "Switch",
+                                       "NextIteration", "If", "StatelessIf", "While",
+                                       "StatelessWhile", NULL};
 /* tfjs-backend-cpu's binary kernels with a complex implementation that the
  * converter's ops reach */
 static const char *const binary_ops[] = {"Add", "AddV2", "Sub", "Mul", NULL};

@@ -120,8 +120,8 @@ static void test_needed_nodes_only(void **state)
 }
 
 /* complex64 exists only inside the host interpreter (core.h): a model whose
- * output would be complex is refused at open, naming the output and its
- * node, also through an Identity; its parts open and run. */
+ * output (or input) would be complex is refused at open, naming the output
+ * and its node, also through an Identity; its parts open and run. */
 static void test_complex_outputs(void **state)
 {
     (void)state;
@@ -145,6 +145,12 @@ static void test_complex_outputs(void **state)
                                             : k == 1 ? "(node 'out', Identity) would be complex64"
                                                      : "(node 'out', Snapshot) would be complex64"));
     }
+    /* nor can an input be complex */
+    jb jin = {0};
+    node(&jin, "x", "Placeholder", "", "\"dtype\":{\"type\":\"DT_COMPLEX64\"}");
+    node(&jin, "r", "Real", "\"x\"", NULL);
+    assert_int_equal(open_model(write_model(&jin, "cplx_in.json"), &err), SI_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.message, "input 'x' has dtype DT_COMPLEX64"));
     jb j = {0};
     placeholder_f32(&j, "re", (int[]){4}, 1);
     placeholder_f32(&j, "im", (int[]){4}, 1);

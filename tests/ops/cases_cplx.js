@@ -176,6 +176,53 @@ function cplxCases(rngFor, util, { T }) {
       inputs: [...ins.inputs, ph('float32', fs, values(u, u.n(fs), true), 'f')], nodes: ins.nodes,
       opInputs: [x, y], after: parts });
   });
+
+  // ---- complex values through TF2 control flow: a StatelessWhile carrying
+  // one (three FFTs in its body), a StatelessIf choosing FFT or IFFT of one
+  const DT = { float32: 'DT_FLOAT', int32: 'DT_INT32', bool: 'DT_BOOL', complex64: 'DT_COMPLEX64' };
+  const FN = (name) => ({ func: { name } });
+  const fn = (name, ins, outs, nodeDef) => {
+    const ret = {};
+    for (const [o, , r] of outs) ret[o] = r;
+    return {
+      signature: { name, inputArg: ins.map(([n, t]) => ({ name: n, type: DT[t] })),
+        outputArg: outs.map(([n, t]) => ({ name: n, type: DT[t] })) },
+      nodeDef, ret,
+    };
+  };
+  const cnode = (name, dtype) => node(name, 'Const', [], {
+    value: { tensor: { dtype: DT[dtype], tensorShape: {} } }, dtype: { type: DT[dtype] },
+  });
+  {
+    const u = util(rngFor());
+    const ins = complexIn(u, [2, 8], false);
+    out.push({ name: 'StatelessWhile_complex', op: 'StatelessWhile', tol: 1e-6, outputs: 2,
+      inputs: [ph('int32', [], [0], 'i'), ...ins.inputs], nodes: ins.nodes, opInputs: ['i', 'c'],
+      attr: { cond: FN('cw_cond'), body: FN('cw_body'), T: { list: { type: ['DT_INT32', 'DT_COMPLEX64'] } } },
+      fnWeights: [{ name: 'cw_three', dtype: 'int32', shape: [], values: [3] },
+        { name: 'cw_one', dtype: 'int32', shape: [], values: [1] }],
+      library: { function: [
+        fn('cw_cond', [['i', 'int32'], ['x', 'complex64']], [['lt', 'bool', 'lt:z:0']],
+          [cnode('cw_three', 'int32'), node('lt', 'Less', ['i', 'cw_three:output:0'], { T: T('int32') })]),
+        fn('cw_body', [['i', 'int32'], ['x', 'complex64']], [['i1', 'int32', 'ai:z:0'], ['x1', 'complex64', 'f:output:0']],
+          [cnode('cw_one', 'int32'), node('ai', 'AddV2', ['i', 'cw_one:output:0'], { T: T('int32') }),
+            node('f', 'FFT', ['x'], { Tcomplex: CT })]),
+      ] },
+      after: [node('real', 'Real', ['out1'], { T: CT, Tout: T('float32') }),
+        node('imag', 'Imag', ['out1'], { T: CT, Tout: T('float32') })] });
+  }
+  for (const [tag, cv] of [['true', 1], ['false', 0]]) {
+    const u = util(rngFor());
+    const ins = complexIn(u, [3, 6], false);
+    out.push({ name: `StatelessIf_complex_${tag}`, op: 'StatelessIf', tol: 1e-6,
+      inputs: [ph('bool', [], [cv], 'p'), ...ins.inputs], nodes: ins.nodes, opInputs: ['p', 'c'],
+      attr: { then_branch: FN(`ci${tag}_then`), else_branch: FN(`ci${tag}_else`), Tcond: T('bool') },
+      library: { function: [
+        fn(`ci${tag}_then`, [['x', 'complex64']], [['o', 'complex64', 'f:output:0']], [node('f', 'FFT', ['x'], { Tcomplex: CT })]),
+        fn(`ci${tag}_else`, [['x', 'complex64']], [['o', 'complex64', 'f:output:0']], [node('f', 'IFFT', ['x'], { Tcomplex: CT })]),
+      ] },
+      after: parts });
+  }
   return out;
 }
 
