@@ -177,6 +177,19 @@ function cplxCases(rngFor, util, { T }) {
       opInputs: [x, y], after: parts });
   });
 
+  // ---- GPU steps before and after: Relu on the GPU, RFFT and ComplexAbs in
+  // the interpreter, Sqrt in a later GPU stage (a magnitude spectrogram)
+  {
+    const u = util(rngFor());
+    const shape = [6, 64];
+    out.push({ name: 'ComplexAbs_spectrogram', op: 'ComplexAbs', tol: 1e-6, attr: { T: CT, Tout: T('float32') },
+      inputs: [ph('float32', shape, values(u, u.n(shape), false), 'x'), cst('int32', [1], [64], 'fft_length')],
+      nodes: [node('pre', 'Relu', ['x'], { T: T('float32') }),
+        node('r', 'RFFT', ['pre', 'fft_length'], { Treal: T('float32'), Tcomplex: CT })],
+      opInputs: ['r'],
+      after: [node('post', 'Sqrt', ['out0'], { T: T('float32') })] });
+  }
+
   // ---- complex values through TF2 control flow: a StatelessWhile carrying
   // one (three FFTs in its body), a StatelessIf choosing FFT or IFFT of one
   const DT = { float32: 'DT_FLOAT', int32: 'DT_INT32', bool: 'DT_BOOL', complex64: 'DT_COMPLEX64' };
