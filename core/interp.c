@@ -713,7 +713,8 @@ static uint8_t *defer_set(const core_graph *g, const uint8_t *known, const uint8
         int data_in = 0;
         for (int j = 0; j < n->n_inputs; j++)
             data_in |= !g->edges[k][j].ctrl;
-        d[k] = !known[k] && data_in && !core_op_is_dynamic(n->op) && strcmp(n->op, "Const") &&
+        d[k] = !known[k] && data_in && !core_op_is_dynamic(n->op) && !core_node_makes_complex(n) &&
+               strcmp(n->op, "Const") &&
                strncmp(n->op, "Placeholder", 11) && !(host_only && host_only[k]);
     }
     return d;

@@ -377,7 +377,7 @@ si_result ip_execute(interp *in, int k, int ctx, ival ***outs_p, int *n_outs_p, 
      * op table's kernels know 4-byte elements only */
     if (st == SI_OK)
         st = ip_check_complex_inputs(&o);
-    if (st == SI_OK && ip_reads_complex(&o) && ip_complex_handles(n->op))
+    if (st == SI_OK && ip_complex_runs(&o))
         st = ip_complex(&o);
     else if (st == SI_OK)
         st = handler_of(n->op)(&o, ctx_after);

@@ -3,7 +3,9 @@
  * Math.hypot), FFT and IFFT (fft_utils.js: radix-2 Cooley-Tukey on float32
  * values for powers of two, a DFT summed in double otherwise), and RFFT and
  * IRFFT as tfjs-core builds them of those; Add, AddV2, Sub and Mul with a
- * complex operand. A complex64 buffer holds
+ * complex operand, Cast to and from complex64, and the value-moving ops tfjs
+ * runs on complex tensors (Reshape, Squeeze, ExpandDims, Concat, Pack). A
+ * complex64 buffer holds
  * interleaved float re/im pairs (core.h, CORE_COMPLEX64); only the ops here
  * and the control flow that passes values on read one, so none leaves the
  * interpreter. */
@@ -22,6 +24,11 @@ static const char *const pass_ops[] = {"Identity", "Enter",       "Exit",  "Swit
 /* tfjs-backend-cpu's binary kernels with a complex implementation that the
  * converter's ops reach */
 static const char *const binary_ops[] = {"Add", "AddV2", "Sub", "Mul", NULL};
+/* Ops that only move values, which tfjs runs on complex tensors (Reshape and
+ * what it builds; Concat on the real and the imaginary parts; stack as
+ * expandDims and concat): run here on each part through the op table. */
+static const char *const part_ops[] = {"Reshape", "Squeeze", "ExpandDims", "ConcatV2",
+                                       "Concat",  "Pack",    NULL};
 
 static int in_list(const char *op, const char *const *list)
 {
@@ -33,22 +40,34 @@ static int in_list(const char *op, const char *const *list)
 
 int ip_is_complex_op(const char *op) { return op && in_list(op, cplx_ops); }
 
-int ip_complex_handles(const char *op)
+int core_node_makes_complex(const io_node *n)
 {
-    return !strcmp(op, "Identity") || in_list(op, binary_ops);
+    const io_attr *a = !strcmp(n->op, "Cast") ? io_node_attr(n, "DstT") : NULL;
+    return a && a->kind == IO_ATTR_TYPE && a->type == IO_DT_OTHER && a->type_name &&
+           !strncmp(a->type_name, "DT_COMPLEX", 10);
+}
+
+int ip_complex_runs(const opctx *o)
+{
+    const char *op = o->n->op;
+    if (core_node_makes_complex(o->n))
+        return 1;
+    return ip_reads_complex(o) && (!strcmp(op, "Identity") || !strcmp(op, "Cast") ||
+                                   in_list(op, binary_ops) || in_list(op, part_ops));
 }
 
 si_result ip_check_complex_inputs(opctx *o)
 {
     if (in_list(o->n->op, cplx_ops) || in_list(o->n->op, pass_ops) ||
-        in_list(o->n->op, binary_ops))
+        in_list(o->n->op, binary_ops) || in_list(o->n->op, part_ops) || !strcmp(o->n->op, "Cast"))
         return SI_OK;
     for (int i = 0; i < o->n_data; i++)
         if (o->data[i]->b.dtype == CORE_COMPLEX64)
             return ip_node_fail(o->in, o->node, SI_ERR_UNSUPPORTED,
                                 "input %d is complex64; streaminfer takes complex values only "
                                 "in Complex, Real, Imag, ComplexAbs, FFT, IFFT, RFFT, IRFFT, "
-                                "Add, AddV2, Sub, Mul, Identity and control flow",
+                                "Add, AddV2, Sub, Mul, Cast, Reshape, Squeeze, ExpandDims, "
+                                "Concat, ConcatV2, Pack, Identity and control flow",
                                 i);
     return SI_OK;
 }
@@ -495,6 +514,130 @@ static si_result op_binary(opctx *o)
     return ip_set_out(o, 0, v);
 }
 
+/* Runs node o through the op table on bufs (its inputs with a complex one
+ * replaced by a float32 part) into a new float32 value *v. */
+static si_result eval_on(opctx *o, const core_buf **bufs, core_buf *v)
+{
+    core_buf *out = calloc((size_t)o->n_outs + 1, sizeof *out);
+    if (!out)
+        return ip_nomem(o->in);
+    si_result st = core_eval_node(o->in->g, o->node, bufs, o->n_data, out, o->n_outs, o->in->load,
+                                  o->in->load_user, o->in->err);
+    if (st == SI_OK && (!out[0].data || out[0].dtype != SI_FLOAT32))
+        st = ip_node_fail(o->in, o->node, SI_ERR_UNSUPPORTED, "no float32 result on a part");
+    for (int i = 1; i < o->n_outs; i++)
+        free(out[i].data);
+    if (st == SI_OK)
+        *v = out[0];
+    else
+        free(out[0].data);
+    free(out);
+    return st;
+}
+
+/* One part (0 real, 1 imaginary) of every complex input, as float32 buffers
+ * in parts[], the other inputs as they are in bufs[]. */
+static si_result split_parts(opctx *o, int part, const core_buf **bufs, core_buf *parts)
+{
+    for (int i = 0; i < o->n_data; i++) {
+        const core_buf *x = &o->data[i]->b;
+        bufs[i] = x;
+        if (x->dtype != CORE_COMPLEX64)
+            continue;
+        int64_t n = core_shape_count(&x->shape);
+        parts[i] = (core_buf){.dtype = SI_FLOAT32, .shape = x->shape,
+                              .data = malloc((size_t)(n ? n : 1) * sizeof(float))};
+        if (!parts[i].data)
+            return ip_nomem(o->in);
+        for (int64_t k = 0; k < n; k++)
+            ((float *)parts[i].data)[k] = ((const float *)x->data)[2 * k + part];
+        bufs[i] = &parts[i];
+    }
+    return SI_OK;
+}
+
+/* A value-moving op on complex inputs: the op on the real parts and on the
+ * imaginary parts, interleaved. The other inputs are its shape and axis
+ * arguments; tfjs has no complex form of a float32 one mixed in. */
+static si_result op_on_parts(opctx *o)
+{
+    for (int i = 0; i < o->n_data; i++)
+        if (o->data[i]->b.dtype == SI_FLOAT32)
+            return ip_node_fail(o->in, o->node, SI_ERR_SHAPE,
+                                "input %d is float32 among complex64 inputs", i);
+    const core_buf **bufs = calloc((size_t)o->n_data + 1, sizeof *bufs);
+    core_buf *parts = calloc((size_t)o->n_data + 1, sizeof *parts);
+    core_buf res[2] = {{.data = NULL}, {.data = NULL}};
+    si_result st = bufs && parts ? SI_OK : ip_nomem(o->in);
+    for (int p = 0; p < 2 && st == SI_OK; p++) {
+        st = split_parts(o, p, bufs, parts);
+        if (st == SI_OK)
+            st = eval_on(o, bufs, &res[p]);
+        for (int i = 0; parts && i < o->n_data; i++) {
+            free(parts[i].data);
+            parts[i].data = NULL;
+        }
+    }
+    ival *v = st == SI_OK ? ip_val_new(CORE_COMPLEX64, &res[0].shape) : NULL;
+    if (st == SI_OK && !v)
+        st = ip_nomem(o->in);
+    for (int64_t k = 0; st == SI_OK && k < core_shape_count(&res[0].shape); k++) {
+        ((float *)v->b.data)[2 * k] = ((const float *)res[0].data)[k];
+        ((float *)v->b.data)[2 * k + 1] = ((const float *)res[1].data)[k];
+    }
+    free(res[0].data);
+    free(res[1].data);
+    free(bufs);
+    free(parts);
+    return st == SI_OK ? ip_set_out(o, 0, v) : st;
+}
+
+/* Cast to complex64: float32(x) with +0 imaginary parts (complex64 to
+ * itself: the value). From complex64: its real part cast as a float32 is
+ * (the op table's Cast). */
+static si_result op_cast(opctx *o)
+{
+    si_result st = ip_need_inputs(o, 1);
+    if (st != SI_OK)
+        return st;
+    const core_buf *x = &o->data[0]->b;
+    if (!core_node_makes_complex(o->n)) {
+        const core_buf **bufs = calloc((size_t)o->n_data + 1, sizeof *bufs);
+        core_buf *parts = calloc((size_t)o->n_data + 1, sizeof *parts);
+        core_buf re = {.data = NULL};
+        st = bufs && parts ? split_parts(o, 0, bufs, parts) : ip_nomem(o->in);
+        core_buf *out = st == SI_OK ? calloc((size_t)o->n_outs + 1, sizeof *out) : NULL;
+        if (st == SI_OK && !out)
+            st = ip_nomem(o->in);
+        if (st == SI_OK)
+            st = core_eval_node(o->in->g, o->node, bufs, o->n_data, out, o->n_outs, o->in->load,
+                                o->in->load_user, o->in->err);
+        if (st == SI_OK)
+            re = out[0];
+        for (int i = 0; parts && i < o->n_data; i++)
+            free(parts[i].data);
+        for (int i = 1; out && i < o->n_outs; i++)
+            free(out[i].data);
+        free(out);
+        free(bufs);
+        free(parts);
+        if (st != SI_OK)
+            return st;
+        ival *v = ip_val_wrap(re);
+        if (!v)
+            free(re.data);
+        return ip_set_out(o, 0, v);
+    }
+    if (x->dtype == CORE_COMPLEX64)
+        return ip_set_out(o, 0, ip_val_ref(o->data[0]));
+    ival *v = ip_val_new(CORE_COMPLEX64, &x->shape);
+    if (!v)
+        return ip_nomem(o->in);
+    for (int64_t k = 0; k < core_shape_count(&x->shape); k++)
+        complex_at(x, k, (float *)v->b.data + 2 * k, (float *)v->b.data + 2 * k + 1);
+    return ip_set_out(o, 0, v);
+}
+
 si_result ip_complex(opctx *o)
 {
     const char *op = o->n->op;
@@ -516,5 +659,9 @@ si_result ip_complex(opctx *o)
     }
     if (in_list(op, binary_ops))
         return op_binary(o);
+    if (in_list(op, part_ops))
+        return op_on_parts(o);
+    if (!strcmp(op, "Cast"))
+        return op_cast(o);
     return ip_node_fail(o->in, o->node, SI_ERR_UNSUPPORTED, "not a complex op");
 }

@@ -152,11 +152,13 @@ si_result ip_listdiff(opctx *o);
 si_result ip_eval_ordinary(opctx *o);
 
 /* ---- interp_cplx.c ---- */
-/* Complex, Real, Imag, ComplexAbs, FFT, IFFT, RFFT, IRFFT; and Identity,
- * Add, AddV2, Sub, Mul of complex64 values (ip_complex_handles). */
+/* Complex, Real, Imag, ComplexAbs, FFT, IFFT, RFFT, IRFFT; and the ordinary
+ * ops that ip_complex_runs says run here: Identity, Add, AddV2, Sub, Mul,
+ * Cast, Reshape, Squeeze, ExpandDims, Concat, ConcatV2, Pack on complex64
+ * values, and a Cast to complex64. */
 si_result ip_complex(opctx *o);
 int ip_is_complex_op(const char *op);
-int ip_complex_handles(const char *op);
+int ip_complex_runs(const opctx *o);
 /* Does one of o's data inputs hold a complex64 value? */
 int ip_reads_complex(const opctx *o);
 /* Fails, naming the node, when an op that does not take complex64 values is

@@ -145,8 +145,10 @@ static void describe(char *msg, size_t cap, const core_graph *g, const bad_op *b
 static const char *const complex_makers[] = {"Complex", "FFT", "IFFT", "RFFT", NULL};
 static const char *const complex_readers[] = {"Real", "Imag", "ComplexAbs", "IRFFT", NULL};
 static const char *const pass_ops[] = {"Identity", "Snapshot", "StopGradient", "Enter",
-                                       "Exit", "Switch", "NextIteration", NULL};
-static const char *const any_ops[] = {"Merge", "Add", "AddV2", "Sub", "Mul", NULL};
+                                       "Exit", "Switch", "NextIteration", "Reshape", "Squeeze",
+                                       "ExpandDims", NULL};
+static const char *const any_ops[] = {"Merge", "Add",    "AddV2", "Sub", "Mul",
+                                      "Concat", "ConcatV2", "Pack", NULL};
 
 static int complex_attr(const io_node *n, const char *name)
 {

@@ -657,6 +657,7 @@ static void mark_dynamic(const core_graph *g, const core_valmap *given, const ui
         if (is_given(given, k))
             continue;
         dyn[k] = (core_op_is_dynamic(nk->op) && strcmp(nk->op, "Switch") && strcmp(nk->op, "Merge")) ||
+                 core_node_makes_complex(nk) ||
                  (host_only && host_only[k]);
         for (int j = 0; j < nk->n_inputs && !dyn[k]; j++)
             if (!g->edges[k][j].ctrl && dyn[g->edges[k][j].node])

@@ -201,6 +201,7 @@ static void test_complex_refused(void **state)
         {"Complex", "\"re\",\"c\"", "node 'bad' (Complex): input 1 must be float32"},
         {"Complex", "\"re\",\"im6\"", "real and imag shapes, [4] and [6], must match"},
         {"IFFT", "\"e\"", "innermost dimension of at least 1 element"},
+        {"ConcatV2", "\"c\",\"re\",\"ax\"", "(ConcatV2): input 1 is float32 among complex64 inputs"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         jb j = {0};
@@ -208,6 +209,7 @@ static void test_complex_refused(void **state)
         placeholder_f32(&j, "im", (int[]){4}, 1);
         placeholder_f32(&j, "im6", (int[]){6}, 1);
         placeholder_f32(&j, "z", (int[]){2, 0}, 2);
+        const_i(&j, "ax", 0);
         node(&j, "c", "Complex", "\"re\",\"im\"", NULL);
         node(&j, "e", "Complex", "\"z\",\"z\"", NULL);
         node(&j, "rc", "Real", "\"c\"", NULL);

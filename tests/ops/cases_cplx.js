@@ -190,6 +190,57 @@ function cplxCases(rngFor, util, { T }) {
       after: [node('post', 'Sqrt', ['out0'], { T: T('float32') })] });
   }
 
+  // ---- Cast to complex64 (+0 imaginary parts; int32 through float32) and
+  // from it (the real part, cast as a float32 is: int32 as Int32Array.from,
+  // bool as != 0). The int32 case leaves out Inf and values past int32's
+  // range: the op table's float32 Cast clamps those where tfjs wraps them
+  // (op_elementwise.c f2i, a known difference of its own)
+  for (const [k, dt] of [[0, 'float32'], [1, 'int32']]) {
+    const u = util(rngFor());
+    const x = dt === 'int32' ? u.vals(24, () => u.int(-100, 100)) : values(u, 24, true);
+    out.push({ name: `Cast_to_complex_${k}`, op: 'Cast', tol: 1e-6, attr: { SrcT: T(dt), DstT: CT },
+      inputs: [ph(dt, [3, 8], x, 'x')],
+      after: [node('f', 'FFT', ['out0'], { Tcomplex: CT }), node('real', 'Real', ['f'], { T: CT, Tout: T('float32') }),
+        node('imag', 'Imag', ['f'], { T: CT, Tout: T('float32') })] });
+  }
+  for (const dt of ['float32', 'int32', 'bool']) {
+    const u = util(rngFor());
+    const ins = complexIn(u, [4, 7], true);
+    if (dt === 'int32') {
+      const inRange = (v) => (Number.isNaN(v) || Math.abs(v) < 2147483520 ? v : 0.5);
+      ins.inputs = ins.inputs.map((i) => ({ ...i, values: i.values.map(inRange) }));
+    }
+    out.push({ name: `Cast_from_complex_${dt}`, op: 'Cast', tol: 0, attr: { SrcT: CT, DstT: T(dt) },
+      inputs: ins.inputs, nodes: ins.nodes, opInputs: ['c'] });
+  }
+  // ---- the value-moving ops tfjs runs on complex tensors
+  {
+    const u = util(rngFor());
+    const ins = complexIn(u, [2, 12], true);
+    out.push({ name: 'Reshape_complex', op: 'Reshape', tol: 0, attr: { T: CT, Tshape: T('int32') },
+      inputs: [...ins.inputs, cst('int32', [3], [-1, 4, 3], 'shape')], nodes: ins.nodes, opInputs: ['c', 'shape'],
+      after: parts });
+    out.push({ name: 'ExpandDims_complex', op: 'ExpandDims', tol: 0, attr: { T: CT, Tdim: T('int32') },
+      inputs: [...ins.inputs, cst('int32', [], [-2], 'axis')], nodes: ins.nodes, opInputs: ['c', 'axis'],
+      after: parts });
+  }
+  {
+    const u = util(rngFor());
+    const ins = complexIn(u, [3, 1, 5], false);
+    out.push({ name: 'Squeeze_complex', op: 'Squeeze', tol: 0, attr: { T: CT, squeeze_dims: { list: { i: ['1'] } } },
+      inputs: ins.inputs, nodes: ins.nodes, opInputs: ['c'], after: parts });
+  }
+  {
+    const u = util(rngFor());
+    const p = pair(u, [2, 3, 4], [2, 5, 4], true);
+    out.push({ name: 'ConcatV2_complex', op: 'ConcatV2', tol: 0, attr: { T: CT, N: { i: '2' }, Tidx: T('int32') },
+      inputs: [...p.inputs, cst('int32', [], [1], 'axis')], nodes: p.nodes, opInputs: ['c', 'c2', 'axis'],
+      after: parts });
+    const q = pair(u, [3, 4], [3, 4], false);
+    out.push({ name: 'Pack_complex', op: 'Pack', tol: 0, attr: { T: CT, N: { i: '2' }, axis: { i: '1' } },
+      inputs: q.inputs, nodes: q.nodes, opInputs: ['c', 'c2'], after: parts });
+  }
+
   // ---- complex values through TF2 control flow: a StatelessWhile carrying
   // one (three FFTs in its body), a StatelessIf choosing FFT or IFFT of one
   const DT = { float32: 'DT_FLOAT', int32: 'DT_INT32', bool: 'DT_BOOL', complex64: 'DT_COMPLEX64' };
