@@ -5,10 +5,9 @@
  * IRFFT as tfjs-core builds them of those; Add, AddV2, Sub and Mul with a
  * complex operand, Cast to and from complex64, and the value-moving ops tfjs
  * runs on complex tensors (Reshape, Squeeze, ExpandDims, Concat, Pack). A
- * complex64 buffer holds
- * interleaved float re/im pairs (core.h, CORE_COMPLEX64); only the ops here
- * and the control flow that passes values on read one, so none leaves the
- * interpreter. */
+ * complex64 buffer holds interleaved float re/im pairs (core.h,
+ * CORE_COMPLEX64); only the ops here and the control flow that passes values
+ * on read one, so none leaves the interpreter. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
