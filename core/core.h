@@ -34,6 +34,17 @@ typedef struct {
 
 #define CORE_ELEM CK_ELEM
 
+/* complex64: a dtype of the host interpreter only (Complex, FFT, RFFT ...
+ * make it; Real, Imag, ComplexAbs, IRFFT read it). Its buffer holds 8 bytes
+ * an element, interleaved float re/im pairs. It is never a program tensor,
+ * never crosses to a GPU stage and never reaches si_output: a model whose
+ * input or output would be complex is refused when it is opened
+ * (core_graph_check_ops), and the interpreter refuses it to ops that do not
+ * take it (core/interp_cplx.c). */
+#define CORE_COMPLEX64 ((si_dtype)64)
+/* Bytes of one element of dt in a host buffer (CORE_ELEM, or 8 for complex64). */
+size_t core_elem_bytes(si_dtype dt);
+
 void core_strides(const core_shape *s, int64_t *stride); /* C-order element strides */
 /* numpy broadcast of a and b into out; -1 if they do not broadcast. */
 int core_broadcast_shape(const core_shape *a, const core_shape *b, core_shape *out);

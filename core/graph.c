@@ -57,10 +57,14 @@ static si_result input_info(const core_graph *g, int node, core_io_info *info, s
     const io_attr *dt = io_node_attr(n, "dtype");
     info->dtype = SI_FLOAT32;
     if (dt && dt->kind == IO_ATTR_TYPE) {
-        if (dt->type == IO_DT_OTHER)
+        /* a library function's argument may be complex64 (If, While hand the
+         * interpreter's values on); a model's input may not (core.h) */
+        int complex_arg = g->m->borrowed && dt->type == IO_DT_OTHER && dt->type_name &&
+                          !strcmp(dt->type_name, "DT_COMPLEX64");
+        if (dt->type == IO_DT_OTHER && !complex_arg)
             return base_fail(err, SI_ERR_UNSUPPORTED, "%s: input '%s' has dtype %s",
                              g->m->json_path, n->name, dt->type_name ? dt->type_name : "?");
-        info->dtype = (si_dtype)dt->type;
+        info->dtype = complex_arg ? CORE_COMPLEX64 : (si_dtype)dt->type;
     }
     const io_attr *sh = io_node_attr(n, "shape");
     info->shape.rank = 0;

@@ -119,7 +119,7 @@ si_result core_valmap_put(core_valmap *vm, int node, int idx, const core_buf *v,
         return base_fail(err, SI_ERR_ARG, "valmap: bad tensor (node %d, output %d)", node, idx);
     if ((vm->n + 1) * 2 > vm->cap && vm_grow(vm))
         return base_fail(err, SI_ERR_NOMEM, "out of memory");
-    size_t bytes = (size_t)core_shape_count(&v->shape) * CORE_ELEM;
+    size_t bytes = (size_t)core_shape_count(&v->shape) * core_elem_bytes(v->dtype);
     void *d = malloc(bytes ? bytes : 1);
     if (!d)
         return base_fail(err, SI_ERR_NOMEM, "out of memory");
@@ -176,8 +176,9 @@ static const char *const shape_from_values_ops[] = {"SparseFillEmptyRows", "Spar
 
 int core_op_is_dynamic(const char *op)
 {
-    /* not NoOp: it only orders, and rvm hangs its weights off one */
-    return op && (op_is_async(op) || in_list(op, shape_from_values_ops));
+    /* not NoOp: it only orders, and rvm hangs its weights off one; the
+     * complex ops, because complex64 values live only here (core.h) */
+    return op && (op_is_async(op) || in_list(op, shape_from_values_ops) || ip_is_complex_op(op));
 }
 
 /* Exactly the ops ip_execute() below implements (ip_tensor_array, ip_tensor_list
@@ -195,7 +196,8 @@ static const char *const interp_ops[] = {
     "NonMaxSuppressionV5", "Where", "SparseFillEmptyRows", "SparseReshape", "SparseSegmentSum",
     "SparseSegmentMean", "RaggedRange", "RaggedGather", "Unique",
     "UniqueV2", "ListDiff", "If", "StatelessIf", "While", "StatelessWhile",
-    "RaggedTensorToTensor", NULL};
+    "RaggedTensorToTensor", "Complex", "Real", "Imag", "ComplexAbs", "FFT", "IFFT", "RFFT",
+    "IRFFT", NULL};
 
 int core_interp_runs_op(const char *op) { return op && in_list(op, interp_ops); }
 
@@ -538,6 +540,23 @@ static si_result store(interp *in, int node, int key_ctx, ival **outs, int n)
     return SI_OK;
 }
 
+/* Does node k read a complex64 value already computed (a deferred node's
+ * inputs are all present when it is processed)? */
+static int reads_complex(interp *in, int k, int ctx)
+{
+    const io_node *n = &in->g->m->nodes[k];
+    for (int i = 0; i < n->n_inputs; i++) {
+        const core_edge *ed = &in->g->edges[k][i];
+        si_result st = SI_OK;
+        const ientry *e = ed->ctrl ? NULL : tensor_entry(in, ed->node, ctx, &st);
+        /* a Const not read yet is never complex (io refuses complex64 weights) */
+        if (e && !e->lazy && ed->idx < e->n && e->v[ed->idx] &&
+            e->v[ed->idx]->b.dtype == CORE_COMPLEX64)
+            return 1;
+    }
+    return 0;
+}
+
 static si_result process_item(interp *in, item it)
 {
     const core_graph *g = in->g;
@@ -549,8 +568,11 @@ static si_result process_item(interp *in, item it)
     /* tfjs tests the bare node name: a node with a root value never reruns */
     if (entry_lookup(in, it.node, 0, &st) || st != SI_OK)
         return st != SI_OK ? st : process_children(in, it.node, it.ctx);
-    if (in->defer && it.ctx == 0 && in->defer[it.node])
-        return SI_OK; /* the next GPU stage computes it */
+    if (in->defer && it.ctx == 0 && in->defer[it.node]) {
+        if (!reads_complex(in, it.node, it.ctx))
+            return SI_OK; /* the next GPU stage computes it */
+        in->defer[it.node] = 0; /* complex64 values stay here: so does the node */
+    }
     if (++in->executed > MAX_EXECUTED)
         return ip_node_fail(in, it.node, SI_ERR_ARG, "more than %lld node runs", MAX_EXECUTED);
     ival **outs = NULL;
@@ -692,7 +714,8 @@ static uint8_t *defer_set(const core_graph *g, const uint8_t *known, const uint8
         int data_in = 0;
         for (int j = 0; j < n->n_inputs; j++)
             data_in |= !g->edges[k][j].ctrl;
-        d[k] = !known[k] && data_in && !core_op_is_dynamic(n->op) && strcmp(n->op, "Const") &&
+        d[k] = !known[k] && data_in && !core_op_is_dynamic(n->op) && !core_node_makes_complex(n) &&
+               strcmp(n->op, "Const") &&
                strncmp(n->op, "Placeholder", 11) && !(host_only && host_only[k]);
     }
     return d;
@@ -716,7 +739,9 @@ static si_result export_values(interp *in, core_valmap *vm, const uint8_t *known
             continue;
         for (int j = 0; j < g->n_outs[k] && st == SI_OK; j++) {
             ival *v = ip_tensor_get(in, k, j, 0, &st);
-            if (st == SI_OK && v)
+            /* complex64 never goes to a GPU stage: a deferred node that reads
+             * one waits for the interpreter's last run (which runs or refuses it) */
+            if (st == SI_OK && v && v->b.dtype != CORE_COMPLEX64)
                 st = core_valmap_put(vm, k, j, &v->b, in->err);
         }
     }
@@ -766,7 +791,7 @@ static si_result seed_known(interp *in, const core_valmap *vm, uint8_t *known)
             ival *v = ip_val_new(b->dtype, &b->shape);
             if (!v)
                 return ip_nomem(in);
-            memcpy(v->b.data, b->data, (size_t)core_shape_count(&b->shape) * CORE_ELEM);
+            memcpy(v->b.data, b->data, (size_t)core_shape_count(&b->shape) * core_elem_bytes(b->dtype));
             e->v[j] = v;
         }
     }

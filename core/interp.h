@@ -23,6 +23,9 @@ int core_valmap_next(const core_valmap *vm, int slot, int *node, int *idx);
 /* Is this op one only the interpreter runs (its outputs' shapes or existence
  * depend on data)? Everything downstream of such a node runs there too. */
 int core_op_is_dynamic(const char *op);
+/* A node that makes a complex64 value from others (Cast to complex64): the
+ * interpreter runs it, as it runs the complex ops (core/interp_cplx.c). */
+int core_node_makes_complex(const io_node *n);
 /* Ops the interpreter itself runs (control flow, TensorArray/TensorList, NMS,
  * Where, NoOp); others it evaluates through the op table. core_interp_op(i)
  * lists them, NULL past the end. */

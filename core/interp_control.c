@@ -149,7 +149,7 @@ static si_result call_function(opctx *o, const char *attr, ival **args, int n_ar
             st = ip_nomem(in);
             break;
         }
-        memcpy(out[i]->b.data, b->data, (size_t)core_shape_count(&b->shape) * 4);
+        memcpy(out[i]->b.data, b->data, (size_t)core_shape_count(&b->shape) * core_elem_bytes(b->dtype));
     }
     core_valmap_free(vm);
     if (st != SI_OK) {
@@ -292,6 +292,12 @@ static si_result run_ragged_to_tensor(opctx *o, int *ctx_after)
     return ip_ragged_to_tensor(o);
 }
 
+static si_result run_complex(opctx *o, int *ctx_after)
+{
+    (void)ctx_after;
+    return ip_complex(o);
+}
+
 static si_result run_ordinary(opctx *o, int *ctx_after)
 {
     (void)ctx_after;
@@ -312,6 +318,9 @@ static const struct {
     {"RaggedRange", run_sparse},                    {"RaggedGather", run_sparse},
     {"Unique", run_unique},  {"UniqueV2", run_unique},                 {"ListDiff", run_listdiff},
     {"RaggedTensorToTensor", run_ragged_to_tensor},
+    {"Complex", run_complex}, {"Real", run_complex}, {"Imag", run_complex},
+    {"ComplexAbs", run_complex}, {"FFT", run_complex}, {"IFFT", run_complex},
+    {"RFFT", run_complex},   {"IRFFT", run_complex},
 };
 
 /* The handler of op: by name, then by prefix (the list handlers refuse any
@@ -370,7 +379,14 @@ si_result ip_execute(interp *in, int k, int ctx, ival ***outs_p, int *n_outs_p, 
     si_result st = SI_OK;
     if (strcmp(n->op, "Merge"))
         st = gather_inputs(&o);
+    /* complex64 values reach only the ops that take them; the ordinary ones
+     * among those (Identity, Add, Mul ...) are computed on them here, as the
+     * op table's kernels know 4-byte elements only */
     if (st == SI_OK)
+        st = ip_check_complex_inputs(&o);
+    if (st == SI_OK && ip_complex_runs(&o))
+        st = ip_complex(&o);
+    else if (st == SI_OK)
         st = handler_of(n->op)(&o, ctx_after);
     free(o.data);
     if (st != SI_OK) {

@@ -2,7 +2,8 @@
  * map, contexts, the tensor map, scheduling and the run), interp_control.c (one
  * node: its inputs, then TF1 control flow or a handler), interp_lists.c
  * (TensorArray and TensorList), interp_ops.c (host values, the helpers every
- * handler uses, NonMaxSuppression, Where and ordinary ops). Internal to core/. */
+ * handler uses, NonMaxSuppression, Where and ordinary ops), interp_cplx.c
+ * (complex64 values and the spectral ops). Internal to core/. */
 #ifndef SI_CORE_INTERP_INTERNAL_H
 #define SI_CORE_INTERP_INTERNAL_H
 
@@ -151,5 +152,19 @@ si_result ip_listdiff(opctx *o);
 si_result ip_ragged_to_tensor(opctx *o);
 /* Any op of the op table, through core_eval_node. */
 si_result ip_eval_ordinary(opctx *o);
+
+/* ---- interp_cplx.c ---- */
+/* Complex, Real, Imag, ComplexAbs, FFT, IFFT, RFFT, IRFFT; and the ordinary
+ * ops that ip_complex_runs says run here: Identity, Add, AddV2, Sub, Mul,
+ * Cast, Reshape, Squeeze, ExpandDims, Concat, ConcatV2, Pack on complex64
+ * values, and a Cast to complex64. */
+si_result ip_complex(opctx *o);
+int ip_is_complex_op(const char *op);
+int ip_complex_runs(const opctx *o);
+/* Does one of o's data inputs hold a complex64 value? */
+int ip_reads_complex(const opctx *o);
+/* Fails, naming the node, when an op that does not take complex64 values is
+ * given one. */
+si_result ip_check_complex_inputs(opctx *o);
 
 #endif

@@ -16,7 +16,7 @@ ival *ip_val_new(si_dtype dt, const core_shape *s)
     ival *v = malloc(sizeof *v);
     if (!v)
         return NULL;
-    size_t bytes = (size_t)core_shape_count(s) * CORE_ELEM;
+    size_t bytes = (size_t)core_shape_count(s) * core_elem_bytes(dt);
     v->b = (core_buf){.dtype = dt, .shape = *s, .data = malloc(bytes ? bytes : 1)};
     v->refs = 1;
     if (!v->b.data) {
@@ -158,7 +158,10 @@ si_result ip_set_out(opctx *o, int i, ival *v)
     return SI_OK;
 }
 
-const char *ip_dt_name(si_dtype t) { return t == SI_FLOAT32 ? "float32" : t == SI_INT32 ? "int32" : "bool"; }
+const char *ip_dt_name(si_dtype t)
+{
+    return t == SI_FLOAT32 ? "float32" : t == SI_INT32 ? "int32" : t == CORE_COMPLEX64 ? "complex64" : "bool";
+}
 
 /* ---- NonMaxSuppression, Where ---- */
 

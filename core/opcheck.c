@@ -1,7 +1,8 @@
 /* Which ops streaminfer runs, and the check that refuses a model using any
  * other one when it is opened. A model whose unknown op sits after a loop or
  * an NMS would otherwise compute its first stage (minutes on llvmpipe) before
- * failing at that op; the check makes the refusal cost nothing. */
+ * failing at that op; the check makes the refusal cost nothing. It also
+ * refuses a model whose output would be complex64 (core.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,7 +139,63 @@ static void describe(char *msg, size_t cap, const core_graph *g, const bad_op *b
         snprintf(msg + len, cap - len, " and %d more", total - shown);
 }
 
-si_result core_graph_check_ops(const core_graph *g, si_error *err)
+/* complex64 (core.h) exists only inside the host interpreter: an output that
+ * would be one is refused at open. Makers give one whatever their input;
+ * readers turn one into a float; the pass-through ops give what input 0 is;
+ * any other node is complex when its dtype attr says so. */
+static const char *const complex_makers[] = {"Complex", "FFT", "IFFT", "RFFT", NULL};
+static const char *const complex_readers[] = {"Real", "Imag", "ComplexAbs", "IRFFT", NULL};
+static const char *const pass_ops[] = {"Identity", "Snapshot", "StopGradient", "Enter",
+                                       "Exit", "Switch", "NextIteration", "Reshape", "Squeeze",
+                                       "ExpandDims", NULL};
+static const char *const any_ops[] = {"Merge", "Add",    "AddV2", "Sub", "Mul",
+                                      "Concat", "ConcatV2", "Pack", NULL};
+
+static int complex_attr(const io_node *n, const char *name)
+{
+    const io_attr *a = io_node_attr(n, name);
+    return a && a->kind == IO_ATTR_TYPE && a->type == IO_DT_OTHER && a->type_name &&
+           !strncmp(a->type_name, "DT_COMPLEX", 10);
+}
+
+static int makes_complex(const core_graph *g, int k, int depth)
+{
+    const io_node *n = &g->m->nodes[k];
+    if (in_list(n->op, complex_makers))
+        return 1;
+    if (in_list(n->op, complex_readers) || depth > 64) /* deeper: a loop's back edge */
+        return 0;
+    if (complex_attr(n, "T") || complex_attr(n, "dtype") || complex_attr(n, "DstT"))
+        return 1;
+    /* Merge, and tfjs's binary ops, are complex when any input is */
+    int pass = in_list(n->op, pass_ops), any = in_list(n->op, any_ops);
+    for (int i = 0; (pass || any) && i < n->n_inputs; i++) {
+        if (g->edges[k][i].ctrl)
+            continue;
+        if (makes_complex(g, g->edges[k][i].node, depth + 1))
+            return 1;
+        if (pass)
+            break;
+    }
+    return 0;
+}
+
+static si_result check_complex_outputs(const core_graph *g, si_error *err)
+{
+    for (int i = 0; i < g->n_outputs; i++) {
+        int k = g->outputs[i].node;
+        if (makes_complex(g, k, 0))
+            return base_fail(err, SI_ERR_UNSUPPORTED,
+                             "%s: output '%s' (node '%s', %s) would be complex64: streaminfer "
+                             "keeps complex values inside its host interpreter; give the model "
+                             "Real, Imag or ComplexAbs of it as its output",
+                             g->m->json_path, core_graph_output_name(g, i), g->m->nodes[k].name,
+                             g->m->nodes[k].op);
+    }
+    return SI_OK;
+}
+
+static si_result check_ops(const core_graph *g, si_error *err)
 {
     uint8_t *need = calloc((size_t)g->n_nodes + 1, 1);
     bad_op *bad = calloc((size_t)g->n_nodes + 1, sizeof *bad);
@@ -181,6 +238,12 @@ si_result core_graph_check_ops(const core_graph *g, si_error *err)
     free(bad);
     /* ops inside library functions (the message names the function) */
     for (int f = 0; st == SI_OK && g->owns_fns && f < g->n_fns; f++)
-        st = core_graph_check_ops(g->fns[f], err);
+        st = check_ops(g->fns[f], err);
     return st;
+}
+
+si_result core_graph_check_ops(const core_graph *g, si_error *err)
+{
+    si_result st = check_ops(g, err);
+    return st != SI_OK ? st : check_complex_outputs(g, err);
 }

@@ -615,6 +615,10 @@ static si_result given_node(builder *b, int k, si_error *err)
         const core_buf *v = core_valmap_get(b->given, k, j);
         if (!v)
             continue;
+        if (v->dtype == CORE_COMPLEX64) /* the interpreter never exports one */
+            return base_fail(err, SI_ERR_UNSUPPORTED,
+                             "%s: node '%s': a complex64 value cannot enter a GPU program",
+                             g->m->json_path, g->m->nodes[k].name);
         int64_t n = core_shape_count(&v->shape);
         int small = n <= CORE_VALUE_INPUT_MAX;
         char name[512];
@@ -667,6 +671,7 @@ static void mark_dynamic(const core_graph *g, const core_valmap *given, const ui
         if (is_given(given, k))
             continue;
         dyn[k] = (core_op_is_dynamic(nk->op) && strcmp(nk->op, "Switch") && strcmp(nk->op, "Merge")) ||
+                 core_node_makes_complex(nk) ||
                  (host_only && host_only[k]);
         for (int j = 0; j < nk->n_inputs && !dyn[k]; j++)
             if (!g->edges[k][j].ctrl && dyn[g->edges[k][j].node])
@@ -899,6 +904,12 @@ si_result core_eval_node(const core_graph *g, int node, const core_buf *const *i
     for (int k = 0; k < max_out; k++)
         out[k] = (core_buf){.data = NULL};
     for (int i = 0; i < n_in; i++) {
+        /* the op table's kernels know 4-byte elements only (core.h) */
+        if (in[i]->dtype == CORE_COMPLEX64) {
+            st = base_fail(err, SI_ERR_UNSUPPORTED, "%s: node '%s' (%s): input %d is complex64",
+                           g->m->json_path, n->name, n->op, i);
+            goto done;
+        }
         int t = pg_add_tensor(&b, n->name, in[i]->dtype, &in[i]->shape, PT_CONST);
         size_t bytes = (size_t)core_shape_count(&in[i]->shape) * CORE_ELEM;
         if (t < 0 || !(b.p->tensors[t].host = malloc(bytes ? bytes : 1))) {

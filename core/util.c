@@ -25,6 +25,8 @@ int core_shape_count_checked(const core_shape *s, int64_t *count)
     return 0;
 }
 
+size_t core_elem_bytes(si_dtype dt) { return dt == CORE_COMPLEX64 ? 2 * CORE_ELEM : CORE_ELEM; }
+
 int64_t core_shape_count(const core_shape *s)
 {
     /* Signed overflow is undefined behaviour, and shapes come from files that

@@ -350,6 +350,15 @@ static si_result collect_outputs(si_model *m, si_error *err)
                           core_graph_output_name(m->g, o));
                 break;
             }
+            /* core_graph_check_ops refuses such models at open; this keeps the
+             * interpreter's own dtype out of the API whatever the graph says */
+            if (v->dtype == CORE_COMPLEX64) {
+                st = base_fail(err, SI_ERR_UNSUPPORTED,
+                               "output '%s' is complex64, which streaminfer keeps inside its "
+                               "host interpreter",
+                               core_graph_output_name(m->g, o));
+                break;
+            }
             int64_t n = core_shape_count(&v->shape);
             int32_t *words = malloc((size_t)(n ? n : 1) * 4);
             if (!words) {

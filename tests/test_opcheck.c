@@ -104,7 +104,7 @@ static void test_needed_nodes_only(void **state)
                "\"modelTopology\":{\"node\":["
                "{\"name\":\"x\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"},"
                "\"shape\":{\"shape\":{\"dim\":[{\"size\":\"2\"}]}}}},"
-               "{\"name\":\"unused\",\"op\":\"FFT\",\"input\":[\"x\"]},"
+               "{\"name\":\"unused\",\"op\":\"Frobnicate\",\"input\":[\"x\"]},"
                "{\"name\":\"out\",\"op\":\"Relu\",\"input\":[\"x\"]}]},\"weightsManifest\":[]}");
     si_error err;
     if (open_model(path, &err) != SI_OK)
@@ -113,10 +113,125 @@ static void test_needed_nodes_only(void **state)
                "\"modelTopology\":{\"node\":["
                "{\"name\":\"x\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"},"
                "\"shape\":{\"shape\":{\"dim\":[{\"size\":\"2\"}]}}}},"
-               "{\"name\":\"p\",\"op\":\"RFFT\",\"input\":[\"x\"]},"
+               "{\"name\":\"p\",\"op\":\"Frobnicate\",\"input\":[\"x\"]},"
                "{\"name\":\"out\",\"op\":\"Relu\",\"input\":[\"x\",\"^p\"]}]},\"weightsManifest\":[]}");
     assert_int_equal(open_model(path, &err), SI_ERR_UNSUPPORTED);
-    assert_non_null(strstr(err.message, "1 unknown op: 'RFFT' (node 'p')"));
+    assert_non_null(strstr(err.message, "1 unknown op: 'Frobnicate' (node 'p')"));
+}
+
+/* complex64 exists only inside the host interpreter (core.h): a model whose
+ * output (or input) would be complex is refused at open, naming the output
+ * and its node, also through an Identity; its parts open and run. */
+static void test_complex_outputs(void **state)
+{
+    (void)state;
+    const char *cplx = "\"T\":{\"type\":\"DT_COMPLEX64\"}";
+    si_error err;
+    for (int k = 0; k < 3; k++) {
+        jb j = {0};
+        placeholder_f32(&j, "re", (int[]){4}, 1);
+        placeholder_f32(&j, "im", (int[]){4}, 1);
+        node(&j, "c", "Complex", "\"re\",\"im\"", NULL);
+        if (k < 2)
+            node(&j, "f", "FFT", "\"c\"", NULL);
+        else
+            node(&j, "r", "Real", "\"c\"", NULL);
+        if (k == 1)
+            node(&j, "out", "Identity", "\"f\"", NULL);
+        if (k == 2) /* its dtype attr says so */
+            node(&j, "out", "Snapshot", "\"re\"", cplx);
+        assert_int_equal(open_model(write_model(&j, "cplx_out.json"), &err), SI_ERR_UNSUPPORTED);
+        assert_non_null(strstr(err.message, k == 0   ? "(node 'f', FFT) would be complex64"
+                                            : k == 1 ? "(node 'out', Identity) would be complex64"
+                                                     : "(node 'out', Snapshot) would be complex64"));
+    }
+    /* nor can an input be complex */
+    jb jin = {0};
+    node(&jin, "x", "Placeholder", "", "\"dtype\":{\"type\":\"DT_COMPLEX64\"}");
+    node(&jin, "r", "Real", "\"x\"", NULL);
+    assert_int_equal(open_model(write_model(&jin, "cplx_in.json"), &err), SI_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.message, "input 'x' has dtype DT_COMPLEX64"));
+    jb j = {0};
+    placeholder_f32(&j, "re", (int[]){4}, 1);
+    placeholder_f32(&j, "im", (int[]){4}, 1);
+    node(&j, "c", "Complex", "\"re\",\"im\"", NULL);
+    node(&j, "f", "FFT", "\"c\"", NULL);
+    node(&j, "id", "Identity", "\"f\"", cplx);
+    node(&j, "r", "Real", "\"id\"", NULL);
+    node(&j, "i", "Imag", "\"f\"", NULL);
+    node(&j, "a", "ComplexAbs", "\"f\"", NULL);
+    const char *path = write_model(&j, "cplx_parts.json");
+    si_model *m = NULL;
+    if (si_open(path, &(si_options){.backend = SI_BACKEND_HOST}, &m, &err) != SI_OK)
+        fail_msg("%s", err.message);
+    float re[4] = {1, 2, 3, 4}, im[4] = {0, 0, 0, 1};
+    si_tensor_in in[2] = {{"re", SI_FLOAT32, 1, {4}, re}, {"im", SI_FLOAT32, 1, {4}, im}};
+    if (si_run(m, in, 2, &err) != SI_OK)
+        fail_msg("%s", err.message);
+    /* the DFT of [1, 2, 3, 4+i]: [10+i, -3+2i, -2-i, -1-2i] (tfjs's radix-2 path) */
+    const float want[3][4] = {
+        {10, -3, -2, -1}, {1, 2, -1, -2}, {10.0498756f, 3.60555128f, 2.23606798f, 2.23606798f}};
+    for (int o = 0; o < 3; o++) {
+        si_dtype dt;
+        int rank;
+        int64_t shape[SI_MAX_RANK];
+        const void *d;
+        assert_int_equal(si_output(m, o, &dt, &rank, shape, &d, &err), SI_OK);
+        assert_int_equal(dt, SI_FLOAT32);
+        assert_int_equal(rank, 1);
+        for (int i = 0; i < 4; i++)
+            assert_float_equal(((const float *)d)[i], want[o][i], 1e-6);
+    }
+    si_close(m);
+}
+
+/* Ops that do not take complex64 values refuse one at run time with the
+ * node's name, as do the complex ops given the wrong dtype or shape. */
+static void test_complex_refused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *op, *ins, *msg;
+    } cases[] = {
+        {"Relu", "\"c\"", "node 'bad' (Relu): input 0 is complex64"},
+        {"Mul", "\"c\",\"im6\"", "could not be broadcast together with shapes [4] and [6]"},
+        {"FFT", "\"re\"", "node 'bad' (FFT): input 0 must be complex64, not float32"},
+        {"RFFT", "\"c\"", "node 'bad' (RFFT): input 0 must be float32, not complex64"},
+        {"Real", "\"re\"", "node 'bad' (Real): input 0 must be complex64, not float32"},
+        {"Complex", "\"re\",\"c\"", "node 'bad' (Complex): input 1 must be float32"},
+        {"Complex", "\"re\",\"im6\"", "real and imag shapes, [4] and [6], must match"},
+        {"IFFT", "\"e\"", "innermost dimension of at least 1 element"},
+        {"ConcatV2", "\"c\",\"re\",\"ax\"", "(ConcatV2): input 1 is float32 among complex64 inputs"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        jb j = {0};
+        placeholder_f32(&j, "re", (int[]){4}, 1);
+        placeholder_f32(&j, "im", (int[]){4}, 1);
+        placeholder_f32(&j, "im6", (int[]){6}, 1);
+        placeholder_f32(&j, "z", (int[]){2, 0}, 2);
+        const_i(&j, "ax", 0);
+        node(&j, "c", "Complex", "\"re\",\"im\"", NULL);
+        node(&j, "e", "Complex", "\"z\",\"z\"", NULL);
+        node(&j, "rc", "Real", "\"c\"", NULL);
+        node(&j, "re_e", "Real", "\"e\"", NULL);
+        node(&j, "bad", cases[k].op, cases[k].ins, NULL);
+        node(&j, "out", "Real", "\"bad\"", NULL);
+        node(&j, "o2", "Identity", "\"im6\"", NULL);
+        si_model *m = NULL;
+        si_error err;
+        if (si_open(write_model(&j, "cplx_bad.json"), &(si_options){.backend = SI_BACKEND_HOST}, &m,
+                    &err) != SI_OK)
+            fail_msg("%s", err.message);
+        float v[6] = {1, 2, 3, 4, 5, 6};
+        si_tensor_in in[4] = {{"re", SI_FLOAT32, 1, {4}, v},
+                              {"im", SI_FLOAT32, 1, {4}, v},
+                              {"im6", SI_FLOAT32, 1, {6}, v},
+                              {"z", SI_FLOAT32, 2, {2, 0}, v}};
+        assert_int_not_equal(si_run(m, in, 4, &err), SI_OK);
+        if (!strstr(err.message, cases[k].msg))
+            fail_msg("case %zu: %s", k, err.message);
+        si_close(m);
+    }
 }
 
 static void test_simpleml_excluded(void **state)
@@ -255,6 +370,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_needed_nodes_only),          cmocka_unit_test(test_simpleml_excluded),
         cmocka_unit_test(test_many_unknown),               cmocka_unit_test(test_op_list),
         cmocka_unit_test(test_library_functions),
+        cmocka_unit_test(test_complex_outputs),            cmocka_unit_test(test_complex_refused),
     };
     return cmocka_run_group_tests(tests, tiny_setup, tiny_teardown);
 }

@@ -171,6 +171,7 @@ function cases(mulberry32) {
   for (const c of require('./cases_transform.js').transformCases(rngFor, util, { T })) add(c);
   for (const c of require('./cases_misc.js').miscCases(rngFor, util, { T, I, F, B })) add(c);
   for (const c of require('./cases_casesB.js').dynamicCases(rngFor, util, { T })) add(c);
+  for (const c of require('./cases_cplx.js').cplxCases(rngFor, util, { T })) add(c);
   return out;
 }
 
