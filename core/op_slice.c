@@ -102,13 +102,15 @@ static int64_t canonical(int64_t x, int c, int64_t stride, int64_t dim, int mask
 
 /* A port of tfjs's slice_util.sliceInfo: the sparse spec (with ellipsis and
  * new axes) made dense over x's rank, then begin/stride/size per input dim and
- * the final shape. Returns whether the slice takes all of x unchanged. */
+ * the final shape. Returns whether the slice takes all of x unchanged, and in
+ * *dshrink_out the shrunk dims, but only where tfjs-backend-cpu's kernel reads
+ * them the way strided_slice_sparse() does (else 0). */
 static si_result strided_slice_info(const lower_ctx *c, si_error *err, const core_shape *xs, int n,
                                     const int64_t *begin, const int64_t *end,
                                     const int64_t *strides, int64_t bmask, int64_t emask,
                                     int64_t ellipsis, int64_t newaxis, int64_t shrink,
                                     int64_t *dbegin, int64_t *dstride, int64_t *proc,
-                                    core_shape *final_shape, int *is_identity)
+                                    core_shape *final_shape, int *is_identity, int *dshrink_out)
 {
     if (ellipsis & (ellipsis - 1))
         return lc_fail(c, err, SI_ERR_SHAPE, "multiple ellipses in slice");
@@ -163,7 +165,7 @@ static si_result strided_slice_info(const lower_ctx *c, si_error *err, const cor
     }
     if (full != xr)
         return lc_fail(c, err, SI_ERR_SHAPE, "slice spec covers %d of %d dimensions", full, xr);
-    int identity = 1;
+    int identity = 1, simple = 1, dim0 = 1;
     for (int i = 0; i < xr; i++) {
         int64_t s = dstride[i], dim = xs->d[i];
         if (s == 0)
@@ -182,7 +184,10 @@ static si_result strided_slice_info(const lower_ctx *c, si_error *err, const cor
             dbegin[i] = canonical(dbegin[i], 0, s, dim, dbm >> i & 1);
             dend[i] = canonical(dend[i], 1, s, dim, dem >> i & 1);
         }
-        identity = identity && s == 1 && dbegin[i] == 0 && dend[i] == dim;
+        int all = s == 1 && dbegin[i] == 0 && dend[i] == dim;
+        identity = identity && all;
+        simple = simple && s == 1;
+        dim0 = dim0 && ((i == 0 && s == 1) || all);
         int64_t len = dend[i] - dbegin[i];
         if (len == 0 || ((len < 0) != (s < 0)))
             proc[i] = 0;
@@ -198,6 +203,61 @@ static si_result strided_slice_info(const lower_ctx *c, si_error *err, const cor
         final_shape->d[final_shape->rank++] = gather[g] >= 0 ? proc[gather[g]] : 1;
     }
     *is_identity = identity;
+    /* tfjs's StridedSlice takes slice() when the slice is the identity,
+     * contiguous from dim 0 or of unit strides; else stridedSliceImpl, which
+     * indexes x with the sparse shape's coordinates (shrunk dims dropped) */
+    *dshrink_out = identity || simple || dim0 ? 0 : dshrink;
+    return SI_OK;
+}
+
+/* tfjs-backend-cpu's stridedSliceImpl where dims are shrunk: the output has
+ * the shape of the non-shrunk dims, and its coordinate j reads x at
+ * begin[j] + loc[j] * stride[j] of x's dim j (not of the j-th non-shrunk
+ * dim), x's flat index being that of the first r' dims with the last one
+ * added unscaled (TensorBuffer.get with fewer coordinates than x's rank).
+ * A coordinate outside x's dim j throws in tfjs; it is an error here. */
+static si_result strided_slice_sparse(lower_ctx *c, si_error *err, int x, const int64_t *dbegin,
+                                      const int64_t *dstride, const int64_t *proc, int dshrink,
+                                      const core_shape *fs)
+{
+    const core_shape *xs = &lc_tensor(c, x)->shape;
+    int64_t dims[SI_MAX_RANK], istr[SI_MAX_RANK], ostr[SI_MAX_RANK], xstr[SI_MAX_RANK], off = 0;
+    int r = 0;
+    for (int i = 0; i < xs->rank; i++)
+        if (!(dshrink >> i & 1))
+            dims[r++] = proc[i];
+    si_result st = sh_check_shape(c, err, fs, "the output");
+    if (st != SI_OK)
+        return st;
+    if (core_shape_count(fs) == 0)
+        return sh_set_const(c, err, 0, lc_tensor(c, x)->dtype, fs, NULL);
+    core_strides(xs, xstr);
+    for (int j = 0; j < r; j++) {
+        int64_t first = dbegin[j], last = dbegin[j] + (dims[j] - 1) * dstride[j];
+        if (first < 0 || first >= xs->d[j] || last < 0 || last >= xs->d[j])
+            return lc_fail(c, err, SI_ERR_UNSUPPORTED,
+                           "the slice reads element %lld of dimension %d (size %lld) the way "
+                           "TensorFlow.js does, out of range (tfjs fails too)",
+                           (long long)(first < 0 || first >= xs->d[j] ? first : last), j,
+                           (long long)xs->d[j]);
+        int64_t w = j < r - 1 ? xstr[j] : 1;
+        off += dbegin[j] * w;
+        istr[j] = dstride[j] * w;
+    }
+    for (int j = r - 1, o = 1; j >= 0; j--) {
+        ostr[j] = o;
+        o *= (int)dims[j];
+    }
+    if (r == 0) { /* get() of no coordinates reads element 0 */
+        dims[0] = istr[0] = ostr[0] = 1;
+        r = 1;
+        off = 0;
+    }
+    int t;
+    if ((st = sh_new_tensor(c, err, lc_tensor(c, x)->dtype, fs, &t)) != SI_OK ||
+        (st = sh_emit_copy(c, err, x, t, r, dims, istr, ostr, off, 0, 0)) != SI_OK)
+        return st;
+    lc_set_output(c, 0, t);
     return SI_OK;
 }
 
@@ -217,13 +277,15 @@ si_result sh_lower_strided_slice(lower_ctx *c, si_error *err)
     const core_shape *xs = &lc_tensor(c, x)->shape;
     int64_t dbegin[SI_MAX_RANK], dstride[SI_MAX_RANK], proc[SI_MAX_RANK];
     core_shape fs;
-    int identity = 0;
+    int identity = 0, sparse = 0;
     st = strided_slice_info(c, err, xs, nb, begin, end, strides, lc_attr_int(c, "begin_mask", 0),
                             lc_attr_int(c, "end_mask", 0), lc_attr_int(c, "ellipsis_mask", 0),
                             lc_attr_int(c, "new_axis_mask", 0), lc_attr_int(c, "shrink_axis_mask", 0),
-                            dbegin, dstride, proc, &fs, &identity);
+                            dbegin, dstride, proc, &fs, &identity, &sparse);
     if (st != SI_OK)
         return st;
+    if (sparse)
+        return strided_slice_sparse(c, err, x, dbegin, dstride, proc, sparse, &fs);
     if (identity)
         return sh_set_alias(c, err, 0, x, &fs);
     return sh_emit_slice(c, err, 0, x, dbegin, dstride, proc, &fs);

@@ -260,6 +260,11 @@ function casesC(rngFor, util, { T, I, B, S, IL }) {
     { s: [3, 4, 5], b: [0, 0, 0, 1], e: [0, 0, 0, 4], st: [1, 1, 1, 2], bm: 0, em: 0, elm: 2, nm: 5, sm: 0 },
     { s: [8, 9], b: [-1, 7], e: [-9, -10], st: [-2, -3], bm: 0, em: 0, elm: 0, nm: 0, sm: 0 },
     { s: [2, 3, 4, 5], b: [0, 1], e: [0, 3], st: [1, 1], bm: 0, em: 0, elm: 1, nm: 0, sm: 0 },
+    // a shrunk dim with strides != 1 elsewhere: tfjs's stridedSliceImpl reads
+    // x at the sparse (non-shrunk) coordinates, dims shifted
+    { s: [4, 5, 6], b: [0, 1, 1], e: [0, 2, 5], st: [2, 1, 2], bm: 1, em: 1, elm: 0, nm: 0, sm: 2 },
+    { s: [6, 4, 5, 2], b: [1, 0, 2], e: [2, 0, 0], st: [1, 1, -1], bm: 0, em: 6, elm: 0, nm: 0, sm: 1 },
+    { s: [6, 12, 5], b: [5, 0, 3], e: [0, 0, 4], st: [-2, 1, 1], bm: 0, em: 2, elm: 0, nm: 2, sm: 4 },
   ].forEach((c, k) => {
     const u = util(rngFor());
     const dt = DTS[k % 3];
