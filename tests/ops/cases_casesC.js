@@ -361,18 +361,21 @@ function casesC(rngFor, util, { T, I, B, S, IL }) {
   // default value, validate_indices true/false, every dtype; a repeated index
   // keeps its last value (tfjs's scatter without summing)
   [[[40], 0, 'float32', 1], [[40], 1, 'int32', 0], [[7, 9], 1, 'float32', 1], [[4, 5, 6], 1, 'bool', 0],
-    [[30], 2, 'float32', 0], [[6, 7], 0, 'int32', 1]].forEach(([os, kind, dt, vi], k) => {
+    [[30], 2, 'float32', 0], [[6, 7], 0, 'int32', 1], [[6, 7], 3, 'float32', 0], [[9, 8, 7], 3, 'int32', 1]].forEach(([os, kind, dt, vi], k) => {
     const u = util(rngFor());
     const r = os.length;
-    const nnz = kind === 2 ? 1 : u.int(5, 20);
+    const nnz = kind === 2 ? 1 : kind === 3 ? u.int(30, 40) : u.int(5, 20);
     const rows = new Set();
     const idx = [];
     while (idx.length < nnz * r) {
-      const row = os.map((d) => u.int(0, d - 1));
-      if (rows.has(row.join())) continue;
+      const row = os.map((d) => u.int(0, kind === 3 ? Math.min(d - 1, 2) : d - 1));
+      // kind 3: repeated rows (the last one's value stays)
+      if (rows.has(row.join()) && kind !== 3) continue;
       rows.add(row.join());
       idx.push(...row);
     }
+    // kind 3: a row past dim 1 whose flat offset is inside (tfjs checks that only)
+    if (kind === 3) { idx[0] = 1; idx[1] = os[1]; }
     const ishape = kind === 2 ? [] : r === 1 ? [nnz] : [nnz, r];
     const vals = kind === 0 ? data(u, dt, 1) : data(u, dt, nnz);
     const vshape = kind === 0 ? [] : [nnz];
