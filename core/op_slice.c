@@ -7,6 +7,8 @@
 #include <strings.h>
 #include "op_shape.h"
 
+int core_emit_binary(lower_ctx *c, int op, int a, int b, si_error *err, int *out_t);
+
 /* ---- host references ---- */
 
 static double index_at(const core_buf *b, int64_t i)
@@ -402,6 +404,129 @@ si_result sh_lower_unpack(lower_ctx *c, si_error *err)
 
 /* ---- gather ---- */
 
+/* Known indices must lie in [0, n): tfjs's kernel rejects any other. */
+static si_result check_indices(lower_ctx *c, si_error *err, const core_buf *iv, int64_t n)
+{
+    int64_t k = iv ? core_shape_count(&iv->shape) : 0;
+    for (int64_t j = 0; j < k; j++) {
+        double v = index_at(iv, j);
+        if (v < 0 || v >= (double)n)
+            return lc_fail(c, err, SI_ERR_SHAPE, "index %g is not in [0, %lld)", v, (long long)n);
+    }
+    return SI_OK;
+}
+
+/* GatherV2 with batch_dims (tfjs's collectGatherOpShapeInfo: negative counts
+ * from the indices' rank; the first batch_dims dims of x and indices agree):
+ * out[b, o, j, s] = x[b, o, idx[b, j], s]. One CK_GATHER over x seen as
+ * [batch * outer * n, slice], with the indices shifted to their (b, o) row:
+ * idx[b, j] + (b * outer + o) * n, computed on the host when the indices are
+ * known, else broadcast over o (CK_COPY) and offset (CK_BINARY add). */
+static si_result gather_batched(lower_ctx *c, si_error *err, int x, int ind, int axis, int64_t bd)
+{
+    const core_shape *xs = &lc_tensor(c, x)->shape, *is = &lc_tensor(c, ind)->shape;
+    si_dtype dt = lc_tensor(c, x)->dtype;
+    if (bd < -is->rank || bd > is->rank)
+        return lc_fail(c, err, SI_ERR_SHAPE, "batch_dims %lld outside [-%d, %d]", (long long)bd,
+                       is->rank, is->rank);
+    if (bd < 0)
+        bd += is->rank;
+    if (bd > xs->rank)
+        return lc_fail(c, err, SI_ERR_SHAPE, "batch_dims %lld past the rank %d of x",
+                       (long long)bd, xs->rank);
+    if (axis < bd)
+        return lc_fail(c, err, SI_ERR_SHAPE, "batch_dims %lld past the axis %d", (long long)bd,
+                       axis);
+    if (lc_tensor(c, ind)->dtype != SI_INT32)
+        return lc_fail(c, err, SI_ERR_SHAPE, "indices must be int32 with batch_dims");
+    core_shape os = {.rank = 0};
+    int64_t batch = 1, outer = 1, slice = 1, n = xs->d[axis], jn = 1;
+    for (int i = 0; i < bd; i++) {
+        if (xs->d[i] != is->d[i])
+            return lc_fail(c, err, SI_ERR_SHAPE, "x's dim %d is %lld, the indices' %lld", i,
+                           (long long)xs->d[i], (long long)is->d[i]);
+        batch *= xs->d[i];
+    }
+    if (xs->rank - 1 + is->rank - bd > SI_MAX_RANK)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "result would have rank %lld",
+                       (long long)(xs->rank - 1 + is->rank - bd));
+    for (int i = 0; i < axis; i++)
+        os.d[os.rank++] = xs->d[i];
+    for (int i = (int)bd; i < axis; i++)
+        outer *= xs->d[i];
+    for (int i = (int)bd; i < is->rank; i++) {
+        os.d[os.rank++] = is->d[i];
+        jn *= is->d[i];
+    }
+    for (int i = axis + 1; i < xs->rank; i++) {
+        os.d[os.rank++] = xs->d[i];
+        slice *= xs->d[i];
+    }
+    si_result st = sh_check_shape(c, err, &os, "the output");
+    if (st != SI_OK)
+        return st;
+    const core_buf *iv = lc_value(c, 1, &st, err);
+    if (st != SI_OK || (st = check_indices(c, err, iv, n)) != SI_OK)
+        return st;
+    if (core_shape_count(&os) == 0)
+        return sh_set_const(c, err, 0, dt, &os, NULL);
+    int64_t rows = batch * outer * n, k = batch * outer * jn;
+    if (rows > INT32_MAX || k > INT32_MAX)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "too many elements");
+    core_shape ks = {.rank = 3, .d = {batch, outer, jn}};
+    int shifted;
+    if (iv) {
+        int32_t *v = malloc((size_t)k * sizeof *v);
+        if (!v)
+            return sh_nomem(c, err);
+        for (int64_t b = 0; b < batch; b++)
+            for (int64_t o = 0; o < outer; o++)
+                for (int64_t j = 0; j < jn; j++)
+                    v[(b * outer + o) * jn + j] =
+                        (int32_t)(index_at(iv, b * jn + j) + (double)((b * outer + o) * n));
+        shifted = lc_new_const(c, SI_INT32, &ks, v);
+        free(v);
+        if (shifted < 0)
+            return sh_nomem(c, err);
+    } else {
+        int spread;
+        if (outer == 1) {
+            spread = lc_new_alias(c, ind, &ks);
+            if (spread < 0)
+                return sh_nomem(c, err);
+        } else {
+            int64_t dims[3] = {batch, outer, jn}, istr[3] = {jn, 0, 1}, ostr[3] = {outer * jn, jn, 1};
+            if ((st = sh_new_tensor(c, err, SI_INT32, &ks, &spread)) != SI_OK ||
+                (st = sh_emit_copy(c, err, ind, spread, 3, dims, istr, ostr, 0, 0, 0)) != SI_OK)
+                return st;
+        }
+        core_shape fs = {.rank = 3, .d = {batch, outer, 1}};
+        int32_t *v = malloc((size_t)(batch * outer) * sizeof *v);
+        if (!v)
+            return sh_nomem(c, err);
+        for (int64_t r = 0; r < batch * outer; r++)
+            v[r] = (int32_t)(r * n);
+        int offs = lc_new_const(c, SI_INT32, &fs, v);
+        free(v);
+        if (offs < 0)
+            return sh_nomem(c, err);
+        if (core_emit_binary(c, CK_B_ADD, spread, offs, err, &shifted) != SI_OK)
+            return err->status;
+    }
+    core_shape xv = {.rank = 2, .d = {rows, slice}};
+    int xa = lc_new_alias(c, x, &xv);
+    if (xa < 0)
+        return sh_nomem(c, err);
+    ck_step s = {.kind = CK_GATHER, .n_in = 2, .in = {xa, shifted}};
+    s.u.gather = (ck_gather_p){.outer = 1, .n = (int32_t)rows, .inner = (int32_t)slice,
+                               .k = (int32_t)k};
+    if ((st = sh_new_tensor(c, err, dt, &os, &s.out)) != SI_OK)
+        return st;
+    lc_emit(c, &s);
+    lc_set_output(c, 0, s.out);
+    return SI_OK;
+}
+
 si_result sh_lower_gather(lower_ctx *c, si_error *err)
 {
     int v2 = !strcmp(lc_node(c)->op, "GatherV2");
@@ -412,9 +537,8 @@ si_result sh_lower_gather(lower_ctx *c, si_error *err)
     const core_shape *xs = &lc_tensor(c, x)->shape;
     const core_shape *is = &lc_tensor(c, ind)->shape;
     si_dtype dt = lc_tensor(c, x)->dtype;
+    int64_t bd = v2 ? lc_attr_int(c, "batch_dims", 0) : 0;
     if (v2) {
-        if (lc_attr_int(c, "batch_dims", 0) != 0)
-            return lc_fail(c, err, SI_ERR_UNSUPPORTED, "batch_dims other than 0");
         int64_t a[MAX_SPEC];
         int n;
         if (lc_in(c, 2) >= 0) {
@@ -430,6 +554,8 @@ si_result sh_lower_gather(lower_ctx *c, si_error *err)
     } else if (xs->rank == 0) {
         return lc_fail(c, err, SI_ERR_SHAPE, "cannot gather from a scalar");
     }
+    if (bd != 0)
+        return gather_batched(c, err, x, ind, axis, bd);
     core_shape os = {.rank = xs->rank - 1 + is->rank};
     if (os.rank > SI_MAX_RANK)
         return lc_fail(c, err, SI_ERR_UNSUPPORTED, "result would have rank %d", os.rank);
@@ -449,15 +575,9 @@ si_result sh_lower_gather(lower_ctx *c, si_error *err)
         return st;
     /* tfjs rejects indices outside [0, n): check them when they are known */
     const core_buf *iv = lc_value(c, 1, &st, err);
-    if (st != SI_OK)
+    if (st != SI_OK || (st = check_indices(c, err, iv, xs->d[axis])) != SI_OK)
         return st;
     int64_t k = core_shape_count(is);
-    for (int64_t j = 0; iv && j < k; j++) {
-        double v = index_at(iv, j);
-        if (v < 0 || v >= (double)xs->d[axis])
-            return lc_fail(c, err, SI_ERR_SHAPE, "index %g is not in [0, %lld)", v,
-                           (long long)xs->d[axis]);
-    }
     if (core_shape_count(&os) == 0)
         return sh_set_const(c, err, 0, dt, &os, NULL);
     ck_step s = {.kind = CK_GATHER, .n_in = 2, .in = {x, ind}};
