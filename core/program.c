@@ -440,6 +440,8 @@ static si_result lower_node(builder *b, int k, const core_shape *input_shapes,
         for (int i = 0; i < g->n_inputs; i++)
             if (g->inputs[i] == k)
                 which = i;
+        if (which >= 0 && input_shapes[which].rank == CORE_UNFED_RANK)
+            which = -1; /* not fed (the session lets only a default go unfed) */
         if (which < 0) {
             /* PlaceholderWithDefault feeds its default when not an input */
             if (!strcmp(n->op, "PlaceholderWithDefault") && n->n_inputs > 0) {

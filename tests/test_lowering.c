@@ -157,6 +157,78 @@ static void test_stage_bound_value(void **state)
     }
 }
 
+/* A PlaceholderWithDefault may go unfed, as in tfjs (graph_executor.js: the
+ * fed tensor, else its default): x[4,6] -> d = PlaceholderWithDefault(x) ->
+ * Neg. Fed, d is what is given (of another batch, too); unfed, it is x; runs
+ * alternate, so the program is rebuilt both ways. Once in a GPU program, once
+ * after a frame (Enter/Exit: the host interpreter runs d). An unfed
+ * Placeholder is still an error naming it. */
+static void run_with_default(const char *path, si_backend backend)
+{
+    float x[24], z[12];
+    for (int i = 0; i < 24; i++)
+        x[i] = (float)(i * 3 % 11) - 4.5f;
+    for (int i = 0; i < 12; i++)
+        z[i] = (float)i * 0.25f + 1.0f;
+    si_model *m = NULL;
+    si_error err = {0};
+    si_options opt = {.backend = backend};
+    if (si_open(path, &opt, &m, &err) != SI_OK)
+        fail_msg("open: %s", err.message);
+    assert_int_equal(si_input_count(m), 2);
+    si_tensor_in in[2] = {
+        {.name = "x", .dtype = SI_FLOAT32, .rank = 2, .shape = {4, 6}, .data = x},
+        {.name = "d", .dtype = SI_FLOAT32, .rank = 2, .shape = {2, 6}, .data = z},
+    };
+    for (int run = 0; run < 4; run++) {
+        int fed = run % 2;
+        if (si_run(m, in, fed ? 2 : 1, &err) != SI_OK)
+            fail_msg("run %d: %s", run, err.message);
+        si_dtype dt;
+        int rank;
+        int64_t shape[SI_MAX_RANK];
+        const void *data;
+        assert_int_equal(si_output(m, 0, &dt, &rank, shape, &data, &err), SI_OK);
+        assert_int_equal(rank, 2);
+        assert_int_equal(shape[0], fed ? 2 : 4);
+        assert_int_equal(shape[1], 6);
+        const float *src = fed ? z : x;
+        for (int i = 0; i < (fed ? 12 : 24); i++)
+            assert_true(((const float *)data)[i] == -src[i]);
+    }
+    /* x has no default: d alone is refused, naming x */
+    assert_int_equal(si_run(m, &in[1], 1, &err), SI_ERR_ARG);
+    if (!strstr(err.message, "'x'"))
+        fail_msg("message does not name the input: %s", err.message);
+    si_tensor_in twice[2] = {in[0], in[0]};
+    assert_int_equal(si_run(m, twice, 2, &err), SI_ERR_ARG);
+    si_close(m);
+}
+
+static void test_placeholder_with_default(void **state)
+{
+    (void)state;
+    static const char *const x_node =
+        "\"dtype\":{\"type\":\"DT_FLOAT\"},\"shape\":{\"shape\":{\"dim\":[{\"size\":\"4\"},"
+        "{\"size\":\"6\"}]}}";
+    static const char *const d_attr =
+        "\"dtype\":{\"type\":\"DT_FLOAT\"},\"shape\":{\"shape\":{\"dim\":[{\"size\":\"-1\"},"
+        "{\"size\":\"6\"}]}}";
+    for (int framed = 0; framed < 2; framed++) {
+        jb j = {0};
+        node(&j, "x", "Placeholder", "", x_node);
+        if (framed) {
+            node(&j, "s", "Enter", "\"x\"", "\"T\":{\"type\":\"DT_FLOAT\"},\"frame_name\":{\"s\":\"Zg==\"}");
+            node(&j, "e", "Exit", "\"s\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
+        }
+        node(&j, "d", "PlaceholderWithDefault", framed ? "\"e\"" : "\"x\"", d_attr);
+        node(&j, "y", "Neg", "\"d\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
+        const char *path = write_model(&j, framed ? "pwd_framed.json" : "pwd.json");
+        run_with_default(path, SI_BACKEND_HOST);
+        run_with_default(path, SI_BACKEND_GPU);
+    }
+}
+
 int main(void)
 {
     mallopt(M_PERTURB, 165);
@@ -167,6 +239,7 @@ int main(void)
         cmocka_unit_test(test_chain_gpu),
         cmocka_unit_test(test_const_without_value),
         cmocka_unit_test(test_stage_bound_value),
+        cmocka_unit_test(test_placeholder_with_default),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tiny_rm_tmp();
