@@ -145,6 +145,16 @@ function casesC(rngFor, util, { T, I, B, S, IL }) {
       inputs: [ph('float32', [6, 7], data(u, 'float32', 42), 'x0'), cst('int32', [], [1], 'axis')] });
   }
 
+  // tfjs's executor concatenates the first N (attr, 2 when absent) tensors only
+  {
+    const u = util(rngFor());
+    const ins = [0, 1, 2].map((i) => ph('float32', [4, 3 + i], data(u, 'float32', 4 * (3 + i)), `x${i}`));
+    add({ name: 'ConcatV2_n2of3', op: 'ConcatV2', attr: { T: T('float32'), N: I(2), Tidx: T('int32') },
+      inputs: [...ins, cst('int32', [], [1], 'axis')] });
+    add({ name: 'ConcatV2_noN', op: 'ConcatV2', attr: { T: T('float32'), Tidx: T('int32') },
+      inputs: [...ins, cst('int32', [], [-1], 'axis')] });
+  }
+
   // ---- GatherV2: axes (negative too), batch_dims (negative too), indices at
   // both edges, scalar and rank-2 indices, every dtype; Gather: axis 0
   const gv2 = [
@@ -284,6 +294,13 @@ function casesC(rngFor, util, { T, I, B, S, IL }) {
     const axis = k % 2 ? ax - r - 1 : ax;
     const ins = Array.from({ length: n }, (_, i) => ph(dt, s, data(u, dt, prod(s)), `x${i}`));
     add({ name: `Pack_${k}`, op: 'Pack', attr: { T: T(dt), N: I(n), axis: I(axis) }, inputs: ins });
+  }
+  // tfjs's executor reshapes a tensor whose shape squeezes to the first's
+  {
+    const u = util(rngFor());
+    add({ name: 'Pack_squeezed', op: 'Pack', attr: { T: T('float32'), N: I(3), axis: I(1) },
+      inputs: [ph('float32', [4, 1, 6], data(u, 'float32', 24), 'x0'), ph('float32', [4, 6], data(u, 'float32', 24), 'x1'),
+        ph('float32', [1, 4, 6, 1], data(u, 'float32', 24), 'x2')] });
   }
   // ---- Unpack: axes (negative too), every dtype
   for (let k = 0; k < 7; k++) {
