@@ -215,7 +215,7 @@ function casesC(rngFor, util, { T, I, B, S, IL }) {
     console.warn = () => {}; // tfjs's tfjs-node advert
     let made = 0;
     const seen = new Set();
-    for (let tries = 0; made < 60 && tries < 5000; tries++) {
+    for (let tries = 0; made < 120 && tries < 10000; tries++) {
       const u = util(rngFor());
       const r = u.int(1, 5);
       const s = shapeOf(u, r, 17, 1500, 1, r === 1 ? 200 : 8);
