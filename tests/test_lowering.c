@@ -229,6 +229,104 @@ static void test_placeholder_with_default(void **state)
     }
 }
 
+/* An int32 vector Const. */
+static void const_vec(jb *j, const char *name, const int *v, int n)
+{
+    char a[600], vals[300] = "";
+    for (int i = 0; i < n; i++)
+        snprintf(vals + strlen(vals), sizeof vals - strlen(vals), "%s%d", i ? "," : "", v[i]);
+    snprintf(a, sizeof a,
+             "\"dtype\":{\"type\":\"DT_INT32\"},\"value\":{\"tensor\":{\"dtype\":\"DT_INT32\","
+             "\"tensorShape\":{\"dim\":[{\"size\":\"%d\"}]},\"intVal\":[%s]}}", n, vals);
+    node(j, name, "Const", "", a);
+}
+
+/* Runs a model of one float32 input x[3,4,5,6] on both backends, which must
+ * agree; returns the status, the message in msg. */
+static si_result run_x3456(const char *path, char *msg, size_t n)
+{
+    static float x[360];
+    si_result st = SI_OK, first = SI_OK;
+    for (int backend = 0; backend < 2; backend++) {
+        si_model *m = NULL;
+        si_error err = {0};
+        si_options opt = {.backend = backend ? SI_BACKEND_HOST : SI_BACKEND_GPU};
+        st = si_open(path, &opt, &m, &err);
+        if (st == SI_OK) {
+            si_tensor_in in = {.dtype = SI_FLOAT32, .rank = 4, .shape = {3, 4, 5, 6}, .data = x};
+            st = si_run(m, &in, 1, &err);
+        }
+        si_close(m);
+        snprintf(msg, n, "%s", err.message);
+        if (backend == 0)
+            first = st;
+        else if (st != first)
+            fail_msg("the GPU gave status %d, the host %d (%s)", first, st, msg);
+    }
+    return st;
+}
+
+/* Where tfjs's kernels throw, a clear error (not a crash, not a guess):
+ * GatherV2 indices outside the axis (batch_dims too), a StridedSlice whose
+ * sparse-coordinate read (tfjs's stridedSliceImpl) leaves x, and SparseToDense
+ * indices past the output. */
+static void test_tfjs_refusals(void **state)
+{
+    (void)state;
+    static const char *const x_node =
+        "\"dtype\":{\"type\":\"DT_FLOAT\"},\"shape\":{\"shape\":{\"dim\":[{\"size\":\"3\"},"
+        "{\"size\":\"4\"},{\"size\":\"5\"},{\"size\":\"6\"}]}}";
+    char msg[512];
+    for (int bd = 0; bd < 2; bd++) {
+        /* indices [3] with batch_dims 0; [3, 2] (a Reshape of the Const) with 1 */
+        jb j = {0};
+        node(&j, "x", "Placeholder", "", x_node);
+        const int bad[6] = {0, 1, 4, 2, 0, 3}, sh[2] = {3, 2}; /* 4: past dim 1 (size 4) */
+        const_vec(&j, bd ? "i6" : "i", bad, bd ? 6 : 3);
+        if (bd) {
+            const_vec(&j, "sh", sh, 2);
+            node(&j, "i", "Reshape", "\"i6\",\"sh\"", "");
+        }
+        const_i(&j, "axis", 1);
+        char a[200];
+        snprintf(a, sizeof a, "\"batch_dims\":{\"i\":\"%d\"}", bd);
+        node(&j, "g", "GatherV2", "\"x\",\"i\",\"axis\"", a);
+        const char *path = write_model(&j, "gather_bad.json");
+        assert_int_equal(run_x3456(path, msg, sizeof msg), SI_ERR_SHAPE);
+        if (!strstr(msg, "index 4 is not in [0, 4)"))
+            fail_msg("batch_dims %d: %s", bd, msg);
+    }
+    {
+        jb j = {0};
+        node(&j, "x", "Placeholder", "", x_node);
+        const int b[3] = {1, 0, 2}, e[3] = {2, 0, 0}, s[3] = {1, 1, -1};
+        const_vec(&j, "b", b, 3);
+        const_vec(&j, "e", e, 3);
+        const_vec(&j, "s", s, 3);
+        node(&j, "y", "StridedSlice", "\"x\",\"b\",\"e\",\"s\"",
+             "\"end_mask\":{\"i\":\"6\"},\"shrink_axis_mask\":{\"i\":\"1\"}");
+        const char *path = write_model(&j, "ss_bad.json");
+        assert_int_equal(run_x3456(path, msg, sizeof msg), SI_ERR_UNSUPPORTED);
+        if (!strstr(msg, "'y'") || !strstr(msg, "out of range"))
+            fail_msg("%s", msg);
+    }
+    {
+        jb j = {0};
+        node(&j, "x", "Placeholder", "", x_node);
+        const int idx[3] = {2, 9, 10}, shape[1] = {10};
+        const_vec(&j, "idx", idx, 3);
+        const_vec(&j, "shape", shape, 1);
+        const_f(&j, "v", 1.5f);
+        const_f(&j, "d", 0.0f);
+        node(&j, "y", "SparseToDense", "\"idx\",\"shape\",\"v\",\"d\"", "");
+        node(&j, "z", "Identity", "\"x\"", "");
+        const char *path = write_model(&j, "std_bad.json");
+        assert_int_equal(run_x3456(path, msg, sizeof msg), SI_ERR_SHAPE);
+        if (!strstr(msg, "'y'") || !strstr(msg, "outside the output"))
+            fail_msg("%s", msg);
+    }
+}
+
 int main(void)
 {
     mallopt(M_PERTURB, 165);
@@ -240,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_const_without_value),
         cmocka_unit_test(test_stage_bound_value),
         cmocka_unit_test(test_placeholder_with_default),
+        cmocka_unit_test(test_tfjs_refusals),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tiny_rm_tmp();
