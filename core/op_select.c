@@ -97,9 +97,9 @@ static si_result lower_topk(lower_ctx *c, si_error *err)
  * (tfjs-core's validateInput, then scatterImpl without summing: a repeated
  * index keeps its last value, an index is checked by its flat offset only, a
  * default of another dtype is cast to the values'). The output shape must be
- * constant; all-constant arguments fold here, where an index out of range fails
- * as it does in tfjs; else the default is broadcast and the values scattered
- * over it (CK_COPY, CK_SCATTER), where an index out of range is skipped. */
+ * constant; all-constant arguments fold here; else the default is broadcast
+ * and the values scattered over it (CK_COPY, CK_SCATTER). Known indices out of
+ * range fail, as in tfjs; indices from the input that are skip the row. */
 static si_result lower_sparse_to_dense(lower_ctx *c, si_error *err)
 {
     if (lc_n_inputs(c) < 4)
@@ -169,6 +169,15 @@ static si_result lower_sparse_to_dense(lower_ctx *c, si_error *err)
         return lc_fail(c, err, SI_ERR_UNSUPPORTED,
                        "a default value of another dtype than the values, from the input");
     }
+    /* known indices: tfjs throws for a row whose flat offset is outside */
+    for (int64_t k = 0; idx && k < n && total > 0; k++) {
+        int64_t off = 0;
+        for (int d = 0; d < rank; d++)
+            off += (int64_t)((const int32_t *)idx->data)[k * w + d] * st_[d];
+        if (off < 0 || off >= total)
+            return lc_fail(c, err, SI_ERR_SHAPE, "index row %lld (flat %lld) is outside the "
+                           "output's %lld elements", (long long)k, (long long)off, (long long)total);
+    }
     if (idx && vals && dflt) {
         int32_t *data = malloc((size_t)(total ? total : 1) * CORE_ELEM);
         if (!data)
@@ -179,12 +188,6 @@ static si_result lower_sparse_to_dense(lower_ctx *c, si_error *err)
             int64_t off = 0;
             for (int d = 0; d < rank; d++)
                 off += (int64_t)((const int32_t *)idx->data)[k * w + d] * st_[d];
-            if (off < 0 || off >= total) {
-                free(data);
-                return lc_fail(c, err, SI_ERR_SHAPE, "index row %lld (flat %lld) is outside the "
-                               "output's %lld elements", (long long)k, (long long)off,
-                               (long long)total);
-            }
             data[off] = ((const int32_t *)vals->data)[nv == 1 && vt->shape.rank == 0 ? 0 : k];
         }
         int t = lc_new_const(c, dt, &os, data);
