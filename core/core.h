@@ -122,7 +122,11 @@ typedef struct {
     const char *name;   /* as the model names it, e.g. "input_1" */
     si_dtype dtype;
     core_shape shape;   /* -1 for dims given by the input; rank -1: any rank */
+    int has_default;    /* a PlaceholderWithDefault: it may go unfed (its default runs) */
 } core_io_info;
+
+/* The input shape that says "not fed" (only an input with has_default may be). */
+#define CORE_UNFED_RANK (-1)
 
 /* Inputs this small are bound by value when the program is built, like shapes:
  * they are how models pass flags and ratios (rvm's downsample_ratio decides

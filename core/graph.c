@@ -54,6 +54,10 @@ static si_result input_info(const core_graph *g, int node, core_io_info *info, s
 {
     const io_node *n = &g->m->nodes[node];
     info->name = n->name;
+    info->has_default = 0;
+    if (!strcmp(n->op, "PlaceholderWithDefault"))
+        for (int i = 0; i < n->n_inputs; i++)
+            info->has_default |= !g->edges[node][i].ctrl;
     const io_attr *dt = io_node_attr(n, "dtype");
     info->dtype = SI_FLOAT32;
     if (dt && dt->kind == IO_ATTR_TYPE) {

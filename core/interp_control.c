@@ -241,6 +241,9 @@ static si_result cf_while(opctx *o, int *ctx_after)
 static si_result cf_placeholder(opctx *o, int *ctx_after)
 {
     (void)ctx_after;
+    /* an unfed PlaceholderWithDefault is its default, as in tfjs */
+    if (!strcmp(o->n->op, "PlaceholderWithDefault") && o->n_data > 0)
+        return ip_set_out(o, 0, ip_val_ref(o->data[0]));
     return ip_node_fail(o->in, o->node, SI_ERR_ARG, "the input has no value");
 }
 

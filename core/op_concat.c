@@ -120,7 +120,8 @@ si_result sh_lower_concat(lower_ctx *c, si_error *err)
     if (nin < 1)
         return lc_fail(c, err, SI_ERR_FORMAT, "needs tensors and an axis");
     int first = v2 ? 0 : 1, axis_in = v2 ? nin : 0;
-    int64_t nattr = lc_attr_int(c, "N", nin);
+    /* tfjs's executor takes the first N tensors, N defaulting to 2 */
+    int64_t nattr = lc_attr_int(c, "N", 2);
     if (nattr >= 1 && nattr < nin)
         nin = (int)nattr;
     int n, axis = 0;

@@ -412,10 +412,17 @@ static si_result lower_shape(lower_ctx *c, si_error *err)
     return shape_const(c, err, 0, x);
 }
 
+/* tfjs's graph executor makes ShapeN's outputs with tensor1d(shape) and no
+ * dtype: float32, whatever out_type says (Shape's are int32). */
 static si_result lower_shape_n(lower_ctx *c, si_error *err)
 {
     for (int k = 0; k < lc_n_inputs(c); k++) {
-        si_result st = shape_const(c, err, k, lc_in(c, k));
+        const core_shape *xs = &lc_tensor(c, lc_in(c, k))->shape;
+        float v[SI_MAX_RANK];
+        for (int i = 0; i < xs->rank; i++)
+            v[i] = (float)xs->d[i];
+        core_shape s = {.rank = 1, .d = {xs->rank}};
+        si_result st = sh_set_const(c, err, k, SI_FLOAT32, &s, v);
         if (st != SI_OK)
             return st;
     }

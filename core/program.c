@@ -437,11 +437,25 @@ static si_result lower_node(builder *b, int k, const core_shape *input_shapes,
     const io_node *n = &g->m->nodes[k];
     if (!strcmp(n->op, "Const"))
         return lower_const(b, k, err);
+    if (!strcmp(n->op, "NoOp")) {
+        /* it only orders; tfjs's graph executor gives a float32 scalar 1 for
+         * an output read all the same */
+        core_shape s = {.rank = 0};
+        int t = pg_add_tensor(b, n->name, SI_FLOAT32, &s, PT_CONST);
+        if (t < 0 || !(b->p->tensors[t].host = malloc(CORE_ELEM)))
+            return base_fail(err, SI_ERR_NOMEM, "out of memory");
+        const float one = 1.0f;
+        memcpy(b->p->tensors[t].host, &one, sizeof one);
+        b->node_out[k][0] = t;
+        return SI_OK;
+    }
     if (!strncmp(n->op, "Placeholder", 11)) {
         int which = -1;
         for (int i = 0; i < g->n_inputs; i++)
             if (g->inputs[i] == k)
                 which = i;
+        if (which >= 0 && input_shapes[which].rank == CORE_UNFED_RANK)
+            which = -1; /* not fed (the session lets only a default go unfed) */
         if (which < 0) {
             /* PlaceholderWithDefault feeds its default when not an input */
             if (!strcmp(n->op, "PlaceholderWithDefault") && n->n_inputs > 0) {

@@ -122,7 +122,7 @@ int rt_same_binding(const si_model *m, const core_shape *shapes, void *const *va
         return 0;
     for (int i = 0; i < ni; i++) {
         int64_t n = core_shape_count(&shapes[i]);
-        if (n > CORE_VALUE_INPUT_MAX)
+        if (n > CORE_VALUE_INPUT_MAX || shapes[i].rank == CORE_UNFED_RANK)
             continue;
         if (!vals || !vals[i] || !m->bound_vals[i].data ||
             memcmp(m->bound_vals[i].data, vals[i], (size_t)n * 4))

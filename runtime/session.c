@@ -243,8 +243,11 @@ static void *to_dev(const si_tensor_in *in, int64_t n)
 static si_result match_inputs(si_model *m, const si_tensor_in *inputs, int n_inputs,
                               core_shape *shapes, const si_tensor_in **given, si_error *err)
 {
-    int ni = core_graph_n_inputs(m->g);
-    if (n_inputs != ni)
+    int ni = core_graph_n_inputs(m->g), n_default = 0;
+    for (int i = 0; i < ni; i++)
+        n_default += core_graph_input(m->g, i)->has_default;
+    /* a PlaceholderWithDefault may go unfed, as in tfjs: its default runs */
+    if (n_inputs > ni || n_inputs < ni - n_default)
         return base_fail(err, SI_ERR_ARG, "the model has %d input%s, %d given", ni, ni == 1 ? "" : "s",
                     n_inputs);
     for (int i = 0; i < ni; i++)
@@ -276,6 +279,13 @@ static si_result match_inputs(si_model *m, const si_tensor_in *inputs, int n_inp
     for (int i = 0; i < ni; i++) {
         const core_io_info *info = core_graph_input(m->g, i);
         const si_tensor_in *in = given[i];
+        if (!in && info->has_default) {
+            shapes[i] = (core_shape){.rank = CORE_UNFED_RANK};
+            continue;
+        }
+        if (!in)
+            return base_fail(err, SI_ERR_ARG, "input '%s' is not given (the model has %d input%s, "
+                             "%d given)", info->name, ni, ni == 1 ? "" : "s", n_inputs);
         if (in->dtype != info->dtype)
             return base_fail(err, SI_ERR_SHAPE, "input '%s' must be %s, got %s", info->name,
                         si_dtype_name(info->dtype), si_dtype_name(in->dtype));
@@ -446,7 +456,7 @@ static si_result run_locked(si_model *m, const si_tensor_in *inputs, int n_input
     if ((st = match_inputs(m, inputs, n_inputs, shapes, given, err)) != SI_OK)
         goto done;
     for (int i = 0; i < ni; i++)
-        if (!(m->in_dev[i] = to_dev(given[i], core_shape_count(&shapes[i])))) {
+        if (given[i] && !(m->in_dev[i] = to_dev(given[i], core_shape_count(&shapes[i])))) {
             st = base_fail(err, SI_ERR_NOMEM, "out of memory");
             goto done;
         }

@@ -171,6 +171,8 @@ si_result rt_run_dynamic_part(si_model *m, core_valmap *vm, si_error *err)
     const core_program *p = m->prog;
     si_result st = SI_OK;
     for (int i = 0; i < p->n_inputs && st == SI_OK; i++) {
+        if (m->bound[i].rank == CORE_UNFED_RANK)
+            continue; /* an unfed PlaceholderWithDefault: the interpreter runs its default */
         core_buf v = {core_graph_input(m->g, i)->dtype, m->bound[i], m->in_dev[i]};
         st = core_valmap_put(vm, core_graph_input_node(m->g, i), 0, &v, err);
     }

@@ -157,6 +157,176 @@ static void test_stage_bound_value(void **state)
     }
 }
 
+/* A PlaceholderWithDefault may go unfed, as in tfjs (graph_executor.js: the
+ * fed tensor, else its default): x[4,6] -> d = PlaceholderWithDefault(x) ->
+ * Neg. Fed, d is what is given (of another batch, too); unfed, it is x; runs
+ * alternate, so the program is rebuilt both ways. Once in a GPU program, once
+ * after a frame (Enter/Exit: the host interpreter runs d). An unfed
+ * Placeholder is still an error naming it. */
+static void run_with_default(const char *path, si_backend backend)
+{
+    float x[24], z[12];
+    for (int i = 0; i < 24; i++)
+        x[i] = (float)(i * 3 % 11) - 4.5f;
+    for (int i = 0; i < 12; i++)
+        z[i] = (float)i * 0.25f + 1.0f;
+    si_model *m = NULL;
+    si_error err = {0};
+    si_options opt = {.backend = backend};
+    if (si_open(path, &opt, &m, &err) != SI_OK)
+        fail_msg("open: %s", err.message);
+    assert_int_equal(si_input_count(m), 2);
+    si_tensor_in in[2] = {
+        {.name = "x", .dtype = SI_FLOAT32, .rank = 2, .shape = {4, 6}, .data = x},
+        {.name = "d", .dtype = SI_FLOAT32, .rank = 2, .shape = {2, 6}, .data = z},
+    };
+    for (int run = 0; run < 4; run++) {
+        int fed = run % 2;
+        if (si_run(m, in, fed ? 2 : 1, &err) != SI_OK)
+            fail_msg("run %d: %s", run, err.message);
+        si_dtype dt;
+        int rank;
+        int64_t shape[SI_MAX_RANK];
+        const void *data;
+        assert_int_equal(si_output(m, 0, &dt, &rank, shape, &data, &err), SI_OK);
+        assert_int_equal(rank, 2);
+        assert_int_equal(shape[0], fed ? 2 : 4);
+        assert_int_equal(shape[1], 6);
+        const float *src = fed ? z : x;
+        for (int i = 0; i < (fed ? 12 : 24); i++)
+            assert_true(((const float *)data)[i] == -src[i]);
+    }
+    /* x has no default: d alone is refused, naming x */
+    assert_int_equal(si_run(m, &in[1], 1, &err), SI_ERR_ARG);
+    if (!strstr(err.message, "'x'"))
+        fail_msg("message does not name the input: %s", err.message);
+    si_tensor_in twice[2] = {in[0], in[0]};
+    assert_int_equal(si_run(m, twice, 2, &err), SI_ERR_ARG);
+    si_close(m);
+}
+
+static void test_placeholder_with_default(void **state)
+{
+    (void)state;
+    static const char *const x_node =
+        "\"dtype\":{\"type\":\"DT_FLOAT\"},\"shape\":{\"shape\":{\"dim\":[{\"size\":\"4\"},"
+        "{\"size\":\"6\"}]}}";
+    static const char *const d_attr =
+        "\"dtype\":{\"type\":\"DT_FLOAT\"},\"shape\":{\"shape\":{\"dim\":[{\"size\":\"-1\"},"
+        "{\"size\":\"6\"}]}}";
+    for (int framed = 0; framed < 2; framed++) {
+        jb j = {0};
+        node(&j, "x", "Placeholder", "", x_node);
+        if (framed) {
+            node(&j, "s", "Enter", "\"x\"", "\"T\":{\"type\":\"DT_FLOAT\"},\"frame_name\":{\"s\":\"Zg==\"}");
+            node(&j, "e", "Exit", "\"s\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
+        }
+        node(&j, "d", "PlaceholderWithDefault", framed ? "\"e\"" : "\"x\"", d_attr);
+        node(&j, "y", "Neg", "\"d\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
+        const char *path = write_model(&j, framed ? "pwd_framed.json" : "pwd.json");
+        run_with_default(path, SI_BACKEND_HOST);
+        run_with_default(path, SI_BACKEND_GPU);
+    }
+}
+
+/* An int32 vector Const. */
+static void const_vec(jb *j, const char *name, const int *v, int n)
+{
+    char a[600], vals[300] = "";
+    for (int i = 0; i < n; i++)
+        snprintf(vals + strlen(vals), sizeof vals - strlen(vals), "%s%d", i ? "," : "", v[i]);
+    snprintf(a, sizeof a,
+             "\"dtype\":{\"type\":\"DT_INT32\"},\"value\":{\"tensor\":{\"dtype\":\"DT_INT32\","
+             "\"tensorShape\":{\"dim\":[{\"size\":\"%d\"}]},\"intVal\":[%s]}}", n, vals);
+    node(j, name, "Const", "", a);
+}
+
+/* Runs a model of one float32 input x[3,4,5,6] on both backends, which must
+ * agree; returns the status, the message in msg. */
+static si_result run_x3456(const char *path, char *msg, size_t n)
+{
+    static float x[360];
+    si_result st = SI_OK, first = SI_OK;
+    for (int backend = 0; backend < 2; backend++) {
+        si_model *m = NULL;
+        si_error err = {0};
+        si_options opt = {.backend = backend ? SI_BACKEND_HOST : SI_BACKEND_GPU};
+        st = si_open(path, &opt, &m, &err);
+        if (st == SI_OK) {
+            si_tensor_in in = {.dtype = SI_FLOAT32, .rank = 4, .shape = {3, 4, 5, 6}, .data = x};
+            st = si_run(m, &in, 1, &err);
+        }
+        si_close(m);
+        snprintf(msg, n, "%s", err.message);
+        if (backend == 0)
+            first = st;
+        else if (st != first)
+            fail_msg("the GPU gave status %d, the host %d (%s)", first, st, msg);
+    }
+    return st;
+}
+
+/* Where tfjs's kernels throw, a clear error (not a crash, not a guess):
+ * GatherV2 indices outside the axis (batch_dims too), a StridedSlice whose
+ * sparse-coordinate read (tfjs's stridedSliceImpl) leaves x, and SparseToDense
+ * indices past the output. */
+static void test_tfjs_refusals(void **state)
+{
+    (void)state;
+    static const char *const x_node =
+        "\"dtype\":{\"type\":\"DT_FLOAT\"},\"shape\":{\"shape\":{\"dim\":[{\"size\":\"3\"},"
+        "{\"size\":\"4\"},{\"size\":\"5\"},{\"size\":\"6\"}]}}";
+    char msg[512];
+    for (int bd = 0; bd < 2; bd++) {
+        /* indices [3] with batch_dims 0; [3, 2] (a Reshape of the Const) with 1 */
+        jb j = {0};
+        node(&j, "x", "Placeholder", "", x_node);
+        const int bad[6] = {0, 1, 4, 2, 0, 3}, sh[2] = {3, 2}; /* 4: past dim 1 (size 4) */
+        const_vec(&j, bd ? "i6" : "i", bad, bd ? 6 : 3);
+        if (bd) {
+            const_vec(&j, "sh", sh, 2);
+            node(&j, "i", "Reshape", "\"i6\",\"sh\"", "");
+        }
+        const_i(&j, "axis", 1);
+        char a[200];
+        snprintf(a, sizeof a, "\"batch_dims\":{\"i\":\"%d\"}", bd);
+        node(&j, "g", "GatherV2", "\"x\",\"i\",\"axis\"", a);
+        const char *path = write_model(&j, "gather_bad.json");
+        assert_int_equal(run_x3456(path, msg, sizeof msg), SI_ERR_SHAPE);
+        if (!strstr(msg, "index 4 is not in [0, 4)"))
+            fail_msg("batch_dims %d: %s", bd, msg);
+    }
+    {
+        jb j = {0};
+        node(&j, "x", "Placeholder", "", x_node);
+        const int b[3] = {1, 0, 2}, e[3] = {2, 0, 0}, s[3] = {1, 1, -1};
+        const_vec(&j, "b", b, 3);
+        const_vec(&j, "e", e, 3);
+        const_vec(&j, "s", s, 3);
+        node(&j, "y", "StridedSlice", "\"x\",\"b\",\"e\",\"s\"",
+             "\"end_mask\":{\"i\":\"6\"},\"shrink_axis_mask\":{\"i\":\"1\"}");
+        const char *path = write_model(&j, "ss_bad.json");
+        assert_int_equal(run_x3456(path, msg, sizeof msg), SI_ERR_UNSUPPORTED);
+        if (!strstr(msg, "'y'") || !strstr(msg, "out of range"))
+            fail_msg("%s", msg);
+    }
+    {
+        jb j = {0};
+        node(&j, "x", "Placeholder", "", x_node);
+        const int idx[3] = {2, 9, 10}, shape[1] = {10};
+        const_vec(&j, "idx", idx, 3);
+        const_vec(&j, "shape", shape, 1);
+        const_f(&j, "v", 1.5f);
+        const_f(&j, "d", 0.0f);
+        node(&j, "y", "SparseToDense", "\"idx\",\"shape\",\"v\",\"d\"", "");
+        node(&j, "z", "Identity", "\"x\"", "");
+        const char *path = write_model(&j, "std_bad.json");
+        assert_int_equal(run_x3456(path, msg, sizeof msg), SI_ERR_SHAPE);
+        if (!strstr(msg, "'y'") || !strstr(msg, "outside the output"))
+            fail_msg("%s", msg);
+    }
+}
+
 int main(void)
 {
     mallopt(M_PERTURB, 165);
@@ -167,6 +337,8 @@ int main(void)
         cmocka_unit_test(test_chain_gpu),
         cmocka_unit_test(test_const_without_value),
         cmocka_unit_test(test_stage_bound_value),
+        cmocka_unit_test(test_placeholder_with_default),
+        cmocka_unit_test(test_tfjs_refusals),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tiny_rm_tmp();

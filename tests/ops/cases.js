@@ -172,6 +172,7 @@ function cases(mulberry32) {
   for (const c of require('./cases_misc.js').miscCases(rngFor, util, { T, I, F, B })) add(c);
   for (const c of require('./cases_casesB.js').dynamicCases(rngFor, util, { T })) add(c);
   for (const c of require('./cases_cplx.js').cplxCases(rngFor, util, { T })) add(c);
+  for (const c of require('./cases_casesC.js').casesC(rngFor, util, { T, I, B, S, IL })) add(c);
   return out;
 }
 
