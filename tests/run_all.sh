@@ -127,7 +127,7 @@ if [ $refs_ok -eq 1 ]; then
         "'$B/tests/test_ops' --list-ops > '$B/ops-known.tsv' && node '$HERE/ops/table.js' --check '$B/ops-known.tsv'"
     check "ops: per-op tests vs TensorFlow.js (host, GPU, split)" sh -c \
         "node '$HERE/ops/gen.js' '$B/ops-cases' && '$B/tests/test_ops' '$B/ops-cases' '$B/ops-results.tsv'"
-    check "TF2 control flow model on the GPU at no budget and 1.25x its smallest" "$HERE/ctl_budget_test.sh" "$B/streaminfer"
+    check "TF2 control-flow and Einsum attention models on the GPU at no budget and 1.25x their smallest" "$HERE/ctl_budget_test.sh" "$B/streaminfer"
     check "models vs TensorFlow.js (mmap)" "$B/tests/test_models" "$CACHE" $MODELS
     check "models vs TensorFlow.js (io_uring)" env SI_IO=uring "$B/tests/test_models" "$CACHE" emotion selfie
     # every model of the package: TensorFlow.js match at no limit, and bitwise the

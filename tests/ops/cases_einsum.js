@@ -56,4 +56,32 @@ function einsumCases(rngFor, util, { T, I, S }) {
   return out;
 }
 
-module.exports = { einsumCases };
+// An attention block as JAX/Keras exports write it (issue 15's "model with
+// Einsum attention blocks"): q/k/v projections, scores, a scaled softmax, the
+// weighted values and the output projection, all Einsum, plus the residual.
+// tests/ctl_budget_test.sh runs it at no budget and at 1.25x its smallest.
+function einsumBlockCases(rngFor, util, { T, I, S }) {
+  const u = util(rngFor());
+  const B = 2; const L = 24; const M = 32; const H = 4; const D = 8;
+  const w = (shape, name) => ({ dtype: 'float32', shape, name, const: true,
+    values: u.vals(u.n(shape), () => u.uni(-0.3, 0.3)) });
+  const ein = (name, eq, a, b) => ({ name, op: 'Einsum', input: [a, b],
+    attr: { equation: S(eq), N: I(2), T: T('float32') } });
+  return [{
+    name: 'Einsum_attention_block', op: 'Einsum', tol: 1e-4,
+    inputs: [{ dtype: 'float32', shape: [B, L, M], name: 'x', values: u.vals(B * L * M, () => u.uni(-1, 1)) },
+      w([M, H, D], 'wq'), w([M, H, D], 'wk'), w([M, H, D], 'wv'), w([H, D, M], 'wo'),
+      { dtype: 'float32', shape: [], values: [1 / Math.sqrt(D)], name: 'scale', const: true }],
+    nodes: [ein('q', 'bsm,mhd->bshd', 'x', 'wq'), ein('k', 'bsm,mhd->bshd', 'x', 'wk'),
+      ein('v', 'bsm,mhd->bshd', 'x', 'wv'), ein('s', 'bqhd,bkhd->bhqk', 'q', 'k'),
+      { name: 'sc', op: 'Mul', input: ['s', 'scale'], attr: { T: T('float32') } },
+      { name: 'p', op: 'Softmax', input: ['sc'], attr: { T: T('float32') } }],
+    opInputs: ['p', 'v'],
+    attr: { equation: S('bhqk,bkhd->bqhd'), N: I(2), T: T('float32') },
+    after: [ein('o', 'bshd,hdm->bsm', 'out0', 'wo'),
+      { name: 'result', op: 'AddV2', input: ['o', 'x'], attr: { T: T('float32') } }],
+    covers: ['Mul', 'Softmax', 'AddV2'],
+  }];
+}
+
+module.exports = { einsumCases, einsumBlockCases };
