@@ -57,6 +57,10 @@ static si_result input_info(const core_graph *g, int node, core_io_info *info, s
     const io_attr *dt = io_node_attr(n, "dtype");
     info->dtype = SI_FLOAT32;
     if (dt && dt->kind == IO_ATTR_TYPE) {
+        if (dt->type == IO_DT_OTHER && dt->type_name && !strcmp(dt->type_name, "DT_STRING"))
+            return base_fail(err, SI_ERR_UNSUPPORTED,
+                             "%s: input '%s' is a string tensor; inputs must be numeric here "
+                             "(strings come from the model's Consts)", g->m->json_path, n->name);
         if (dt->type == IO_DT_OTHER)
             return base_fail(err, SI_ERR_UNSUPPORTED, "%s: input '%s' has dtype %s",
                              g->m->json_path, n->name, dt->type_name ? dt->type_name : "?");
