@@ -57,6 +57,7 @@ function strCases(rngFor, util, { T, I, B, S }) {
     { d: '', skip: false, xs: ['abc', '', 'déjà', 'x y'] },
     { d: 'ab', skip: null, xs: ['cabbage', 'abab', 'bad', 'c'] },
     { d: ' ', skip: false, xs: ['', '', ''] },
+    { d: 'é', skip: true, xs: ['caféxé', 'é', 'plain', 'déjà vu'] },
   ];
   splits.forEach((c, k) => {
     const attr = {};
@@ -97,7 +98,8 @@ function strCases(rngFor, util, { T, I, B, S }) {
   {
     const xs = ['hello world', 'The cat sat on the mat', 'aaa bbb aab abab', 'john@example.com, mary@test.com',
       '  padded  ', '', 'déjà vu 😀!', 'x1y22z333', 'abcd acd abbbd', 'oooh fooo booooo', 'tab\there\u00a0nbsp\u3000id',
-      'costs $5.00 \\ each', 'The THE the', 'J is for jam'];
+      'costs $5.00 \\ each', 'The THE the', 'J is for jam', 'abab xab', 'a-b]c\\d [x]{y}|z/^q$', 'cc acc aacc',
+      'line\nbreak\rcr\u2028ls\fff\vvt'];
     const bytes = [...xs, BAD, BOM];
     const res = [
       { p: '[aeiou]', r: '*', g: true }, { p: '[aeiou]', r: '*', g: false }, { p: 'a+', r: '<$&>', g: true },
@@ -110,6 +112,12 @@ function strCases(rngFor, util, { T, I, B, S }) {
       { p: 'o{2,3}', r: '0', g: true }, { p: '(?:ab){2}', r: 'X', g: true }, { p: '\\$|\\.|\\\\', r: "[$`|$']", g: true },
       { p: '[A-Z]+', r: 'U', g: null }, { p: '\\x4A|o+?', r: '%', g: true }, { p: 'b{2,}|c?d', r: '=', g: true },
       { p: '(o)(o)?$', r: '<$2$1>', g: false }, { p: '\\B.\\B', r: '~', g: true },
+      { p: '((a)|b)+', r: '<$1|$2>', g: true }, { p: '(|a)+c', r: '[$1]', g: true }, { p: '(a?)+?c', r: '[$1]', g: true },
+      { p: '[\\s\\S]', r: '', g: false }, { p: '[\\W\\d]+', r: '#', g: true }, { p: '\\w+$', r: '<$&>', g: false },
+      { p: '(?:)', r: '.', g: true }, { p: 'a{0}b', r: 'B', g: true }, { p: 'c|', r: '+', g: true },
+      { p: '\\.|\\*|\\+|\\?|\\(|\\)|\\[|\\]|\\{|\\}|\\||\\/|\\^|\\$|\\-', r: '@', g: true },
+      { p: '[\\]\\-\\\\]', r: '!', g: true }, { p: '[\\t\\n\\r\\f\\v]', r: '^', g: true },
+      { p: '.+', r: '($&)', g: true }, { p: '[a-c]{2,}?', r: '$`', g: true },
     ];
     res.forEach((c, k) => {
       const attr = { pattern: S(c.p), rewrite: S(c.r) };
