@@ -17,8 +17,8 @@
 
 #define RX_MAX_NODES 4096
 #define RX_MAX_REPEAT 1000   /* RE2's limit on {n,m} */
-#define RX_MAX_DEPTH 40000   /* C stack frames of one match attempt */
-#define RX_MAX_STEPS 50000000LL
+#define RX_MAX_DEPTH 20000   /* C stack frames of one match attempt (a few MB at most) */
+#define RX_MAX_STEPS 400000000LL
 
 typedef enum {
     RN_CHAR, RN_ANY, RN_CLASS, RN_BOL, RN_EOL, RN_WORDB, RN_NWORDB,
@@ -553,15 +553,49 @@ static int m_node(rx_match *x, int node, int pos, const rx_cont *k);
 
 static int run_k(rx_match *x, int pos, const rx_cont *k);
 
+static int one_unit(const rx_match *x, const rx_node *c, int pos)
+{
+    if (pos >= x->len)
+        return 0;
+    uint16_t u = x->s[pos];
+    if (c->kind == RN_CHAR)
+        return u == c->ch;
+    if (c->kind == RN_ANY)
+        return u != '\n' && u != '\r' && u != 0x2028 && u != 0x2029;
+    return in_class(&x->r->cls[c->cls], u);
+}
+
+/* A repeat of one code unit (no captures, never empty): the same choices as
+ * RepeatMatcher, most (greedy) or fewest (lazy) first, without recursing per
+ * unit, so long strings do not need a deep stack. */
+static int m_repeat_unit(rx_match *x, const rx_node *c, int min, int max, int greedy, int pos,
+                         const rx_cont *k)
+{
+    int most = 0;
+    while ((max < 0 || most < max) && one_unit(x, c, pos + most))
+        most++;
+    if ((x->steps += most + 1) > RX_MAX_STEPS) {
+        x->over = 1;
+        return 0;
+    }
+    for (int i = 0; i <= most - min && !x->over; i++)
+        if (run_k(x, pos + (greedy ? most - i : min + i), k))
+            return 1;
+    return 0;
+}
+
 static int m_repeat(rx_match *x, int node, int min, int max, int pos, const rx_cont *k)
 {
     if (max == 0)
         return run_k(x, pos, k);
     const rx_node *n = &x->r->nodes[node];
+    const rx_node *c = &x->r->nodes[x->r->kids[n->first]];
+    if (c->kind == RN_CHAR || c->kind == RN_ANY || c->kind == RN_CLASS)
+        return m_repeat_unit(x, c, min, max, n->greedy, pos, k);
     rx_cont d = {.kind = K_REP, .node = node, .i = min, .max = max, .start = pos, .next = k};
-    int saved[2 * 64], *sv = saved;
+    int saved[2 * 4], *sv = saved;
     int ns = 2 * n->cap_n;
-    if (ns > 2 * 64 && !(sv = malloc((size_t)ns * sizeof *sv))) {
+    if (ns > 2 * 4 && !(sv = malloc((size_t)ns * sizeof *sv))) {
         x->over = 2;
         return 0;
     }

@@ -125,6 +125,17 @@ function strCases(rngFor, util, { T, I, B, S }) {
       out.push({ name: `StaticRegexReplace_${k}`, op: 'StaticRegexReplace', tol: 0, attr,
         inputs: [cst('string', [bytes.length], bytes, 'input')], after: [hash('replaced_hash', 'out0')] });
     });
+    // long strings: unit repeats do not recurse per unit
+    {
+      const u = util(rngFor());
+      const long = [randStr(u, 6000), 'a'.repeat(5000) + 'b', 'x'.repeat(7000)];
+      const lres = [{ p: '\\w+', r: '<w>' }, { p: '.*', r: '[$&]' }, { p: 'a*b', r: '!' }, { p: '[^ ]+? ', r: '_' }];
+      lres.forEach((c, k) => {
+        out.push({ name: `StaticRegexReplace_long_${k}`, op: 'StaticRegexReplace', tol: 0,
+          attr: { pattern: S(c.p), rewrite: S(c.r), replace_global: B(true) },
+          inputs: [cst('string', [long.length], long, 'input')], after: [hash('replaced_hash', 'out0')] });
+      });
+    }
     out.push({ name: 'StaticRegexReplace_norewrite', op: 'StaticRegexReplace', tol: 0,
       attr: { pattern: S('cat'), replace_global: B(true) },
       inputs: [cst('string', [2, 2], ['a cat', 'cats', 'dog', 'catcat'], 'input')], after: [hash('replaced_hash', 'out0')] });
