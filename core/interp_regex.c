@@ -844,7 +844,7 @@ typedef struct {
 
 static void ub_add(u16buf *b, const uint16_t *p, size_t n)
 {
-    if (b->oom)
+    if (b->oom || n == 0)
         return;
     if (b->n + n > b->cap) {
         size_t cap = (b->n + n) * 2 + 16;
