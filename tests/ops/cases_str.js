@@ -191,6 +191,19 @@ function strCases(rngFor, util, { T, I, B, S }) {
         after: [findNode(ops, 'string', 'int32', 'op', ['^out0']), sizeNode(ops, 'op')] });
     }
   }
+  // the keys computed on the GPU from a model input: the table is made and
+  // filled by the interpreter before that stage and again after it
+  {
+    const u = util(rngFor());
+    const q = Array.from({ length: 30 }, () => u.int(-30, 30));
+    out.push({ name: 'LookupTableFindV2_staged', op: 'LookupTableFindV2', tol: 0,
+      inputs: [cst('int32', [6], [1, 2, 3, 5, 8, 13], 'keys'), cst('float32', [6], [0.5, 1.5, 2.5, 3.5, 4.5, 5.5], 'values'),
+        ph('int32', [30], q, 'query'), cst('int32', [], [3], 'shift'), cst('float32', [], [-1], 'default')],
+      nodes: [tableNode(V2, 'int32', 'float32'), fillNode('LookupTableImportV2', 'int32', 'float32'),
+        { name: 'shifted', op: 'AddV2', input: ['query', 'shift'], attr: { T: T('int32') } }],
+      opInputs: ['fill', 'shifted', 'default'], attr: {},
+      after: [{ name: 'twice', op: 'Mul', input: ['out0', 'out0'], attr: { T: T('float32') } }] });
+  }
   // float keys: NaN is one key, -0 is 0; a later duplicate wins
   out.push({ name: 'LookupTableFindV2_float_keys', op: 'LookupTableFindV2', tol: 0,
     inputs: [cst('float32', [6], [NaN, -0, 1.5, 2.25, 1.5, -3], 'keys'), cst('int32', [6], [10, 20, 30, 40, 50, 60], 'values'),
