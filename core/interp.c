@@ -431,7 +431,8 @@ static si_result materialize(interp *in, ientry *e)
 {
     if (!e->lazy)
         return SI_OK;
-    if (core_edge_is_string(in->g, e->node, 0) && in->g->weight_of[e->node] >= 0) {
+    int w = in->g->weight_of[e->node];
+    if (w >= 0 && in->g->m->weights[w].dtype == IO_DT_STRING) {
         si_result st = ip_string_const(in, e->node, &e->v[0]);
         if (st == SI_OK)
             e->lazy = 0;
