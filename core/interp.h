@@ -34,9 +34,8 @@ const char *core_interp_op(int i);
  * string tensor or a hash table handle? Those never leave the interpreter. */
 int core_edge_is_string(const core_graph *g, int node, int idx);
 int core_edge_host_only(const core_graph *g, int node, int idx);
-/* Refuses, at open, a string op whose attrs are outside what runs here
- * (non-ASCII string attrs, a StaticRegexReplace pattern outside the syntax
- * JavaScript and RE2 share); core/interp_strings.c. */
+/* Refuses, at open, a StaticRegexReplace whose pattern is outside the
+ * syntax JavaScript and RE2 share; core/interp_strings.c. */
 si_result core_string_check_node(const core_graph *g, int k, si_error *err);
 
 /* Computes the model's outputs into vm. vm holds, on entry, the model inputs

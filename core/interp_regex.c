@@ -8,8 +8,10 @@
  * engine) both accept: literals and escaped metacharacters, . \d \w \s and
  * their negations, \t \n \r \f \v \xHH, classes with ranges, ^ $ \b \B,
  * groups and (?:...), |, and * + ? {n} {n,} {n,m} greedy or lazy. Anything
- * else (backreferences, lookaround, named groups, \u, \p, \c, non-ASCII) is
- * refused with the pattern's position, when the model is opened. */
+ * else (backreferences, lookaround, named groups, \u, \p, \c) is refused
+ * with the pattern's position, when the model is opened. The pattern's code
+ * units are its bytes: tfjs-converter decodes string attrs with atob, as
+ * Latin-1. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +28,8 @@ typedef enum {
 } rn_kind;
 
 typedef struct {
-    uint8_t ascii[128];  /* members below 128 */
-    /* members from 128 up: all (\W or \D inside), those that are not
+    uint8_t low[256];    /* members below 256 (a pattern's code units are Latin-1) */
+    /* members from 256 up: all (\W or \D inside), those that are not
      * JavaScript white space (\S), those that are (\s) */
     uint8_t all_high, high_nonspace, high_space;
     uint8_t negate;
@@ -113,8 +115,8 @@ static int px_set_kids(rx_parser *ps, int node, const int *kids, int n)
 
 static void cls_add_range(rx_class *c, int lo, int hi)
 {
-    for (int x = lo; x <= hi && x < 128; x++)
-        c->ascii[x] = 1;
+    for (int x = lo; x <= hi && x < 256; x++)
+        c->low[x] = 1;
 }
 
 static int is_word_ascii(int x)
@@ -135,10 +137,10 @@ static void cls_add_escape(rx_class *c, char e)
 {
     int neg = e == 'D' || e == 'W' || e == 'S';
     char k = (char)(e | 0x20);
-    for (int x = 0; x < 128; x++) {
+    for (int x = 0; x < 256; x++) {
         int in = k == 'd' ? (x >= '0' && x <= '9') : k == 'w' ? is_word_ascii(x) : is_js_space((unsigned)x);
         if (in != neg)
-            c->ascii[x] = 1;
+            c->low[x] = 1;
     }
     if (e == 'D' || e == 'W')
         c->all_high = 1;
@@ -362,8 +364,6 @@ static int px_atom(rx_parser *ps)
         return node;
     }
     default:
-        if ((unsigned char)ch >= 0x80 || (unsigned char)ch < 0x20)
-            return px_fail(ps, "only printable ASCII is supported in a pattern");
         ps->i++;
         if ((node = px_node(ps, RN_CHAR)) >= 0)
             ps->r->nodes[node].ch = (uint16_t)(unsigned char)ch;
@@ -538,7 +538,7 @@ typedef struct {
 
 static int in_class(const rx_class *c, uint16_t u)
 {
-    int in = u < 128 ? c->ascii[u]
+    int in = u < 256 ? c->low[u]
                      : c->all_high || (c->high_nonspace && !is_js_space(u)) ||
                            (c->high_space && is_js_space(u));
     return in != c->negate;

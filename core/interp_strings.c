@@ -141,8 +141,10 @@ si_result ip_string_const(interp *in, int node, ival **out)
 
 /* ---- attrs ---- */
 
-/* A string attr as getStringParam gives it: decoded, lowercased. Only ASCII
- * is taken (JavaScript lowercases all of Unicode). NULL *out when absent. */
+/* A string attr as getStringParam gives it: base64-decoded by atob, so each
+ * byte is a Latin-1 character, then lowercased (A-Z and the Latin-1 capitals
+ * U+00C0-U+00DE but U+00D7). *out holds those characters, a byte each; NULL
+ * when the attr is absent. Returns -1 only when out of memory. */
 static int attr_lower(const io_node *n, const char *name, char **out, size_t *len, char *why,
                       size_t why_n)
 {
@@ -151,23 +153,37 @@ static int attr_lower(const io_node *n, const char *name, char **out, size_t *le
     *len = 0;
     if (!a || a->kind != IO_ATTR_S)
         return 0;
-    for (size_t i = 0; i < a->s_len; i++)
-        if ((unsigned char)a->s[i] >= 0x80) {
-            snprintf(why, why_n, "attr '%s' has non-ASCII bytes (only ASCII string attrs are supported)",
-                     name);
-            return -1;
-        }
     char *d = malloc(a->s_len + 1);
     if (!d) {
         snprintf(why, why_n, "out of memory");
         return -1;
     }
-    for (size_t i = 0; i < a->s_len; i++)
-        d[i] = a->s[i] >= 'A' && a->s[i] <= 'Z' ? (char)(a->s[i] + 32) : a->s[i];
+    for (size_t i = 0; i < a->s_len; i++) {
+        unsigned char c = (unsigned char)a->s[i];
+        d[i] = (char)((c >= 'A' && c <= 'Z') || (c >= 0xc0 && c <= 0xde && c != 0xd7) ? c + 32 : c);
+    }
     d[a->s_len] = 0;
     *out = d;
     *len = a->s_len;
     return 0;
+}
+
+/* Latin-1 characters (attr_lower's) as util.encodeString gives them: UTF-8. */
+static char *latin1_to_utf8(const char *s, size_t n, size_t *len)
+{
+    char *d = malloc(2 * n + 1);
+    size_t k = 0;
+    for (size_t i = 0; d && i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x80) {
+            d[k++] = (char)c;
+        } else {
+            d[k++] = (char)(0xc0 | c >> 6);
+            d[k++] = (char)(0x80 | (c & 0x3f));
+        }
+    }
+    *len = k;
+    return d;
 }
 
 static int64_t attr_int(const io_node *n, const char *name, int64_t dflt)
@@ -608,16 +624,26 @@ static si_result string_ngrams(opctx *o)
                                 "ngram width %lld: widths must be in [1, 1000000]", bad);
         }
     }
-    char *sep = NULL, *lp = NULL, *rp = NULL, why[200];
+    char *attr[3] = {NULL, NULL, NULL}, *sep = NULL, *lp = NULL, *rp = NULL, why[200];
+    size_t alen[3];
+    static const char *const names[3] = {"separator", "left_pad", "right_pad"};
     ngram_op g = {0};
-    if (attr_lower(o->n, "separator", &sep, &g.nsep, why, sizeof why) ||
-        attr_lower(o->n, "left_pad", &lp, &g.nl, why, sizeof why) ||
-        attr_lower(o->n, "right_pad", &rp, &g.nr, why, sizeof why)) {
-        st = ip_node_fail(o->in, o->node, SI_ERR_UNSUPPORTED, "%s", why);
+    int bad = 0;
+    for (int i = 0; i < 3 && !bad; i++)
+        bad = attr_lower(o->n, names[i], &attr[i], &alen[i], why, sizeof why);
+    if (!bad) {
+        sep = latin1_to_utf8(attr[0] ? attr[0] : "", alen[0], &g.nsep);
+        lp = latin1_to_utf8(attr[1] ? attr[1] : "", alen[1], &g.nl);
+        rp = latin1_to_utf8(attr[2] ? attr[2] : "", alen[2], &g.nr);
+    }
+    for (int i = 0; i < 3; i++)
+        free(attr[i]);
+    if (bad || !sep || !lp || !rp) {
+        st = ip_nomem(o->in);
     } else {
-        g.sep = sep ? sep : "";
-        g.lpad = lp ? lp : "";
-        g.rpad = rp ? rp : "";
+        g.sep = sep;
+        g.lpad = lp;
+        g.rpad = rp;
         g.pad_width = attr_int(o->n, "pad_width", 0);
         g.preserve = ip_attr_bool(o->n, "preserve_short_sequences", 0);
         if (g.pad_width > 1000000)
@@ -750,28 +776,19 @@ int core_edge_host_only(const core_graph *g, int node, int idx)
 si_result core_string_check_node(const core_graph *g, int k, si_error *err)
 {
     const io_node *n = &g->m->nodes[k];
-    static const char *const attrs[] = {"pattern", "rewrite", "separator", "left_pad", "right_pad"};
-    int is_regex = !strcmp(n->op, "StaticRegexReplace");
-    if (!is_regex && strcmp(n->op, "StringNGrams"))
+    if (strcmp(n->op, "StaticRegexReplace"))
         return SI_OK;
     char why[300], *v = NULL;
     size_t len;
-    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
-        if (attr_lower(n, attrs[i], &v, &len, why, sizeof why))
-            return base_fail(err, SI_ERR_UNSUPPORTED, "%s: node '%s' (%s): %s", g->m->json_path,
-                             n->name, n->op, why);
-        if (is_regex && !strcmp(attrs[i], "pattern")) {
-            rx_prog *r = NULL;
-            int bad = ip_regex_compile(v ? v : "", len, &r, why, sizeof why);
-            ip_regex_free(r);
-            if (bad) {
-                free(v);
-                return base_fail(err, SI_ERR_UNSUPPORTED,
-                                 "%s: node '%s' (StaticRegexReplace): pattern not supported: %s",
-                                 g->m->json_path, n->name, why);
-            }
-        }
-        free(v);
-    }
+    if (attr_lower(n, "pattern", &v, &len, why, sizeof why))
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    rx_prog *r = NULL;
+    int bad = ip_regex_compile(v ? v : "", len, &r, why, sizeof why);
+    ip_regex_free(r);
+    free(v);
+    if (bad)
+        return base_fail(err, SI_ERR_UNSUPPORTED,
+                         "%s: node '%s' (StaticRegexReplace): pattern not supported: %s",
+                         g->m->json_path, n->name, why);
     return SI_OK;
 }

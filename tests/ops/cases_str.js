@@ -8,7 +8,8 @@
 // preserve_short_sequences, empty sequences, no widths, empty data;
 // StaticRegexReplace with classes, groups, alternation, lazy and greedy
 // quantifiers, empty matches, the rewrite's $ forms, tfjs's lowercasing of
-// the pattern and rewrite, and strings with surrogate pairs, a BOM and bad
+// the pattern and rewrite (their bytes read as Latin-1, as atob does), and
+// strings with surrogate pairs, a BOM and bad
 // UTF-8; hash tables string->int32, int32->float32 (keys fed as a model
 // input), float keys with NaN and -0, 2-D and string values, duplicate keys,
 // both op versions, and the size.
@@ -20,6 +21,9 @@ function strCases(rngFor, util, { T, I, B, S }) {
   const ph = (dtype, shape, values, name) => ({ dtype, shape, values, name });
   const TS = (dt) => (dt === 'string' ? { type: 'DT_STRING' } : T(dt));
   const LIST = (v) => ({ list: { i: v.map(String) } });
+  // as tensorflowjs_converter writes a string attr: its UTF-8 bytes (tfjs
+  // reads them back with atob, a Latin-1 character a byte, and lowercases)
+  const SU = (v) => ({ s: Buffer.from(v, 'utf8').toString('base64') });
   const hash = (name, input, nb = 1000003) => ({ name, op: 'StringToHashBucketFast', input: [input], attr: { num_buckets: I(nb) } });
   const words = ['the', 'Cat', 'sat', 'on', 'a', 'mat', 'déjà', 'vu', '中文', '😀', 'x', 'Hello', 'world', ''];
   const randStr = (u, n) => {
@@ -87,6 +91,11 @@ function strCases(rngFor, util, { T, I, B, S }) {
         inputs: [cst('string', [toks.length], toks, 'data'), cst('int32', [c.sp.length], c.sp, 'data_splits')],
         after: [hash('ngrams_hash', 'out0')] });
     });
+    out.push({ name: 'StringNGrams_latin1', op: 'StringNGrams', tol: 0, outputs: 2,
+      attr: { separator: SU('É→'), ngram_widths: LIST([1, 2]), left_pad: SU('Ä'), right_pad: SU('ß×Þ'),
+        pad_width: I(1), preserve_short_sequences: B(false), Tsplits: T('int32') },
+      inputs: [cst('string', [toks.length], toks, 'data'), cst('int32', [3], [0, 4, 11], 'data_splits')],
+      after: [hash('ngrams_hash', 'out0')] });
     out.push({ name: 'StringNGrams_empty', op: 'StringNGrams', tol: 0, outputs: 2,
       attr: { separator: S(' '), ngram_widths: LIST([2]), left_pad: S('<'), right_pad: S('>'),
         pad_width: I(-1), preserve_short_sequences: B(false), Tsplits: T('int32') },
@@ -136,6 +145,13 @@ function strCases(rngFor, util, { T, I, B, S }) {
           inputs: [cst('string', [long.length], long, 'input')], after: [hash('replaced_hash', 'out0')] });
       });
     }
+    // non-ASCII patterns and rewrites: their bytes are Latin-1 code units there
+    [{ p: 'é|ã', r: 'Ü' }, { p: '[À-ÿ]+', r: '<$&>' }, { p: '\\xe9|\\xc3', r: '·' }].forEach((c, k) => {
+      out.push({ name: `StaticRegexReplace_latin1_${k}`, op: 'StaticRegexReplace', tol: 0,
+        attr: { pattern: SU(c.p), rewrite: SU(c.r), replace_global: B(true) },
+        inputs: [cst('string', [6], ['déjà vu', 'ãé', 'Ã©', 'plain', 'ÀÉÎ', '😀é'], 'input')],
+        after: [hash('replaced_hash', 'out0')] });
+    });
     out.push({ name: 'StaticRegexReplace_norewrite', op: 'StaticRegexReplace', tol: 0,
       attr: { pattern: S('cat'), replace_global: B(true) },
       inputs: [cst('string', [2, 2], ['a cat', 'cats', 'dog', 'catcat'], 'input')], after: [hash('replaced_hash', 'out0')] });
