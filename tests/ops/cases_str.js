@@ -9,8 +9,7 @@
 // StaticRegexReplace with classes, groups, alternation, lazy and greedy
 // quantifiers, empty matches, the rewrite's $ forms, tfjs's lowercasing of
 // the pattern and rewrite (their bytes read as Latin-1, as atob does), and
-// strings with surrogate pairs, a BOM and bad
-// UTF-8; hash tables string->int32, int32->float32 (keys fed as a model
+// strings with surrogate pairs, a BOM and bad UTF-8; hash tables string->int32, int32->float32 (keys fed as a model
 // input), float keys with NaN and -0, 2-D and string values, duplicate keys,
 // both op versions, and the size.
 'use strict';
