@@ -881,6 +881,16 @@ static si_result io_json_model(io_ctx *c, io_model *m, const cJSON *root)
             i++;
         }
     }
+    /* tfjs runs this graph once at load (tensorflowjs_converter puts a
+     * SavedModel's table initializers there): without it tables would be
+     * empty and every lookup its default, so it is refused, not skipped */
+    const cJSON *init = io_get(root, "modelInitializer", NULL);
+    const cJSON *init_nodes = cJSON_IsObject(init) ? io_get(init, "node", NULL) : NULL;
+    if (cJSON_GetArraySize(init_nodes) > 0)
+        return base_fail(c->err, SI_ERR_UNSUPPORTED,
+                         "%s: the model has a modelInitializer graph (%d nodes, run once at load, "
+                         "e.g. to fill hash tables), which is not supported",
+                         c->file, cJSON_GetArraySize(init_nodes));
     const cJSON *lib = io_get(topo, "library", NULL);
     const cJSON *fns = cJSON_IsObject(lib) ? io_get(lib, "function", NULL) : NULL;
     m->has_functions = cJSON_GetArraySize(fns) > 0;

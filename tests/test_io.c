@@ -703,6 +703,10 @@ static void test_bad_input(void **state)
                         "\"attr\":{\"padding\":{\"s\":\"**\"}}}]}}");
     expect_fail(path_in("badb64", NULL), SI_ERR_FORMAT, "badb64/model.json", "pad", "padding");
 
+    bad_model("init", "{\"modelTopology\":{\"node\":[]},\"modelInitializer\":{\"node\":["
+                      "{\"name\":\"t\",\"op\":\"HashTableV2\"}]}}");
+    expect_fail(path_in("init", NULL), SI_ERR_UNSUPPORTED, "init/model.json", "modelInitializer", NULL);
+
     bad_model("noop", "{\"modelTopology\":{\"node\":[{\"name\":\"lonely\"}]}}");
     expect_fail(path_in("noop", NULL), SI_ERR_FORMAT, "noop/model.json", "lonely", NULL);
 
