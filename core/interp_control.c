@@ -307,10 +307,13 @@ static si_result run_ordinary(opctx *o, int *ctx_after)
          !strcmp(o->n->op, "Snapshot")))
         return ip_set_out(o, 0, ip_val_ref(o->data[0]));
     for (int i = 0; i < o->n_data; i++)
-        if (o->data[i]->b.dtype == IP_STRING)
+        if (o->data[i]->b.dtype == IP_STRING && ip_moves_elements(o->n->op))
+            return ip_string_moved(o);
+        else if (o->data[i]->b.dtype == IP_STRING)
             return ip_node_fail(o->in, o->node, SI_ERR_UNSUPPORTED,
                                 "input %d is a string tensor: only the string and hash-table ops, "
-                                "Identity and control flow take strings here", i);
+                                "ops that move elements (Reshape, Gather, Concat, ...) and control "
+                                "flow take strings here", i);
     return ip_eval_ordinary(o);
 }
 

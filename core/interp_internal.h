@@ -196,6 +196,10 @@ ival *ip_sv_finish(ip_strvec *sv, const core_shape *s);
 void ip_sv_free(ip_strvec *sv);
 /* The value of a Const whose weight is a string weight. */
 si_result ip_string_const(interp *in, int node, ival **out);
+/* Ops that only move elements (Reshape, Gather, Concat, Select, ...), run on
+ * string inputs through their lowerings with index stand-ins. */
+int ip_moves_elements(const char *op);
+si_result ip_string_moved(opctx *o);
 /* StaticRegexReplace, StringNGrams, StringSplit, StringToHashBucketFast. */
 si_result ip_string_op(opctx *o);
 /* TextDecoder('utf-8') (U+FFFD for bad bytes, a leading BOM dropped) and back

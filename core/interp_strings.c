@@ -4,7 +4,8 @@
  * StringSplit, StringNGrams (StringSplit_impl.js, StringNGrams_impl.js, on
  * bytes) and StaticRegexReplace (JavaScript's replace on the decoded string;
  * the matcher is interp_regex.c). The converter hands string attrs to these
- * ops lowercased (operation_mapper.js getStringParam): so do we. String
+ * ops lowercased (operation_mapper.js getStringParam): so do we. Ops that
+ * only move elements (Reshape, Concat, ...) take strings too. String
  * tensors come from Consts whose weight has dtype 'string'; they never leave
  * the interpreter, and a model whose output is one is refused when opened. */
 #include <stdio.h>
@@ -717,6 +718,131 @@ si_result ip_string_op(opctx *o)
     return ip_node_fail(o->in, o->node, SI_ERR_UNSUPPORTED, "not a string op");
 }
 
+/* ---- ops that only move elements ---- */
+
+/* Reshape, Concat, Slice ... on strings: the op's own lowering runs on int32
+ * stand-ins holding each string's index (the string inputs numbered one
+ * after the other), and each output element's index picks its string. Only
+ * ops whose outputs are copies of input elements are listed (anything that
+ * looks at values would compute on the indices), and of those the ones
+ * tfjs-core takes strings for (it refuses them for Transpose, Gather,
+ * Reverse, BroadcastTo, Split and Select). */
+static const char *const moving_ops[] = {
+    "Reshape", "ExpandDims", "Squeeze", "GatherNd", "Slice", "StridedSlice", "ConcatV2", "Concat",
+    "Tile", "Pack", "Unpack", "Fill", "IdentityN", NULL};
+
+int ip_moves_elements(const char *op)
+{
+    for (int i = 0; moving_ops[i]; i++)
+        if (!strcmp(op, moving_ops[i]))
+            return 1;
+    return 0;
+}
+
+/* Fill(dims, value): its lowering takes the dtype from attr T, a string here. */
+static si_result string_fill(opctx *o)
+{
+    si_result st = ip_need_inputs(o, 2);
+    if (st || (st = need_string(o, 1, "Value")))
+        return st;
+    const core_buf *d = &o->data[0]->b, *v = &o->data[1]->b;
+    int64_t nd = core_shape_count(&d->shape);
+    if (d->dtype == IP_STRING || d->shape.rank > 1 || nd > SI_MAX_RANK || core_shape_count(&v->shape) != 1)
+        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "needs a dims vector and a scalar value");
+    core_shape s = {.rank = (int)nd};
+    int64_t count;
+    for (int i = 0; i < s.rank; i++)
+        s.d[i] = (int64_t)ip_buf_num(d, i);
+    if (core_shape_count_checked(&s, &count) || count > INT32_MAX)
+        return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "bad dims");
+    size_t len;
+    const uint8_t *p = ip_str(v, 0, &len);
+    ip_strvec sv = {0};
+    for (int64_t i = 0; i < count; i++) {
+        ip_sv_add(&sv, p, len);
+        ip_sv_end(&sv);
+    }
+    ival *r = ip_sv_finish(&sv, &s);
+    return r ? ip_set_out(o, 0, r) : ip_nomem(o->in);
+}
+
+si_result ip_string_moved(opctx *o)
+{
+    interp *in = o->in;
+    int n = o->n_data;
+    if (!strcmp(o->n->op, "Fill"))
+        return string_fill(o);
+    const core_buf **bufs = calloc((size_t)n + 1, sizeof *bufs);
+    core_buf *proxy = calloc((size_t)n + 1, sizeof *proxy);
+    int64_t *base = calloc((size_t)n + 1, sizeof *base);
+    core_buf *out = calloc((size_t)o->n_outs + 1, sizeof *out);
+    si_result st = bufs && proxy && base && out ? SI_OK : ip_nomem(in);
+    int64_t total = 0;
+    for (int i = 0; st == SI_OK && i < n; i++) {
+        const core_buf *b = &o->data[i]->b;
+        base[i] = total;
+        bufs[i] = b;
+        if (b->dtype != IP_STRING)
+            continue;
+        int64_t c = core_shape_count(&b->shape);
+        if (total + c > INT32_MAX) {
+            st = ip_node_fail(in, o->node, SI_ERR_SHAPE, "too many strings");
+            break;
+        }
+        proxy[i] = (core_buf){.dtype = SI_INT32, .shape = b->shape,
+                              .data = malloc((size_t)(c ? c : 1) * sizeof(int32_t))};
+        if (!proxy[i].data) {
+            st = ip_nomem(in);
+            break;
+        }
+        for (int64_t j = 0; j < c; j++)
+            ((int32_t *)proxy[i].data)[j] = (int32_t)(total + j);
+        total += c;
+        bufs[i] = &proxy[i];
+    }
+    if (st == SI_OK)
+        st = core_eval_node(in->g, o->node, bufs, n, out, o->n_outs, in->load, in->load_user, in->err);
+    for (int k = 0; st == SI_OK && k < o->n_outs; k++) {
+        if (!out[k].data)
+            continue;
+        if (out[k].dtype != SI_INT32) {
+            st = ip_node_fail(in, o->node, SI_ERR_UNSUPPORTED, "output %d is not made of its string inputs", k);
+            break;
+        }
+        int64_t c = core_shape_count(&out[k].shape);
+        ip_strvec sv = {0};
+        for (int64_t j = 0; j < c && st == SI_OK; j++) {
+            int32_t v = ((const int32_t *)out[k].data)[j];
+            int i = n - 1;
+            while (i >= 0 && (o->data[i]->b.dtype != IP_STRING || base[i] > v))
+                i--;
+            if (v < 0 || v >= total || i < 0) {
+                st = ip_node_fail(in, o->node, SI_ERR_UNSUPPORTED, "output %d is not made of its string inputs", k);
+                break;
+            }
+            size_t len;
+            const uint8_t *p = ip_str(&o->data[i]->b, v - base[i], &len);
+            ip_sv_add(&sv, p, len);
+            ip_sv_end(&sv);
+        }
+        if (st != SI_OK) {
+            ip_sv_free(&sv);
+            break;
+        }
+        ival *v = ip_sv_finish(&sv, &out[k].shape);
+        st = v ? ip_set_out(o, k, v) : ip_nomem(in);
+    }
+    for (int i = 0; proxy && i < n; i++)
+        free(proxy[i].data);
+    for (int k = 0; out && k < o->n_outs; k++)
+        free(out[k].data);
+    free(out);
+    free(base);
+    free(proxy);
+    free(bufs);
+    return st;
+}
+
 /* ---- what the graph says before any run ---- */
 
 static int type_is_string(const io_node *n, const char *name)
@@ -757,7 +883,8 @@ static int edge_kind(const core_graph *g, int node, int idx, int want_handle)
                    !strcmp(op, "Snapshot") || !strcmp(op, "Enter") || !strcmp(op, "Exit") ||
                    !strcmp(op, "Switch") || !strcmp(op, "NextIteration") || !strcmp(op, "Merge");
         if (!pass || n->n_inputs == 0 || g->edges[node][0].ctrl)
-            return !want_handle && strcmp(op, "Merge") && type_is_string(n, "T");
+            return !want_handle && strcmp(op, "Merge") &&
+                   (type_is_string(n, "T") || type_is_string(n, "Tparams"));
         if (!strcmp(op, "Merge") && idx == 1)
             return 0;
         idx = g->edges[node][0].idx;

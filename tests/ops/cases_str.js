@@ -9,7 +9,9 @@
 // StaticRegexReplace with classes, groups, alternation, lazy and greedy
 // quantifiers, empty matches, the rewrite's $ forms, tfjs's lowercasing of
 // the pattern and rewrite (their bytes read as Latin-1, as atob does), and
-// strings with surrogate pairs, a BOM and bad UTF-8; hash tables string->int32, int32->float32 (keys fed as a model
+// strings with surrogate pairs, a BOM and bad UTF-8; the ops that move
+// elements, which tfjs takes strings for (Reshape, ExpandDims, Squeeze,
+// GatherNd, ConcatV2, Slice, StridedSlice, Tile, Pack, Unpack, Fill); hash tables string->int32, int32->float32 (keys fed as a model
 // input), float keys with NaN and -0, 2-D and string values, duplicate keys,
 // both op versions, and the size.
 'use strict';
@@ -154,6 +156,36 @@ function strCases(rngFor, util, { T, I, B, S }) {
     out.push({ name: 'StaticRegexReplace_norewrite', op: 'StaticRegexReplace', tol: 0,
       attr: { pattern: S('cat'), replace_global: B(true) },
       inputs: [cst('string', [2, 2], ['a cat', 'cats', 'dog', 'catcat'], 'input')], after: [hash('replaced_hash', 'out0')] });
+  }
+
+  // ---- ops that only move elements, on strings: hashed after
+  {
+    const u = util(rngFor());
+    const sv = Array.from({ length: 24 }, (_, i) => `${words[u.int(0, words.length - 1)]}${i}`);
+    const sv2 = Array.from({ length: 12 }, (_, i) => `second ${i}`);
+    const data = cst('string', [4, 6], sv, 'x');
+    const TSS = TS('string');
+    const moves = [
+      { op: 'Reshape', attr: { T: TSS, Tshape: T('int32') }, inputs: [data, cst('int32', [3], [2, 3, 4], 'shape')] },
+      { op: 'ExpandDims', attr: { T: TSS, Tdim: T('int32') }, inputs: [data, cst('int32', [], [1], 'dim')] },
+      { op: 'Squeeze', attr: { T: TSS, squeeze_dims: { list: { i: ['0'] } } }, inputs: [cst('string', [1, 6], sv.slice(0, 6), 'x')] },
+      { op: 'GatherNd', attr: { Tparams: TSS, Tindices: T('int32') },
+        inputs: [data, cst('int32', [3, 2], [0, 5, 3, 0, 2, 2], 'indices')] },
+      { op: 'ConcatV2', attr: { T: TSS, N: I(2), Tidx: T('int32') },
+        inputs: [data, cst('string', [2, 6], sv2, 'y'), cst('int32', [], [0], 'axis')] },
+      { op: 'Slice', attr: { T: TSS, Index: T('int32') }, inputs: [data, cst('int32', [2], [1, 2], 'begin'), cst('int32', [2], [2, -1], 'size')] },
+      { op: 'StridedSlice', attr: { T: TSS, Index: T('int32'), begin_mask: I(0), end_mask: I(0), ellipsis_mask: I(0), new_axis_mask: I(0), shrink_axis_mask: I(0) },
+        inputs: [data, cst('int32', [2], [3, 5], 'begin'), cst('int32', [2], [0, 0], 'end'), cst('int32', [2], [-1, -2], 'strides')] },
+      { op: 'Tile', attr: { T: TSS, Tmultiples: T('int32') }, inputs: [data, cst('int32', [2], [2, 1], 'multiples')] },
+      { op: 'Pack', attr: { T: TSS, N: I(2), axis: I(1) }, inputs: [cst('string', [2, 6], sv2, 'a'), cst('string', [2, 6], sv.slice(0, 12), 'b')] },
+      { op: 'Fill', attr: { T: TSS, index_type: T('int32') }, inputs: [cst('int32', [2], [2, 3], 'dims'), cst('string', [], ['filled'], 'value')] },
+      { op: 'Unpack', attr: { T: TSS, num: I(4), axis: I(0) }, inputs: [data], outputs: 4 },
+    ];
+    moves.forEach((c) => {
+      const n = c.outputs || 1;
+      out.push({ name: `${c.op}_string`, op: c.op, tol: 0, attr: c.attr, inputs: c.inputs, outputs: n,
+        after: Array.from({ length: n }, (_, k) => hash(`moved_hash${k}`, `out${k}`)) });
+    });
   }
 
   // ---- hash tables
