@@ -61,6 +61,10 @@ static si_result input_info(const core_graph *g, int node, core_io_info *info, s
     const io_attr *dt = io_node_attr(n, "dtype");
     info->dtype = SI_FLOAT32;
     if (dt && dt->kind == IO_ATTR_TYPE) {
+        if (dt->type == IO_DT_OTHER && dt->type_name && !strcmp(dt->type_name, "DT_STRING"))
+            return base_fail(err, SI_ERR_UNSUPPORTED,
+                             "%s: input '%s' is a string tensor; inputs must be numeric here "
+                             "(strings come from the model's Consts)", g->m->json_path, n->name);
         /* a library function's argument may be complex64 (If, While hand the
          * interpreter's values on); a model's input may not (core.h) */
         int complex_arg = g->m->borrowed && dt->type == IO_DT_OTHER && dt->type_name &&

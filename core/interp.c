@@ -164,7 +164,8 @@ static int op_is_async(const char *op)
            !strncmp(op, "TensorList", 10) || !strcmp(op, "EmptyTensorList") ||
            !strncmp(op, "NonMaxSuppression", 17) || !strcmp(op, "Where") || !strcmp(op, "If") ||
            !strcmp(op, "StatelessIf") || !strcmp(op, "While") || !strcmp(op, "StatelessWhile") ||
-           !strcmp(op, "ListDiff");
+           !strcmp(op, "ListDiff") || !strncmp(op, "HashTable", 9) || !strncmp(op, "LookupTable", 11) ||
+           !strncmp(op, "InitializeTable", 15);
 }
 
 /* Synchronous in tfjs, but their output shapes hang on input values (ListDiff
@@ -172,7 +173,9 @@ static int op_is_async(const char *op)
 static const char *const shape_from_values_ops[] = {"SparseFillEmptyRows", "SparseReshape",
                                                    "SparseSegmentSum", "SparseSegmentMean",
                                                    "RaggedRange", "RaggedGather", "Unique",
-                                                   "UniqueV2", "RaggedTensorToTensor", NULL};
+                                                   "UniqueV2", "RaggedTensorToTensor",
+                                                   "StaticRegexReplace", "StringNGrams",
+                                                   "StringSplit", "StringToHashBucketFast", NULL};
 
 int core_op_is_dynamic(const char *op)
 {
@@ -197,7 +200,10 @@ static const char *const interp_ops[] = {
     "SparseSegmentMean", "RaggedRange", "RaggedGather", "Unique",
     "UniqueV2", "ListDiff", "If", "StatelessIf", "While", "StatelessWhile",
     "RaggedTensorToTensor", "Complex", "Real", "Imag", "ComplexAbs", "FFT", "IFFT", "RFFT",
-    "IRFFT", NULL};
+    "IRFFT", "StaticRegexReplace", "StringNGrams", "StringSplit", "StringToHashBucketFast",
+    "HashTable", "HashTableV2", "InitializeTable", "InitializeTableV2", "LookupTableFind",
+    "LookupTableFindV2", "LookupTableImport", "LookupTableImportV2", "LookupTableSize",
+    "LookupTableSizeV2", NULL};
 
 int core_interp_runs_op(const char *op) { return op && in_list(op, interp_ops); }
 
@@ -428,6 +434,13 @@ static si_result materialize(interp *in, ientry *e)
 {
     if (!e->lazy)
         return SI_OK;
+    int w = in->g->weight_of[e->node];
+    if (w >= 0 && in->g->m->weights[w].dtype == IO_DT_STRING) {
+        si_result st = ip_string_const(in, e->node, &e->v[0]);
+        if (st == SI_OK)
+            e->lazy = 0;
+        return st;
+    }
     int n = in->g->n_outs[e->node];
     core_buf *out = calloc((size_t)n + 1, sizeof *out);
     if (!out)
@@ -691,6 +704,7 @@ static void interp_free(interp *in)
         free(in->res[i].read);
     }
     free(in->res);
+    ip_tables_free(in);
     for (int i = 0; i < in->n_pend; i++)
         ip_free_outs(in->pend[i].outs, in->pend[i].n);
     free(in->pend);
@@ -711,12 +725,16 @@ static uint8_t *defer_set(const core_graph *g, const uint8_t *known, const uint8
         return NULL;
     for (int k = 0; k < g->n_nodes; k++) {
         const io_node *n = &g->m->nodes[k];
-        int data_in = 0;
-        for (int j = 0; j < n->n_inputs; j++)
+        int data_in = 0, host_in = 0;
+        for (int j = 0; j < n->n_inputs; j++) {
             data_in |= !g->edges[k][j].ctrl;
+            /* strings and table handles never leave the interpreter */
+            host_in |= !g->edges[k][j].ctrl &&
+                       core_edge_host_only(g, g->edges[k][j].node, g->edges[k][j].idx);
+        }
         d[k] = !known[k] && data_in && !core_op_is_dynamic(n->op) && !core_node_makes_complex(n) &&
-               strcmp(n->op, "Const") &&
-               strncmp(n->op, "Placeholder", 11) && !(host_only && host_only[k]);
+               strcmp(n->op, "Const") && strncmp(n->op, "Placeholder", 11) &&
+               !(host_only && host_only[k]) && !host_in;
     }
     return d;
 }
@@ -740,8 +758,9 @@ static si_result export_values(interp *in, core_valmap *vm, const uint8_t *known
         for (int j = 0; j < g->n_outs[k] && st == SI_OK; j++) {
             ival *v = ip_tensor_get(in, k, j, 0, &st);
             /* complex64 never goes to a GPU stage: a deferred node that reads
-             * one waits for the interpreter's last run (which runs or refuses it) */
-            if (st == SI_OK && v && v->b.dtype != CORE_COMPLEX64)
+             * one waits for the interpreter's last run (which runs or refuses it);
+             * strings stay here: what reads them is never deferred (defer_set) */
+            if (st == SI_OK && v && v->b.dtype != CORE_COMPLEX64 && v->b.dtype != IP_STRING)
                 st = core_valmap_put(vm, k, j, &v->b, in->err);
         }
     }
@@ -879,6 +898,9 @@ static si_result collect_outputs(interp *in, core_valmap *vm, const uint8_t *kno
             return st;
         if (!v)
             return output_missing(in, known, i);
+        if (v->b.dtype == IP_STRING)
+            return ip_node_fail(in, o->node, SI_ERR_UNSUPPORTED,
+                                "model output %d is a string tensor; outputs must be numeric", i);
         if ((st = core_valmap_put(vm, o->node, o->idx, &v->b, in->err)) != SI_OK)
             return st;
     }

@@ -32,6 +32,15 @@ int core_node_makes_complex(const io_node *n);
 int core_interp_runs_op(const char *op);
 const char *core_interp_op(int i);
 
+/* From the graph alone (Const weights, the string ops, T attrs, through
+ * Identity and control flow): is edge (node, idx) a string tensor, or a
+ * string tensor or a hash table handle? Those never leave the interpreter. */
+int core_edge_is_string(const core_graph *g, int node, int idx);
+int core_edge_host_only(const core_graph *g, int node, int idx);
+/* Refuses, at open, a StaticRegexReplace whose pattern is outside the
+ * syntax JavaScript and RE2 share; core/interp_strings.c. */
+si_result core_string_check_node(const core_graph *g, int k, si_error *err);
+
 /* Computes the model's outputs into vm. vm holds, on entry, the model inputs
  * (at their Placeholder nodes) and any tensor already computed elsewhere (the
  * GPU program's boundary values); anything else is computed here, weights read

@@ -301,9 +301,34 @@ static si_result run_complex(opctx *o, int *ctx_after)
     return ip_complex(o);
 }
 
+static si_result run_string(opctx *o, int *ctx_after)
+{
+    (void)ctx_after;
+    return ip_string_op(o);
+}
+
+static si_result run_hash_table(opctx *o, int *ctx_after)
+{
+    (void)ctx_after;
+    return ip_hash_table(o);
+}
+
 static si_result run_ordinary(opctx *o, int *ctx_after)
 {
     (void)ctx_after;
+    /* strings pass through Identity; other op-table ops compute on numbers */
+    if (o->n_data > 0 && o->data[0]->b.dtype == IP_STRING &&
+        (!strcmp(o->n->op, "Identity") || !strcmp(o->n->op, "StopGradient") ||
+         !strcmp(o->n->op, "Snapshot")))
+        return ip_set_out(o, 0, ip_val_ref(o->data[0]));
+    for (int i = 0; i < o->n_data; i++)
+        if (o->data[i]->b.dtype == IP_STRING && ip_moves_elements(o->n->op))
+            return ip_string_moved(o);
+        else if (o->data[i]->b.dtype == IP_STRING)
+            return ip_node_fail(o->in, o->node, SI_ERR_UNSUPPORTED,
+                                "input %d is a string tensor: only the string and hash-table ops, "
+                                "ops that move elements (Reshape, Gather, Concat, ...) and control "
+                                "flow take strings here", i);
     return ip_eval_ordinary(o);
 }
 
@@ -324,6 +349,13 @@ static const struct {
     {"Complex", run_complex}, {"Real", run_complex}, {"Imag", run_complex},
     {"ComplexAbs", run_complex}, {"FFT", run_complex}, {"IFFT", run_complex},
     {"RFFT", run_complex},   {"IRFFT", run_complex},
+    {"StaticRegexReplace", run_string},             {"StringNGrams", run_string},
+    {"StringSplit", run_string},                    {"StringToHashBucketFast", run_string},
+    {"HashTable", run_hash_table},                  {"HashTableV2", run_hash_table},
+    {"InitializeTable", run_hash_table},            {"InitializeTableV2", run_hash_table},
+    {"LookupTableFind", run_hash_table},            {"LookupTableFindV2", run_hash_table},
+    {"LookupTableImport", run_hash_table},          {"LookupTableImportV2", run_hash_table},
+    {"LookupTableSize", run_hash_table},            {"LookupTableSizeV2", run_hash_table},
 };
 
 /* The handler of op: by name, then by prefix (the list handlers refuse any
@@ -387,10 +419,19 @@ si_result ip_execute(interp *in, int k, int ctx, ival ***outs_p, int *n_outs_p, 
      * op table's kernels know 4-byte elements only */
     if (st == SI_OK)
         st = ip_check_complex_inputs(&o);
+    node_fn run = handler_of(n->op);
+    /* the handlers that copy values by 4-byte elements never see a string */
+    int takes_strings = run == run_string || run == run_hash_table || run == run_ordinary ||
+                        run == cf_merge || run == cf_enter || run == cf_exit ||
+                        run == cf_next_iteration || run == cf_switch || run == cf_no_op;
+    for (int i = 0; st == SI_OK && !takes_strings && i < o.n_data; i++)
+        if (o.data[i]->b.dtype == IP_STRING)
+            st = ip_node_fail(in, k, SI_ERR_UNSUPPORTED,
+                              "input %d is a string tensor, which %s does not take here", i, n->op);
     if (st == SI_OK && ip_complex_runs(&o))
         st = ip_complex(&o);
     else if (st == SI_OK)
-        st = handler_of(n->op)(&o, ctx_after);
+        st = run(&o, ctx_after);
     free(o.data);
     if (st != SI_OK) {
         ip_free_outs(o.outs, o.n_outs);

@@ -58,6 +58,24 @@ typedef struct {
     ival **outs;
 } pending;
 
+/* A hash table (HashTable, HashTableV2): keys as tfjs's Map holds them
+ * (strings decoded, as JavaScript strings compare; numbers by SameValueZero),
+ * each with the row of the values tensor it was last imported with. One per
+ * HashTable node and run, as tfjs-converter's ResourceManager keeps them. */
+typedef struct {
+    int node;            /* the HashTable node that made it */
+    si_dtype key_dt, val_dt;
+    int n, cap;          /* entries */
+    int n_slots;         /* open addressing: slot[] holds entry indices, -1 empty */
+    int *slot;
+    uint64_t *hash;      /* per entry */
+    uint8_t **kstr;      /* string keys (normalized bytes) */
+    size_t *klen;
+    uint64_t *knum;      /* numeric keys */
+    int64_t *row;        /* the row of vals */
+    ival *vals;          /* the last import's values */
+} itable;
+
 typedef struct {
     const core_graph *g;
     core_weight_loader load;
@@ -79,10 +97,13 @@ typedef struct {
     int n_pend, cap_pend;
     iresource *res;
     int n_res, cap_res;
+    itable *tables;
+    int n_tables, cap_tables;
     long long executed;
 } interp;
 
 #define RES_HANDLE_BASE 0x51000000 /* TensorArray/TensorList handles: this + resource index */
+#define TABLE_HANDLE_BASE 0x52000000 /* hash table handles: this + table index */
 #define MAX_ITERATIONS 1000000
 #define MAX_EXECUTED 2000000000LL
 
@@ -166,5 +187,59 @@ int ip_reads_complex(const opctx *o);
 /* Fails, naming the node, when an op that does not take complex64 values is
  * given one. */
 si_result ip_check_complex_inputs(opctx *o);
+
+/* ---- interp_strings.c ---- */
+/* String tensors live only here: dtype IP_STRING, data one block of count+1
+ * uint64 offsets, then the bytes; element i is bytes [off[i], off[i+1]) of
+ * the part after the offsets. Not an si_dtype: nothing outside the
+ * interpreter ever sees one (ip_execute, the value exports and the outputs
+ * refuse them). */
+#define IP_STRING ((si_dtype)16)
+/* Element i of a string tensor: its bytes and length. */
+const uint8_t *ip_str(const core_buf *b, int64_t i, size_t *len);
+/* Builds a string tensor element by element: ip_sv_add appends bytes to the
+ * element under way, ip_sv_end closes it; ip_sv_finish makes the value (of
+ * shape s, whose count must be the number of elements) and frees the builder. */
+typedef struct {
+    int64_t n, cap_n;
+    uint64_t *off;       /* off[0..n]: where each element starts (off[n]: the open one) */
+    uint8_t *bytes;
+    uint64_t cur, cap;   /* bytes so far; room */
+    int oom;
+} ip_strvec;
+void ip_sv_add(ip_strvec *sv, const uint8_t *p, size_t n);
+void ip_sv_end(ip_strvec *sv);
+ival *ip_sv_finish(ip_strvec *sv, const core_shape *s);
+void ip_sv_free(ip_strvec *sv);
+/* The value of a Const whose weight is a string weight. */
+si_result ip_string_const(interp *in, int node, ival **out);
+/* Ops that only move elements (Reshape, Gather, Concat, Select, ...), run on
+ * string inputs through their lowerings with index stand-ins. */
+int ip_moves_elements(const char *op);
+si_result ip_string_moved(opctx *o);
+/* StaticRegexReplace, StringNGrams, StringSplit, StringToHashBucketFast. */
+si_result ip_string_op(opctx *o);
+/* TextDecoder('utf-8') (U+FFFD for bad bytes, a leading BOM dropped) and back
+ * (TextEncoder), for tfjs's JavaScript strings; interp_regex.c. */
+int ip_utf8_to_utf16(const uint8_t *b, size_t len, uint16_t **out, size_t *n);
+void ip_utf16_to_utf8(const uint16_t *u, size_t n, ip_strvec *sv);
+
+/* ---- interp_regex.c ---- */
+typedef struct rx_prog rx_prog;
+/* Compiles a pattern (after tfjs's lowercasing); -1 with why set when it is
+ * outside the supported syntax. */
+int ip_regex_compile(const char *pattern, size_t len, rx_prog **out, char *why, size_t why_n);
+void ip_regex_free(rx_prog *r);
+/* s with the first (or, global, every) match replaced as JavaScript's
+ * String.prototype.replace does, appended to sv as one element. Returns 0,
+ * -1 out of memory, -2 the match needed more steps than allowed. */
+int ip_regex_replace(const rx_prog *r, const uint8_t *s, size_t len, const char *rewrite,
+                     size_t rewrite_len, int global, ip_strvec *sv);
+
+/* ---- interp_hash.c ---- */
+/* HashTable(V2), LookupTableImport(V2), InitializeTable(V2), LookupTableFind(V2),
+ * LookupTableSize(V2). */
+si_result ip_hash_table(opctx *o);
+void ip_tables_free(interp *in);
 
 #endif

@@ -234,6 +234,16 @@ static si_result check_ops(const core_graph *g, si_error *err)
         }
         st = base_fail(err, SI_ERR_UNSUPPORTED, "%s", msg);
     }
+    /* strings stay in the host interpreter: no output of one, and the string
+     * ops' attrs are checked now, not when the run reaches them */
+    for (int i = 0; st == SI_OK && i < g->n_outputs; i++)
+        if (core_edge_is_string(g, g->outputs[i].node, g->outputs[i].idx))
+            st = base_fail(err, SI_ERR_UNSUPPORTED,
+                           "%s: output %d (node '%s') is a string tensor; model outputs must be numeric here",
+                           g->m->json_path, i, g->m->nodes[g->outputs[i].node].name);
+    for (int k = 0; st == SI_OK && k < g->n_nodes; k++)
+        if (need[k])
+            st = core_string_check_node(g, k, err);
     free(need);
     free(bad);
     /* ops inside library functions (the message names the function) */

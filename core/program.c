@@ -684,9 +684,11 @@ static void mark_dynamic(const core_graph *g, const core_valmap *given, const ui
         const io_node *nk = &g->m->nodes[k];
         if (is_given(given, k))
             continue;
+        /* string Consts live in the interpreter only (core/interp_strings.c) */
         dyn[k] = (core_op_is_dynamic(nk->op) && strcmp(nk->op, "Switch") && strcmp(nk->op, "Merge")) ||
                  core_node_makes_complex(nk) ||
-                 (host_only && host_only[k]);
+                 (host_only && host_only[k]) ||
+                 (!strcmp(nk->op, "Const") && core_edge_is_string(g, k, 0));
         for (int j = 0; j < nk->n_inputs && !dyn[k]; j++)
             if (!g->edges[k][j].ctrl && dyn[g->edges[k][j].node])
                 dyn[k] = 1;

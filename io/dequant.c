@@ -66,7 +66,9 @@ void io_weight_dequantize(const io_weight *w, const void *stored, void *dst)
     const uint8_t *src = stored;
     uint64_t n = w->count;
     if (w->quant == IO_Q_NONE) {
-        if (w->dtype == IO_DT_BOOL) {
+        if (w->dtype == IO_DT_STRING) {
+            memcpy(dst, stored, (size_t)w->nbytes);
+        } else if (w->dtype == IO_DT_BOOL) {
             int32_t *d = dst;
             for (uint64_t i = 0; i < n; i++)
                 d[i] = src[i] != 0;

@@ -13,7 +13,11 @@
  * IO_DT_OTHER map 1:1 to si_dtype. */
 typedef enum {
     IO_DT_FLOAT = SI_FLOAT32, IO_DT_INT32 = SI_INT32, IO_DT_BOOL = SI_BOOL,
-    IO_DT_OTHER = 100 /* DT_STRING, DT_INT64, DT_HALF ...; name kept in type_name */
+    IO_DT_OTHER = 100, /* DT_STRING, DT_INT64, DT_HALF ...; name kept in type_name */
+    /* A weight of dtype 'string' (never an attr's type): the shard holds, per
+     * element, a 4-byte little-endian length and then that many bytes. Only
+     * the host interpreter reads these (core/interp_strings.c). */
+    IO_DT_STRING = 101
 } io_dtype;
 
 typedef enum {
@@ -70,7 +74,8 @@ typedef struct {
     float q_min, q_scale;  /* uint8/uint16 affine quantization */
     int group;             /* index into io_model.groups */
     uint64_t offset;       /* byte offset in the concatenation of the group's shards */
-    uint64_t nbytes;       /* stored bytes */
+    uint64_t nbytes;       /* stored bytes (a string weight: its length prefixes and bytes,
+                            * walked in the shards when the model is loaded) */
     uint64_t count;        /* elements */
     /* min and scale as the manifest writes them: TensorFlow.js dequantizes in
      * double, so bit-exact host results need these, not the float copies. */
@@ -131,7 +136,8 @@ const io_attr *io_node_attr(const io_node *n, const char *name);
 /* Element size of a weight's stored form (quantized or not). */
 size_t io_weight_stored_elem_size(const io_weight *w);
 /* Converts stored bytes to float32 (or int32/bool as 4-byte ints) exactly as
- * TensorFlow.js does: uint8 → q*scale+min, float16 → float32. dst holds count*4 bytes. */
+ * TensorFlow.js does: uint8 → q*scale+min, float16 → float32. dst holds count*4 bytes
+ * (a string weight: nbytes, its stored bytes copied as they are). */
 void io_weight_dequantize(const io_weight *w, const void *stored, void *dst);
 float io_half_to_float(uint16_t h);
 

@@ -542,7 +542,9 @@ static si_result io_json_weight(const io_ctx *c, const cJSON *v, io_weight *w, i
         w->dtype = IO_DT_INT32;
     } else if (!strcmp(ds, "bool")) {
         w->dtype = IO_DT_BOOL;
-    } else if (!strcmp(ds, "string") || !strcmp(ds, "complex64")) {
+    } else if (!strcmp(ds, "string")) {
+        w->dtype = IO_DT_STRING;
+    } else if (!strcmp(ds, "complex64")) {
         return base_fail(c->err, SI_ERR_UNSUPPORTED, "%s: weight '%s': dtype '%s' is not supported",
                        c->file, w->name, ds);
     } else {
@@ -550,6 +552,8 @@ static si_result io_json_weight(const io_ctx *c, const cJSON *v, io_weight *w, i
     }
 
     const cJSON *q = io_get(v, "quantization", NULL);
+    if (q && !cJSON_IsNull(q) && w->dtype == IO_DT_STRING)
+        return io_weight_bad(c, w->name, SI_ERR_UNSUPPORTED, "a string weight cannot be quantized");
     if (q && !cJSON_IsNull(q)) {
         const cJSON *qd = cJSON_IsObject(q) ? io_get(q, "dtype", NULL) : NULL;
         if (!cJSON_IsString(qd))
@@ -583,7 +587,8 @@ static si_result io_json_weight(const io_ctx *c, const cJSON *v, io_weight *w, i
             w->q_scale = (float)w->q_scale64;
         }
     }
-    w->nbytes = count * io_weight_stored_elem_size(w);
+    /* a string weight's size is in its shard (io_string_weight_bytes) */
+    w->nbytes = w->dtype == IO_DT_STRING ? 0 : count * io_weight_stored_elem_size(w);
     return SI_OK;
 }
 
@@ -674,6 +679,8 @@ static si_result io_json_group(const io_ctx *c, io_model *m, int gi, const cJSON
             return st;
         w->group = gi;
         w->offset = off;
+        if (w->dtype == IO_DT_STRING && (st = io_string_weight_bytes(c, g, w, off)))
+            return st;
         off += w->nbytes;
         m->weights_bytes += w->nbytes;
     }
@@ -779,6 +786,16 @@ static si_result io_json_model(io_ctx *c, io_model *m, const cJSON *root)
             i++;
         }
     }
+    /* tfjs runs this graph once at load (tensorflowjs_converter puts a
+     * SavedModel's table initializers there): without it tables would be
+     * empty and every lookup its default, so it is refused, not skipped */
+    const cJSON *init = io_get(root, "modelInitializer", NULL);
+    const cJSON *init_nodes = cJSON_IsObject(init) ? io_get(init, "node", NULL) : NULL;
+    if (cJSON_GetArraySize(init_nodes) > 0)
+        return base_fail(c->err, SI_ERR_UNSUPPORTED,
+                         "%s: the model has a modelInitializer graph (%d nodes, run once at load, "
+                         "e.g. to fill hash tables), which is not supported",
+                         c->file, cJSON_GetArraySize(init_nodes));
     const cJSON *lib = io_get(topo, "library", NULL);
     const cJSON *fns = cJSON_IsObject(lib) ? io_get(lib, "function", NULL) : NULL;
     m->has_functions = cJSON_GetArraySize(fns) > 0;

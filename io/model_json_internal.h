@@ -22,4 +22,9 @@ si_result io_json_node(io_ctx *c, int idx, const cJSON *v, io_node *n);
  * weights manifest (the bodies borrow m's weight table). */
 si_result io_json_library(io_ctx *c, io_model *m, const cJSON *fns);
 
+/* A string weight w at offset off of group g: its stored size into
+ * w->nbytes, walking its length prefixes as TensorFlow.js's decodeWeights
+ * does; a prefix past the shards is refused (io/string_weights.c). */
+si_result io_string_weight_bytes(const io_ctx *c, const io_group *g, io_weight *w, uint64_t off);
+
 #endif

@@ -41,6 +41,8 @@ static const char *stored_dtype(const io_weight *w)
     case IO_Q_FLOAT16: return "float16";
     case IO_Q_NONE: break;
     }
+    if (w->dtype == IO_DT_STRING)
+        return "string";
     return w->dtype < IO_DT_OTHER ? si_dtype_name((si_dtype)w->dtype) : "other";
 }
 

@@ -542,6 +542,88 @@ static void bad_model(const char *sub, const char *json)
     "\"paths\":[\"s.bin\"],\"weights\":[{\"name\":\"wname\",\"shape\":[2],\"dtype\":\"" dtype "\"" \
     extra "}]}]}"
 
+/* ---- string weights ---- */
+
+static size_t put_str(uint8_t *at, const char *s)
+{
+    uint32_t n = (uint32_t)strlen(s);
+    uint8_t len[4] = {(uint8_t)n, (uint8_t)(n >> 8), (uint8_t)(n >> 16), (uint8_t)(n >> 24)};
+    memcpy(at, len, 4);
+    memcpy(at + 4, s, n);
+    return 4 + n;
+}
+
+/* A string weight's stored size is walked from its length prefixes, across
+ * shard boundaries, and what follows it starts there. */
+static void test_string_weights(void **state)
+{
+    (void)state;
+    uint8_t buf[64];
+    size_t n = 0;
+    n += put_str(buf + n, "ab");
+    n += put_str(buf + n, "");
+    n += put_str(buf + n, "xyz\xc3\xa9");
+    assert_int_equal(n, 19);
+    float f[2] = {1.5f, -2.0f};
+    memcpy(buf + n, f, sizeof f);
+    make_dir("strw");
+    write_text("strw", "model.json",
+               "{\"format\":\"graph-model\",\"modelTopology\":{\"node\":[]},\"weightsManifest\":[{"
+               "\"paths\":[\"a.bin\",\"b.bin\"],\"weights\":["
+               "{\"name\":\"s\",\"shape\":[3],\"dtype\":\"string\"},"
+               "{\"name\":\"f\",\"shape\":[2],\"dtype\":\"float32\"}]}]}");
+    /* the cut falls inside the third string's length prefix */
+    write_bytes("strw", "a.bin", buf, 10);
+    write_bytes("strw", "b.bin", buf + 10, n + 8 - 10);
+    io_model *m = NULL;
+    si_error err = {0};
+    assert_int_equal(io_model_load(path_in("strw", NULL), &m, &err), SI_OK);
+    assert_int_equal(m->weights[0].dtype, IO_DT_STRING);
+    assert_int_equal(m->weights[0].nbytes, 19);
+    assert_int_equal(m->weights[0].count, 3);
+    assert_int_equal(m->weights[1].offset, 19);
+    assert_int_equal(m->weights_bytes, 27);
+    io_reader *r = NULL;
+    assert_int_equal(io_reader_open(m, SI_IO_MMAP, &r, &err), SI_OK);
+    uint8_t got[19], vals[8];
+    assert_int_equal(io_reader_read(r, 0, got, &err), SI_OK);
+    assert_memory_equal(got, buf, 19);
+    assert_int_equal(io_reader_read(r, 1, vals, &err), SI_OK);
+    assert_memory_equal(vals, f, 8);
+    io_reader_close(r);
+    io_model_free(m);
+
+    /* hostile shards: a length past the end (also one that would wrap a
+     * 32-bit sum), more strings than the bytes could hold, a cut prefix */
+    static const struct {
+        const char *sub, *shape;
+        uint32_t len;
+        size_t file;
+        const char *why;
+    } bad[] = {
+        {"strlong", "[2]", 1000, 16, "past the end"},
+        {"strwrap", "[2]", 0xffffffffu, 16, "past the end"},
+        {"strmany", "[100]", 0, 64, "100 strings"},
+        {"strcut", "[2]", 3, 9, "string 1 of 2 runs past the end"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char json[400];
+        snprintf(json, sizeof json,
+                 "{\"format\":\"graph-model\",\"modelTopology\":{\"node\":[]},\"weightsManifest\":[{"
+                 "\"paths\":[\"s.bin\"],\"weights\":[{\"name\":\"wname\",\"shape\":%s,"
+                 "\"dtype\":\"string\"}]}]}",
+                 bad[i].shape);
+        bad_model(bad[i].sub, json);
+        uint8_t sh[64] = {0};
+        uint32_t l = bad[i].len;
+        sh[0] = (uint8_t)l, sh[1] = (uint8_t)(l >> 8), sh[2] = (uint8_t)(l >> 16), sh[3] = (uint8_t)(l >> 24);
+        write_bytes(bad[i].sub, "s.bin", sh, bad[i].file);
+        char file[64];
+        snprintf(file, sizeof file, "%s/model.json", bad[i].sub);
+        expect_fail(path_in(bad[i].sub, NULL), SI_ERR_FORMAT, file, "wname", bad[i].why);
+    }
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -590,7 +672,8 @@ static void test_bad_input(void **state)
         const char *n3;
     } weight_cases[] = {
         {"dtype", ONE_WEIGHT("float64", ""), SI_ERR_FORMAT, "float64"},
-        {"string", ONE_WEIGHT("string", ""), SI_ERR_UNSUPPORTED, NULL},
+        {"strquant", ONE_WEIGHT("string", ",\"quantization\":{\"dtype\":\"uint8\",\"min\":0,\"scale\":1}"),
+         SI_ERR_UNSUPPORTED, "quantized"},
         {"quant", ONE_WEIGHT("float32", ",\"quantization\":{\"dtype\":\"int4\",\"min\":0,\"scale\":1}"),
          SI_ERR_UNSUPPORTED, "int4"},
         {"qnoscale", ONE_WEIGHT("float32", ",\"quantization\":{\"dtype\":\"uint8\",\"min\":0}"),
@@ -619,6 +702,10 @@ static void test_bad_input(void **state)
     bad_model("badb64", "{\"modelTopology\":{\"node\":[{\"name\":\"pad\",\"op\":\"Conv2D\","
                         "\"attr\":{\"padding\":{\"s\":\"**\"}}}]}}");
     expect_fail(path_in("badb64", NULL), SI_ERR_FORMAT, "badb64/model.json", "pad", "padding");
+
+    bad_model("init", "{\"modelTopology\":{\"node\":[]},\"modelInitializer\":{\"node\":["
+                      "{\"name\":\"t\",\"op\":\"HashTableV2\"}]}}");
+    expect_fail(path_in("init", NULL), SI_ERR_UNSUPPORTED, "init/model.json", "modelInitializer", NULL);
 
     bad_model("noop", "{\"modelTopology\":{\"node\":[{\"name\":\"lonely\"}]}}");
     expect_fail(path_in("noop", NULL), SI_ERR_FORMAT, "noop/model.json", "lonely", NULL);
@@ -1299,6 +1386,7 @@ int main(void)
         cmocka_unit_test(test_attrs),
         cmocka_unit_test(test_weights),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_string_weights),
         cmocka_unit_test(test_npy),
         cmocka_unit_test(test_npy_as),
         cmocka_unit_test(test_image),

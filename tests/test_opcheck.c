@@ -334,6 +334,51 @@ static void test_library_functions(void **state)
 }
 
 /* The list of known ops agrees with the tables the program lowers from. */
+/* Strings stay in the host interpreter: a string output, a string input and
+ * a StaticRegexReplace pattern outside the syntax JavaScript and RE2 share
+ * are refused at open, naming the node. */
+static void test_strings_refused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file, *op, *attrs, *want;
+    } bad[] = {
+        {"strout.json", "Identity", "\"T\":{\"type\":\"DT_STRING\"}", "output 0 (node 'x') is a string tensor"},
+        {"backref.json", "StaticRegexReplace",
+         "\"pattern\":{\"s\":\"KGEpXDE=\"},\"rewrite\":{\"s\":\"\"}", /* (a)\1 */
+         "node 'x' (StaticRegexReplace): pattern not supported: backreferences"},
+        {"lookahead.json", "StaticRegexReplace",
+         "\"pattern\":{\"s\":\"YSg/PWIp\"},\"rewrite\":{\"s\":\"\"}", /* a(?=b) */
+         "lookaround"},
+        {"unicode.json", "StaticRegexReplace",
+         "\"pattern\":{\"s\":\"XHUwMDQx\"},\"rewrite\":{\"s\":\"\"}", /* \u0041 */
+         "escape is not supported"},
+        {"property.json", "StaticRegexReplace",
+         "\"pattern\":{\"s\":\"XHB7TH0=\"},\"rewrite\":{\"s\":\"\"}", /* \p{L} */
+         "escape is not supported"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        jb j = {0};
+        node(&j, "s", "Const", "",
+             "\"dtype\":{\"type\":\"DT_STRING\"},\"value\":{\"tensor\":{\"dtype\":\"DT_STRING\","
+             "\"tensorShape\":{},\"stringVal\":[\"eA==\"]}}");
+        node(&j, "x", bad[i].op, "\"s\"", bad[i].attrs);
+        if (strcmp(bad[i].op, "Identity"))
+            node(&j, "h", "StringToHashBucketFast", "\"x\"", "\"num_buckets\":{\"i\":\"5\"}");
+        si_error err;
+        assert_int_equal(open_model(write_model(&j, bad[i].file), &err), SI_ERR_UNSUPPORTED);
+        if (!strstr(err.message, bad[i].want))
+            fail_msg("%s: %s", bad[i].file, err.message);
+    }
+    jb j = {0};
+    jb_add(&j, "{\"name\":\"p\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_STRING\"},"
+               "\"shape\":{\"shape\":{\"dim\":[{\"size\":\"2\"}]}}}}");
+    node(&j, "h", "StringToHashBucketFast", "\"p\"", "\"num_buckets\":{\"i\":\"5\"}");
+    si_error err;
+    assert_int_equal(open_model(write_model(&j, "strin.json"), &err), SI_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.message, "input 'p' is a string tensor"));
+}
+
 static void test_op_list(void **state)
 {
     (void)state;
@@ -369,7 +414,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_unknown_after_loop_and_nms), cmocka_unit_test(test_interpreter_ops_open),
         cmocka_unit_test(test_needed_nodes_only),          cmocka_unit_test(test_simpleml_excluded),
         cmocka_unit_test(test_many_unknown),               cmocka_unit_test(test_op_list),
-        cmocka_unit_test(test_library_functions),
+        cmocka_unit_test(test_library_functions),          cmocka_unit_test(test_strings_refused),
         cmocka_unit_test(test_complex_outputs),            cmocka_unit_test(test_complex_refused),
     };
     return cmocka_run_group_tests(tests, tiny_setup, tiny_teardown);

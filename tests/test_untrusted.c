@@ -169,6 +169,47 @@ static void test_hostile_dtype(void **state)
     expect_open_error("type 1e300", SI_ERR_UNSUPPORTED, "'x'");
 }
 
+/* A string weight's length prefixes are checked when the model is opened
+ * (test_io) and again when the interpreter reads it: a shard rewritten in
+ * between, its size kept, with a prefix past the weight's bytes, is an error
+ * naming the weight, never a read past them. */
+static void test_string_shard_rewritten(void **state)
+{
+    (void)state;
+    const uint8_t good[12] = {2, 0, 0, 0, 'a', 'b', 2, 0, 0, 0, 'c', 'd'};
+    const uint8_t bad[12] = {2, 0, 0, 0, 'a', 'b', 200, 0, 0, 0, 'c', 'd'};
+    write_file("s.bin", good, sizeof good);
+    write_text("model.json", HEAD
+               "{\"name\":\"s\",\"op\":\"Const\",\"attr\":{\"dtype\":{\"type\":\"DT_STRING\"}}},"
+               "{\"name\":\"h\",\"op\":\"StringToHashBucketFast\",\"input\":[\"s\"],"
+               "\"attr\":{\"num_buckets\":{\"i\":\"1000\"}}}"
+               "]},\"weightsManifest\":[{\"paths\":[\"s.bin\"],\"weights\":["
+               "{\"name\":\"s\",\"shape\":[2],\"dtype\":\"string\"}]}]}");
+    for (int backend = 0; backend < 2; backend++) {
+        si_model *m = NULL;
+        si_error err = {0};
+        write_file("s.bin", good, sizeof good);
+        if (open_with(backend ? SI_BACKEND_GPU : SI_BACKEND_HOST, SI_IO_MMAP, &m, &err) != SI_OK)
+            fail_msg("open: %s", err.message);
+        if (si_run(m, NULL, 0, &err) != SI_OK)
+            fail_msg("run: %s", err.message);
+        si_dtype dt;
+        int rank;
+        int64_t shape[SI_MAX_RANK];
+        const void *data;
+        assert_int_equal(si_output(m, 0, &dt, &rank, shape, &data, &err), SI_OK);
+        assert_int_equal(dt, SI_INT32);
+        assert_int_equal(rank, 1);
+        assert_int_equal(shape[0], 2);
+        write_file("s.bin", bad, sizeof bad);
+        si_result st = si_run(m, NULL, 0, &err);
+        print_message("  rewritten shard -> %d: %s\n", st, err.message);
+        assert_int_equal(st, SI_ERR_FORMAT);
+        assert_non_null(strstr(err.message, "string weight 's'"));
+        si_close(m);
+    }
+}
+
 static void test_hostile_shapes(void **state)
 {
     (void)state;
@@ -389,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_shape_count),     cmocka_unit_test(test_jpeg_huffman_overflow),
         cmocka_unit_test(test_image_no_pixels),
         cmocka_unit_test(test_fuzz_image_reproducers),
+        cmocka_unit_test(test_string_shard_rewritten),
     };
     int rc = cmocka_run_group_tests_name("untrusted_models", tests, NULL, NULL);
     scratch_remove();

@@ -17,8 +17,24 @@ const path = require('path');
 const { writeNpy, mulberry32, makeIOHandler } = require('../oracle/reference.js');
 const { cases } = require('./cases.js');
 
-const DT = { float32: 'DT_FLOAT', int32: 'DT_INT32', bool: 'DT_BOOL' };
+const DT = { float32: 'DT_FLOAT', int32: 'DT_INT32', bool: 'DT_BOOL', string: 'DT_STRING' };
 const ARRAY = { float32: Float32Array, int32: Int32Array, bool: Uint8Array };
+
+// A Const's shard bytes; strings as tensorflowjs_converter writes them: per
+// element a 4-byte little-endian length, then the bytes (values: JS strings,
+// UTF-8 encoded, or byte arrays).
+function constBytes(dtype, values) {
+  if (dtype !== 'string') {
+    const arr = ARRAY[dtype].from(values);
+    return Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength);
+  }
+  return Buffer.concat(values.flatMap((v) => {
+    const b = typeof v === 'string' ? Buffer.from(v, 'utf8') : Buffer.from(v);
+    const len = Buffer.alloc(4);
+    len.writeUInt32LE(b.length);
+    return [len, b];
+  }));
+}
 
 const shapeAttr = (shape) => ({ dim: shape.map((d) => ({ size: String(d) })) });
 const count = (shape) => shape.reduce((a, b) => a * b, 1);
@@ -43,8 +59,7 @@ function buildModel(c) {
         },
       });
       weights.push({ name, shape: inp.shape, dtype: inp.dtype });
-      const arr = ARRAY[inp.dtype].from(inp.values);
-      parts.push(Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength));
+      parts.push(constBytes(inp.dtype, inp.values));
     } else {
       nodes.push({ name, op: 'Placeholder', attr: { dtype: { type: DT[inp.dtype] }, shape: { shape: shapeAttr(inp.shape) } } });
     }
@@ -53,8 +68,7 @@ function buildModel(c) {
   // library's functions and the weights of Consts inside them
   for (const w of c.fnWeights || []) {
     weights.push({ name: w.name, shape: w.shape, dtype: w.dtype });
-    const arr = ARRAY[w.dtype].from(w.values);
-    parts.push(Buffer.from(arr.buffer, arr.byteOffset, arr.byteLength));
+    parts.push(constBytes(w.dtype, w.values));
   }
   nodes.push(...(c.nodes || []));
   nodes.push({ name: 'op', op: c.op, input: c.opInputs || names, attr: c.attr || {} });
