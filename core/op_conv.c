@@ -331,7 +331,13 @@ static si_result read_fused(lower_ctx *c, si_error *err, int is_matmul, epi_req 
         return lc_fail(c, err, SI_ERR_FORMAT, "Prelu without an alpha input");
     if (!is_prelu)
         e->alpha_t = -1;
-    e->alpha = (float)lc_attr_float(c, "leakyrelu_alpha", 0.2);
+    /* tfjs's converter maps no leakyrelu_alpha for FusedDepthwiseConv2dNative
+     * (op_list/convolution.js): its fused LeakyRelu runs with alpha undefined,
+     * so every negative pre-activation becomes NaN there. */
+    if (!strcmp(lc_node(c)->op, "FusedDepthwiseConv2dNative"))
+        e->alpha = NAN;
+    else
+        e->alpha = (float)lc_attr_float(c, "leakyrelu_alpha", 0.2);
     return SI_OK;
 }
 

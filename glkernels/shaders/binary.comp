@@ -21,7 +21,8 @@ float binary_f(float a, float b) {
 #elif OPC == B_FLOORDIV
     return floor(a / b);
 #elif OPC == B_FLOORMOD
-    float r = a - b * trunc(a / b);
+    // JS's %: a finite a modulo +-Inf is a (a / b * b would be 0 * Inf)
+    float r = isinf(b) && !isinf(a) ? a : a - b * trunc(a / b);
     return ((a < 0.0 && b < 0.0) || (a >= 0.0 && b >= 0.0)) ? r : (r + b) - b * trunc((r + b) / b);
 #elif OPC == B_PRELU
     return a < 0.0 ? b * a : a;

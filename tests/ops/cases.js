@@ -169,6 +169,7 @@ function cases(mulberry32) {
   for (const c of require('./cases_scatter.js').scatterCases(rngFor, util, { T, I })) add(c);
   for (const c of require('./cases_control.js').controlCases(rngFor, util, { T })) add(c);
   for (const c of require('./cases_transform.js').transformCases(rngFor, util, { T })) add(c);
+  for (const c of require('./cases_casesA.js').casesACases(rngFor, util, { T, I, F, B, S, IL })) add(c);
   return out;
 }
 
