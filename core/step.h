@@ -287,6 +287,7 @@ typedef struct {
 typedef struct {
     int32_t outer, n, k;
     int32_t want_indices;
+    int32_t unsorted; /* sorted=false: the k in tfjs's selection order */
 } ck_topk_p;
 
 /* CropAndResize (core/op_image.c), both steps. CK_CROP_BOXES computes, in

@@ -343,6 +343,24 @@ function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
       inputs: [ph(dt, s, x, 'x'), cst('int32', [], [k], 'k')] });
   });
 
+  // tfjs's own order where its comparator gives NaN (NaN values, equal
+  // infinities: masked logits), rows past 600 (select()'s sampling step), k of
+  // 64 and more (V8's merge of sorted runs), unsorted (select()'s order), k 0
+  [[[3, 40], 9, 'nan', true], [[2, 700], 30, 'inf', true], [[2, 900], 80, 'inf', true], [[5, 33], 12, 'grid', false],
+    [[2, 650], 40, 'inf', false], [[3, 20], 20, 'inf', false], [[4, 10], 0, 'grid', true], [[2, 300], 100, 'grid', true],
+    [[2, 50], 20, 'nan', false]].forEach(([s, k, kind, sorted], i) => {
+    const u = util(rngFor());
+    const x = u.vals(u.n(s), () => {
+      const r = u.int(0, 9);
+      if (kind === 'nan' && r === 0) return NaN;
+      if (kind !== 'grid' && r === 1) return -Infinity;
+      if (kind !== 'grid' && r === 2) return Infinity;
+      return u.int(-6, 6) / 2;
+    });
+    out.push({ name: `TopKV2_${kind}_${i}`, op: 'TopKV2', tol: 0, outputs: 2, attr: { T: T('float32'), sorted: B(sorted) },
+      inputs: [ph('float32', s, x, 'x'), cst('int32', [], [k], 'k')] });
+  });
+
   // ---- ResizeBilinear, ResizeNearestNeighbor: up and down, align_corners,
   // half_pixel_centers, int32 images
   const rs = [
