@@ -7,6 +7,7 @@
  * rounding of tfjs. */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "ops.h"
 
@@ -495,8 +496,28 @@ static si_result lower_reduce(lower_ctx *c, si_error *err)
     if (!fits_i32(count))
         return lc_fail(c, err, SI_ERR_UNSUPPORTED, "tensor too large for one step");
     if (n == 0 && op != CK_R_SUM && op != CK_R_MEAN && op != CK_R_PROD &&
-        core_shape_count(&os) > 0)
-        return lc_fail(c, err, SI_ERR_SHAPE, "reducing an empty axis");
+        core_shape_count(&os) > 0) {
+        /* tfjs's Max, Min, All and Any start from the row's first element,
+         * which an empty row does not have: undefined, stored as NaN in a
+         * float32 result, 0 (false) in an int32 or bool one. */
+        int64_t cnt = core_shape_count(&os);
+        if (!fits_i32(cnt))
+            return lc_fail(c, err, SI_ERR_UNSUPPORTED, "tensor too large for one step");
+        int32_t *data = malloc((size_t)cnt * CORE_ELEM);
+        if (!data)
+            return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+        for (int64_t i = 0; i < cnt; i++)
+            if (out_dt == SI_FLOAT32)
+                ((float *)data)[i] = NAN;
+            else
+                data[i] = 0;
+        int t = lc_new_const(c, out_dt, &os, data);
+        free(data);
+        if (t < 0)
+            return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+        lc_set_output(c, 0, t);
+        return SI_OK;
+    }
 
     if (na == 0 && out_dt == in_dt) {
         lc_set_output(c, 0, lc_new_alias(c, xt, &os));
@@ -578,8 +599,18 @@ static si_result lower_argmax(lower_ctx *c, si_error *err)
     }
     if (!fits_i32(core_shape_count(&x->shape)))
         return lc_fail(c, err, SI_ERR_UNSUPPORTED, "tensor too large for one step");
-    if (n == 0 && core_shape_count(&os) > 0)
-        return lc_fail(c, err, SI_ERR_SHAPE, "argmax over an empty axis");
+    if (n == 0 && core_shape_count(&os) > 0) {
+        /* tfjs's ArgMax / ArgMin start at index 0 and find nothing better */
+        int32_t *zeros = calloc((size_t)core_shape_count(&os), CORE_ELEM);
+        if (!zeros)
+            return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+        int t = lc_new_const(c, SI_INT32, &os, zeros);
+        free(zeros);
+        if (t < 0)
+            return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+        lc_set_output(c, 0, t);
+        return SI_OK;
+    }
     ck_step s = {.kind = CK_ARGMAX, .n_in = 1};
     s.in[0] = lc_in(c, 0);
     s.u.argmax = (ck_argmax_p){.outer = (int32_t)outer, .n = (int32_t)n, .inner = (int32_t)inner,
