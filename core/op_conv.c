@@ -620,9 +620,41 @@ static si_result lower_deconv2d(lower_ctx *c, si_error *err)
                               &p->has_alpha_tensor, &p->alpha);
 }
 
+/* Operand t ([nb, rows, cols] flat) repeated to `batch` matrices, matrix bi
+ * being t's bi % nb: tfjs's batch index when nb is neither 1 nor batch (nb
+ * divides batch: each of its dims is 1 or the broadcast one). One copy step. */
+static si_result repeat_batch(lower_ctx *c, si_error *err, int t, int64_t nb, int64_t batch,
+                              int *out)
+{
+    const core_tensor *x = lc_tensor(c, t);
+    int64_t mat = nb ? core_shape_count(&x->shape) / nb : 0;
+    if (!fits_i32(batch * mat))
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "tensor too large for 32-bit indexing");
+    core_shape os = {.rank = 2, .d = {batch, mat}};
+    ck_step cp = {.kind = CK_COPY, .n_in = 1};
+    cp.in[0] = t;
+    cp.u.copy.rank = 3;
+    cp.u.copy.dim[0] = (int32_t)(batch / nb);
+    cp.u.copy.dim[1] = (int32_t)nb;
+    cp.u.copy.dim[2] = (int32_t)mat;
+    cp.u.copy.in_stride[0] = 0;
+    cp.u.copy.in_stride[1] = (int32_t)mat;
+    cp.u.copy.in_stride[2] = 1;
+    cp.u.copy.out_stride[0] = (int32_t)(nb * mat);
+    cp.u.copy.out_stride[1] = (int32_t)mat;
+    cp.u.copy.out_stride[2] = 1;
+    cp.out = lc_new_tensor(c, x->dtype, &os);
+    if (cp.out < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    lc_emit(c, &cp);
+    *out = cp.out;
+    return SI_OK;
+}
+
 /* MatMul, BatchMatMul(V2), _FusedMatMul. Batch dims broadcast the way tfjs's
- * kernel does it (flat index modulo each side's batch count), which agrees
- * with numpy broadcasting when each side's batch is either all or one. */
+ * kernel does it: output matrix bi takes each side's matrix bi modulo its
+ * batch count, which is numpy broadcasting when one side has the whole batch
+ * (tfjs's kernel is wrong where neither has it: refused). */
 static si_result lower_matmul(lower_ctx *c, si_error *err)
 {
     char sa[96], sb[96];
@@ -656,9 +688,13 @@ static si_result lower_matmul(lower_ctx *c, si_error *err)
         return lc_fail(c, err, SI_ERR_SHAPE, "batch dims of %s and %s do not broadcast",
                        core_shape_str(as, sa, sizeof sa), core_shape_str(bs, sb, sizeof sb));
     int64_t batch = core_shape_count(&os), ba = core_shape_count(&ao), bb = core_shape_count(&bo);
-    if ((ba != batch && ba != 1) || (bb != batch && bb != 1))
+    /* tfjs computes max(ba, bb) matrices; short of the broadcast batch its
+     * output tensor lacks values (its kernel's bug): no answer to give */
+    if ((ba > bb ? ba : bb) != batch)
         return lc_fail(c, err, SI_ERR_UNSUPPORTED, "batch dims of %s and %s broadcast on both "
-                       "sides", core_shape_str(as, sa, sizeof sa), core_shape_str(bs, sb, sizeof sb));
+                       "sides (tfjs computes only %lld of the %lld matrices)",
+                       core_shape_str(as, sa, sizeof sa), core_shape_str(bs, sb, sizeof sb),
+                       (long long)(ba > bb ? ba : bb), (long long)batch);
     if (os.rank + 2 > SI_MAX_RANK)
         return lc_fail(c, err, SI_ERR_SHAPE, "rank too large");
     os.d[os.rank++] = m;
@@ -672,6 +708,10 @@ static si_result lower_matmul(lower_ctx *c, si_error *err)
     ck_step s = {.kind = CK_MATMUL};
     s.in[0] = lc_in(c, 0);
     s.in[1] = lc_in(c, 1);
+    if (ba != batch && ba != 1 && (st = repeat_batch(c, err, s.in[0], ba, batch, &s.in[0])) != SI_OK)
+        return st;
+    if (bb != batch && bb != 1 && (st = repeat_batch(c, err, s.in[1], bb, batch, &s.in[1])) != SI_OK)
+        return st;
     ck_matmul_p *p = &s.u.matmul;
     p->batch = (int32_t)batch;
     p->m = (int32_t)m;

@@ -298,6 +298,13 @@ function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
     { a: [3, 2, 4, 5], b: [5, 6], ax: 0, ay: 0 },
     { a: [6, 7], b: [2, 3, 7, 4], ax: 0, ay: 0 },
     { a: [2, 1, 4, 5], b: [1, 1, 6, 5], ax: 0, ay: 1 },
+    // one side's batch neither one nor the whole: tfjs takes its matrix bi
+    // modulo its batch count: numpy's broadcast in the first two, tfjs's own
+    // answer in the third (where neither side has the whole batch, tfjs's
+    // output lacks values: that is refused)
+    { a: [2, 3, 4, 5], b: [3, 5, 6], ax: 0, ay: 0 },
+    { a: [3, 5, 4], b: [2, 3, 6, 5], ax: 1, ay: 1 },
+    { a: [2, 3, 2, 4, 5], b: [3, 1, 5, 3], ax: 0, ay: 0 },
   ];
   for (const op of ['BatchMatMul', 'BatchMatMulV2']) {
     bmm.forEach((k, i) => {
