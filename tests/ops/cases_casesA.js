@@ -204,6 +204,37 @@ function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
         cst('float32', [k.f[3]], fv(u, [k.f[3]], -1, 1), 'bias')] });
   }
 
+  // ---- NCHW convs: tfjs's converter reads strides and dilations at entries 1
+  // and 2 whatever the format (an NCHW node's [1, 1, sh, sw] runs as (1, sh)),
+  // explicit paddings at H and W's pairs; _FusedConv2D lays a 1-D bias / PReLU
+  // alpha along the channels; a rank-3 [C, H, W] input is batch 1. tfjs's
+  // fused depthwise conv ignores data_format (NHWC, so an 'NCHW' node runs as
+  // NHWC); its plain depthwise kernel reads NCHW wrong (refused, no case)
+  const nchw = [
+    { op: 'Conv2D', s: [2, 3, 7, 8], f: [3, 3, 3, 4], st: [1, 1, 1, 1], pad: 'SAME' },
+    { op: 'Conv2D', s: [1, 2, 9, 10], f: [3, 2, 2, 3], st: [1, 1, 2, 2], pad: 'VALID' },
+    { op: 'Conv2D', s: [1, 3, 6, 7], f: [2, 3, 3, 2], st: [1, 1, 1, 1], pad: 'EXPLICIT', ep: [0, 0, 0, 0, 1, 2, 0, 3] },
+    { op: 'Conv2D', s: [3, 6, 8], f: [3, 3, 3, 5], st: [1, 1, 1, 1], pad: 'SAME' },
+    { op: '_FusedConv2D', s: [1, 3, 8, 8], f: [3, 3, 3, 4], st: [1, 1, 1, 1], pad: 'SAME', fo: ['BiasAdd', 'Relu'], bias: [4] },
+    { op: '_FusedConv2D', s: [2, 2, 6, 7], f: [3, 3, 2, 3], st: [1, 1, 1, 1], pad: 'SAME', fo: ['BiasAdd', 'Prelu'], bias: [3], alpha: [3] },
+    { op: '_FusedConv2D', s: [1, 2, 7, 6], f: [2, 2, 2, 3], st: [1, 1, 1, 1], pad: 'VALID', fo: ['BiasAdd', 'LeakyRelu'], bias: [1] },
+    { op: 'FusedDepthwiseConv2dNative', s: [1, 4, 5, 3], f: [3, 3, 3, 2], st: [1, 1, 1, 1], pad: 'SAME', fo: ['BiasAdd', 'Relu6'], bias: [6] },
+    { op: 'FusedDepthwiseConv2dNative', s: [2, 6, 5, 4], f: [3, 3, 4, 1], st: [1, 1, 1, 1], pad: 'VALID', fo: ['BiasAdd'], bias: [1] },
+  ];
+  nchw.forEach((k, i) => {
+    const u = util(rngFor());
+    const attr = { T: T('float32'), strides: IL(k.st), dilations: IL([1, 1, 1, 1]), padding: S(k.pad), data_format: S('NCHW') };
+    if (k.ep) attr.explicit_paddings = IL(k.ep);
+    const inputs = [ph('float32', k.s, fv(u, k.s, -2, 2), 'x'), (i % 2 ? ph : cst)('float32', k.f, fv(u, k.f, -1, 1), 'filter')];
+    if (k.fo) {
+      attr.fused_ops = SL(k.fo);
+      attr.num_args = I(k.alpha ? 2 : 1);
+      inputs.push(cst('float32', k.bias, fv(u, k.bias, -1, 1), 'bias'));
+      if (k.alpha) inputs.push(cst('float32', k.alpha, fv(u, k.alpha, -0.5, 0.5), 'alpha'));
+    }
+    out.push({ name: `${k.op}_nchw_${i}`, op: k.op, attr, inputs });
+  });
+
   // ---- Conv2DBackpropInput (conv2dTranspose): input_sizes a weight, strides
   // 1..3, SAME and VALID, output sizes that a stride leaves a remainder of
   const deconvs = [
@@ -219,8 +250,9 @@ function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
     const oh = k.pad === 'SAME' ? Math.ceil(h / k.st[0]) : Math.ceil((h - k.f[0] + 1) / k.st[0]);
     const ow = k.pad === 'SAME' ? Math.ceil(w / k.st[1]) : Math.ceil((w - k.f[1] + 1) / k.st[1]);
     const dy = [n, oh, ow, k.f[3]];
+    // tfjs ignores data_format here: an 'NCHW' node runs as NHWC
     out.push({ name: `Conv2DBackpropInput_${i}`, op: 'Conv2DBackpropInput',
-      attr: { T: T('float32'), strides: IL([1, ...k.st, 1]), padding: S(k.pad), data_format: S('NHWC'), dilations: IL([1, 1, 1, 1]) },
+      attr: { T: T('float32'), strides: IL([1, ...k.st, 1]), padding: S(k.pad), data_format: S(i === 4 ? 'NCHW' : 'NHWC'), dilations: IL([1, 1, 1, 1]) },
       inputs: [cst('int32', [4], k.o, 'input_sizes'), (i % 2 ? ph : cst)('float32', k.f, fv(u, k.f, -1, 1), 'filter'),
         ph('float32', dy, fv(u, dy, -2, 2), 'out_backprop')] });
   });
