@@ -57,6 +57,10 @@ function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
     s = u.shape();
     out.push({ name: 'Div_int', op: 'Div', attr: { T: T('int32') },
       inputs: [ph('int32', s, iv(u, s, -100, 100), 'a'), ph('int32', s, u.vals(u.n(s), () => u.int(1, 9) * (u.int(0, 1) ? 1 : -1)), 'b')] });
+    // int32 division by 0: Math.floor(+-Inf or NaN) stored in an Int32Array, 0
+    u = util(rngFor());
+    out.push({ name: 'Div_int_zero', op: 'Div', attr: { T: T('int32') },
+      inputs: [ph('int32', [6, 5], iv(u, [6, 5], -20, 20), 'a'), ph('int32', [6, 5], iv(u, [6, 5], -2, 2), 'b')] });
     u = util(rngFor());
     out.push({ name: 'Div_scalar', op: 'Div', attr: { T: T('float32') },
       inputs: [ph('float32', [5, 7], fv(u, [5, 7], -9, 9), 'a'), cst('float32', [], [Math.fround(-2.5)], 'b')] });
@@ -96,6 +100,11 @@ function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
     s = [5, 8];
     out.push({ name: 'Mod_bcast', op: 'Mod', attr: { T: T('int32') },
       inputs: [ph('int32', s, iv(u, s, -30, 30), 'a'), ph('int32', [8], [3, -3, 7, -7, 1, -1, 10, -10], 'b')] });
+    // int32 modulo 0 (NaN in JS, 0 in an Int32Array), and int32's extremes
+    u = util(rngFor());
+    out.push({ name: 'Mod_int_zero', op: 'Mod', attr: { T: T('int32') },
+      inputs: [ph('int32', [24], [...iv(u, [20], -20, 20), 2147483647, -2147483648, -2147483648, 7], 'a'),
+        ph('int32', [24], [...iv(u, [20], -2, 2), -7, 3, 2147483647, -2147483648], 'b')] });
     // exact multiples (a zero remainder of either sign), zero divisors, specials
     const a = [6, -6, 6, -6, 0, -0, 5.5, -5.5, 7, -7, 1, -1, Infinity, -Infinity, NaN, 3, 4, -4, 2.25, -2.25];
     const b = [3, 3, -3, -3, 3, -3, 0, 0, Infinity, Infinity, -Infinity, -Infinity, 2, 2, 2, NaN, 0.5, 0.5, -0.75, 0.75];
@@ -133,6 +142,8 @@ function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
     { s: [1, 6, 7, 5], k: [1, 1], st: [1, 1], pad: 'SAME' },
     { s: [1, 5, 13, 2], k: [5, 3], st: [1, 3], pad: 'SAME' },
     { s: [3, 16, 16, 8], k: [3, 3], st: [2, 2], pad: 'SAME' },
+    { s: [2, 3, 4, 3], k: [5, 6], st: [1, 2], pad: 'SAME' }, // a window past the whole input
+    { s: [1, 4, 5, 6], k: [4, 5], st: [3, 3], pad: 'VALID' }, // one window: the whole input
   ];
   for (const op of ['AvgPool', 'MaxPool']) {
     pools.forEach((p, i) => {
@@ -302,6 +313,9 @@ function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
     const u = util(rngFor());
     out.push({ name: 'MatMul_int', op: 'MatMul', tol: 0, attr: { T: T('int32'), transpose_a: B(false), transpose_b: B(true) },
       inputs: [ph('int32', [9, 7], iv(u, [9, 7], -20, 20), 'a'), ph('int32', [5, 7], iv(u, [5, 7], -20, 20), 'b')] });
+    // an inner dimension of 0: zeros
+    out.push({ name: 'MatMul_k0', op: 'MatMul', tol: 0, attr: { T: T('float32'), transpose_a: B(false), transpose_b: B(false) },
+      inputs: [ph('float32', [5, 0], [], 'a'), ph('float32', [0, 6], [], 'b')] });
     const v = util(rngFor());
     out.push({ name: 'MatMul_big', op: 'MatMul', attr: { T: T('float32') },
       inputs: [ph('float32', [64, 96], fv(v, [64, 96], -1, 1), 'a'), cst('float32', [96, 80], fv(v, [96, 80], -1, 1), 'b')] });
@@ -415,6 +429,9 @@ function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
     { s: [2, 9, 8, 1], o: [4, 5], ac: 0, hp: 1 },
     { s: [1, 4, 4, 3], o: [1, 1], ac: 0, hp: 1 },
     { s: [1, 1, 6, 4], o: [3, 12], ac: 1, hp: 0 },
+    { s: [1, 5, 7, 3], o: [1, 1], ac: 1, hp: 0 },
+    { s: [2, 4, 6, 2], o: [4, 6], ac: 0, hp: 1 },
+    { s: [1, 6, 4, 2], o: [6, 4], ac: 1, hp: 0 },
   ];
   for (const op of ['ResizeBilinear', 'ResizeNearestNeighbor']) {
     rs.forEach((k, i) => {
@@ -500,6 +517,11 @@ function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
     let u = util(rngFor());
     out.push({ name: `${op}_large`, op, tol: 1e-5, attr: { T: T('float32') },
       inputs: [ph('float32', [4, 9], u.vals(36, (_, i) => (i % 5 === 0 ? -Infinity : u.uni(80, 120) * (i % 2 ? 1 : -1))), 'logits')] });
+    // a row of -Inf only (NaN), rows with +Inf (NaN), and mixes
+    u = util(rngFor());
+    out.push({ name: `${op}_inf`, op, tol: 1e-5, attr: { T: T('float32') },
+      inputs: [ph('float32', [4, 6], [-Infinity, -Infinity, -Infinity, -Infinity, -Infinity, -Infinity,
+        1, Infinity, 2, 3, -Infinity, 0, -Infinity, 5, -Infinity, 5, -Infinity, 4, ...fv(u, [6], -3, 3)], 'logits')] });
     u = util(rngFor());
     out.push({ name: `${op}_row1`, op, tol: 1e-5, attr: { T: T('float32') }, inputs: [ph('float32', [20, 1], fv(u, [20, 1], -5, 5), 'logits')] });
     u = util(rngFor());
@@ -548,6 +570,12 @@ function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
     out.push({ name: `${op}_empty`, op, tol: 0, attr: { T: T(dt), Tidx: T('int32'), keep_dims: B(true) },
       inputs: [ph(dt, [5, 0, 3], [], 'x'), cst('int32', [1], [1], 'axis')] });
   }
+  // Sum and Prod of bool: int32 in tfjs
+  for (const op of ['Sum', 'Prod']) {
+    const u = util(rngFor());
+    out.push({ name: `${op}_bool`, op, tol: 0, attr: { T: T('bool'), Tidx: T('int32'), keep_dims: B(false) },
+      inputs: [ph('bool', [5, 9], u.vals(45, () => (u.int(0, 4) ? 1 : 0)), 'x'), cst('int32', [1], [1], 'axis')] });
+  }
   for (const op of ['Max', 'Min', 'Sum']) {
     const u = util(rngFor());
     const s = [6, 8];
@@ -567,6 +595,12 @@ function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
     }
   });
 
+  // NaN never wins (value > max fails), unless it comes first; +-Inf
+  for (const op of ['ArgMax', 'ArgMin']) {
+    const x = [NaN, 1, 2, 0, 3, 1, NaN, 5, -Infinity, 2, Infinity, NaN, NaN, NaN, NaN, NaN, 1, 2, -1, -1, -Infinity, -Infinity, 0, -Infinity];
+    out.push({ name: `${op}_nan`, op, tol: 0, attr: { T: T('float32'), Tidx: T('int32'), output_type: T('int32') },
+      inputs: [ph('float32', [4, 6], x, 'x'), cst('int32', [], [1], 'dimension')] });
+  }
   // an empty axis: tfjs's argmax of no elements is index 0
   for (const op of ['ArgMax', 'ArgMin']) {
     out.push({ name: `${op}_empty`, op, tol: 0, attr: { T: T('float32'), Tidx: T('int32'), output_type: T('int32') },
