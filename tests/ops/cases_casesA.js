@@ -246,6 +246,41 @@ function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
     out.push({ name: `${k.op}_nchw_${i}`, op: k.op, attr, inputs });
   });
 
+  // bias and PReLU alpha that are not one per channel: tfjs adds / applies
+  // them broadcast (a scalar, one value, the output's shape); fused_ops with
+  // no BiasAdd first: tfjs reads no bias and no activation (a plain conv)
+  {
+    const k = { s: [1, 6, 7, 3], f: [3, 3, 3, 4], st: [1, 1], dl: [1, 1], pad: 'SAME' };
+    const oshape = [1, 6, 7, 4];
+    const variants = [
+      { n: 'scalar_bias', fo: ['BiasAdd', 'Relu'], bias: [] },
+      { n: 'one_bias_prelu_one', fo: ['BiasAdd', 'Prelu'], bias: [1], alpha: [1] },
+      { n: 'full_bias', fo: ['BiasAdd', 'Sigmoid'], bias: oshape },
+      { n: 'full_alpha', fo: ['BiasAdd', 'Prelu'], bias: [4], alpha: oshape.slice(1) }, // tfjs takes rank 0, 1 or 3
+      { n: 'relu_only', fo: ['Relu'], na: 0 },
+    ];
+    variants.forEach((v) => {
+      const u = util(rngFor());
+      const inputs = [ph('float32', k.s, fv(u, k.s, -2, 2), 'x'), cst('float32', k.f, fv(u, k.f, -1, 1), 'filter')];
+      if (v.bias) inputs.push(cst('float32', v.bias, fv(u, v.bias, -1, 1), 'bias'));
+      if (v.alpha) inputs.push(ph('float32', v.alpha, fv(u, v.alpha, -0.5, 0.5), 'alpha'));
+      out.push({ name: `_FusedConv2D_${v.n}`, op: '_FusedConv2D',
+        attr: convAttr(k, { fused_ops: SL(v.fo), num_args: I(v.na != null ? v.na : inputs.length - 2) }), inputs });
+    });
+    const mv = [
+      { n: 'full_bias', fo: ['BiasAdd', 'Relu6'], bias: [9, 5] },
+      { n: 'scalar_alpha', fo: ['BiasAdd', 'Prelu'], bias: [5], alpha: [] },
+    ];
+    mv.forEach((v) => {
+      const u = util(rngFor());
+      const inputs = [ph('float32', [9, 7], fv(u, [9, 7], -3, 3), 'a'), cst('float32', [7, 5], fv(u, [7, 5], -1, 1), 'b'),
+        ph('float32', v.bias, fv(u, v.bias, -1, 1), 'bias')];
+      if (v.alpha) inputs.push(cst('float32', v.alpha, [0.3], 'alpha'));
+      out.push({ name: `_FusedMatMul_${v.n}`, op: '_FusedMatMul',
+        attr: { T: T('float32'), transpose_a: B(false), transpose_b: B(false), fused_ops: SL(v.fo), num_args: I(inputs.length - 2) }, inputs });
+    });
+  }
+
   // ---- Conv2DBackpropInput (conv2dTranspose): input_sizes a weight, strides
   // 1..3, SAME and VALID, output sizes that a stride leaves a remainder of
   const deconvs = [
