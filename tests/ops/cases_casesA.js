@@ -499,9 +499,9 @@ function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
     out.push({ name: `${op}_scalar`, op, attr: { T: T('int32') },
       inputs: [ph('int32', [30], iv(u, [30], -5, 5), 'a'), cst('int32', [], [1], 'b')] });
   }
-  {
+  for (const op of ['NotEqual', 'Greater', 'LessEqual']) {
     const u = util(rngFor());
-    out.push({ name: 'NotEqual_bool', op: 'NotEqual', attr: { T: T('bool') },
+    out.push({ name: `${op}_bool`, op, attr: { T: T('bool') },
       inputs: [ph('bool', [5, 6], bv(u, [5, 6]), 'a'), ph('bool', [6], bv(u, [6]), 'b')] });
   }
 
@@ -604,6 +604,21 @@ function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
     u = util(rngFor());
     out.push({ name: `${op}_empty`, op, tol: 0, attr: { T: T(dt), Tidx: T('int32'), keep_dims: B(true) },
       inputs: [ph(dt, [5, 0, 3], [], 'x'), cst('int32', [1], [1], 'axis')] });
+  }
+  // int32 past 2^31: tfjs sums / multiplies in float64 and stores the result
+  // in an Int32Array (wrapping); Mean of large int32s: each cast to float32
+  // and divided by n, then summed. tfjs sums that in float64, streaminfer in
+  // float32 (not bitwise: 1 ulp here), hence the float tolerance of the Means
+  {
+    let u = util(rngFor());
+    out.push({ name: 'Prod_int_wrap', op: 'Prod', tol: 0, attr: { T: T('int32'), Tidx: T('int32'), keep_dims: B(false) },
+      inputs: [ph('int32', [4, 12], iv(u, [4, 12], -9, 9).map((v) => v || 7), 'x'), cst('int32', [1], [1], 'axis')] });
+    u = util(rngFor());
+    out.push({ name: 'Sum_int_wrap', op: 'Sum', tol: 0, attr: { T: T('int32'), Tidx: T('int32'), keep_dims: B(false) },
+      inputs: [ph('int32', [5, 8], iv(u, [5, 8], 1500000000, 2147483647), 'x'), cst('int32', [1], [1], 'axis')] });
+    u = util(rngFor());
+    out.push({ name: 'Mean_int_large', op: 'Mean', tol: 1e-5, attr: { T: T('int32'), Tidx: T('int32'), keep_dims: B(true) },
+      inputs: [ph('int32', [3, 20], iv(u, [3, 20], 10000000, 99999999), 'x'), cst('int32', [1], [-1], 'axis')] });
   }
   // Sum and Prod of bool: int32 in tfjs
   for (const op of ['Sum', 'Prod']) {
