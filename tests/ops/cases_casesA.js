@@ -4,8 +4,11 @@
 // elements (the GPU path), the attributes and dtypes tfjs's converter takes,
 // and tfjs's edge cases: int32 Div is a floor division, DivNoNan's zeros,
 // Mod's signs, Select's condition broadcast from the right (tfjs's where),
-// TopK's ties, Cast's truncation and NaN, reductions over negative and
-// several axes, keep_dims.
+// TopK's ties and its own order where its comparator gives NaN, Cast's
+// truncation and NaN, reductions over negative, several and empty axes,
+// keep_dims, NCHW convs with tfjs's reading of their attrs, batch matmuls
+// broadcast tfjs's way. Most ops also get a case big enough that its step
+// splits under test_ops's budget (the "_tiled" cases at the end).
 'use strict';
 
 function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
