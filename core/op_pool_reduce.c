@@ -52,6 +52,19 @@ void ck_host_pool(const ck_step *s, const core_buf *const *ins, core_buf *out)
                 }
 }
 
+/* A wide carry (ck_reduce_p): element i of a buffer of two words an element. */
+static double carry_get(const core_buf *b, int64_t i)
+{
+    double d;
+    memcpy(&d, (const char *)b->data + 8 * i, 8);
+    return d;
+}
+
+static void carry_put(core_buf *b, int64_t i, double d)
+{
+    memcpy((char *)b->data + 8 * i, &d, 8);
+}
+
 void ck_host_reduce(const ck_step *s, const core_buf *const *ins, core_buf *out)
 {
     const ck_reduce_p *p = &s->u.reduce;
@@ -68,23 +81,33 @@ void ck_host_reduce(const ck_step *s, const core_buf *const *ins, core_buf *out)
 #define AT(j) (base + (int64_t)(j) * p->inner)
             switch (p->op) {
             case CK_R_MEAN: {
-                /* tfjs Mean: cast to float32, divide every element by n, then sum. */
-                float acc = init ? initf[oi] : 0.f, fn = (float)(p->divisor ? p->divisor : p->n);
+                /* tfjs Mean: cast to float32, divide every element by n (a
+                 * float32 tensor), then sum that in a JS number. */
+                float fn = (float)(p->divisor ? p->divisor : p->n);
+                double acc = !init ? 0.0 : (p->carry & 1) ? carry_get(ins[1], oi) : initf[oi];
                 for (int32_t j = 0; j < p->n; j++)
-                    acc += (in_f ? xf[AT(j)] : (float)xi[AT(j)]) / fn;
-                ((float *)out->data)[oi] = acc;
+                    acc += (double)((in_f ? xf[AT(j)] : (float)xi[AT(j)]) / fn);
+                if (p->carry & 2)
+                    carry_put(out, oi, acc);
+                else
+                    ((float *)out->data)[oi] = (float)acc;
                 break;
             }
             case CK_R_SUM:
             case CK_R_PROD: {
                 int is_sum = p->op == CK_R_SUM;
                 if (out_f) {
-                    float acc = init ? initf[oi] : is_sum ? 0.f : 1.f;
+                    /* in a JS number, rounded to float32 once (Sum.js, Prod_impl.js) */
+                    double acc = !init ? (is_sum ? 0.0 : 1.0)
+                                 : (p->carry & 1) ? carry_get(ins[1], oi) : initf[oi];
                     for (int32_t j = 0; j < p->n; j++) {
-                        float v = in_f ? xf[AT(j)] : (float)xi[AT(j)];
+                        double v = in_f ? xf[AT(j)] : (float)xi[AT(j)];
                         acc = is_sum ? acc + v : acc * v;
                     }
-                    ((float *)out->data)[oi] = acc;
+                    if (p->carry & 2)
+                        carry_put(out, oi, acc);
+                    else
+                        ((float *)out->data)[oi] = (float)acc;
                 } else {
                     /* int32 results wrap, as storing tfjs's exact sum in an Int32Array does */
                     uint32_t acc = init ? (uint32_t)initi[oi] : is_sum ? 0u : 1u;
@@ -149,11 +172,12 @@ void ck_host_softmax(const ck_step *s, const core_buf *const *ins, core_buf *out
         for (int32_t j = 0; j < p->n; j++)
             if (isnan(xr[j]) || xr[j] > m)
                 m = xr[j];
-        /* tfjs: b = exp(x - max) stored as float32, sum(b), then b / sum
-         * (LogSoftmax: (x - max) - log(sum)). */
-        float sum = 0.f;
+        /* tfjs: b = exp(x - max) stored as float32, sum(b) (in a JS number,
+         * then float32), then b / sum (LogSoftmax: (x - max) - log(sum)). */
+        double acc = 0.0;
         for (int32_t j = 0; j < p->n; j++)
-            sum += expf(xr[j] - m);
+            acc += expf(xr[j] - m);
+        float sum = (float)acc;
         if (p->log) {
             float ls = logf(sum);
             for (int32_t j = 0; j < p->n; j++)

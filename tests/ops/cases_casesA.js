@@ -592,7 +592,7 @@ function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
       else x = op === 'Prod' ? fv(u, r.s, -1.5, 1.5) : fv(u, r.s, -5, 5);
       const axis = Array.isArray(r.ax) ? cst('int32', [r.ax.length], r.ax, 'axis') : cst('int32', [], [r.ax], 'axis');
       const attr = { T: T(dt), Tidx: T('int32'), keep_dims: B(!!r.kd) };
-      out.push({ name: `${op}_${i}`, op, tol: op === 'Sum' || op === 'Mean' || op === 'Prod' ? 1e-5 : 0, attr,
+      out.push({ name: `${op}_${i}`, op, tol: 0, attr,
         inputs: [ph(dt, r.s, x, 'x'), axis] });
     });
   }
@@ -620,7 +620,7 @@ function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
     out.push({ name: 'Sum_int_wrap', op: 'Sum', tol: 0, attr: { T: T('int32'), Tidx: T('int32'), keep_dims: B(false) },
       inputs: [ph('int32', [5, 8], iv(u, [5, 8], 1500000000, 2147483647), 'x'), cst('int32', [1], [1], 'axis')] });
     u = util(rngFor());
-    out.push({ name: 'Mean_int_large', op: 'Mean', tol: 1e-5, attr: { T: T('int32'), Tidx: T('int32'), keep_dims: B(true) },
+    out.push({ name: 'Mean_int_large', op: 'Mean', tol: 0, attr: { T: T('int32'), Tidx: T('int32'), keep_dims: B(true) },
       inputs: [ph('int32', [3, 20], iv(u, [3, 20], 10000000, 99999999), 'x'), cst('int32', [1], [-1], 'axis')] });
   }
   // Sum and Prod of bool: int32 in tfjs
@@ -633,7 +633,7 @@ function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
     const u = util(rngFor());
     const s = [6, 8];
     const x = u.vals(48, (_, i) => (i % 11 === 0 ? SPECIAL[u.int(0, 2)] : u.uni(-5, 5)));
-    out.push({ name: `${op}_specials`, op, tol: 1e-5, attr: { T: T('float32'), keep_dims: B(false) },
+    out.push({ name: `${op}_specials`, op, tol: 0, attr: { T: T('float32'), keep_dims: B(false) },
       inputs: [ph('float32', s, x, 'x'), cst('int32', [1], [1], 'axis')] });
   }
 
