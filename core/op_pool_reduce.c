@@ -27,9 +27,11 @@ void ck_host_pool(const ck_step *s, const core_buf *const *ins, core_buf *out)
                     int32_t ylo = y0 > 0 ? y0 : 0, yhi = y0 + p->k_h < p->in_h ? y0 + p->k_h : p->in_h;
                     int32_t xlo = x0 > 0 ? x0 : 0, xhi = x0 + p->k_w < p->in_w ? x0 + p->k_w : p->in_w;
                     /* tfjs starts max at -Infinity and keeps `pixel > max`, so NaN never wins;
-                     * avg divides by the in-bounds count, padding excluded. Int inputs go
-                     * through float like the shader does (exact below 2^24). */
-                    float m = -INFINITY, sum = 0.f;
+                     * avg sums in a JS number (float64) and divides that by the in-bounds
+                     * count, padding excluded. Int inputs go through float like the shader
+                     * does (exact below 2^24). */
+                    float m = -INFINITY;
+                    double sum = 0.0;
                     int32_t cnt = 0;
                     for (int32_t y = ylo; y < yhi; y++)
                         for (int32_t xx = xlo; xx < xhi; xx++) {
@@ -44,7 +46,7 @@ void ck_host_pool(const ck_step *s, const core_buf *const *ins, core_buf *out)
                                 cnt++;
                             }
                         }
-                    float r = p->is_max ? m : sum / (float)cnt;
+                    float r = p->is_max ? m : (float)(sum / cnt);
                     if (out->dtype == SI_FLOAT32)
                         ((float *)out->data)[o] = r;
                     else
