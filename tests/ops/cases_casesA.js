@@ -730,6 +730,11 @@ function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
       s = [80, 120];
       big('', op, { T: T('float32') }, [ph('float32', s, u.vals(u.n(s), () => u.int(-8, 8) / 2), 'a'), ph('float32', [120], u.vals(120, () => u.int(-8, 8) / 2), 'b')]);
     }
+    u = util(rngFor());
+    s = [80, 120];
+    big('', 'Mod', { T: T('float32') }, [ph('float32', s, fv(u, s, -20, 20), 'a'), ph('float32', [120], u.vals(120, () => u.uni(0.5, 6) * (u.int(0, 1) ? 1 : -1)), 'b')]);
+    u = util(rngFor());
+    big('', 'Prelu', { T: T('float32') }, [ph('float32', s, fv(u, s, -5, 5), 'x'), cst('float32', [120], fv(u, [120], -0.5, 1.5), 'alpha')]);
     for (const op of ['LogicalAnd', 'LogicalOr']) {
       u = util(rngFor());
       s = [80, 120];
