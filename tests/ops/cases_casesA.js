@@ -93,25 +93,31 @@ function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
   {
     let u = util(rngFor());
     let s = u.shape();
-    out.push({ name: 'Mod_float', op: 'Mod', attr: { T: T('float32') },
+    out.push({ name: 'Mod_float', op: 'Mod', tol: 0, attr: { T: T('float32') },
       inputs: [ph('float32', s, fv(u, s, -20, 20), 'a'), ph('float32', s, u.vals(u.n(s), () => u.uni(0.5, 6) * (u.int(0, 1) ? 1 : -1)), 'b')] });
     u = util(rngFor());
     s = u.shape();
-    out.push({ name: 'Mod_int', op: 'Mod', attr: { T: T('int32') },
+    out.push({ name: 'Mod_int', op: 'Mod', tol: 0, attr: { T: T('int32') },
       inputs: [ph('int32', s, iv(u, s, -60, 60), 'a'), ph('int32', s, u.vals(u.n(s), () => u.int(1, 9) * (u.int(0, 1) ? 1 : -1)), 'b')] });
     u = util(rngFor());
     s = [5, 8];
-    out.push({ name: 'Mod_bcast', op: 'Mod', attr: { T: T('int32') },
+    out.push({ name: 'Mod_bcast', op: 'Mod', tol: 0, attr: { T: T('int32') },
       inputs: [ph('int32', s, iv(u, s, -30, 30), 'a'), ph('int32', [8], [3, -3, 7, -7, 1, -1, 10, -10], 'b')] });
     // int32 modulo 0 (NaN in JS, 0 in an Int32Array), and int32's extremes
     u = util(rngFor());
-    out.push({ name: 'Mod_int_zero', op: 'Mod', attr: { T: T('int32') },
+    out.push({ name: 'Mod_int_zero', op: 'Mod', tol: 0, attr: { T: T('int32') },
       inputs: [ph('int32', [24], [...iv(u, [20], -20, 20), 2147483647, -2147483648, -2147483648, 7], 'a'),
         ph('int32', [24], [...iv(u, [20], -2, 2), -7, 3, 2147483647, -2147483648], 'b')] });
     // exact multiples (a zero remainder of either sign), zero divisors, specials
     const a = [6, -6, 6, -6, 0, -0, 5.5, -5.5, 7, -7, 1, -1, Infinity, -Infinity, NaN, 3, 4, -4, 2.25, -2.25];
     const b = [3, 3, -3, -3, 3, -3, 0, 0, Infinity, Infinity, -Infinity, -Infinity, 2, 2, 2, NaN, 0.5, 0.5, -0.75, 0.75];
-    out.push({ name: 'Mod_edges', op: 'Mod', attr: { T: T('float32') }, inputs: [ph('float32', [20], a, 'a'), ph('float32', [20], b, 'b')] });
+    // tfjs's % is exact (fmod): huge quotients; a remainder of the other sign
+    // whose rem + b rounds (float32) or rounds in float64 (then 0) to b itself.
+    // No subnormal divisors: GLSL may flush them to zero (not a case here)
+    const ea = [-1e-10, 1e-10, -3e-8, 7.5, -7.5, 1e20, -1e20, 3.4e38, -3.4e38, 123456.789, -0.3, 0.3, 1e-30, -1e-30, 5e6, -5e6, 16777217, 1, -1, 2.5];
+    const eb = [1, -1, 1, 1e-7, 1e-7, 3, 7, -1.5, 1.1, 0.01, 0.1, -0.1, 1e-31, 3, -0.7, 0.7, 3, 3e-37, 4, -1e30];
+    out.push({ name: 'Mod_exact', op: 'Mod', tol: 0, attr: { T: T('float32') }, inputs: [ph('float32', [20], ea, 'a'), ph('float32', [20], eb, 'b')] });
+    out.push({ name: 'Mod_edges', op: 'Mod', tol: 0, attr: { T: T('float32') }, inputs: [ph('float32', [20], a, 'a'), ph('float32', [20], b, 'b')] });
   }
 
   // ---- Prelu: alpha per channel (weights or input), the same shape as x, and
@@ -732,7 +738,7 @@ function casesACases(rngFor, util, { T, I, F, B, S, IL }) {
     }
     u = util(rngFor());
     s = [80, 120];
-    big('', 'Mod', { T: T('float32') }, [ph('float32', s, fv(u, s, -20, 20), 'a'), ph('float32', [120], u.vals(120, () => u.uni(0.5, 6) * (u.int(0, 1) ? 1 : -1)), 'b')]);
+    big('', 'Mod', { T: T('float32') }, [ph('float32', s, fv(u, s, -20, 20), 'a'), ph('float32', [120], u.vals(120, () => u.uni(0.5, 6) * (u.int(0, 1) ? 1 : -1)), 'b')], 0);
     u = util(rngFor());
     big('', 'Prelu', { T: T('float32') }, [ph('float32', s, fv(u, s, -5, 5), 'x'), cst('float32', [120], fv(u, [120], -0.5, 1.5), 'alpha')]);
     for (const op of ['LogicalAnd', 'LogicalOr']) {
