@@ -210,6 +210,7 @@ typedef struct {
     int64_t stride_h, stride_w, dil_h, dil_w;
     const char *padding;          /* "SAME", "VALID" or "EXPLICIT" */
     int64_t pad_h[2], pad_w[2];   /* explicit paddings */
+    int nchw;                     /* data_format NCHW */
 } conv_attrs;
 
 static si_result hw_pair(lower_ctx *c, si_error *err, const char *name, int64_t *h, int64_t *w)
@@ -228,12 +229,18 @@ static si_result hw_pair(lower_ctx *c, si_error *err, const char *name, int64_t 
     return SI_OK;
 }
 
-static si_result read_conv_attrs(lower_ctx *c, si_error *err, conv_attrs *a)
+/* The conv attrs as tfjs's converter reads them: strides and dilations are
+ * entries 1 and 2 whatever the data_format (so an NCHW node's [1, 1, sh, sw]
+ * strides count as (1, sh) there, and here). read_format 0: data_format is
+ * not read (tfjs ignores it for Conv2DBackpropInput). */
+static si_result read_conv_attrs(lower_ctx *c, si_error *err, conv_attrs *a, int read_format)
 {
     memset(a, 0, sizeof *a);
-    const char *df = lc_attr_str(c, "data_format", "NHWC");
-    if (!ieq(df, "NHWC"))
-        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "data_format %s (only NHWC is supported)", df);
+    const char *df = read_format ? lc_attr_str(c, "data_format", "NHWC") : "NHWC";
+    if (ieq(df, "NCHW"))
+        a->nchw = 1;
+    else if (!ieq(df, "NHWC"))
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "data_format %s (NHWC or NCHW)", df);
     si_result st = hw_pair(c, err, "strides", &a->stride_h, &a->stride_w);
     if (st == SI_OK)
         st = hw_pair(c, err, "dilations", &a->dil_h, &a->dil_w);
@@ -257,13 +264,16 @@ static si_result read_conv_attrs(lower_ctx *c, si_error *err, conv_attrs *a)
         if (n != 8)
             return lc_fail(c, err, SI_ERR_FORMAT,
                            "EXPLICIT padding needs 8 explicit_paddings, has %d", n < 0 ? 0 : n);
-        for (int i = 2; i < 6; i++)
+        /* pairs per dim in the data_format's order: H and W are dims 1, 2 of
+         * NHWC, 2, 3 of NCHW (tfjs's conv_util reads pad[2], pad[3] there) */
+        int h = a->nchw ? 4 : 2;
+        for (int i = h; i < h + 4; i++)
             if (v[i] < 0)
                 return lc_fail(c, err, SI_ERR_FORMAT, "negative explicit padding");
-        a->pad_h[0] = v[2];
-        a->pad_h[1] = v[3];
-        a->pad_w[0] = v[4];
-        a->pad_w[1] = v[5];
+        a->pad_h[0] = v[h];
+        a->pad_h[1] = v[h + 1];
+        a->pad_w[0] = v[h + 2];
+        a->pad_w[1] = v[h + 3];
     }
     return SI_OK;
 }
@@ -331,7 +341,13 @@ static si_result read_fused(lower_ctx *c, si_error *err, int is_matmul, epi_req 
         return lc_fail(c, err, SI_ERR_FORMAT, "Prelu without an alpha input");
     if (!is_prelu)
         e->alpha_t = -1;
-    e->alpha = (float)lc_attr_float(c, "leakyrelu_alpha", 0.2);
+    /* tfjs's converter maps no leakyrelu_alpha for FusedDepthwiseConv2dNative
+     * (op_list/convolution.js): its fused LeakyRelu runs with alpha undefined,
+     * so every negative pre-activation becomes NaN there. */
+    if (!strcmp(lc_node(c)->op, "FusedDepthwiseConv2dNative"))
+        e->alpha = NAN;
+    else
+        e->alpha = (float)lc_attr_float(c, "leakyrelu_alpha", 0.2);
     return SI_OK;
 }
 
@@ -456,6 +472,65 @@ static int nhwc(const core_shape *s, int64_t *d)
     return -1;
 }
 
+/* t (rank 3 or 4) transposed by perm into a new tensor, by one copy step. */
+static si_result emit_permute(lower_ctx *c, si_error *err, int t, const int *perm, int *out)
+{
+    const core_tensor *x = lc_tensor(c, t);
+    int r = x->shape.rank;
+    int64_t st[SI_MAX_RANK];
+    core_strides(&x->shape, st);
+    core_shape os = {.rank = r};
+    for (int i = 0; i < r; i++)
+        os.d[i] = x->shape.d[perm[i]];
+    int64_t ost[SI_MAX_RANK];
+    core_strides(&os, ost);
+    ck_step cp = {.kind = CK_COPY, .n_in = 1};
+    cp.in[0] = t;
+    cp.u.copy.rank = r;
+    for (int i = 0; i < r; i++) {
+        cp.u.copy.dim[i] = (int32_t)os.d[i];
+        cp.u.copy.in_stride[i] = (int32_t)st[perm[i]];
+        cp.u.copy.out_stride[i] = (int32_t)ost[i];
+    }
+    cp.out = lc_new_tensor(c, x->dtype, &os);
+    if (cp.out < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    lc_emit(c, &cp);
+    *out = cp.out;
+    return SI_OK;
+}
+
+/* The epilogue of an NCHW conv, on its NCHW output t, as tfjs's kernel adds
+ * it: _FusedConv2D lays a 1-D bias or PReLU alpha of more than one value
+ * along the channels (FusedConv2D.js reshapes it to [C, 1, 1]); otherwise it
+ * broadcasts against [N, C, H, W]. */
+static si_result nchw_epilogue(lower_ctx *c, si_error *err, int t, const epi_req *e)
+{
+    si_result st = SI_OK;
+    int operand[2] = {e->bias, e->act == CK_ACT_PRELU ? e->alpha_t : -1};
+    for (int k = 0; k < 2; k++) {
+        int v = operand[k];
+        if (v < 0)
+            continue;
+        const core_shape *vs = &lc_tensor(c, v)->shape;
+        if (vs->rank == 1 && vs->d[0] != 1) {
+            core_shape cs = {.rank = 3, .d = {vs->d[0], 1, 1}};
+            if ((v = lc_new_alias(c, v, &cs)) < 0)
+                return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+        }
+        operand[k] = v;
+    }
+    if (operand[0] >= 0)
+        st = core_emit_binary(c, CK_B_ADD, t, operand[0], err, &t);
+    if (st == SI_OK && e->act == CK_ACT_PRELU)
+        st = core_emit_binary(c, CK_B_PRELU, t, operand[1], err, &t);
+    else if (st == SI_OK && e->act != CK_ACT_NONE)
+        st = emit_unary_act(c, err, e->act, e->alpha, t, &t);
+    if (st == SI_OK)
+        lc_set_output(c, 0, t);
+    return st;
+}
+
 static si_result lower_conv_any(lower_ctx *c, si_error *err, ck_kind kind, int fused)
 {
     char sb[96], sf[96];
@@ -464,18 +539,40 @@ static si_result lower_conv_any(lower_ctx *c, si_error *err, ck_kind kind, int f
     si_result st = need_float(c, err, 2);
     if (st != SI_OK)
         return st;
-    const core_tensor *x = lc_tensor(c, lc_in(c, 0)), *f = lc_tensor(c, lc_in(c, 1));
+    /* tfjs's fused depthwise conv passes no data_format on (NHWC always);
+     * its plain depthwise kernel ignores it too, reading an NCHW input as
+     * NHWC against a filter it does not fit: refused */
+    conv_attrs a;
+    int dw_fused = kind == CK_DWCONV2D && fused;
+    if ((st = read_conv_attrs(c, err, &a, !dw_fused)) != SI_OK)
+        return st;
+    if (a.nchw && kind == CK_DWCONV2D)
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "data_format NCHW (tfjs's depthwise kernel "
+                       "reads the input as NHWC)");
+    int xin = lc_in(c, 0);
+    const core_tensor *x = lc_tensor(c, xin), *f = lc_tensor(c, lc_in(c, 1));
     int64_t d[4];
     if (nhwc(&x->shape, d) != 0)
         return lc_fail(c, err, SI_ERR_SHAPE, "input %s must be rank 4",
                        core_shape_str(&x->shape, sb, sizeof sb));
+    /* NCHW: the conv runs on the input transposed to NHWC, its output is
+     * transposed back */
+    static const int to_nhwc[2][4] = {{1, 2, 0, 0}, {0, 2, 3, 1}};
+    static const int to_nchw[2][4] = {{2, 0, 1, 0}, {0, 3, 1, 2}};
+    int r4 = x->shape.rank == 4;
+    if (a.nchw) {
+        if (!fits_i32(core_shape_count(&x->shape)))
+            return lc_fail(c, err, SI_ERR_UNSUPPORTED, "tensor too large for 32-bit indexing");
+        if ((st = emit_permute(c, err, xin, to_nhwc[r4], &xin)) != SI_OK)
+            return st;
+        x = lc_tensor(c, xin);
+        f = lc_tensor(c, lc_in(c, 1));
+        nhwc(&x->shape, d);
+    }
     if (f->shape.rank != 4 || f->shape.d[2] != d[3])
         return lc_fail(c, err, SI_ERR_SHAPE, "filter %s does not fit input %s",
                        core_shape_str(&f->shape, sf, sizeof sf),
                        core_shape_str(&x->shape, sb, sizeof sb));
-    conv_attrs a;
-    if ((st = read_conv_attrs(c, err, &a)) != SI_OK)
-        return st;
     int explicit_pad = a.padding[0] == 'E';
     int64_t oh, ow, pt, pl;
     st = core_conv_out(c, err, d[1], f->shape.d[0], a.stride_h, a.dil_h, a.padding,
@@ -500,7 +597,7 @@ static si_result lower_conv_any(lower_ctx *c, si_error *err, ck_kind kind, int f
     if (fused && (st = read_fused(c, err, 0, &e)) != SI_OK)
         return st;
     ck_step s = {.kind = kind};
-    s.in[0] = lc_in(c, 0);
+    s.in[0] = xin;
     s.in[1] = lc_in(c, 1);
     ck_conv_p *p = &s.u.conv;
     p->n = (int32_t)d[0];
@@ -519,8 +616,17 @@ static si_result lower_conv_any(lower_ctx *c, si_error *err, ck_kind kind, int f
     p->pad_top = (int32_t)pt;
     p->pad_left = (int32_t)pl;
     p->ch_mult = kind == CK_DWCONV2D ? (int32_t)f->shape.d[3] : 1;
-    return emit_with_epilogue(c, err, &s, &os, out_c, os.rank, &e, &p->has_bias, &p->act,
-                              &p->has_alpha_tensor, &p->alpha);
+    if (!a.nchw)
+        return emit_with_epilogue(c, err, &s, &os, out_c, os.rank, &e, &p->has_bias, &p->act,
+                                  &p->has_alpha_tensor, &p->alpha);
+    epi_req none = {.bias = -1, .alpha_t = -1, .alpha_in = -1, .act = CK_ACT_NONE};
+    if ((st = emit_with_epilogue(c, err, &s, &os, out_c, os.rank, &none, &p->has_bias, &p->act,
+                                 &p->has_alpha_tensor, &p->alpha)) != SI_OK)
+        return st;
+    int t;
+    if ((st = emit_permute(c, err, s.out, to_nchw[r4], &t)) != SI_OK)
+        return st;
+    return nchw_epilogue(c, err, t, &e);
 }
 
 static si_result lower_conv2d(lower_ctx *c, si_error *err)
@@ -567,7 +673,7 @@ static si_result lower_deconv2d(lower_ctx *c, si_error *err)
                        "input_sizes", core_shape_str(&f->shape, sf, sizeof sf),
                        core_shape_str(&dy->shape, sb, sizeof sb));
     conv_attrs a;
-    si_result st = read_conv_attrs(c, err, &a);
+    si_result st = read_conv_attrs(c, err, &a, 0);
     if (st != SI_OK)
         return st;
     /* tfjs ignores dilations here (computes as if 1); TF would use them: refuse
@@ -614,9 +720,41 @@ static si_result lower_deconv2d(lower_ctx *c, si_error *err)
                               &p->has_alpha_tensor, &p->alpha);
 }
 
+/* Operand t ([nb, rows, cols] flat) repeated to `batch` matrices, matrix bi
+ * being t's bi % nb: tfjs's batch index when nb is neither 1 nor batch (nb
+ * divides batch: each of its dims is 1 or the broadcast one). One copy step. */
+static si_result repeat_batch(lower_ctx *c, si_error *err, int t, int64_t nb, int64_t batch,
+                              int *out)
+{
+    const core_tensor *x = lc_tensor(c, t);
+    int64_t mat = nb ? core_shape_count(&x->shape) / nb : 0;
+    if (!fits_i32(batch * mat))
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "tensor too large for 32-bit indexing");
+    core_shape os = {.rank = 2, .d = {batch, mat}};
+    ck_step cp = {.kind = CK_COPY, .n_in = 1};
+    cp.in[0] = t;
+    cp.u.copy.rank = 3;
+    cp.u.copy.dim[0] = (int32_t)(batch / nb);
+    cp.u.copy.dim[1] = (int32_t)nb;
+    cp.u.copy.dim[2] = (int32_t)mat;
+    cp.u.copy.in_stride[0] = 0;
+    cp.u.copy.in_stride[1] = (int32_t)mat;
+    cp.u.copy.in_stride[2] = 1;
+    cp.u.copy.out_stride[0] = (int32_t)(nb * mat);
+    cp.u.copy.out_stride[1] = (int32_t)mat;
+    cp.u.copy.out_stride[2] = 1;
+    cp.out = lc_new_tensor(c, x->dtype, &os);
+    if (cp.out < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    lc_emit(c, &cp);
+    *out = cp.out;
+    return SI_OK;
+}
+
 /* MatMul, BatchMatMul(V2), _FusedMatMul. Batch dims broadcast the way tfjs's
- * kernel does it (flat index modulo each side's batch count), which agrees
- * with numpy broadcasting when each side's batch is either all or one. */
+ * kernel does it: output matrix bi takes each side's matrix bi modulo its
+ * batch count, which is numpy broadcasting when one side has the whole batch
+ * (tfjs's kernel is wrong where neither has it: refused). */
 static si_result lower_matmul(lower_ctx *c, si_error *err)
 {
     char sa[96], sb[96];
@@ -650,9 +788,13 @@ static si_result lower_matmul(lower_ctx *c, si_error *err)
         return lc_fail(c, err, SI_ERR_SHAPE, "batch dims of %s and %s do not broadcast",
                        core_shape_str(as, sa, sizeof sa), core_shape_str(bs, sb, sizeof sb));
     int64_t batch = core_shape_count(&os), ba = core_shape_count(&ao), bb = core_shape_count(&bo);
-    if ((ba != batch && ba != 1) || (bb != batch && bb != 1))
+    /* tfjs computes max(ba, bb) matrices; short of the broadcast batch its
+     * output tensor lacks values (its kernel's bug): no answer to give */
+    if ((ba > bb ? ba : bb) != batch)
         return lc_fail(c, err, SI_ERR_UNSUPPORTED, "batch dims of %s and %s broadcast on both "
-                       "sides", core_shape_str(as, sa, sizeof sa), core_shape_str(bs, sb, sizeof sb));
+                       "sides (tfjs computes only %lld of the %lld matrices)",
+                       core_shape_str(as, sa, sizeof sa), core_shape_str(bs, sb, sizeof sb),
+                       (long long)(ba > bb ? ba : bb), (long long)batch);
     if (os.rank + 2 > SI_MAX_RANK)
         return lc_fail(c, err, SI_ERR_SHAPE, "rank too large");
     os.d[os.rank++] = m;
@@ -666,6 +808,10 @@ static si_result lower_matmul(lower_ctx *c, si_error *err)
     ck_step s = {.kind = CK_MATMUL};
     s.in[0] = lc_in(c, 0);
     s.in[1] = lc_in(c, 1);
+    if (ba != batch && ba != 1 && (st = repeat_batch(c, err, s.in[0], ba, batch, &s.in[0])) != SI_OK)
+        return st;
+    if (bb != batch && bb != 1 && (st = repeat_batch(c, err, s.in[1], bb, batch, &s.in[1])) != SI_OK)
+        return st;
     ck_matmul_p *p = &s.u.matmul;
     p->batch = (int32_t)batch;
     p->m = (int32_t)m;

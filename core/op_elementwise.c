@@ -69,16 +69,16 @@ static int32_t unary_i(int op, int32_t x)
     }
 }
 
+/* float -> int32 as Int32Array.from (ECMAScript's ToInt32): NaN and +-Inf
+ * give 0, anything else is truncated toward zero and taken modulo 2^32. */
 static int32_t f2i(float v)
 {
-    /* Int32Array.from truncates toward zero; out of range wraps in JS, clamp here. */
-    if (isnan(v))
+    if (!isfinite(v))
         return 0;
-    if (v >= 2147483647.f)
-        return INT32_MAX;
-    if (v <= -2147483648.f)
-        return INT32_MIN;
-    return (int32_t)v;
+    double t = fmod(trunc((double)v), 4294967296.0);
+    if (t < 0)
+        t += 4294967296.0;
+    return (int32_t)(uint32_t)t;
 }
 
 void ck_host_unary(const ck_step *s, const core_buf *const *ins, core_buf *out)
@@ -131,8 +131,10 @@ static float binary_f(int op, float a, float b)
     case CK_B_SQDIFF: return (a - b) * (a - b);
     case CK_B_FLOORDIV: return floorf(a / b);
     case CK_B_FLOORMOD: {
+        /* JS's % on the float64 values; rem + b is a float64 sum there */
         float r = fmodf(a, b);
-        return ((a < 0.f && b < 0.f) || (a >= 0.f && b >= 0.f)) ? r : fmodf(r + b, b);
+        return ((a < 0.f && b < 0.f) || (a >= 0.f && b >= 0.f)) ? r
+                                                                 : (float)fmod((double)r + b, b);
     }
     case CK_B_PRELU: return a < 0.f ? b * a : a;
     case CK_B_ATAN2: return atan2f(a, b);
@@ -415,26 +417,23 @@ static si_result lower_binary(lower_ctx *c, si_error *err)
     return st;
 }
 
-/* Select (TF1: cond is a scalar, the same shape, or a vector over the first
- * dim) and SelectV2 (numpy broadcasting of all three). */
+/* Select and SelectV2 as tfjs's converter runs both: where(), numpy
+ * broadcasting of all three from the right. A rank-1 Select condition thus
+ * matches the last axis (TF1's Select would pick whole rows by it); where
+ * tfjs cannot broadcast, this refuses too. */
 static si_result lower_select(lower_ctx *c, si_error *err)
 {
     if (lc_n_inputs(c) < 3)
         return lc_fail(c, err, SI_ERR_FORMAT, "needs cond, a and b");
     const core_tensor *tc = lc_tensor(c, lc_in(c, 0)), *ta = lc_tensor(c, lc_in(c, 1)),
                       *tb = lc_tensor(c, lc_in(c, 2));
-    core_shape ab, out, cs = tc->shape;
+    core_shape ab, out;
+    const core_shape cs = tc->shape;
     char s1[96], s2[96];
     if (core_broadcast_shape(&ta->shape, &tb->shape, &ab) != 0)
         return lc_fail(c, err, SI_ERR_SHAPE, "shapes %s and %s do not broadcast",
                        core_shape_str(&ta->shape, s1, sizeof s1),
                        core_shape_str(&tb->shape, s2, sizeof s2));
-    if (!strcmp(lc_node(c)->op, "Select") && cs.rank == 1 && ab.rank > 1) {
-        /* a vector condition picks whole rows: view it as [n, 1, 1, ...] */
-        cs.rank = ab.rank;
-        for (int i = 1; i < cs.rank; i++)
-            cs.d[i] = 1;
-    }
     if (core_broadcast_shape(&cs, &ab, &out) != 0)
         return lc_fail(c, err, SI_ERR_SHAPE, "condition %s does not broadcast to %s",
                        core_shape_str(&tc->shape, s1, sizeof s1), core_shape_str(&ab, s2, sizeof s2));

@@ -7,6 +7,7 @@
  * rounding of tfjs. */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "ops.h"
 
@@ -26,9 +27,11 @@ void ck_host_pool(const ck_step *s, const core_buf *const *ins, core_buf *out)
                     int32_t ylo = y0 > 0 ? y0 : 0, yhi = y0 + p->k_h < p->in_h ? y0 + p->k_h : p->in_h;
                     int32_t xlo = x0 > 0 ? x0 : 0, xhi = x0 + p->k_w < p->in_w ? x0 + p->k_w : p->in_w;
                     /* tfjs starts max at -Infinity and keeps `pixel > max`, so NaN never wins;
-                     * avg divides by the in-bounds count, padding excluded. Int inputs go
-                     * through float like the shader does (exact below 2^24). */
-                    float m = -INFINITY, sum = 0.f;
+                     * avg sums in a JS number (float64) and divides that by the in-bounds
+                     * count, padding excluded. Int inputs go through float like the shader
+                     * does (exact below 2^24). */
+                    float m = -INFINITY;
+                    double sum = 0.0;
                     int32_t cnt = 0;
                     for (int32_t y = ylo; y < yhi; y++)
                         for (int32_t xx = xlo; xx < xhi; xx++) {
@@ -43,12 +46,25 @@ void ck_host_pool(const ck_step *s, const core_buf *const *ins, core_buf *out)
                                 cnt++;
                             }
                         }
-                    float r = p->is_max ? m : sum / (float)cnt;
+                    float r = p->is_max ? m : (float)(sum / cnt);
                     if (out->dtype == SI_FLOAT32)
                         ((float *)out->data)[o] = r;
                     else
                         ((int32_t *)out->data)[o] = (int32_t)r;
                 }
+}
+
+/* A wide carry (ck_reduce_p): element i of a buffer of two words an element. */
+static double carry_get(const core_buf *b, int64_t i)
+{
+    double d;
+    memcpy(&d, (const char *)b->data + 8 * i, 8);
+    return d;
+}
+
+static void carry_put(core_buf *b, int64_t i, double d)
+{
+    memcpy((char *)b->data + 8 * i, &d, 8);
 }
 
 void ck_host_reduce(const ck_step *s, const core_buf *const *ins, core_buf *out)
@@ -67,23 +83,33 @@ void ck_host_reduce(const ck_step *s, const core_buf *const *ins, core_buf *out)
 #define AT(j) (base + (int64_t)(j) * p->inner)
             switch (p->op) {
             case CK_R_MEAN: {
-                /* tfjs Mean: cast to float32, divide every element by n, then sum. */
-                float acc = init ? initf[oi] : 0.f, fn = (float)(p->divisor ? p->divisor : p->n);
+                /* tfjs Mean: cast to float32, divide every element by n (a
+                 * float32 tensor), then sum that in a JS number. */
+                float fn = (float)(p->divisor ? p->divisor : p->n);
+                double acc = !init ? 0.0 : (p->carry & 1) ? carry_get(ins[1], oi) : initf[oi];
                 for (int32_t j = 0; j < p->n; j++)
-                    acc += (in_f ? xf[AT(j)] : (float)xi[AT(j)]) / fn;
-                ((float *)out->data)[oi] = acc;
+                    acc += (double)((in_f ? xf[AT(j)] : (float)xi[AT(j)]) / fn);
+                if (p->carry & 2)
+                    carry_put(out, oi, acc);
+                else
+                    ((float *)out->data)[oi] = (float)acc;
                 break;
             }
             case CK_R_SUM:
             case CK_R_PROD: {
                 int is_sum = p->op == CK_R_SUM;
                 if (out_f) {
-                    float acc = init ? initf[oi] : is_sum ? 0.f : 1.f;
+                    /* in a JS number, rounded to float32 once (Sum.js, Prod_impl.js) */
+                    double acc = !init ? (is_sum ? 0.0 : 1.0)
+                                 : (p->carry & 1) ? carry_get(ins[1], oi) : initf[oi];
                     for (int32_t j = 0; j < p->n; j++) {
-                        float v = in_f ? xf[AT(j)] : (float)xi[AT(j)];
+                        double v = in_f ? xf[AT(j)] : (float)xi[AT(j)];
                         acc = is_sum ? acc + v : acc * v;
                     }
-                    ((float *)out->data)[oi] = acc;
+                    if (p->carry & 2)
+                        carry_put(out, oi, acc);
+                    else
+                        ((float *)out->data)[oi] = (float)acc;
                 } else {
                     /* int32 results wrap, as storing tfjs's exact sum in an Int32Array does */
                     uint32_t acc = init ? (uint32_t)initi[oi] : is_sum ? 0u : 1u;
@@ -148,11 +174,12 @@ void ck_host_softmax(const ck_step *s, const core_buf *const *ins, core_buf *out
         for (int32_t j = 0; j < p->n; j++)
             if (isnan(xr[j]) || xr[j] > m)
                 m = xr[j];
-        /* tfjs: b = exp(x - max) stored as float32, sum(b), then b / sum
-         * (LogSoftmax: (x - max) - log(sum)). */
-        float sum = 0.f;
+        /* tfjs: b = exp(x - max) stored as float32, sum(b) (in a JS number,
+         * then float32), then b / sum (LogSoftmax: (x - max) - log(sum)). */
+        double acc = 0.0;
         for (int32_t j = 0; j < p->n; j++)
-            sum += expf(xr[j] - m);
+            acc += expf(xr[j] - m);
+        float sum = (float)acc;
         if (p->log) {
             float ls = logf(sum);
             for (int32_t j = 0; j < p->n; j++)
@@ -486,8 +513,28 @@ static si_result reduce_tensor(lower_ctx *c, si_error *err, int op, int xt, cons
     if (!fits_i32(count))
         return lc_fail(c, err, SI_ERR_UNSUPPORTED, "tensor too large for one step");
     if (n == 0 && op != CK_R_SUM && op != CK_R_MEAN && op != CK_R_PROD &&
-        core_shape_count(&os) > 0)
-        return lc_fail(c, err, SI_ERR_SHAPE, "reducing an empty axis");
+        core_shape_count(&os) > 0) {
+        /* tfjs's Max, Min, All and Any start from the row's first element,
+         * which an empty row does not have: undefined, stored as NaN in a
+         * float32 result, 0 (false) in an int32 or bool one. */
+        int64_t cnt = core_shape_count(&os);
+        if (!fits_i32(cnt))
+            return lc_fail(c, err, SI_ERR_UNSUPPORTED, "tensor too large for one step");
+        int32_t *data = malloc((size_t)cnt * CORE_ELEM);
+        if (!data)
+            return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+        for (int64_t i = 0; i < cnt; i++)
+            if (out_dt == SI_FLOAT32)
+                ((float *)data)[i] = NAN;
+            else
+                data[i] = 0;
+        int t = lc_new_const(c, out_dt, &os, data);
+        free(data);
+        if (t < 0)
+            return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+        lc_set_output(c, 0, t);
+        return SI_OK;
+    }
 
     if (na == 0 && out_dt == in_dt) {
         *out_t = lc_new_alias(c, xt, &os);
@@ -663,8 +710,18 @@ static si_result lower_argmax(lower_ctx *c, si_error *err)
     }
     if (!fits_i32(core_shape_count(&x->shape)))
         return lc_fail(c, err, SI_ERR_UNSUPPORTED, "tensor too large for one step");
-    if (n == 0 && core_shape_count(&os) > 0)
-        return lc_fail(c, err, SI_ERR_SHAPE, "argmax over an empty axis");
+    if (n == 0 && core_shape_count(&os) > 0) {
+        /* tfjs's ArgMax / ArgMin start at index 0 and find nothing better */
+        int32_t *zeros = calloc((size_t)core_shape_count(&os), CORE_ELEM);
+        if (!zeros)
+            return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+        int t = lc_new_const(c, SI_INT32, &os, zeros);
+        free(zeros);
+        if (t < 0)
+            return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+        lc_set_output(c, 0, t);
+        return SI_OK;
+    }
     ck_step s = {.kind = CK_ARGMAX, .n_in = 1};
     s.in[0] = lc_in(c, 0);
     s.u.argmax = (ck_argmax_p){.outer = (int32_t)outer, .n = (int32_t)n, .inner = (int32_t)inner,

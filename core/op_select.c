@@ -1,5 +1,7 @@
-/* Selection ops: TopKV2 (sorted, as TensorFlow.js: larger value first, equal
- * values by lower index). */
+/* Selection ops: TopKV2 as TensorFlow.js runs it (TopK_impl.js): per row,
+ * its Floyd-Rivest select() puts the k best first, then, when sorted, V8's
+ * Array.prototype.sort orders them; both with its comparePair (larger value
+ * first, equal values by lower index). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,51 +13,158 @@ static double val(const core_buf *b, int64_t i)
                                   : (double)((const int32_t *)b->data)[i];
 }
 
-/* (value, index) pairs in TensorFlow.js's order: larger value first, then
- * lower index. Rows are scanned once, keeping the k best in a sorted array. */
-static int before(double va, int64_t ia, double vb, int64_t ib)
+typedef struct {
+    double v;
+    int64_t i;
+} vi_pair;
+
+/* tfjs's comparePair: b.value - a.value, the index difference on a tie. It is
+ * NaN when either value is NaN or both are the same infinity, and then every
+ * test select() makes of it fails: that is where tfjs's answer is not the
+ * plain top k, and this replicates it. */
+static double cmp_pair(const vi_pair *a, const vi_pair *b)
 {
-    return va > vb || (va == vb && ia < ib);
+    double d = b->v - a->v;
+    return d == 0 ? (double)(a->i - b->i) : d;
+}
+
+static void swap_pair(vi_pair *a, int64_t i, int64_t j)
+{
+    vi_pair t = a[i];
+    a[i] = a[j];
+    a[j] = t;
+}
+
+/* TopK_impl.js's select(array, k, left, right), step for step. The scans stay
+ * inside [0, n) (where JS would read past the array, tfjs throws). */
+static void tfjs_select(vi_pair *a, int64_t n, int64_t k, int64_t left, int64_t right)
+{
+    while (right > left) {
+        if (right - left > 600) {
+            double m = (double)(right - left + 1), i = (double)(k - left + 1);
+            double z = log(m), s = 0.5 * exp(2 * z / 3);
+            double d = i - m / 2, sgn = d > 0 ? 1 : (d < 0 ? -1 : 0);
+            double sd = 0.5 * sqrt(z * s * (m - s) / m) * sgn;
+            double nl = floor((double)k - i * s / m + sd), nr = floor((double)k + (m - i) * s / m + sd);
+            tfjs_select(a, n, k, nl > (double)left ? (int64_t)nl : left,
+                        nr < (double)right ? (int64_t)nr : right);
+        }
+        vi_pair t = a[k];
+        int64_t i = left, j = right;
+        swap_pair(a, left, k);
+        if (cmp_pair(&a[right], &t) > 0)
+            swap_pair(a, left, right);
+        while (i < j) {
+            swap_pair(a, i, j);
+            i++;
+            j--;
+            while (i < n - 1 && cmp_pair(&a[i], &t) < 0)
+                i++;
+            while (j > 0 && cmp_pair(&a[j], &t) > 0)
+                j--;
+        }
+        if (cmp_pair(&a[left], &t) == 0) {
+            swap_pair(a, left, j);
+        } else {
+            j++;
+            swap_pair(a, j, right);
+        }
+        if (j <= k)
+            left = j + 1;
+        if (k <= j)
+            right = j - 1;
+    }
+}
+
+/* The comparator as Array.prototype.sort sees it: NaN counts as 0 (ECMA-262
+ * SortCompare), so equal infinities are equal there and keep their order. */
+static double sort_cmp(const vi_pair *a, const vi_pair *b)
+{
+    double v = cmp_pair(a, b);
+    return isnan(v) ? 0 : v;
+}
+
+/* V8's sort (array-sort.tq) of fewer than 64 elements, exactly: one run,
+ * CountAndMakeRun then BinaryInsertionSort. Longer arrays are merged from
+ * such runs by a stable merge sort, which gives V8's order whenever the
+ * comparator is consistent, i.e. unless a NaN is among them. */
+static void v8_short_sort(vi_pair *a, int64_t n)
+{
+    if (n < 2)
+        return;
+    int64_t run = 2;
+    int desc = sort_cmp(&a[1], &a[0]) < 0;
+    for (int64_t i = 2; i < n; i++) {
+        double o = sort_cmp(&a[i], &a[i - 1]);
+        if (desc ? o >= 0 : o < 0)
+            break;
+        run++;
+    }
+    if (desc)
+        for (int64_t i = 0, j = run - 1; i < j; i++, j--)
+            swap_pair(a, i, j);
+    for (int64_t start = run; start < n; start++) {
+        vi_pair pivot = a[start];
+        int64_t left = 0, right = start;
+        while (left < right) {
+            int64_t mid = left + ((right - left) >> 1);
+            if (sort_cmp(&pivot, &a[mid]) < 0)
+                right = mid;
+            else
+                left = mid + 1;
+        }
+        memmove(a + left + 1, a + left, (size_t)(start - left) * sizeof *a);
+        a[left] = pivot;
+    }
+}
+
+static void stable_sort(vi_pair *a, vi_pair *tmp, int64_t n)
+{
+    if (n < 64) {
+        v8_short_sort(a, n);
+        return;
+    }
+    int64_t h = n / 2, i = 0, j = h, o = 0;
+    stable_sort(a, tmp, h);
+    stable_sort(a + h, tmp, n - h);
+    while (i < h && j < n)
+        tmp[o++] = sort_cmp(&a[j], &a[i]) < 0 ? a[j++] : a[i++];
+    while (i < h)
+        tmp[o++] = a[i++];
+    memcpy(a, tmp, (size_t)o * sizeof *a);
 }
 
 void ck_host_topk(const ck_step *s, const core_buf *const *ins, core_buf *out)
 {
     const ck_topk_p *p = &s->u.topk;
-    int64_t k = p->k;
-    double *bv = malloc((size_t)(k ? k : 1) * sizeof *bv);
-    int64_t *bi = malloc((size_t)(k ? k : 1) * sizeof *bi);
-    if (!bv || !bi) {
-        free(bv);
-        free(bi);
+    int64_t k = p->k, n = p->n;
+    vi_pair *row = malloc((size_t)(n ? n : 1) * sizeof *row);
+    vi_pair *tmp = malloc((size_t)(k ? k : 1) * sizeof *tmp);
+    if (!row || !tmp) {
+        free(row);
+        free(tmp);
         return;
     }
     for (int64_t r = 0; r < p->outer; r++) {
-        int64_t base = r * p->n, have = 0;
-        for (int64_t i = 0; i < p->n && k > 0; i++) {
-            double v = val(ins[0], base + i);
-            if (have == k && !before(v, i, bv[k - 1], bi[k - 1]))
-                continue;
-            int64_t pos = have < k ? have++ : k - 1;
-            while (pos > 0 && before(v, i, bv[pos - 1], bi[pos - 1])) {
-                bv[pos] = bv[pos - 1];
-                bi[pos] = bi[pos - 1];
-                pos--;
-            }
-            bv[pos] = v;
-            bi[pos] = i;
-        }
+        int64_t base = r * n;
+        for (int64_t i = 0; i < n; i++)
+            row[i] = (vi_pair){val(ins[0], base + i), i};
+        if (k < n)
+            tfjs_select(row, n, k, 0, n - 1);
+        if (!p->unsorted)
+            stable_sort(row, tmp, k);
         for (int64_t j = 0; j < k; j++) {
             int64_t o = r * k + j;
             if (p->want_indices)
-                ((int32_t *)out->data)[o] = (int32_t)bi[j];
+                ((int32_t *)out->data)[o] = (int32_t)row[j].i;
             else if (out->dtype == SI_FLOAT32)
-                ((float *)out->data)[o] = ((const float *)ins[0]->data)[base + bi[j]];
+                ((float *)out->data)[o] = ((const float *)ins[0]->data)[base + row[j].i];
             else
-                ((int32_t *)out->data)[o] = ((const int32_t *)ins[0]->data)[base + bi[j]];
+                ((int32_t *)out->data)[o] = ((const int32_t *)ins[0]->data)[base + row[j].i];
         }
     }
-    free(bv);
-    free(bi);
+    free(row);
+    free(tmp);
 }
 
 static si_result lower_topk(lower_ctx *c, si_error *err)
@@ -75,15 +184,13 @@ static si_result lower_topk(lower_ctx *c, si_error *err)
     if (k < 0 || k > n)
         return lc_fail(c, err, SI_ERR_SHAPE, "k = %lld outside [0, %lld]", (long long)k,
                        (long long)n);
-    if (!lc_attr_bool(c, "sorted", 1))
-        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "unsorted TopK (its order is tfjs's select order)");
     core_shape os = x->shape;
     os.d[os.rank - 1] = k;
     int64_t outer = n ? core_shape_count(&x->shape) / n : 0;
     for (int want = 0; want < 2; want++) {
         ck_step s = {.kind = CK_TOPK, .n_in = 1, .in = {lc_in(c, 0)}};
         s.u.topk = (ck_topk_p){.outer = (int32_t)outer, .n = (int32_t)n, .k = (int32_t)k,
-                               .want_indices = want};
+                               .want_indices = want, .unsorted = !lc_attr_bool(c, "sorted", 1)};
         s.out = lc_new_tensor(c, want ? SI_INT32 : x->dtype, &os);
         if (s.out < 0)
             return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");

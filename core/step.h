@@ -231,13 +231,18 @@ typedef struct {
 } ck_pool_p;
 
 /* A tiled reduction runs over parts of n in order, each part starting from the
- * previous part's result (has_init: input 1), so the sum is the same sum. */
+ * previous part's result (has_init: input 1), so the sum is the same sum.
+ * Float Sum, Mean and Prod accumulate wide, as tfjs's JS number (float64) does,
+ * rounding to float32 once; their running result between parts is the wide
+ * accumulator itself, two words an element (carry): the host's float64, the
+ * GPU's float-float pair. */
 typedef struct {
     int32_t op;                   /* ck_reduce_op */
     int32_t outer, n, inner;
     int32_t dtype;
     int32_t divisor;              /* Mean divides by this (the whole n); 0: n */
     int32_t has_init;             /* input 1 [outer, inner]: the running result so far */
+    int32_t carry;                /* bit 0: input 1 is a wide carry; bit 1: the output is */
 } ck_reduce_p;
 
 typedef struct {
@@ -291,6 +296,7 @@ typedef struct {
 typedef struct {
     int32_t outer, n, k;
     int32_t want_indices;
+    int32_t unsorted; /* sorted=false: the k in tfjs's selection order */
 } ck_topk_p;
 
 /* CropAndResize (core/op_image.c), both steps. CK_CROP_BOXES computes, in

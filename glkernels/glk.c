@@ -344,7 +344,18 @@ static const char *prelude =
     "/* fl(f + (hi + lo)) */\n"
     "float dd_add_to(float f, vec2 d) {\n"
     "    float s, t; two_sum(f, d.x, s, t); precise float r = s + (t + d.y); return r;\n"
-    "}\n";
+    "}\n"
+    "/* a double-like sum (hi, lo) += v, as tfjs sums float32 values in a JS number; the\n"
+    " * pair assumes finite values: once an infinity or NaN enters (or the pair overflows)\n"
+    " * it is plain IEEE float from there on */\n"
+    "bool wild(float v) { return isinf(v) || isnan(v); }\n"
+    "vec2 dd_add(vec2 a, float v) {\n"
+    "    if (wild(a.x) || wild(v)) return vec2(a.x + v, 0.0);\n"
+    "    vec2 r = dd_mad(v, 1.0, a);\n"
+    "    return wild(r.x) ? vec2(a.x + v, 0.0) : r;\n"
+    "}\n"
+    "/* the pair rounded to float once */\n"
+    "float dd_round(vec2 a) { return wild(a.x) ? a.x : dd_add_to(0.0, a); }\n";
 
 static si_result compile(int fused, const char *shader, const char *defines, glk_program *out,
                          si_error *err)

@@ -29,7 +29,7 @@ static void test_topk(void **state)
         float *pairs = malloc((size_t)n * 2 * sizeof *pairs);
         for (int want = 0; want < 2; want++) {
             ck_step s = {.kind = CK_TOPK, .n_in = 1, .in = {0}, .out = 1};
-            s.u.topk = (ck_topk_p){(int32_t)outer, (int32_t)n, (int32_t)k, want};
+            s.u.topk = (ck_topk_p){(int32_t)outer, (int32_t)n, (int32_t)k, want, 0};
             core_buf out = {.dtype = want ? SI_INT32 : SI_FLOAT32,
                             .shape = {.rank = 2, .d = {outer, k}},
                             .data = calloc((size_t)(outer * k + 1), 4)};

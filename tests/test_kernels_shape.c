@@ -593,6 +593,49 @@ static void test_lower_alias_and_errors(void **state)
     }
 }
 
+/* BatchMatMulV2 whose batch dims broadcast on both sides ([2,1] with [1,2]):
+ * tfjs's kernel computes max(2, 2) of the 4 matrices (its output lacks
+ * values), so this is refused with a clear error, not answered. */
+static void test_lower_matmul_both_sides(void **state)
+{
+    (void)state;
+    core_shape xs = {.rank = 4, .d = {2, 1, 3, 3}};
+    char nodes[2048];
+    int shape[] = {1, 2, 3, 3};
+    const lt_const cs[] = {{"shp", 4, shape}};
+    int n = lt_consts(nodes, sizeof nodes, cs, 1);
+    snprintf(nodes + n, sizeof nodes - (size_t)n,
+             ",{\"name\":\"rs\",\"op\":\"Reshape\",\"input\":[\"x\",\"shp\"]}"
+             ",{\"name\":\"mm\",\"op\":\"BatchMatMulV2\",\"input\":[\"x\",\"rs\"]}");
+    lt_model t;
+    si_error err = {0};
+    assert_int_equal(lt_build(&t, &xs, nodes, &err), SI_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.message, "node 'mm'"));
+    assert_non_null(strstr(err.message, "both sides"));
+    lt_free(&t);
+}
+
+/* DepthwiseConv2dNative with data_format NCHW: tfjs's kernel reads the input
+ * as NHWC against a filter it does not fit (no answer): refused, named. */
+static void test_lower_dwconv_nchw(void **state)
+{
+    (void)state;
+    core_shape xs = {.rank = 4, .d = {1, 2, 4, 4}};
+    const char *nodes =
+        "{\"name\":\"f\",\"op\":\"Const\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"},"
+        "\"value\":{\"tensor\":{\"dtype\":\"DT_FLOAT\",\"tensorShape\":{\"dim\":[{\"size\":\"1\"},"
+        "{\"size\":\"1\"},{\"size\":\"2\"},{\"size\":\"1\"}]},\"floatVal\":[0.5,2]}}}},"
+        "{\"name\":\"dw\",\"op\":\"DepthwiseConv2dNative\",\"input\":[\"x\",\"f\"],\"attr\":{"
+        "\"strides\":{\"list\":{\"i\":[\"1\",\"1\",\"1\",\"1\"]}},\"padding\":{\"s\":\"U0FNRQ==\"},"
+        "\"data_format\":{\"s\":\"TkNIVw==\"}}}";
+    lt_model t;
+    si_error err = {0};
+    assert_int_equal(lt_build(&t, &xs, nodes, &err), SI_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.message, "node 'dw'"));
+    assert_non_null(strstr(err.message, "NCHW"));
+    lt_free(&t);
+}
+
 /* Shape → StridedSlice → Pack → Fill/Range, as efficientpose builds an
  * output_shape: everything follows from static shapes and folds to constants. */
 static void test_lower_fold(void **state)
@@ -827,6 +870,7 @@ int main(void)
         cmocka_unit_test(test_gather),          cmocka_unit_test(test_gathernd),
         cmocka_unit_test(test_lower_strided_slice), cmocka_unit_test(test_lower_join_split),
         cmocka_unit_test(test_lower_alias_and_errors), cmocka_unit_test(test_lower_fold),
+        cmocka_unit_test(test_lower_matmul_both_sides), cmocka_unit_test(test_lower_dwconv_nchw),
         cmocka_unit_test(test_lower_depth_space), cmocka_unit_test(test_lower_space_batch),
     };
     return cmocka_run_group_tests_name("kernels_shape", tests, setup, teardown);

@@ -1,4 +1,20 @@
 // CK_BINARY: P = {op, rank, out_dim[6], a_stride[6], b_stride[6], in_dtype, out_dtype, count}.
+// JS's a % b (C's fmod), exactly: |a| less |b| * 2^k while it is at least |b|, each
+// subtraction exact (the operands within a factor of two); the sign is a's.
+float js_rem(float a, float b) {
+    if (isnan(a) || isnan(b) || isinf(a) || b == 0.0) return uintBitsToFloat(0x7fc00000u);
+    if (isinf(b)) return a;
+    float r = abs(a), d = abs(b);
+    for (int i = 0; i < 300 && r >= d; i++) {
+        int er, ed;
+        frexp(r, er);
+        frexp(d, ed);
+        float t = ldexp(d, er - ed);
+        if (t > r) t = ldexp(d, er - ed - 1);
+        r -= t;
+    }
+    return (floatBitsToUint(a) >> 31) != 0u ? -r : r;
+}
 float binary_f(float a, float b) {
 #if OPC == B_ADD
     return a + b;
@@ -21,8 +37,19 @@ float binary_f(float a, float b) {
 #elif OPC == B_FLOORDIV
     return floor(a / b);
 #elif OPC == B_FLOORMOD
-    float r = a - b * trunc(a / b);
-    return ((a < 0.0 && b < 0.0) || (a >= 0.0 && b >= 0.0)) ? r : (r + b) - b * trunc((r + b) / b);
+    // tfjs's mod: rem = a % b, kept where a and b have the same sign, else
+    // (rem + b) % b in float64: NaN for an infinite b; b % b (a zero of b's
+    // sign) where rem + b rounds to b itself (rem 0, or at most half the
+    // float64 spacing below |b|: the spacing halves below a power of two);
+    // else rem + b itself (|rem + b| < |b|), which float rounds as float64 did
+    float r = js_rem(a, b);
+    if ((a < 0.0 && b < 0.0) || (a >= 0.0 && b >= 0.0)) return r;
+    if (isinf(b)) return uintBitsToFloat(0x7fc00000u);
+    int e;
+    float m = frexp(abs(b), e);
+    if (abs(r) <= ldexp(1.0, e - (m == 0.5 ? 55 : 54)))
+        return uintBitsToFloat(floatBitsToUint(b) & 0x80000000u);
+    return r + b;
 #elif OPC == B_PRELU
     return a < 0.0 ? b * a : a;
 #elif OPC == B_ATAN2

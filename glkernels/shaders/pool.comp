@@ -1,7 +1,17 @@
 // CK_POOL: P = {is_max, n, in_h, in_w, c, out_h, out_w, k_h, k_w, stride_h, stride_w,
 // pad_top, pad_left}. One invocation per NHWC output element. Max starts at -inf and
-// keeps `v > m` (NaN never wins); avg divides by the in-bounds count, as tfjs does.
-// Int inputs go through float, as in the host reference.
+// keeps `v > m` (NaN never wins); avg sums in a double-like pair (tfjs: a JS number)
+// and divides that by the in-bounds count, as tfjs does. Int inputs go through float,
+// as in the host reference.
+// (hi, lo) / d, rounded to float: the first quotient corrected by the remainder
+float dd_div(vec2 a, float d) {
+    if (wild(a.x)) return a.x / d;
+    float q1 = a.x / d, p, e;
+    two_prod(q1, d, p, e);
+    precise float r = ((a.x - p) - e) + a.y;
+    precise float q = q1 + r / d;
+    return q;
+}
 void main() {
     uint o = gidx();
     if (o >= NT) return;
@@ -25,15 +35,15 @@ void main() {
         }
         outv[o] = TO(m);
     } else {
-        float s = 0.0;
+        vec2 s = vec2(0.0);
         int cnt = 0;
         for (int y = ylo; y < yhi; y++) {
             int row = ((b * in_h + y) * in_w) * c + ch;
             for (int x = xlo; x < xhi; x++) {
-                s += float(in0[row + x * c]);
+                s = dd_add(s, float(in0[row + x * c]));
                 cnt++;
             }
         }
-        outv[o] = TO(s / float(cnt));
+        outv[o] = TO(dd_div(s, float(cnt)));
     }
 }

@@ -1,5 +1,6 @@
 // CK_SOFTMAX: P = {outer, n, log}. One invocation per row of the last axis, as tfjs:
-// m = max (NaN sticks), e = exp(x - m), s = sum(e) in order, out = e / s
+// m = max (NaN sticks), e = exp(x - m), s = sum(e) in order (a double-like sum, as
+// tfjs's in a JS number, rounded to float32 once), out = e / s
 // (LogSoftmax: (x - m) - log(s)).
 void main() {
     uint r = gidx();
@@ -11,8 +12,9 @@ void main() {
         float v = float(in0[base + j]);
         if (isnan(v) || v > m) m = v;
     }
-    float s = 0.0;
-    for (int j = 0; j < n; j++) s += exp(float(in0[base + j]) - m);
+    vec2 acc = vec2(0.0);
+    for (int j = 0; j < n; j++) acc = dd_add(acc, exp(float(in0[base + j]) - m));
+    float s = dd_round(acc);
     if (P[2] != 0) {
         float ls = log(s);
         for (int j = 0; j < n; j++) outv[base + j] = TO((float(in0[base + j]) - m) - ls);

@@ -122,6 +122,18 @@ int unary_i(int x) {
     return x;
 #endif
 }
+// float -> int32 as Int32Array.from (ToInt32): NaN and +-Inf give 0, else
+// truncation toward zero modulo 2^32. Past 2^31 a float is m * 2^e (m the
+// 24-bit significand, e >= 8), whose low 32 bits are m << e.
+int f2i_(float x) {
+    if (isnan(x) || isinf(x)) return 0;
+    if (abs(x) < 2147483648.0) return int(x);
+    uint b = floatBitsToUint(x);
+    int e = int((b >> 23) & 0xffu) - 150;
+    if (e >= 32) return 0;
+    uint r = ((b & 0x7fffffu) | 0x800000u) << uint(e);
+    return int(x < 0.0 ? 0u - r : r);
+}
 void main() {
     uint i = gidx();
     if (i >= NT) return;
@@ -131,6 +143,7 @@ void main() {
     int indt = P[2];
     if (outdt == 2) outv[i] = TO(in0[i] != T0(0) ? 1 : 0);
     else if (indt == 2) outv[i] = TO(in0[i] != T0(0) ? 1 : 0);
+    else if (indt == 0 && outdt == 1) outv[i] = TO(f2i_(float(in0[i])));
     else outv[i] = TO(in0[i]);
 #elif OPC == U_LOGICAL_NOT
     outv[i] = TO(in0[i] == T0(0) ? 1 : 0);

@@ -175,6 +175,7 @@ function cases(mulberry32) {
   for (const c of require('./cases_casesC.js').casesC(rngFor, util, { T, I, B, S, IL })) add(c);
   for (const c of require('./cases_einsum.js').einsumBlockCases(rngFor, util, { T, I, S })) add(c);
   for (const c of require('./cases_str.js').strCases(rngFor, util, { T, I, B, S })) add(c);
+  for (const c of require('./cases_casesA.js').casesACases(rngFor, util, { T, I, F, B, S, IL })) add(c);
   return out;
 }
 
