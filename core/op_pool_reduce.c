@@ -532,7 +532,7 @@ static si_result reduce_tensor(lower_ctx *c, si_error *err, int op, int xt, cons
         free(data);
         if (t < 0)
             return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
-        lc_set_output(c, 0, t);
+        *out_t = t;
         return SI_OK;
     }
 
