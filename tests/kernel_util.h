@@ -21,7 +21,7 @@ static inline uint32_t kt_rand(void)
     kt_state ^= kt_state << 17;
     return (uint32_t)(kt_state >> 11);
 }
-static inline int kt_randint(int lo, int hi) { return lo + (int)(kt_rand() % (uint32_t)(hi - lo + 1)); }
+static inline int kt_randint(int lo, int hi) { return (int)(lo + (int64_t)(kt_rand() % (uint32_t)((int64_t)hi - lo + 1))); }
 static inline float kt_randf(float lo, float hi) { return lo + (hi - lo) * (float)(kt_rand() % 1000003u) / 1000003.f; }
 
 static inline core_buf kt_buf(si_dtype dt, int rank, const int64_t *dims)
