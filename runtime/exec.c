@@ -137,6 +137,8 @@ si_result rt_run_plan(si_model *m, si_error *err)
     si_model *root = m->parent ? m->parent : m;
     if (m->be->holds_vram && rt_arenas_held(root) > root->st.peak_vram_bytes)
         root->st.peak_vram_bytes = rt_arenas_held(root);
+    if (root->ctx)
+        rt_ctx_note_peak(root->ctx);
     const pg_plan *pl = m->plan;
     for (int b = 0; b < m->pb.n_buffers; b++) {
         const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
