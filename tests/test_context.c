@@ -338,6 +338,60 @@ static void test_belady_declared(void **state)
     belady_case(1);
 }
 
+/* Threads: each job runs its models in turns and checks every output. */
+typedef struct {
+    si_context *c;
+    si_model *m[N_NAMES];
+    int which[N_NAMES], n, frames, failures;
+} job;
+
+static void *worker(void *arg)
+{
+    job *j = arg;
+    for (int f = 0; f < j->frames; f++)
+        for (int k = 0; k < j->n; k++) {
+            int i = j->which[k];
+            si_error err = {0};
+            if (si_run(j->m[k], ins[i].in, ins[i].n, &err) != SI_OK) {
+                fprintf(stderr, "%s: %s\n", names[i], err.message);
+                j->failures++;
+                continue;
+            }
+            j->failures += same_outputs(j->m[k], &alone[i], names[i]);
+        }
+    return NULL;
+}
+
+/* Two contexts, each in a thread of its own, at the same time; and a third
+ * thread sharing the first context with the first (calls serialized inside:
+ * each thread reads its own model's outputs, which only its runs replace). */
+static void test_threads(void **state)
+{
+    (void)state;
+    si_context *a = open_context(budget), *b = open_context(budget);
+    job ja = {.c = a, .n = 2, .which = {4, 3}, .frames = 3};
+    job jb = {.c = b, .n = 2, .which = {0, 4}, .frames = 3};
+    job jc = {.c = a, .n = 1, .which = {0}, .frames = 4};
+    job *jobs[3] = {&ja, &jb, &jc};
+    for (int k = 0; k < 3; k++) /* opened here, run there */
+        for (int i = 0; i < jobs[k]->n; i++)
+            jobs[k]->m[i] = open_in(jobs[k]->c, names[jobs[k]->which[i]]);
+    pthread_t t[3];
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(pthread_create(&t[k], NULL, worker, jobs[k]), 0);
+    for (int k = 0; k < 3; k++)
+        pthread_join(t[k], NULL);
+    assert_int_equal(ja.failures + jb.failures + jc.failures, 0);
+    si_context_stats sa, sb;
+    si_context_get_stats(a, &sa);
+    si_context_get_stats(b, &sb);
+    assert_int_equal(sa.runs, 3 * 2 + 4);
+    assert_int_equal(sb.runs, 3 * 2);
+    assert_true(sa.peak_vram_bytes <= budget && sb.peak_vram_bytes <= budget);
+    si_context_close(a);
+    si_context_close(b);
+}
+
 /* A model of another context in the order, a bad path, no context: errors. */
 static void test_bad_arguments(void **state)
 {
@@ -370,6 +424,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_no_limit_keeps_weights),
         cmocka_unit_test(test_belady_learned),
         cmocka_unit_test(test_belady_declared),
+        cmocka_unit_test(test_threads),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, setup_alone, teardown_alone);
