@@ -25,7 +25,8 @@ typedef enum {
     SI_ERR_SHAPE,    /* shapes or dtypes do not agree */
     SI_ERR_GPU,      /* EGL/GL failure */
     SI_ERR_BUDGET,   /* no plan fits the VRAM budget */
-    SI_ERR_NOMEM     /* host allocation failed */
+    SI_ERR_NOMEM,    /* host allocation failed */
+    SI_ERR_CANCELLED /* si_options.progress_stop asked to stop */
 } si_result;
 
 typedef struct {
@@ -60,6 +61,14 @@ typedef struct {
     /* Called between phases and steps; may be NULL. */
     void (*progress)(void *user, const char *phase, int done, int total);
     void *progress_user;
+    /* Cancellation; may be NULL. Called with progress_user at the same points
+     * as progress, after it (phases "plan", "weights", "run": each step); a
+     * nonzero return stops the si_open, si_plan or si_run under way at that
+     * point with SI_ERR_CANCELLED ("cancelled by the progress callback ...").
+     * The handle stays usable: the next call starts afresh (a cancelled run
+     * gives its arena up, so resident weights are uploaded again); a cancelled
+     * si_open returns no handle and leaves nothing behind. */
+    int (*progress_stop)(void *user, const char *phase, int done, int total);
     /* When set, each si_run writes a Chrome trace-event file here (open it in
      * Perfetto or chrome://tracing): compute, uploads/reads and spills as tracks,
      * GPU bytes in use as a counter. Tracing waits for the GPU after every action

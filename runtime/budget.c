@@ -195,6 +195,8 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
     for (int attempt = 0;; attempt++) {
         int over;
         rt_progress(m, "plan", attempt + 1, 0); /* attempt k, how many unknown */
+        if ((st = rt_check_cancel(m, err)) != SI_OK)
+            break;
         st = attempt_at(m, shapes, vp, limit, align, pool, &over, err);
         if (over == -2)
             break;

@@ -49,6 +49,15 @@ void rt_progress(si_model *m, const char *phase, int done, int total)
 {
     if (m->opt.progress)
         m->opt.progress(m->opt.progress_user, phase, done, total);
+    if (m->opt.progress_stop && m->opt.progress_stop(m->opt.progress_user, phase, done, total))
+        (m->parent ? m->parent : m)->cancelled = 1;
+}
+
+si_result rt_check_cancel(const si_model *m, si_error *err)
+{
+    if (!(m->parent ? m->parent : m)->cancelled)
+        return SI_OK;
+    return base_fail(err, SI_ERR_CANCELLED, "cancelled by the progress callback");
 }
 
 /* core_weight_loader: a weight's value on the host, dequantized as tfjs does. */
@@ -439,6 +448,7 @@ static si_result run_locked(si_model *m, const si_tensor_in *inputs, int n_input
     err->message[0] = 0;
     if (!m || (n_inputs > 0 && !inputs))
         return base_fail(err, SI_ERR_ARG, "si_run: model and inputs are required");
+    m->cancelled = 0;
     double t0 = rt_now_ms();
     int ni = core_graph_n_inputs(m->g);
     rt_free_run(m);

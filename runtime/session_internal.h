@@ -87,6 +87,7 @@ struct si_model {
     pthread_mutex_t *lockp;   /* &lock, or the context's for a model opened into one */
     si_context *ctx;          /* opened into a context (shares its gpu, be, budget), or NULL */
     int ctx_id;               /* its number in the context's order and history */
+    int cancelled;            /* progress_stop asked to stop the call under way (root model) */
 };
 
 /* Where the executor's actions happen, as ggml's backend interface: the arena
@@ -134,6 +135,8 @@ void rt_effective_options(const si_options *opt, si_options *eff);
 si_result rt_open_model(si_context *ctx, const char *path, const si_options *opt, si_model **out,
                         si_error *err);
 void rt_progress(si_model *m, const char *phase, int done, int total);
+/* SI_ERR_CANCELLED where progress_stop asked to stop the call under way, else SI_OK. */
+si_result rt_check_cancel(const si_model *m, si_error *err);
 si_result rt_load_weight(void *user, int w, void *dst4, si_error *err); /* a core_weight_loader */
 void rt_free_run(si_model *m);
 

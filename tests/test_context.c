@@ -392,6 +392,72 @@ static void test_threads(void **state)
     si_context_close(b);
 }
 
+/* Cancellation: progress_stop returns nonzero at the stop_at-th call of
+ * phase stop_phase (0: never). */
+typedef struct {
+    const char *stop_phase;
+    int stop_at, calls;
+} stopper;
+
+static int stop_here(void *user, const char *phase, int done, int total)
+{
+    (void)done;
+    (void)total;
+    stopper *s = user;
+    return s->stop_phase && !strcmp(phase, s->stop_phase) && ++s->calls == s->stop_at;
+}
+
+/* A run stopped in its weights or at its 5th step, an open stopped while it
+ * plans: SI_ERR_CANCELLED saying so; the handle (alone, or a model of a
+ * context beside another) runs again after it and gives the same outputs. */
+static void test_cancel(void **state)
+{
+    (void)state;
+    char path[512];
+    model_path("facemesh", path);
+    stopper s = {0};
+    si_options opt = {.vram_budget = budget, .backend = SI_BACKEND_GPU,
+                      .progress_stop = stop_here, .progress_user = &s};
+    si_model *m = NULL;
+    si_error err = {0};
+    s = (stopper){"plan", 1, 0};
+    assert_int_equal(si_open(path, &opt, &m, &err), SI_ERR_CANCELLED);
+    assert_null(m);
+    assert_non_null(strstr(err.message, "cancelled"));
+    s = (stopper){0};
+    assert_int_equal(si_open(path, &opt, &m, &err), SI_OK);
+    const char *phases[] = {"weights", "run", "run"};
+    for (int k = 0; k < 3; k++) {
+        s = (stopper){phases[k], k == 0 ? 1 : 5, 0};
+        err = (si_error){0};
+        assert_int_equal(si_run(m, ins[2].in, ins[2].n, &err), SI_ERR_CANCELLED);
+        assert_int_equal(err.status, SI_ERR_CANCELLED);
+        assert_non_null(strstr(err.message, "cancelled"));
+        assert_int_equal(s.calls, s.stop_at); /* it stopped where it was asked */
+        s = (stopper){0};
+        assert_int_equal(si_run(m, ins[2].in, ins[2].n, &err), SI_OK);
+        assert_int_equal(same_outputs(m, &alone[2], "facemesh after a cancelled run"), 0);
+    }
+    si_close(m);
+    /* in a context: the other model is not disturbed */
+    si_context *c = open_context(budget);
+    si_model *a = NULL, *b = open_in(c, "gender");
+    assert_int_equal(si_context_open_model(c, path, &opt, &a, &err), SI_OK);
+    for (int k = 0; k < 2; k++) {
+        s = (stopper){"run", 7, 0};
+        assert_int_equal(si_run(a, ins[2].in, ins[2].n, &err), SI_ERR_CANCELLED);
+        s = (stopper){0};
+        assert_int_equal(si_run(b, ins[4].in, ins[4].n, &err), SI_OK);
+        assert_int_equal(same_outputs(b, &alone[4], "gender"), 0);
+        assert_int_equal(si_run(a, ins[2].in, ins[2].n, &err), SI_OK);
+        assert_int_equal(same_outputs(a, &alone[2], "facemesh"), 0);
+    }
+    si_context_stats cs;
+    si_context_get_stats(c, &cs);
+    assert_true(cs.peak_vram_bytes <= budget);
+    si_context_close(c);
+}
+
 /* A model of another context in the order, a bad path, no context: errors. */
 static void test_bad_arguments(void **state)
 {
@@ -425,6 +491,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_belady_learned),
         cmocka_unit_test(test_belady_declared),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, setup_alone, teardown_alone);
