@@ -139,6 +139,9 @@ if [ $refs_ok -eq 1 ]; then
         "$CACHE/human-models/models" $MODELS
     check "a budget a later GPU stage cannot meet is refused, naming it" \
         "$HERE/stage_budget_test.sh" "$B/streaminfer" "$CACHE"
+    # issue 21: several models in one context and budget from the command line
+    check "pipeline of 3 models in one budget: outputs bitwise each model alone" \
+        "$HERE/kiosk_cli_test.sh" "$B/streaminfer" "$CACHE"
     check "make install; the README's example built with pkg-config against it" \
         "$HERE/install_test.sh" "$B" "$CACHE/human-models/models/emotion.json"
     check "Node.js binding (node --test bindings/node)" sh -c "make -s -C '$HERE/..' B='$B' node &&
