@@ -151,6 +151,9 @@ if [ $refs_ok -eq 1 ]; then
     check "kiosk: no leak across runs (valgrind, host backend)" env KIOSK_HOST=1 valgrind -q \
         --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
         "$B/bench/kiosk" "$CACHE/human-models/models/gender.json" 600K 12
+    # issue 21, short: bench/results/kiosk.md runs all five models
+    check "kiosk pipeline: facemesh and iris in one context, 4 frames, bitwise each alone, flat RSS" \
+        "$B/bench/kiosk_pipeline" "$CACHE/human-models/models" 4 facemesh iris
 else
     failed=$((failed + 1))
     cases_failed=$((cases_failed + 1))
