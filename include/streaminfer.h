@@ -149,9 +149,11 @@ typedef struct si_model si_model;
  * beside what they keep, so the bytes of GPU buffers the context owns never
  * exceed the budget. The next runs are the order the application declared
  * (si_context_set_order), else what followed this model's previous run in
- * the sequence of runs, else the least recently run gives up first. An
- * activation never outlives its run: only resident weights carry over to
- * the next run (a model that gave its arena up uploads them again). Each
+ * the sequence of runs, else the least recently run gives up first. No
+ * activation's value outlives its run: only resident weights carry over to
+ * the next run (a model that gave its arena up uploads them again); the
+ * working space of a kept arena stays allocated with it (one GL buffer a
+ * model) and counts against the budget until the arena is given up. Each
  * model's outputs are bitwise those it gives opened alone (si_open) with the
  * same budget. Each model keeps its own host pool (si_context_stats sums
  * them).
