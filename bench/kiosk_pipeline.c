@@ -10,7 +10,10 @@
  * (default models: blazeface facemesh iris faceres handlandmark-full; the
  * RSS is sampled at frame 10, or at FRAMES/2 for fewer than 20 frames.)
  * Exit 0 when every output matched, the peak stayed within the budget and
- * the RSS at the end is within 1 MiB of the RSS at the sample frame. */
+ * the RSS at the end exceeds the RSS at the sample frame by at most 1 MiB
+ * plus the budget: on llvmpipe the arenas are host memory, and a driver may
+ * free an arena given up some time after (the RSS at one moment swings by
+ * about an arena; a leak grows frame after frame). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,12 +210,14 @@ int main(int argc, char **argv)
            (unsigned long long)cs.peak_vram_bytes, (unsigned long long)cs.arenas_released, rss_mid,
            rss_end, frames > 2 ? ms_shared / (frames - 2) : 0.0,
            mismatches ? "DIFFER" : "bitwise identical");
-    int bad = mismatches || cs.peak_vram_bytes > budget || rss_end - rss_mid > 1024;
+    long slack_kib = 1024 + (long)(budget >> 10);
+    int bad = mismatches || cs.peak_vram_bytes > budget || rss_end - rss_mid > slack_kib;
     if (cs.peak_vram_bytes > budget)
         fprintf(stderr, "kiosk_pipeline: peak %llu over the budget %llu\n",
                 (unsigned long long)cs.peak_vram_bytes, (unsigned long long)budget);
-    if (rss_end - rss_mid > 1024)
-        fprintf(stderr, "kiosk_pipeline: RSS grew by %ld KiB after frame %d\n", rss_end - rss_mid, rss_at);
+    if (rss_end - rss_mid > slack_kib)
+        fprintf(stderr, "kiosk_pipeline: RSS grew by %ld KiB after frame %d (more than 1 MiB + the budget)\n",
+                rss_end - rss_mid, rss_at);
     for (int i = 0; i < n; i++) {
         si_close(st[i].alone);
         for (int k = 0; k < st[i].ni; k++)
