@@ -393,7 +393,8 @@ static void test_threads(void **state)
 }
 
 /* Cancellation: progress_stop returns nonzero at the stop_at-th call of
- * phase stop_phase (0: never). */
+ * phase stop_phase (0: never; -k: at the k-th call from the end of a run,
+ * done == total - k). */
 typedef struct {
     const char *stop_phase;
     int stop_at, calls;
@@ -404,20 +405,32 @@ static int stop_here(void *user, const char *phase, int done, int total)
     (void)done;
     (void)total;
     stopper *s = user;
-    return s->stop_phase && !strcmp(phase, s->stop_phase) && ++s->calls == s->stop_at;
+    if (!s->stop_phase || strcmp(phase, s->stop_phase))
+        return 0;
+    ++s->calls;
+    return s->stop_at < 0 ? done == total + s->stop_at : s->calls == s->stop_at;
 }
 
 /* A run stopped in its weights or at its 5th step, an open stopped while it
  * plans: SI_ERR_CANCELLED saying so; the handle (alone, or a model of a
- * context beside another) runs again after it and gives the same outputs. */
+ * context beside another) runs again after it and gives the same outputs.
+ * Alone, facemesh runs in 1.125x its own lower bound, where weights stream
+ * in during the run and some stay resident for the next: a run stopped
+ * before its end left them unloaded (3 steps from the end). */
 static void test_cancel(void **state)
 {
     (void)state;
     char path[512];
     model_path("facemesh", path);
+    si_model *probe = open_alone("facemesh", 0);
+    si_error perr = {0};
+    assert_int_equal(si_plan(probe, ins[2].in, ins[2].n, &perr), SI_OK);
+    si_stats ps;
+    si_get_stats(probe, &ps);
+    si_close(probe);
     stopper s = {0};
-    si_options opt = {.vram_budget = budget, .backend = SI_BACKEND_GPU,
-                      .progress_stop = stop_here, .progress_user = &s};
+    si_options opt = {.vram_budget = ps.lower_bound_bytes + ps.lower_bound_bytes / 8,
+                      .backend = SI_BACKEND_GPU, .progress_stop = stop_here, .progress_user = &s};
     si_model *m = NULL;
     si_error err = {0};
     s = (stopper){"plan", 1, 0};
@@ -426,14 +439,16 @@ static void test_cancel(void **state)
     assert_non_null(strstr(err.message, "cancelled"));
     s = (stopper){0};
     assert_int_equal(si_open(path, &opt, &m, &err), SI_OK);
-    const char *phases[] = {"weights", "run", "run"};
-    for (int k = 0; k < 3; k++) {
-        s = (stopper){phases[k], k == 0 ? 1 : 5, 0};
+    const char *phases[] = {"weights", "run", "run", "run"};
+    const int at[] = {1, 5, 5, -3};
+    for (int k = 0; k < 4; k++) {
+        s = (stopper){phases[k], at[k], 0};
         err = (si_error){0};
         assert_int_equal(si_run(m, ins[2].in, ins[2].n, &err), SI_ERR_CANCELLED);
         assert_int_equal(err.status, SI_ERR_CANCELLED);
         assert_non_null(strstr(err.message, "cancelled"));
-        assert_int_equal(s.calls, s.stop_at); /* it stopped where it was asked */
+        if (at[k] > 0)
+            assert_int_equal(s.calls, s.stop_at); /* it stopped where it was asked */
         s = (stopper){0};
         assert_int_equal(si_run(m, ins[2].in, ins[2].n, &err), SI_OK);
         assert_int_equal(same_outputs(m, &alone[2], "facemesh after a cancelled run"), 0);
