@@ -9,6 +9,7 @@ enum { EXIT_OTHER = 1, EXIT_USAGE = 2, EXIT_MODEL = 3, EXIT_BUDGET = 4, EXIT_GPU
 
 #define MAX_INPUTS 64
 #define MAX_OUTPUTS 64
+#define MAX_MODELS 32
 
 typedef struct {
     const char *name; /* NULL: positional */
@@ -23,6 +24,8 @@ typedef struct {
     input_arg ins[MAX_INPUTS];
     int n_ins, runs, quiet, json, backend_set;
     const char *model, *outdir, *stats_path;
+    const char *models[MAX_MODELS]; /* every MODEL given; model is the first */
+    int n_models;
     uint32_t seed;
     si_fit fit; /* --resize */
 } cli_args;
@@ -39,6 +42,10 @@ int cli_parse(int argc, char **argv, cli_args *a, int *done);
 /* commands.c: opens the model, makes its inputs and runs, plans or describes
  * it as a->cmd says; returns the exit status. */
 int cli_command_run(const cli_args *a);
+
+/* kiosk.c: several MODELs in one context, --runs frames (each model once a
+ * frame) in one --vram budget; returns the exit status. */
+int cli_kiosk_run(const cli_args *a, double t0_ms, double (*now)(void));
 
 /* errors.c: each prints one line on stderr and returns the exit code */
 int cli_exit_code(si_result st);

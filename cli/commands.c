@@ -73,6 +73,8 @@ static int run(si_model *m, const cli_args *a, const si_tensor_in *tin, int ni, 
 int cli_command_run(const cli_args *a)
 {
     double t0 = now_ms();
+    if (a->n_models > 1)
+        return cli_kiosk_run(a, t0, now_ms);
     si_model *m = NULL;
     si_error err = {0};
     /* info opens the model itself; the handle here only reads --input files */

@@ -14,7 +14,8 @@ int cli_exit_code(si_result st)
     case SI_ERR_SHAPE: return EXIT_MODEL;
     case SI_ERR_BUDGET: return EXIT_BUDGET;
     case SI_ERR_GPU: return EXIT_GPU;
-    case SI_ERR_NOMEM: break;
+    case SI_ERR_NOMEM:
+    case SI_ERR_CANCELLED: break;
     }
     return EXIT_OTHER;
 }

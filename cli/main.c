@@ -14,6 +14,7 @@
 
 static const char usage[] =
     "usage: streaminfer [options] MODEL\n"
+    "       streaminfer [options] MODEL1 MODEL2 ...\n"
     "       streaminfer plan [--vram SIZE] [--input ...] MODEL\n"
     "       streaminfer info [--json] [--input ...] MODEL\n"
     "\n"
@@ -28,6 +29,16 @@ static const char usage[] =
     "shapes with free dimensions as -1, dtypes), ops and how often each occurs,\n"
     "weights (count, bytes, stored dtypes), control flow, the lower bound and the\n"
     "smallest budget that could work, the GPU and its limits; --json as JSON.\n"
+    "Several MODELs make a pipeline: all are opened into one GPU context and one\n"
+    "--vram budget, and run in turn --runs times (a frame: each model once, in the\n"
+    "order given); their weights compete for the budget (a model whose next run is\n"
+    "farthest gives its GPU memory up first), and outputs are those of each model run\n"
+    "alone. Printed: each model's outputs of the last frame, a line of figures per model\n"
+    "(lower bound, its own arena, bytes uploaded, ms a run), the shared budget and peak,\n"
+    "and the traffic (bytes uploaded a frame after the first); --stats FILE.json writes\n"
+    "the same figures per model and shared. Inputs by model: --input MODELNAME:INPUT=FILE\n"
+    "(MODELNAME: the file's or folder's name, as emotion for emotion.json), else random.\n"
+    "--output DIR writes DIR/MODELNAME/OUTPUT.npy; --trace is for one model.\n"
     "\n"
     "options:\n"
     "  --vram SIZE          GPU memory budget: 512M, 1G, 1.5G or plain bytes (default: no\n"
@@ -259,9 +270,14 @@ int cli_parse(int argc, char **argv, cli_args *a, int *done)
             return rc < 0 ? 0 : rc;
     }
     for (int i = optind; i < argc; i++) {
-        if (a->model)
-            return cli_fail(EXIT_USAGE, "one MODEL only (got '%s' and '%s'); see --help", a->model, argv[i]);
-        a->model = argv[i];
+        if (a->model && a->cmd != CMD_RUN)
+            return cli_fail(EXIT_USAGE, "%s takes one MODEL (got '%s' and '%s'); see --help",
+                            a->cmd == CMD_PLAN ? "plan" : "info", a->model, argv[i]);
+        if (a->n_models == MAX_MODELS)
+            return cli_fail(EXIT_USAGE, "at most %d models", MAX_MODELS);
+        a->models[a->n_models++] = argv[i];
+        if (!a->model)
+            a->model = argv[i];
     }
     if (!a->model)
         return cli_fail(EXIT_USAGE, "no MODEL given; see --help");

@@ -25,7 +25,8 @@ typedef enum {
     SI_ERR_SHAPE,    /* shapes or dtypes do not agree */
     SI_ERR_GPU,      /* EGL/GL failure */
     SI_ERR_BUDGET,   /* no plan fits the VRAM budget */
-    SI_ERR_NOMEM     /* host allocation failed */
+    SI_ERR_NOMEM,    /* host allocation failed */
+    SI_ERR_CANCELLED /* si_options.progress_stop asked to stop */
 } si_result;
 
 typedef struct {
@@ -60,6 +61,14 @@ typedef struct {
     /* Called between phases and steps; may be NULL. */
     void (*progress)(void *user, const char *phase, int done, int total);
     void *progress_user;
+    /* Cancellation; may be NULL. Called with progress_user at the same points
+     * as progress, after it (phases "plan", "weights", "run": each step); a
+     * nonzero return stops the si_open, si_plan or si_run under way at that
+     * point with SI_ERR_CANCELLED ("cancelled by the progress callback ...").
+     * The handle stays usable: the next call starts afresh (a cancelled run
+     * gives its arena up, so resident weights are uploaded again); a cancelled
+     * si_open returns no handle and leaves nothing behind. */
+    int (*progress_stop)(void *user, const char *phase, int done, int total);
     /* When set, each si_run writes a Chrome trace-event file here (open it in
      * Perfetto or chrome://tracing): compute, uploads/reads and spills as tracks,
      * GPU bytes in use as a counter. Tracing waits for the GPU after every action
@@ -124,11 +133,72 @@ typedef struct si_model si_model;
  * call waits for the first to return (si_output's data stays valid until the
  * next si_run or si_close on the handle, whichever thread makes it). Handles
  * are independent: any number may be open in one process and used in any
- * order or from different threads at once. Each handle has its own GL
- * context, made current in the calling thread for the duration of a call;
+ * order or from different threads at once. Each handle opened by si_open
+ * has its own GL context (models of a context share the context's, and its
+ * lock: see si_context above), made current in the calling thread for the duration of a call;
  * whatever context the thread had current before (the application's own, or
  * none) is current again when the call returns. si_close must not race with
  * other calls on the same handle. */
+
+/* Contexts: several models in one budget (a kiosk's pipeline: detector, mesh,
+ * iris, ... every frame). A context owns one GL context and one VRAM budget;
+ * models opened into it (si_context_open_model) plan within that budget, run
+ * one at a time, and their arenas (each model's resident weights with its
+ * working space) compete for it: before a model runs, the others give theirs
+ * up, the one whose next run is farthest first, until what it needs fits
+ * beside what they keep, so the bytes of GPU buffers the context owns never
+ * exceed the budget. The next runs are the order the application declared
+ * (si_context_set_order), else what followed this model's previous run in
+ * the sequence of runs, else the least recently run gives up first. No
+ * activation's value outlives its run: only resident weights carry over to
+ * the next run (a model that gave its arena up uploads them again); the
+ * working space of a kept arena stays allocated with it (one GL buffer a
+ * model) and counts against the budget until the arena is given up. Each
+ * model's outputs are bitwise those it gives opened alone (si_open) with the
+ * same budget. Each model keeps its own host pool (si_context_stats sums
+ * them).
+ *
+ * A model opened with si_open is alone in a context of its own (its own GL
+ * context, budget and lock): programs written for si_open/si_run are
+ * unchanged.
+ *
+ * Threads: a context may be used from any thread. Every call on a context or
+ * on any of its models takes the context's one lock, so calls are serialized
+ * inside (a second thread's call waits; no busy error); the context's GL
+ * context is current in the calling thread only for the duration of a call,
+ * and what the thread had current before is current again after it. Distinct
+ * contexts are independent and run concurrently in different threads.
+ * si_close of a model of a context and si_context_close must not race with
+ * other calls on that context. */
+typedef struct si_context si_context;
+
+typedef struct {
+    uint64_t budget_bytes;
+    uint64_t peak_vram_bytes;   /* counted: the arenas of all its models held at once, at most */
+    uint64_t held_vram_bytes;   /* held now, between runs */
+    uint64_t host_pool_bytes;   /* the host pools of its models together */
+    uint64_t bytes_uploaded, bytes_downloaded, bytes_spilled, bytes_reloaded; /* all runs */
+    uint64_t runs;              /* si_run calls that ran */
+    uint64_t arenas_released;   /* times a model gave its arena up for another's run */
+    int models;                 /* open now */
+} si_context_stats;
+
+/* opt: vram_budget (0: no limit), backend, io_mode and the debug fields are
+ * the context's; progress and trace_path are each model's own (given to
+ * si_context_open_model). */
+si_result si_context_open(const si_options *opt, si_context **out, si_error *err);
+/* Opens the model at path into c, as si_open would with c's budget,
+ * backend and GL context; opt (may be NULL) gives io_mode, progress,
+ * trace_path and max_buffer_bytes, its vram_budget and backend are ignored.
+ * Close it with si_close (before or with si_context_close). */
+si_result si_context_open_model(si_context *c, const char *path, const si_options *opt,
+                                si_model **out, si_error *err);
+/* Declares the order the models run in, repeated (a frame): n models of c,
+ * each once. n = 0 forgets it (the context learns the order from its runs). */
+si_result si_context_set_order(si_context *c, si_model *const *order, int n, si_error *err);
+void si_context_get_stats(const si_context *c, si_context_stats *st);
+/* Closes the models still open in c, then c. */
+void si_context_close(si_context *c);
 
 /* path: a folder holding model.json, or a path to a graph-model .json file. */
 si_result si_open(const char *path, const si_options *opt, si_model **out, si_error *err);

@@ -33,8 +33,12 @@ uint64_t rt_arenas_held(const si_model *root)
 void rt_make_room(si_model *root, si_model *active)
 {
     uint64_t budget = root->opt.vram_budget;
-    if (!budget || !root->be->holds_vram ||
-        rt_arenas_held(root) + (active->arena ? 0 : active->plan->arena_bytes) <= budget)
+    if (!budget || !root->be->holds_vram)
+        return;
+    uint64_t need = rt_arenas_held(root) + (active->arena ? 0 : active->plan->arena_bytes);
+    if (root->ctx) /* the context's other models first */
+        need += rt_ctx_make_room(root->ctx, root, need);
+    if (need <= budget)
         return;
     for (int i = -1; i < root->n_stages; i++)
         if (rt_member(root, i) != active)
@@ -64,6 +68,8 @@ static uint64_t driver_reserve(const si_model *m, uint64_t budget, uint64_t pool
     for (int i = -1; i < root->n_stages; i++)
         if (rt_member(root, i) != m)
             pool += rt_member(root, i)->home_bytes;
+    if (root->ctx)
+        pool += rt_ctx_other_pools(root->ctx, root);
     return r + base_align_up(pool, PAGE_TABLE_SHARE) / PAGE_TABLE_SHARE;
 }
 
@@ -189,6 +195,8 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
     for (int attempt = 0;; attempt++) {
         int over;
         rt_progress(m, "plan", attempt + 1, 0); /* attempt k, how many unknown */
+        if ((st = rt_check_cancel(m, err)) != SI_OK)
+            break;
         st = attempt_at(m, shapes, vp, limit, align, pool, &over, err);
         if (over == -2)
             break;

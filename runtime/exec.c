@@ -18,8 +18,8 @@ static si_result read_weights(si_model *m, si_error *err)
     for (int b = 0; b < m->pb.n_buffers; b++)
         if (m->prog->tensors[m->pb.buffers[b].tensor].kind == PT_WEIGHT && m->home_off[b] != UINT64_MAX)
             total += m->pb.buffers[b].bytes;
-    si_result st = SI_OK;
     rt_progress(m, "weights", 0, (int)(total >> 10) + 1);
+    si_result st = rt_check_cancel(m, err);
     for (int b = 0; b < m->pb.n_buffers && st == SI_OK; b++) {
         const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
         if (t->kind != PT_WEIGHT || m->home_off[b] == UINT64_MAX)
@@ -32,10 +32,15 @@ static si_result read_weights(si_model *m, si_error *err)
             since = 0;
             st = io_reader_wait(m->rd, err);
             rt_progress(m, "weights", (int)(done >> 10), (int)(total >> 10) + 1);
+            if (st == SI_OK)
+                st = rt_check_cancel(m, err);
         }
     }
     si_result w = io_reader_wait(m->rd, err);
-    rt_progress(m, "weights", (int)(total >> 10) + 1, (int)(total >> 10) + 1);
+    if (st == SI_OK && w == SI_OK) {
+        rt_progress(m, "weights", (int)(total >> 10) + 1, (int)(total >> 10) + 1);
+        st = rt_check_cancel(m, err);
+    }
     return st != SI_OK ? st : w;
 }
 
@@ -87,7 +92,7 @@ static si_result do_action(si_model *m, const pg_action *ac, si_error *err)
         }
         m->st.compute_ms += rt_now_ms() - t0;
         rt_progress(m, "run", ac->step + 1, p->n_steps);
-        return st;
+        return st == SI_OK ? rt_check_cancel(m, err) : st;
     }
     return SI_OK;
 }
@@ -137,6 +142,8 @@ si_result rt_run_plan(si_model *m, si_error *err)
     si_model *root = m->parent ? m->parent : m;
     if (m->be->holds_vram && rt_arenas_held(root) > root->st.peak_vram_bytes)
         root->st.peak_vram_bytes = rt_arenas_held(root);
+    if (root->ctx)
+        rt_ctx_note_peak(root->ctx);
     const pg_plan *pl = m->plan;
     for (int b = 0; b < m->pb.n_buffers; b++) {
         const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
@@ -167,6 +174,11 @@ si_result rt_run_plan(si_model *m, si_error *err)
         /* Wait for the GPU so each event's duration is its own. */
         st = m->be->finish(m, err);
         trace_action(m, ac, run0, ta);
+    }
+    if (st == SI_ERR_CANCELLED) {
+        /* stopped between actions: what should be resident may not be */
+        m->be->arena_release(m);
+        m->resident = 0;
     }
     if (st == SI_OK && m->opt.trace_path && trace_write(&m->trace, m->opt.trace_path))
         st = base_fail(err, SI_ERR_IO, "%s: cannot write the trace", m->opt.trace_path);

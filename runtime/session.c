@@ -21,12 +21,12 @@ static si_result api_enter(api_call *c, const si_model *cm, si_error *err)
     c->m = m;
     c->bound = 0;
     if (m->has_lock)
-        pthread_mutex_lock(&m->lock);
+        pthread_mutex_lock(m->lockp);
     if (m->gpu) {
         si_result st = glk_bind(m->gpu, &c->saved, err);
         if (st != SI_OK) {
             if (m->has_lock)
-                pthread_mutex_unlock(&m->lock);
+                pthread_mutex_unlock(m->lockp);
             return st;
         }
         c->bound = 1;
@@ -39,7 +39,7 @@ static void api_leave(api_call *c)
     if (c->bound)
         glk_unbind(c->m->gpu, &c->saved);
     if (c->m->has_lock)
-        pthread_mutex_unlock(&c->m->lock);
+        pthread_mutex_unlock(c->m->lockp);
 }
 
 static si_result output_locked(const si_model *m, int i, si_dtype *dtype, int *rank,
@@ -49,6 +49,15 @@ void rt_progress(si_model *m, const char *phase, int done, int total)
 {
     if (m->opt.progress)
         m->opt.progress(m->opt.progress_user, phase, done, total);
+    if (m->opt.progress_stop && m->opt.progress_stop(m->opt.progress_user, phase, done, total))
+        (m->parent ? m->parent : m)->cancelled = 1;
+}
+
+si_result rt_check_cancel(const si_model *m, si_error *err)
+{
+    if (!(m->parent ? m->parent : m)->cancelled)
+        return SI_OK;
+    return base_fail(err, SI_ERR_CANCELLED, "cancelled by the progress callback");
 }
 
 /* core_weight_loader: a weight's value on the host, dequantized as tfjs does. */
@@ -83,7 +92,10 @@ static int default_shapes(const si_model *m, core_shape *shapes)
     return 1;
 }
 
-si_result si_open(const char *path, const si_options *opt, si_model **out, si_error *err)
+/* A model alone (ctx NULL: its own GL context and lock) or one of a context's
+ * (its GL context, lock and budget: context.c). */
+si_result rt_open_model(si_context *ctx, const char *path, const si_options *opt, si_model **out,
+                        si_error *err)
 {
     si_error dummy;
     if (!err)
@@ -102,8 +114,11 @@ si_result si_open(const char *path, const si_options *opt, si_model **out, si_er
         return base_fail(err, SI_ERR_NOMEM, "cannot create the handle's lock");
     }
     m->has_lock = 1;
+    m->lockp = &m->lock;
     rt_effective_options(opt, &m->opt);
     m->be = &rt_backend_host; /* until a GL context is open */
+    if (ctx)
+        rt_ctx_attach(ctx, m);
     si_result st = io_model_load(path, &m->io, err);
     if (st == SI_OK)
         st = core_graph_build(m->io, &m->g, err);
@@ -117,7 +132,7 @@ si_result si_open(const char *path, const si_options *opt, si_model **out, si_er
         st = io_reader_open(m->io, m->opt.io_mode, &m->rd, err);
     glk_binding before; /* the caller's current context, put back on return */
     int saved = 0;
-    if (st == SI_OK && m->opt.backend != SI_BACKEND_HOST) {
+    if (st == SI_OK && !ctx && m->opt.backend != SI_BACKEND_HOST) {
         glk_current_save(&before);
         saved = 1;
         st = glk_open(&m->gpu, err);
@@ -151,6 +166,11 @@ si_result si_open(const char *path, const si_options *opt, si_model **out, si_er
     return SI_OK;
 }
 
+si_result si_open(const char *path, const si_options *opt, si_model **out, si_error *err)
+{
+    return rt_open_model(NULL, path, opt, out, err);
+}
+
 void rt_free_run(si_model *m)
 {
     for (int i = 0; i < m->n_out; i++)
@@ -174,6 +194,8 @@ void si_close(si_model *m)
     /* without its context the GL objects go with it (glk_close destroys it) */
     int entered = api_enter(&call, m, &ignored) == SI_OK;
     int restore = entered && call.bound && !glk_binding_is(&call.saved, m->gpu);
+    if (m->ctx && entered)
+        rt_ctx_forget(m); /* its turns are no longer the context's */
     if (m->g)
         rt_free_run(m);
     free(m->host_only);
@@ -183,16 +205,21 @@ void si_close(si_model *m)
         for (int i = 0; i < core_graph_n_inputs(m->g); i++)
             free(m->bound_vals[i].data);
     free(m->bound_vals);
-    glk_close(m->gpu);
-    if (restore)
-        glk_current_restore(&call.saved); /* what the caller had current */
+    if (m->ctx && entered) {
+        api_leave(&call); /* the context's GL context and lock stay */
+        entered = 0;
+    } else if (!m->ctx) {
+        glk_close(m->gpu);
+        if (restore)
+            glk_current_restore(&call.saved); /* what the caller had current */
+    }
     trace_free(&m->trace);
     io_reader_close(m->rd);
     core_graph_free(m->g);
     io_model_free(m->io);
     if (m->has_lock) {
         if (entered)
-            pthread_mutex_unlock(&m->lock);
+            pthread_mutex_unlock(m->lockp);
         pthread_mutex_destroy(&m->lock);
     }
     free(m);
@@ -440,6 +467,7 @@ static si_result run_locked(si_model *m, const si_tensor_in *inputs, int n_input
     err->message[0] = 0;
     if (!m || (n_inputs > 0 && !inputs))
         return base_fail(err, SI_ERR_ARG, "si_run: model and inputs are required");
+    m->cancelled = 0;
     double t0 = rt_now_ms();
     int ni = core_graph_n_inputs(m->g);
     rt_free_run(m);
@@ -484,6 +512,8 @@ si_result si_run(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error
     if (st != SI_OK)
         return st;
     st = run_locked(m, inputs, n_inputs, err);
+    if (m->ctx)
+        rt_ctx_after_run(m);
     api_leave(&call);
     return st;
 }
@@ -524,10 +554,10 @@ si_result si_output(const si_model *m, int i, si_dtype *dtype, int *rank,
         return base_fail(err, SI_ERR_ARG, "si_output: no model");
     si_model *mm = (si_model *)m; /* its lock only */
     if (m->has_lock)
-        pthread_mutex_lock(&mm->lock);
+        pthread_mutex_lock(mm->lockp);
     si_result st = output_locked(m, i, dtype, rank, shape, data, err);
     if (m->has_lock)
-        pthread_mutex_unlock(&mm->lock);
+        pthread_mutex_unlock(mm->lockp);
     return st;
 }
 
@@ -553,10 +583,10 @@ void si_get_stats(const si_model *m, si_stats *st)
 {
     si_model *mm = (si_model *)m; /* its lock only */
     if (m->has_lock)
-        pthread_mutex_lock(&mm->lock);
+        pthread_mutex_lock(mm->lockp);
     *st = m->st;
     if (m->has_lock)
-        pthread_mutex_unlock(&mm->lock);
+        pthread_mutex_unlock(mm->lockp);
 }
 
 /* The stats without the lock: for si_report_plan, called under it. */

@@ -8,7 +8,8 @@
  *   exec.c         the executor: the plan's actions, through a backend
  *   backend_gpu.c  the backend on a GL context (glkernels)
  *   backend_host.c the backend in host memory (the reference kernels)
- *   stages.c       the stages of dynamic models */
+ *   stages.c       the stages of dynamic models
+ *   context.c      si_context: several models in one GL context and budget */
 #ifndef SI_RUNTIME_SESSION_INTERNAL_H
 #define SI_RUNTIME_SESSION_INTERNAL_H
 
@@ -83,6 +84,10 @@ struct si_model {
      * and make its GL context current in the calling thread (glk_bind). */
     pthread_mutex_t lock;
     int has_lock;
+    pthread_mutex_t *lockp;   /* &lock, or the context's for a model opened into one */
+    si_context *ctx;          /* opened into a context (shares its gpu, be, budget), or NULL */
+    int ctx_id;               /* its number in the context's order and history */
+    int cancelled;            /* progress_stop asked to stop the call under way (root model) */
 };
 
 /* Where the executor's actions happen, as ggml's backend interface: the arena
@@ -126,7 +131,12 @@ static inline double rt_now_ms(void)
 void rt_effective_options(const si_options *opt, si_options *eff);
 
 /* session.c */
+/* si_open's body; ctx NULL: a model alone. */
+si_result rt_open_model(si_context *ctx, const char *path, const si_options *opt, si_model **out,
+                        si_error *err);
 void rt_progress(si_model *m, const char *phase, int done, int total);
+/* SI_ERR_CANCELLED where progress_stop asked to stop the call under way, else SI_OK. */
+si_result rt_check_cancel(const si_model *m, si_error *err);
 si_result rt_load_weight(void *user, int w, void *dst4, si_error *err); /* a core_weight_loader */
 void rt_free_run(si_model *m);
 
@@ -149,6 +159,23 @@ void rt_make_room(si_model *root, si_model *active);
 si_result rt_run_plan(si_model *m, si_error *err);
 si_result rt_tensor_value(si_model *m, int t, int32_t *words, si_error *err);
 si_result rt_put_value(si_model *m, int t, core_valmap *vm, int node, int idx, si_error *err);
+
+/* context.c: a model opened into a context takes its GL context, backend,
+ * lock and budget (rt_ctx_attach, before anything is planned); the context
+ * forgets it when it closes (caller holds the lock); rt_ctx_after_run adds a
+ * run's traffic to the context's and its turn to the history. */
+void rt_ctx_attach(si_context *c, si_model *m);
+void rt_ctx_forget(si_model *m);
+void rt_ctx_after_run(si_model *m);
+/* Before root (a model of c) runs with need bytes of arenas held: the other
+ * models give theirs up, farthest next use first, until need fits beside what
+ * they keep; returns the bytes they keep. */
+uint64_t rt_ctx_make_room(si_context *c, si_model *root, uint64_t need);
+/* The arenas all the models of c hold now; its peak follows them. */
+uint64_t rt_ctx_held(const si_context *c);
+void rt_ctx_note_peak(si_context *c);
+/* The host pools of c's models other than m (for the driver's share). */
+uint64_t rt_ctx_other_pools(const si_context *c, const si_model *m);
 
 /* stages.c */
 void rt_stage_free(si_model *s);

@@ -194,6 +194,8 @@ si_result rt_run_dynamic_part(si_model *m, core_valmap *vm, si_error *err)
         size_t before = core_valmap_size(vm);
         int fail_node = -1;
         si_result rs = run_stage(m, vm, &fail_node, err);
+        if (rs == SI_ERR_CANCELLED)
+            return rs; /* not a reason to move the rest to the host */
         if (rs != SI_OK && fail_node >= 0 && m->host_only && !m->host_only[fail_node]) {
             /* a node the GPU program cannot hold (a shape that depends on a value
              * computed in the same stage): the interpreter runs it from now on */

@@ -32,7 +32,7 @@ code "--seed -5 refused" 2 "--seed" --seed -5 "$M"
 code "--seed 4294967296 refused" 2 "--seed" --seed 4294967296 "$M"
 code "unknown option: usage" 2 "--frob" --frob "$M"
 code "missing value: usage" 2 "--vram" "$M" --vram
-code "two models: usage" 2 "one MODEL" "$M" "$M"
+code "plan of two models: usage (a run of several is a pipeline)" 2 "one MODEL" plan "$M" "$M"
 code "plan refuses --stats" 2 "--stats" plan --stats "$T/p.json" "$M"
 code "plan refuses --output" 2 "--output" plan --output "$T/po" "$M"
 code "missing model: model error" 3 "/nonexistent" /nonexistent/model.json

@@ -139,6 +139,9 @@ if [ $refs_ok -eq 1 ]; then
         "$CACHE/human-models/models" $MODELS
     check "a budget a later GPU stage cannot meet is refused, naming it" \
         "$HERE/stage_budget_test.sh" "$B/streaminfer" "$CACHE"
+    # issue 21: several models in one context and budget from the command line
+    check "pipeline of 3 models in one budget: outputs bitwise each model alone" \
+        "$HERE/kiosk_cli_test.sh" "$B/streaminfer" "$CACHE"
     check "make install; the README's example built with pkg-config against it" \
         "$HERE/install_test.sh" "$B" "$CACHE/human-models/models/emotion.json"
     check "Node.js binding (node --test bindings/node)" sh -c "make -s -C '$HERE/..' B='$B' node &&
@@ -148,6 +151,9 @@ if [ $refs_ok -eq 1 ]; then
     check "kiosk: no leak across runs (valgrind, host backend)" env KIOSK_HOST=1 valgrind -q \
         --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
         "$B/bench/kiosk" "$CACHE/human-models/models/gender.json" 600K 12
+    # issue 21, short: bench/results/kiosk.md runs all five models
+    check "kiosk pipeline: facemesh and iris in one context, 4 frames, bitwise each alone, flat RSS" \
+        "$B/bench/kiosk_pipeline" "$CACHE/human-models/models" 4 facemesh iris
 else
     failed=$((failed + 1))
     cases_failed=$((cases_failed + 1))

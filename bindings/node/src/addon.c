@@ -46,7 +46,7 @@ static const char *status_name(si_result st)
 {
     static const char *names[] = {"SI_OK", "SI_ERR_ARG", "SI_ERR_IO", "SI_ERR_FORMAT",
                                   "SI_ERR_UNSUPPORTED", "SI_ERR_SHAPE", "SI_ERR_GPU",
-                                  "SI_ERR_BUDGET", "SI_ERR_NOMEM"};
+                                  "SI_ERR_BUDGET", "SI_ERR_NOMEM", "SI_ERR_CANCELLED"};
     return (unsigned)st < sizeof names / sizeof *names ? names[st] : "SI_ERR_UNKNOWN";
 }
 

@@ -1,0 +1,292 @@
+/* si_context: several models in one GL context, one lock and one VRAM budget
+ * (issue 21). Each model keeps its own program, plan and host pool; what the
+ * context adds is the choice of whose arena goes when the next run needs the
+ * room: the model whose next run is farthest (Belady's rule over models),
+ * with the order declared by the application or learned from the runs. */
+#include <stdlib.h>
+#include <string.h>
+#include "session_internal.h"
+
+#define HISTORY_MAX 256 /* runs remembered for learning the order */
+
+struct si_context {
+    si_options opt;          /* with the environment's overrides */
+    const rt_backend *be;
+    glk_ctx *gpu;            /* NULL on the host backend */
+    pthread_mutex_t lock;
+    si_model **models;       /* open now */
+    int n_models, cap_models;
+    int next_id;
+    int *order, n_order;     /* declared: model ids, repeated */
+    int hist[HISTORY_MAX];   /* learned: the ids of the last runs, oldest first */
+    int n_hist;
+    si_context_stats st;
+};
+
+si_result si_context_open(const si_options *opt, si_context **out, si_error *err)
+{
+    si_error dummy;
+    if (!err)
+        err = &dummy;
+    *err = (si_error){0};
+    if (!out)
+        return base_fail(err, SI_ERR_ARG, "si_context_open: out is required");
+    *out = NULL;
+    si_context *c = calloc(1, sizeof *c);
+    if (!c)
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    if (pthread_mutex_init(&c->lock, NULL)) {
+        free(c);
+        return base_fail(err, SI_ERR_NOMEM, "cannot create the context's lock");
+    }
+    rt_effective_options(opt, &c->opt);
+    c->opt.progress = NULL;
+    c->opt.progress_user = NULL;
+    c->opt.trace_path = NULL;
+    c->be = &rt_backend_host;
+    if (c->opt.backend != SI_BACKEND_HOST) {
+        glk_binding before; /* the caller's current context, put back */
+        glk_current_save(&before);
+        si_result st = glk_open(&c->gpu, err);
+        glk_current_restore(&before);
+        if (st == SI_OK) {
+            c->be = &rt_backend_gpu;
+            c->opt.backend = SI_BACKEND_GPU;
+        } else if (c->opt.backend == SI_BACKEND_AUTO) {
+            c->opt.backend = SI_BACKEND_HOST;
+            *err = (si_error){0};
+        } else {
+            pthread_mutex_destroy(&c->lock);
+            free(c);
+            return st;
+        }
+    }
+    c->st.budget_bytes = c->opt.vram_budget;
+    *out = c;
+    return SI_OK;
+}
+
+void rt_ctx_attach(si_context *c, si_model *m)
+{
+    m->ctx = c;
+    m->gpu = c->gpu;
+    m->be = c->be;
+    m->lockp = &c->lock;
+    m->opt.vram_budget = c->opt.vram_budget;
+    m->opt.backend = c->opt.backend;
+    m->opt.no_stages = c->opt.no_stages;
+    m->opt.driver_reserve = c->opt.driver_reserve;
+    m->opt.check_steps = c->opt.check_steps;
+    m->opt.plan_prefetch = c->opt.plan_prefetch;
+    m->opt.plan_debug = c->opt.plan_debug;
+    m->ctx_id = -1; /* until registered */
+}
+
+si_result si_context_open_model(si_context *c, const char *path, const si_options *opt,
+                                si_model **out, si_error *err)
+{
+    si_error dummy;
+    if (!err)
+        err = &dummy;
+    if (!c || !path || !out)
+        return base_fail(err, SI_ERR_ARG, "si_context_open_model: context, path and out are required");
+    *out = NULL;
+    si_model *m = NULL;
+    si_result st = rt_open_model(c, path, opt, &m, err);
+    if (st != SI_OK)
+        return st;
+    pthread_mutex_lock(&c->lock);
+    if (c->n_models == c->cap_models) {
+        int cap = c->cap_models ? 2 * c->cap_models : 8;
+        si_model **nm = realloc(c->models, (size_t)cap * sizeof *nm);
+        if (!nm) {
+            pthread_mutex_unlock(&c->lock);
+            si_close(m);
+            return base_fail(err, SI_ERR_NOMEM, "out of memory");
+        }
+        c->models = nm;
+        c->cap_models = cap;
+    }
+    m->ctx_id = c->next_id++;
+    c->models[c->n_models++] = m;
+    pthread_mutex_unlock(&c->lock);
+    *out = m;
+    return SI_OK;
+}
+
+void rt_ctx_forget(si_model *m)
+{
+    si_context *c = m->ctx;
+    for (int i = 0; i < c->n_models; i++)
+        if (c->models[i] == m) {
+            memmove(&c->models[i], &c->models[i + 1], (size_t)(c->n_models - i - 1) * sizeof *c->models);
+            c->n_models--;
+            break;
+        }
+    for (int i = 0; i < c->n_order; i++) /* the declared order goes on without it */
+        if (c->order[i] == m->ctx_id) {
+            memmove(&c->order[i], &c->order[i + 1], (size_t)(c->n_order - i - 1) * sizeof *c->order);
+            c->n_order--;
+            break;
+        }
+}
+
+si_result si_context_set_order(si_context *c, si_model *const *order, int n, si_error *err)
+{
+    si_error dummy;
+    if (!err)
+        err = &dummy;
+    if (!c || n < 0 || (n > 0 && !order))
+        return base_fail(err, SI_ERR_ARG, "si_context_set_order: a context and n models are required");
+    pthread_mutex_lock(&c->lock);
+    si_result st = SI_OK;
+    int *ids = calloc((size_t)n + 1, sizeof *ids);
+    if (!ids)
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n && st == SI_OK; i++) {
+        if (!order[i] || order[i]->ctx != c)
+            st = base_fail(err, SI_ERR_ARG, "si_context_set_order: model %d is not one of this context's", i);
+        for (int k = 0; k < i && st == SI_OK; k++)
+            if (order[k] == order[i])
+                st = base_fail(err, SI_ERR_ARG, "si_context_set_order: model %d is given twice", i);
+        if (st == SI_OK)
+            ids[i] = order[i]->ctx_id;
+    }
+    if (st == SI_OK) {
+        free(c->order);
+        c->order = ids;
+        c->n_order = n;
+    } else {
+        free(ids);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return st;
+}
+
+static uint64_t model_held(const si_model *m) { return rt_arenas_held(m); }
+
+uint64_t rt_ctx_held(const si_context *c)
+{
+    uint64_t held = 0;
+    for (int i = 0; i < c->n_models; i++)
+        held += model_held(c->models[i]);
+    return held;
+}
+
+void rt_ctx_note_peak(si_context *c)
+{
+    uint64_t held = rt_ctx_held(c);
+    if (held > c->st.peak_vram_bytes)
+        c->st.peak_vram_bytes = held;
+}
+
+uint64_t rt_ctx_other_pools(const si_context *c, const si_model *m)
+{
+    uint64_t pool = 0;
+    for (int i = 0; i < c->n_models; i++)
+        if (c->models[i] != m)
+            for (int k = -1; k < c->models[i]->n_stages; k++)
+                pool += rt_member(c->models[i], k)->home_bytes;
+    return pool;
+}
+
+/* How many runs from now model id x runs again, as the context expects,
+ * when model id a is about to run; larger is later. */
+static uint64_t next_use(const si_context *c, int a, int x)
+{
+    const uint64_t far = UINT64_MAX / 2;
+    if (c->n_order > 0) {
+        int pa = -1, px = -1;
+        for (int i = 0; i < c->n_order; i++) {
+            if (c->order[i] == a)
+                pa = i;
+            if (c->order[i] == x)
+                px = i;
+        }
+        if (px < 0) /* not in the order: never, as far as it says */
+            return far + 1;
+        if (pa < 0)
+            pa = 0;
+        return (uint64_t)((px - pa + c->n_order) % c->n_order);
+    }
+    /* learned: what followed a's previous run comes next again */
+    int pa = -1, px = -1;
+    for (int i = 0; i < c->n_hist; i++) {
+        if (c->hist[i] == a)
+            pa = i;
+        if (c->hist[i] == x)
+            px = i;
+    }
+    if (pa >= 0)
+        for (int i = pa + 1; i < c->n_hist; i++)
+            if (c->hist[i] == x)
+                return (uint64_t)(i - pa);
+    /* no pattern says: the least recently run goes first */
+    return far - (uint64_t)(px + 1);
+}
+
+uint64_t rt_ctx_make_room(si_context *c, si_model *root, uint64_t need)
+{
+    uint64_t budget = c->opt.vram_budget;
+    uint64_t kept = rt_ctx_held(c) - model_held(root);
+    while (kept && kept + need > budget) {
+        si_model *victim = NULL;
+        uint64_t vd = 0;
+        for (int i = 0; i < c->n_models; i++) {
+            si_model *x = c->models[i];
+            if (x == root || !model_held(x))
+                continue;
+            uint64_t d = next_use(c, root->ctx_id, x->ctx_id);
+            if (!victim || d > vd) {
+                victim = x;
+                vd = d;
+            }
+        }
+        if (!victim)
+            break;
+        kept -= model_held(victim);
+        for (int k = -1; k < victim->n_stages; k++)
+            victim->be->arena_release(rt_member(victim, k));
+        c->st.arenas_released++;
+    }
+    return kept;
+}
+
+void rt_ctx_after_run(si_model *m)
+{
+    si_context *c = m->ctx;
+    c->st.runs++;
+    c->st.bytes_uploaded += m->st.bytes_uploaded;
+    c->st.bytes_downloaded += m->st.bytes_downloaded;
+    c->st.bytes_spilled += m->st.bytes_spilled;
+    c->st.bytes_reloaded += m->st.bytes_reloaded;
+    if (c->n_hist == HISTORY_MAX) {
+        memmove(c->hist, c->hist + 1, (HISTORY_MAX - 1) * sizeof *c->hist);
+        c->n_hist--;
+    }
+    c->hist[c->n_hist++] = m->ctx_id;
+}
+
+void si_context_get_stats(const si_context *c, si_context_stats *st)
+{
+    si_context *cc = (si_context *)c; /* its lock only */
+    pthread_mutex_lock(&cc->lock);
+    *st = c->st;
+    st->held_vram_bytes = rt_ctx_held(c);
+    st->models = c->n_models;
+    st->host_pool_bytes = rt_ctx_other_pools(c, NULL);
+    pthread_mutex_unlock(&cc->lock);
+}
+
+void si_context_close(si_context *c)
+{
+    if (!c)
+        return;
+    while (c->n_models > 0)
+        si_close(c->models[c->n_models - 1]);
+    glk_close(c->gpu);
+    free(c->models);
+    free(c->order);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
