@@ -138,6 +138,7 @@ typedef struct {
     uint64_t gpu_steps;          /* kernel dispatches per run */
     double open_ms, run_ms, upload_ms, compute_ms, stall_ms;
     double host_ms;              /* in the host interpreter (loops, NMS, ...) */
+    double file_ms;              /* reading the shards (waits for reads ahead) and the spill file */
 } si_stats;
 
 typedef struct si_model si_model;

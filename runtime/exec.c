@@ -19,6 +19,7 @@ static si_result read_weights(si_model *m, si_error *err)
         if (m->prog->tensors[m->pb.buffers[b].tensor].kind == PT_WEIGHT && m->home_off[b] != UINT64_MAX)
             total += m->pb.buffers[b].bytes;
     si_result st = SI_OK;
+    double t0 = rt_now_ms();
     rt_progress(m, "weights", 0, (int)(total >> 10) + 1);
     for (int b = 0; b < m->pb.n_buffers && st == SI_OK; b++) {
         const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
@@ -36,6 +37,7 @@ static si_result read_weights(si_model *m, si_error *err)
         }
     }
     si_result w = io_reader_wait(m->rd, err);
+    m->st.file_ms += rt_now_ms() - t0;
     rt_progress(m, "weights", (int)(total >> 10) + 1, (int)(total >> 10) + 1);
     return st != SI_OK ? st : w;
 }

@@ -119,20 +119,25 @@ void rt_host_close(si_model *m)
 /* bytes at p to or from the spill file at off. */
 static si_result file_io(si_model *m, uint8_t *p, uint64_t bytes, uint64_t off, int write, si_error *err)
 {
+    double t0 = rt_now_ms();
+    si_result st = SI_OK;
     if (!write)
         m->st.file_bytes_read += bytes;
     while (bytes > 0) {
         ssize_t k = write ? pwrite(m->spill_fd, p, bytes, (off_t)off) : pread(m->spill_fd, p, bytes, (off_t)off);
         if (k < 0 && errno == EINTR)
             continue;
-        if (k <= 0)
-            return base_fail(err, SI_ERR_IO, "the spill file in %s: %s", m->opt.spill_dir,
-                             k < 0 ? strerror(errno) : "short read");
+        if (k <= 0) {
+            st = base_fail(err, SI_ERR_IO, "the spill file in %s: %s", m->opt.spill_dir,
+                           k < 0 ? strerror(errno) : "short read");
+            break;
+        }
         p += k;
         off += (uint64_t)k;
         bytes -= (uint64_t)k;
     }
-    return SI_OK;
+    m->st.file_ms += rt_now_ms() - t0;
+    return st;
 }
 
 /* Buffer b between the arena and the spill file, through the spill slot in
@@ -195,6 +200,7 @@ static int next_shard_load(const si_model *m, int a)
  * is read ahead into the other slot, so the read overlaps the work between. */
 static si_result weight_load(si_model *m, int b, int a, si_error *err)
 {
+    double t0 = rt_now_ms();
     si_result st = SI_OK;
     int s;
     if (m->pend_buf == b) {
@@ -209,6 +215,7 @@ static si_result weight_load(si_model *m, int b, int a, si_error *err)
         if ((st = weight_submit(m, b, s, err)) == SI_OK)
             st = io_reader_wait(m->rd, err);
     }
+    m->st.file_ms += rt_now_ms() - t0;
     if (st == SI_OK)
         st = m->be->transfer_ptr(m, b, 0, m->pb.buffers[b].bytes, m->wslot[s], 1, err);
     if (st != SI_OK || a < 0 || m->pend_buf >= 0)
@@ -217,7 +224,9 @@ static si_result weight_load(si_model *m, int b, int a, si_error *err)
     if (nb >= 0) {
         m->pend_buf = nb;
         m->pend_slot = !s;
-        st = weight_submit(m, nb, !s, err);
+        t0 = rt_now_ms();
+        st = weight_submit(m, nb, !s, err); /* synchronous with the pread reader */
+        m->st.file_ms += rt_now_ms() - t0;
     }
     return st;
 }
