@@ -26,20 +26,15 @@ uint64_t rt_proc_bytes(const char *field)
     return kib * 1024;
 }
 
-/* The host budget left to this program: the budget less the pools of the
- * model's other stages (they share it). 0: no budget; UINT64_MAX-free. */
-static uint64_t budget_here(const si_model *m)
+/* The host pools of the model's other stages (they share the budget). */
+static uint64_t others_pools(const si_model *m)
 {
-    uint64_t b = m->opt.host_mem_budget;
-    if (!b)
-        return 0;
     const si_model *root = m->parent ? m->parent : m;
-    for (int i = -1; i < root->n_stages; i++) {
-        const si_model *o = rt_member(root, i);
-        if (o != m)
-            b = o->home_bytes < b ? b - o->home_bytes : 1;
-    }
-    return b;
+    uint64_t n = 0;
+    for (int i = -1; i < root->n_stages; i++)
+        if (rt_member(root, i) != m)
+            n += rt_member(root, i)->home_bytes;
+    return n;
 }
 
 si_result rt_host_tiers(si_model *m, uint64_t *homes, si_error *err)
@@ -53,9 +48,28 @@ si_result rt_host_tiers(si_model *m, uint64_t *homes, si_error *err)
     m->tier = calloc((size_t)nb + 1, 1);
     if (!m->home_off || !m->file_off || !m->tier)
         return base_fail(err, SI_ERR_NOMEM, "out of memory");
-    si_result st = pg_host_tiers(&m->pb, m->plan, budget_here(m), m->home_off, m->file_off, m->tier,
-                                 &m->hplan, err);
+    uint64_t others = m->opt.host_mem_budget ? others_pools(m) : 0;
+    uint64_t here = !m->opt.host_mem_budget ? 0 : others < m->opt.host_mem_budget ? m->opt.host_mem_budget - others : 1;
+    uint64_t want = here;
+    /* A model that runs in stages shares the budget among their pools, and
+     * the later stages are planned only once the earlier ones ran: each takes
+     * the least pool that works for it, so what one leaves the next can use,
+     * and a refusal names the least for all the stages planned so far. */
+    int staged = m->parent || m->prog->has_dynamic;
+    si_error probe;
+    if (here && staged && pg_host_tiers(&m->pb, m->plan, 1, m->home_off, m->file_off, m->tier, &m->hplan,
+                                        &probe) == SI_ERR_BUDGET && m->hplan.min_budget < want)
+        want = m->hplan.min_budget;
+    si_result st = pg_host_tiers(&m->pb, m->plan, want, m->home_off, m->file_off, m->tier, &m->hplan, err);
     *homes = m->hplan.homes_bytes;
+    if (st == SI_ERR_BUDGET && others) {
+        char b1[BASE_SIZE_CHARS], b2[BASE_SIZE_CHARS], b3[BASE_SIZE_CHARS];
+        uint64_t total = m->hplan.min_budget + others;
+        base_fail(err, st, "a host-memory budget of %s leaves %s to this stage after the pools of the "
+                  "stages before it, and it needs %s: the smallest host budget for the stages planned "
+                  "so far is %s", base_size(m->opt.host_mem_budget, b1), base_size(here, b2),
+                  base_size(m->hplan.min_budget, b3), base_size(total, (char[BASE_SIZE_CHARS]){0}));
+    }
     return st;
 }
 
