@@ -4,7 +4,8 @@
 # are read as a cold start reads them). Reports outputs bitwise, the host pool,
 # peak RSS (VmHWM) against HOST + the empty context's RSS + 32 MiB (+ the arena
 # where the GPU is llvmpipe, whose "VRAM" is this process's memory), bytes read
-# from files and spilled to the file, the run time relative to host-unlimited,
+# from files and spilled to the file, the run's wall and CPU time (user + sys,
+# every thread: steadier than wall on a shared machine) relative to host-unlimited,
 # and the read throughput achieved (file_bytes_read / file_ms) against a plain
 # sequential read of the shards (cat into dd, 4 MiB blocks, after one read
 # that warms the page cache, as the runs find it: the shards were just read).
@@ -21,9 +22,11 @@ mkdir "$T/spill"
 run() { # name, args...
     n=$1; shift
     t0=$(now)
-    "$SI" -q --output "$T/$n" --stats "$T/$n.json" "$@" "$M" 2>"$T/$n.err" || { cat "$T/$n.err"; exit 1; }
+    /usr/bin/time -f "%U %S" -o "$T/$n.cpu" "$SI" -q --output "$T/$n" --stats "$T/$n.json" "$@" "$M" \
+        2>"$T/$n.err" || { cat "$T/$n.err"; exit 1; }
     t1=$(now)
     awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }' >"$T/$n.wall"
+    awk '{ printf "%.2f", $1 + $2 }' "$T/$n.cpu" >"$T/$n.cpus"
 }
 run full --vram "$V"
 run lim --vram "$V" --host-mem "$H" --spill-dir "$T/spill"
@@ -55,10 +58,11 @@ row() { # name, label
     ms=$(key file_ms "$j")
     thr=$(awk -v n="$rd" -v t="$ms" 'BEGIN { if (t > 0) printf "%.0f MiB/s", n / 1048576 / (t / 1000); else printf "-" }')
     rel=$(awk -v a="$(cat "$T/$1.wall")" -v b="$(cat "$T/full.wall")" 'BEGIN { printf "%.2fx", a / b }')
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s s (%s) | %s |\n' "$2" "$(mib "$(key host_pool_bytes "$j")")" \
-        "$(mib "$(key rss_peak_bytes "$j")")" "$(mib "$(key rss_baseline_bytes "$j")")" "$(mib "$rd")" \
-        "$(mib "$(key bytes_spilled_to_file "$j")")" "$(mib "$(key bytes_spilled "$j")")" "$(cat "$T/$1.wall")" \
-        "$rel" "$thr"
+    crel=$(awk -v a="$(cat "$T/$1.cpus")" -v b="$(cat "$T/full.cpus")" 'BEGIN { printf "%.2fx", a / b }')
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s s (%s) | %s s (%s) | %s |\n' "$2" \
+        "$(mib "$(key host_pool_bytes "$j")")" "$(mib "$(key rss_peak_bytes "$j")")" \
+        "$(mib "$(key rss_baseline_bytes "$j")")" "$(mib "$rd")" "$(mib "$(key bytes_spilled_to_file "$j")")" \
+        "$(mib "$(key bytes_spilled "$j")")" "$(cat "$T/$1.wall")" "$rel" "$(cat "$T/$1.cpus")" "$crel" "$thr"
 }
 rss=$(key rss_peak_bytes "$T/lim.json")
 base=$(key rss_baseline_bytes "$T/lim.json")
@@ -69,8 +73,8 @@ ok=yes
     echo "$(basename "$M") at --vram $V, weights $(mib "$(key weights_bytes "$T/full.json")"); GPU: $renderer;" \
          "$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
     echo
-    echo "| host budget | host pool | peak RSS | empty-context RSS | read from files | spilled to file | spilled (GPU) | wall | read throughput |"
-    echo "|---|---|---|---|---|---|---|---|---|"
+    echo "| host budget | host pool | peak RSS | empty-context RSS | read from files | spilled to file | spilled (GPU) | wall | CPU (user+sys) | read throughput |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
     row full "none"
     row lim "$H"
     echo

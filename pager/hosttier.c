@@ -52,48 +52,57 @@ static uint64_t homes_with(search *S, const uint8_t *moved, int k)
 
 static uint64_t staging_with(const search *S, int k) { return 2 * S->wmax[k] + S->smax[k]; }
 
-si_result pg_host_tiers(const pg_problem *pb, const pg_plan *pl, uint64_t budget, uint64_t *home_off,
-                        uint64_t *file_off, uint8_t *tier, pg_host_plan *hp, si_error *err)
+/* How often the run moves each buffer, and the first action that does. */
+typedef struct {
+    int first;                      /* n_actions: none in the run */
+    uint64_t io, loads, spills, reloads;
+} usage;
+
+/* moved[b]: any action (the prologue's too) moves b between host and GPU. */
+static void count_usage(const pg_problem *pb, const pg_plan *pl, uint8_t *moved, usage *u)
 {
-    int nb = pb->n_buffers, na = pl->n_prologue + pl->n_actions;
-    memset(hp, 0, sizeof *hp);
-    hp->budget = budget;
-    uint8_t *moved = calloc((size_t)nb + 1, 1), *first_spill = calloc((size_t)nb + 1, 1);
-    int *first = malloc(((size_t)nb + 1) * sizeof *first);
-    uint64_t *io = calloc((size_t)nb + 1, sizeof *io), *loads = calloc((size_t)nb + 1, sizeof *loads);
-    uint64_t *spills = calloc((size_t)nb + 1, sizeof *spills), *reloads = calloc((size_t)nb + 1, sizeof *reloads);
-    cand *c = malloc(((size_t)nb + 1) * sizeof *c);
-    search S = {pb, pl, c, 0, calloc((size_t)nb + 1, 1), malloc(((size_t)nb + 1) * sizeof *S.o),
-                calloc((size_t)nb + 2, sizeof *S.wmax), calloc((size_t)nb + 2, sizeof *S.smax)};
-    si_result st = SI_OK;
-    if (!moved || !first_spill || !first || !io || !loads || !spills || !reloads || !c || !S.mask || !S.o ||
-        !S.wmax || !S.smax) {
-        st = base_fail(err, SI_ERR_NOMEM, "out of memory while planning the host pool");
-        goto done;
-    }
-    for (int b = 0; b < nb; b++) {
-        first[b] = pl->n_actions;
-        home_off[b] = file_off[b] = UINT64_MAX;
-        tier[b] = PG_TIER_NONE;
-    }
+    int na = pl->n_prologue + pl->n_actions;
+    for (int b = 0; b < pb->n_buffers; b++)
+        u[b] = (usage){.first = pl->n_actions};
     for (int a = 0; a < na; a++) {
         int run = a >= pl->n_prologue;
         const pg_action *ac = run ? &pl->actions[a - pl->n_prologue] : &pl->prologue[a];
         if (ac->kind == PA_ALLOC || ac->kind == PA_FREE || ac->kind == PA_RUN)
             continue;
-        int b = ac->buf;
-        if (!moved[b])
-            first_spill[b] = ac->kind == PA_SPILL;
-        moved[b] = 1;
+        usage *x = &u[ac->buf];
+        moved[ac->buf] = 1;
         if (!run)
             continue;
-        if (first[b] == pl->n_actions)
-            first[b] = a - pl->n_prologue;
-        io[b]++;
-        loads[b] += ac->kind == PA_UPLOAD;
-        spills[b] += ac->kind == PA_SPILL;
-        reloads[b] += ac->kind == PA_RELOAD;
+        if (x->first == pl->n_actions)
+            x->first = a - pl->n_prologue;
+        x->io++;
+        x->loads += ac->kind == PA_UPLOAD;
+        x->spills += ac->kind == PA_SPILL;
+        x->reloads += ac->kind == PA_RELOAD;
     }
+}
+
+si_result pg_host_tiers(const pg_problem *pb, const pg_plan *pl, uint64_t budget, uint64_t *home_off,
+                        uint64_t *file_off, uint8_t *tier, pg_host_plan *hp, si_error *err)
+{
+    int nb = pb->n_buffers;
+    memset(hp, 0, sizeof *hp);
+    hp->budget = budget;
+    uint8_t *moved = calloc((size_t)nb + 1, 1);
+    usage *u = malloc(((size_t)nb + 1) * sizeof *u);
+    cand *c = malloc(((size_t)nb + 1) * sizeof *c);
+    search S = {pb, pl, c, 0, calloc((size_t)nb + 1, 1), malloc(((size_t)nb + 1) * sizeof *S.o),
+                calloc((size_t)nb + 2, sizeof *S.wmax), calloc((size_t)nb + 2, sizeof *S.smax)};
+    si_result st = SI_OK;
+    if (!moved || !u || !c || !S.mask || !S.o || !S.wmax || !S.smax) {
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory while planning the host pool");
+        goto done;
+    }
+    for (int b = 0; b < nb; b++) {
+        home_off[b] = file_off[b] = UINT64_MAX;
+        tier[b] = PG_TIER_NONE;
+    }
+    count_usage(pb, pl, moved, u);
     uint64_t all = pg_home_layout_of(pb, pl, moved, home_off);
     if (all == UINT64_MAX) {
         st = base_fail(err, SI_ERR_NOMEM, "out of memory while planning the host pool");
@@ -112,9 +121,8 @@ si_result pg_host_tiers(const pg_problem *pb, const pg_plan *pl, uint64_t budget
     for (int b = 0; b < nb; b++) {
         const pg_buffer *x = &pb->buffers[b];
         int free_copy = x->kind == PG_CONST || x->kind == PG_INPUT;
-        (void)first_spill;
         if (moved[b])
-            c[S.n_cand++] = (cand){b, free_copy ? 0 : 1 + io[b], first[b]};
+            c[S.n_cand++] = (cand){b, free_copy ? 0 : 1 + u[b].io, u[b].first};
     }
     qsort(c, (size_t)S.n_cand, sizeof *c, cand_cmp);
     for (int k = 0; k < S.n_cand; k++) {
@@ -165,10 +173,10 @@ si_result pg_host_tiers(const pg_problem *pb, const pg_plan *pl, uint64_t budget
         tier[b] = x->kind == PG_ACT ? PG_TIER_FILE : PG_TIER_SOURCE;
         S.mask[b] = x->kind == PG_ACT;
         if (x->kind == PG_WEIGHT)
-            hp->shard_bytes_read += loads[b] * x->bytes;
+            hp->shard_bytes_read += u[b].loads * x->bytes;
         if (x->kind == PG_ACT) {
-            hp->file_bytes_written += spills[b] * x->bytes;
-            hp->file_bytes_read += reloads[b] * x->bytes;
+            hp->file_bytes_written += u[b].spills * x->bytes;
+            hp->file_bytes_read += u[b].reloads * x->bytes;
         }
     }
     hp->weight_slot_bytes = S.wmax[hi];
@@ -178,12 +186,7 @@ si_result pg_host_tiers(const pg_problem *pb, const pg_plan *pl, uint64_t budget
         st = base_fail(err, SI_ERR_NOMEM, "out of memory while planning the host pool");
 done:
     free(moved);
-    free(first_spill);
-    free(first);
-    free(io);
-    free(loads);
-    free(spills);
-    free(reloads);
+    free(u);
     free(c);
     free(S.mask);
     free(S.o);
