@@ -51,6 +51,19 @@ static const char usage[] =
     "                       plan fits is refused, naming the step that does not fit, the\n"
     "                       limit that bound it (the budget, or the GPU's limit on one\n"
     "                       buffer) and the smallest budget that could work.\n"
+    "  --host-mem SIZE      host memory budget for what moves between host and GPU (the\n"
+    "                       host pool: weights' host copies, inputs, spills, outputs,\n"
+    "                       and the staging of what comes from files), as --vram takes\n"
+    "                       sizes (default: no limit: every weight read once and kept,\n"
+    "                       every spill kept). Within it, weights that do not fit are\n"
+    "                       read again from the model's shards each time the plan\n"
+    "                       loads them (the next one read ahead), and spills that do not\n"
+    "                       fit go to a spill file (same results, bit for bit); a budget\n"
+    "                       no plan fits is refused, naming the smallest that works.\n"
+    "                       Other host memory (the GL context, the program, folded\n"
+    "                       constants, outputs) is not in it\n"
+    "  --spill-dir DIR      where the spill file is made (default: $TMPDIR, else /tmp); it\n"
+    "                       is unlinked as soon as it is made, so none is left behind\n"
     "  --max-buffer SIZE    lower the GPU's limit on the bytes of one buffer a step binds\n"
     "                       (its storage block size, 128M on llvmpipe) to SIZE, as on a\n"
     "                       GPU whose limit is that small: tensors bigger than it live\n"
@@ -137,13 +150,14 @@ static int parse_tolerance(const char *v, double *out)
 }
 
 enum {
-    O_VRAM = 256, O_MAXBUF, O_INPUT, O_SEED, O_OUTPUT, O_STATS, O_TRACE, O_IO, O_BACKEND, O_RUNS,
+    O_VRAM = 256, O_MAXBUF, O_HOSTMEM, O_SPILLDIR, O_INPUT, O_SEED, O_OUTPUT, O_STATS, O_TRACE, O_IO, O_BACKEND, O_RUNS,
     O_JSON, O_RESIZE, O_NO_STAGES, O_DRIVER_RESERVE, O_CHECK_STEPS, O_PLAN_PREFETCH, O_PLAN_DEBUG
 };
 
 static const struct option longopts[] = {
     {"vram", required_argument, NULL, O_VRAM},       {"input", required_argument, NULL, O_INPUT},
     {"max-buffer", required_argument, NULL, O_MAXBUF},
+    {"host-mem", required_argument, NULL, O_HOSTMEM}, {"spill-dir", required_argument, NULL, O_SPILLDIR},
     {"seed", required_argument, NULL, O_SEED},       {"output", required_argument, NULL, O_OUTPUT},
     {"stats", required_argument, NULL, O_STATS},     {"trace", required_argument, NULL, O_TRACE},
     {"io", required_argument, NULL, O_IO},           {"backend", required_argument, NULL, O_BACKEND},
@@ -170,6 +184,17 @@ static int parse_one(int c, const char *v, const char *arg, cli_args *a)
         if (si_parse_size(v, &a->opt.vram_budget) || a->opt.vram_budget == 0)
             return cli_fail(EXIT_USAGE, "--vram: '%s' is not a size like 512M, 1G, 1.5G or a byte count", v);
         return 0;
+    case O_HOSTMEM:
+        if (si_parse_size(v, &a->opt.host_mem_budget) || !a->opt.host_mem_budget)
+            return cli_fail(EXIT_USAGE, "--host-mem: '%s' is not a size like 256M, 1G or a byte count", v);
+        return 0;
+    case O_SPILLDIR: {
+        struct stat sb;
+        if (!v[0] || stat(v, &sb) || !S_ISDIR(sb.st_mode))
+            return cli_fail(EXIT_USAGE, "--spill-dir: '%s' is not a folder", v);
+        a->opt.spill_dir = v;
+        return 0;
+    }
     case O_MAXBUF:
         if (si_parse_size(v, &a->opt.max_buffer_bytes) || !a->opt.max_buffer_bytes)
             return cli_fail(EXIT_USAGE, "--max-buffer: '%s' is not a size like 8M or a byte count", v);

@@ -94,6 +94,11 @@ static void print_gpu_figures(const si_stats *st)
            (unsigned long long)st->max_dispatch_elements, (unsigned long long)st->max_index_elements);
     printf("traffic  uploaded %s, downloaded %s\n", cli_size(st->bytes_uploaded, b1),
            cli_size(st->bytes_downloaded, b2));
+    printf("host     pool %s (budget %s), read from files %s, spilled to file %s, peak RSS %s "
+           "(empty context %s)\n", cli_size(st->host_pool_bytes, b1),
+           st->host_budget_bytes ? cli_size(st->host_budget_bytes, b2) : "none",
+           cli_size(st->file_bytes_read, b3), cli_size(st->bytes_spilled_to_file, b4),
+           cli_size(st->rss_peak_bytes, (char[64]){0}), cli_size(st->rss_baseline_bytes, (char[64]){0}));
 }
 
 void cli_print_results(si_model *m, const cli_args *a, const cli_timing *t)
@@ -180,6 +185,9 @@ static cJSON *stats_json(si_model *m, const cli_args *a, const cli_timing *t, ch
         {"lower_bound_bytes", st.lower_bound_bytes}, {"untiled_bound_bytes", st.untiled_bound_bytes},
         {"tile_limit_bytes", st.tile_limit_bytes}, {"steps_split", st.steps_split},
         {"weights_bytes", st.weights_bytes}, {"host_pool_bytes", st.host_pool_bytes},
+        {"host_budget_bytes", st.host_budget_bytes}, {"file_bytes_read", st.file_bytes_read},
+        {"bytes_spilled_to_file", st.bytes_spilled_to_file}, {"rss_peak_bytes", st.rss_peak_bytes},
+        {"rss_baseline_bytes", st.rss_baseline_bytes},
         {"driver_reserve_bytes", st.driver_reserve_bytes}, {"max_buffer_bytes", st.max_buffer_bytes},
         {"storage_block_bytes", st.storage_block_bytes},
         {"max_dispatch_elements", st.max_dispatch_elements},
@@ -194,7 +202,7 @@ static cJSON *stats_json(si_model *m, const cli_args *a, const cli_timing *t, ch
     }
     const struct { const char *key; double v; } times[] = {
         {"open_ms", st.open_ms}, {"run_ms", st.run_ms}, {"upload_ms", st.upload_ms},
-        {"compute_ms", st.compute_ms}, {"stall_ms", st.stall_ms}, {"host_ms", st.host_ms},
+        {"compute_ms", st.compute_ms}, {"stall_ms", st.stall_ms}, {"host_ms", st.host_ms}, {"file_ms", st.file_ms},
         {"wall_ms", t->wall_ms}, {"run_ms_min", t->min}, {"run_ms_median", t->median},
         {"run_ms_p90", t->p90}, {"run_ms_max", t->max}};
     for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)

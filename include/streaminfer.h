@@ -79,6 +79,18 @@ typedef struct {
      * 0: the device's. Tensors bigger than the limit live as bands, as on a GPU
      * whose limit is that small: for tests of that on any machine. */
     uint64_t max_buffer_bytes;
+    /* Host memory for what moves between host and GPU (the host pool: weights'
+     * host copies, inputs, spills, outputs, and the staging of what comes from
+     * files); 0 = no limit (every weight read once and kept, every spill kept).
+     * Within a limit, weights that do not fit are read again from the model's
+     * shards each time the plan loads them, and spills that do not fit go to a
+     * spill file; too small for any plan: SI_ERR_BUDGET naming the smallest
+     * host budget that works. */
+    uint64_t host_mem_budget;
+    /* Where the spill file is made (NULL: $TMPDIR, else /tmp). It is unlinked
+     * as soon as it is created, so nothing is left behind on close, failure or
+     * a crash. */
+    const char *spill_dir;
     /* Tools for tests and kernel work; 0 is the default of each. The
      * environment variables of the same names (SI_STAGES, SI_DRIVER_RESERVE,
      * SI_CHECK_STEPS, SI_PLAN_PREFETCH, SI_PLAN_DEBUG) override them, as debug
@@ -88,6 +100,7 @@ typedef struct {
     double check_steps;     /* > 0: after each GPU step run the host reference, name steps off by more */
     int plan_prefetch;      /* 1: the planner prefetches loads ahead of the dispatches that need them */
     int plan_debug;         /* 1: print each planning attempt on stderr */
+    int fail_spill_write;   /* n > 0: the nth write to the spill file fails (tests of the clean-up) */
 } si_options;
 
 typedef struct {
@@ -101,6 +114,16 @@ typedef struct {
     /* host memory holding what moves between host and GPU (weights, inputs,
      * spills, outputs); its GPU page tables take VRAM, inside the budget */
     uint64_t host_pool_bytes;
+    uint64_t host_budget_bytes;   /* si_options.host_mem_budget (0: none) */
+    /* per run: bytes read from the model's shards (weights, their first
+     * reading included) and from the spill file; bytes written to the spill file */
+    uint64_t file_bytes_read;
+    uint64_t bytes_spilled_to_file;
+    /* the process's resident memory: its peak so far (VmHWM, at the end of the
+     * run) and what it was with an empty context (after the GL context opened,
+     * before the model's program and pool were made) */
+    uint64_t rss_peak_bytes;
+    uint64_t rss_baseline_bytes;
     /* of the budget, left free for what the GPU driver allocates for us beyond
      * the arena (the host pool's page tables, page rounding); 0 on llvmpipe */
     uint64_t driver_reserve_bytes;
@@ -124,6 +147,7 @@ typedef struct {
     uint64_t gpu_steps;          /* kernel dispatches per run */
     double open_ms, run_ms, upload_ms, compute_ms, stall_ms;
     double host_ms;              /* in the host interpreter (loops, NMS, ...) */
+    double file_ms;              /* reading the shards (waits for reads ahead) and the spill file */
 } si_stats;
 
 typedef struct si_model si_model;

@@ -15,6 +15,13 @@
  * (runtime/budget.c, driver_reserve). */
 uint64_t pg_home_layout(const pg_problem *prob, const pg_plan *pl, uint64_t *o)
 {
+    return pg_home_layout_of(prob, pl, NULL, o);
+}
+
+/* pg_home_layout of the buffers where only[b] is set (NULL: all); the others
+ * get no home. */
+uint64_t pg_home_layout_of(const pg_problem *prob, const pg_plan *pl, const uint8_t *only, uint64_t *o)
+{
     int nb = prob->n_buffers, na = pl->n_prologue + pl->n_actions;
     int *first = malloc(((size_t)nb + 1) * sizeof *first);
     int *last = malloc(((size_t)nb + 1) * sizeof *last);
@@ -43,7 +50,8 @@ uint64_t pg_home_layout(const pg_problem *prob, const pg_plan *pl, uint64_t *o)
     int n_moving = 0;
     for (int a = 0; a < na; a++) {
         const pg_action *ac = a < pl->n_prologue ? &pl->prologue[a] : &pl->actions[a - pl->n_prologue];
-        if (ac->kind == PA_ALLOC || ac->kind == PA_FREE || ac->kind == PA_RUN || first[ac->buf] != a)
+        if (ac->kind == PA_ALLOC || ac->kind == PA_FREE || ac->kind == PA_RUN || first[ac->buf] != a ||
+            (only && !only[ac->buf]))
             continue;
         const pg_buffer *pb = &prob->buffers[ac->buf];
         if (pb->kind == PG_ACT && !pb->is_output && ac->kind == PA_SPILL) {

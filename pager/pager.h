@@ -93,5 +93,48 @@ int pg_plan_check(const pg_problem *pb, const pg_plan *p, char *msg, size_t n);
  * (pager/homes.c): home_off[b] per buffer (UINT64_MAX: none); returns the
  * pool's size, or UINT64_MAX when out of memory. Depends only on the plan. */
 uint64_t pg_home_layout(const pg_problem *pb, const pg_plan *pl, uint64_t *home_off);
+/* The same for the buffers where only[b] is set (NULL: all); the rest get none. */
+uint64_t pg_home_layout_of(const pg_problem *pb, const pg_plan *pl, const uint8_t *only,
+                           uint64_t *home_off);
+
+/* The host side of a plan under a host-memory budget (pager/hosttier.c): the
+ * three tiers GPU arena <- host pool <- file. Each buffer the plan moves
+ * between host and GPU has its host side in one tier: */
+enum {
+    PG_TIER_NONE = 0, /* never moved */
+    PG_TIER_POOL,     /* a home in the host pool (home_off) */
+    PG_TIER_SOURCE,   /* none kept: a weight read again from the model's shards, a
+                       * constant or an input uploaded from where the host holds it,
+                       * each time the plan loads it */
+    PG_TIER_FILE      /* an activation spilled or downloaded (an output): written to
+                       * the spill file (file_off) and read back from it */
+};
+/* Spill-file transfers go through the spill slot in parts of at most this. */
+#define PG_SPILL_CHUNK (1u << 20)
+
+typedef struct {
+    uint64_t budget;      /* 0: none */
+    uint64_t homes_bytes; /* the pool's homes (pg_home_layout_of the pool tier) */
+    /* transfers of buffers with no home go through staging slots in host
+     * memory: two for weights read from the shards (one read ahead while the
+     * other is uploaded), one for the spill file */
+    uint64_t weight_slot_bytes, spill_slot_bytes;
+    uint64_t pool_bytes;  /* homes_bytes + 2 weight slots + the spill slot: <= budget */
+    uint64_t file_bytes;  /* the spill file's size */
+    uint64_t min_budget;  /* the smallest host budget this planner accepts for the plan */
+    /* per run, as planned */
+    uint64_t shard_bytes_read, file_bytes_written, file_bytes_read;
+} pg_host_plan;
+
+/* Tiers within budget (0: every moved buffer in the pool, as pg_home_layout).
+ * Constants and inputs leave first (the host holds them anyway), then
+ * weights and spilled activations, least costly per byte first (a weight costs
+ * a shard read per load, an activation a write per spill and a read per
+ * reload, an output's read after the run included), farthest first
+ * use first among equals. home_off, file_off: per buffer (UINT64_MAX: none);
+ * tier: per buffer. SI_ERR_BUDGET naming hp->min_budget when it does not fit,
+ * SI_ERR_NOMEM. */
+si_result pg_host_tiers(const pg_problem *pb, const pg_plan *pl, uint64_t budget, uint64_t *home_off,
+                        uint64_t *file_off, uint8_t *tier, pg_host_plan *hp, si_error *err);
 
 #endif

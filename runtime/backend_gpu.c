@@ -76,6 +76,15 @@ static si_result gpu_transfer(si_model *m, int b, int to_arena, si_error *err)
                     : glk_download(m->gpu, m->arena, off, m->home + home, bytes, err);
 }
 
+/* glBufferSubData and the read back copy p at the call, so p is free after it */
+static si_result gpu_transfer_ptr(si_model *m, int b, uint64_t at, uint64_t bytes, void *p, int to_arena,
+                                  si_error *err)
+{
+    uint64_t off = m->off[b] + at;
+    return to_arena ? glk_upload(m->gpu, m->arena, off, p, bytes, err)
+                    : glk_download(m->gpu, m->arena, off, p, bytes, err);
+}
+
 /* Steps no kernel runs here: host-only kinds, and loops longer than the
  * driver lets one dispatch run. */
 static int on_host(const si_model *m, const ck_step *st)
@@ -224,6 +233,7 @@ const rt_backend rt_backend_gpu = {
     .pool_create = gpu_pool_create,
     .pool_free = gpu_pool_free,
     .transfer = gpu_transfer,
+    .transfer_ptr = gpu_transfer_ptr,
     .run_step = gpu_run_step,
     .check_step = gpu_check_step,
     .throttle = gpu_throttle,

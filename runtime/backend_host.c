@@ -57,6 +57,18 @@ static si_result host_transfer(si_model *m, int b, int to_arena, si_error *err)
     return SI_OK;
 }
 
+static si_result host_transfer_ptr(si_model *m, int b, uint64_t at, uint64_t bytes, void *p, int to_arena,
+                                   si_error *err)
+{
+    (void)err;
+    uint64_t off = m->off[b] + at;
+    if (to_arena)
+        memcpy(m->host_arena + off, p, bytes);
+    else
+        memcpy(p, m->host_arena + off, bytes);
+    return SI_OK;
+}
+
 /* The step's reference implementation on its tensors where the arena holds them. */
 static si_result host_run_step(si_model *m, int s, si_error *err)
 {
@@ -105,6 +117,7 @@ const rt_backend rt_backend_host = {
     .pool_create = host_pool_create,
     .pool_free = host_pool_free,
     .transfer = host_transfer,
+    .transfer_ptr = host_transfer_ptr,
     .run_step = host_run_step,
     .check_step = NULL, /* the host is the reference */
     .throttle = host_throttle,

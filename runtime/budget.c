@@ -277,6 +277,9 @@ si_result rt_build_program(si_model *m, const core_shape *shapes, void *const *v
         goto fail;
     }
     memcpy(m->bound, shapes, (size_t)ni * sizeof *shapes);
+    /* the host tiers within the host budget: fewer homes than pool, never more */
+    if ((st = rt_host_tiers(m, &pool, err)) != SI_OK)
+        goto fail;
     m->off = calloc((size_t)m->pb.n_buffers + 1, sizeof *m->off);
     if (!m->off || (st = rt_make_homes(m, pool, err)) != SI_OK) {
         if (st == SI_OK)

@@ -18,6 +18,7 @@ static si_result read_weights(si_model *m, si_error *err)
     for (int b = 0; b < m->pb.n_buffers; b++)
         if (m->prog->tensors[m->pb.buffers[b].tensor].kind == PT_WEIGHT && m->home_off[b] != UINT64_MAX)
             total += m->pb.buffers[b].bytes;
+    double t0 = rt_now_ms();
     rt_progress(m, "weights", 0, (int)(total >> 10) + 1);
     si_result st = rt_check_cancel(m, err);
     for (int b = 0; b < m->pb.n_buffers && st == SI_OK; b++) {
@@ -27,6 +28,7 @@ static si_result read_weights(si_model *m, si_error *err)
         uint8_t *dst = m->home + m->home_off[b];
         memset(dst, 0, m->pb.buffers[b].bytes); /* the padding to 4 bytes */
         st = io_reader_submit(m->rd, t->weight, dst, err);
+        m->st.file_bytes_read += m->io->weights[t->weight].nbytes;
         done += m->pb.buffers[b].bytes;
         if (st == SI_OK && (since += m->pb.buffers[b].bytes) >= WEIGHTS_STEP) {
             since = 0;
@@ -37,6 +39,7 @@ static si_result read_weights(si_model *m, si_error *err)
         }
     }
     si_result w = io_reader_wait(m->rd, err);
+    m->st.file_ms += rt_now_ms() - t0;
     if (st == SI_OK && w == SI_OK) {
         rt_progress(m, "weights", (int)(total >> 10) + 1, (int)(total >> 10) + 1);
         st = rt_check_cancel(m, err);
@@ -44,8 +47,8 @@ static si_result read_weights(si_model *m, si_error *err)
     return st != SI_OK ? st : w;
 }
 
-/* Executes one action of the plan. */
-static si_result do_action(si_model *m, const pg_action *ac, si_error *err)
+/* Executes one action of the plan (a: its index in the run; -1 the prologue). */
+static si_result do_action(si_model *m, const pg_action *ac, int a, si_error *err)
 {
     const core_program *p = m->prog;
     const pg_buffer *pbuf = ac->buf >= 0 ? &m->pb.buffers[ac->buf] : NULL;
@@ -59,7 +62,7 @@ static si_result do_action(si_model *m, const pg_action *ac, si_error *err)
         return SI_OK;
     case PA_UPLOAD:
     case PA_RELOAD:
-        st = m->be->transfer(m, ac->buf, 1, err);
+        st = rt_host_move(m, ac, a, err);
         if (st == SI_OK)
             st = m->be->throttle(m, pbuf->bytes, err);
         m->st.bytes_uploaded += pbuf->bytes;
@@ -69,7 +72,7 @@ static si_result do_action(si_model *m, const pg_action *ac, si_error *err)
         return st;
     case PA_SPILL:
     case PA_DOWNLOAD:
-        st = m->be->transfer(m, ac->buf, 0, err);
+        st = rt_host_move(m, ac, a, err);
         if (st == SI_OK)
             st = m->be->throttle(m, pbuf->bytes, err);
         m->st.bytes_downloaded += pbuf->bytes;
@@ -157,7 +160,7 @@ si_result rt_run_plan(si_model *m, si_error *err)
     }
     if (!m->resident) {
         for (int a = 0; a < pl->n_prologue && st == SI_OK; a++)
-            st = do_action(m, &pl->prologue[a], err);
+            st = do_action(m, &pl->prologue[a], -1, err);
         if (st != SI_OK)
             return st;
         m->resident = 1;
@@ -168,7 +171,7 @@ si_result rt_run_plan(si_model *m, si_error *err)
     for (int a = 0; a < pl->n_actions && st == SI_OK; a++) {
         const pg_action *ac = &pl->actions[a];
         double ta = rt_now_ms();
-        st = do_action(m, ac, err);
+        st = do_action(m, ac, a, err);
         if (!m->opt.trace_path || st != SI_OK)
             continue;
         /* Wait for the GPU so each event's duration is its own. */
@@ -203,19 +206,20 @@ si_result rt_tensor_value(si_model *m, int t, int32_t *words, si_error *err)
         int b = bd->root == r ? m->buf_of[bd->tensor] : -1;
         if (bd->root != r)
             continue;
-        if (b < 0 || m->home_off[b] == UINT64_MAX)
+        if (b < 0)
             return base_fail(err, SI_ERR_ARG, "internal: a band of %s was never brought back", ct->name);
-        memcpy(words + bd->e0, m->home + m->home_off[b], (size_t)(bd->e1 - bd->e0) * 4);
+        si_result st = rt_host_read_back(m, b, words + bd->e0, (uint64_t)(bd->e1 - bd->e0) * 4, err);
+        if (st != SI_OK)
+            return st;
         banded = 1;
     }
     if (banded)
         return SI_OK;
     if (m->buf_of[r] >= 0 && rt->kind == PT_ACT) {
         /* downloaded at the end of the run, or spilled after its last write */
-        int b = m->buf_of[r];
-        if (m->home_off[b] == UINT64_MAX)
-            return base_fail(err, SI_ERR_ARG, "internal: %s was never brought back", ct->name);
-        memcpy(words, m->home + m->home_off[b], bytes);
+        si_result st = rt_host_read_back(m, m->buf_of[r], words, bytes, err);
+        if (st != SI_OK)
+            return st;
     } else if (rt->kind == PT_CONST || (rt->kind == PT_ACT && rt->host)) {
         memcpy(words, rt->host, bytes);
     } else if (rt->kind == PT_INPUT) {

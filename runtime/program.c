@@ -14,6 +14,7 @@ void rt_drop_program(si_model *m)
     m->stages = NULL;
     m->n_stages = 0;
     m->be->arena_free(m);
+    rt_host_close(m);
     m->be->pool_free(m);
     m->home = NULL;
     m->home_buf = 0;
@@ -88,7 +89,8 @@ si_result rt_make_problem(si_model *m, si_error *err)
     return SI_OK;
 }
 
-/* The host pool of `total` bytes for the homes plan_within laid out (pg_home_layout). */
+/* The host pool of `total` bytes for the homes rt_host_tiers laid out, then
+ * its staging slots and spill file (rt_host_open). */
 si_result rt_make_homes(si_model *m, uint64_t total, si_error *err)
 {
     int nb = m->pb.n_buffers;
@@ -102,7 +104,7 @@ si_result rt_make_homes(si_model *m, uint64_t total, si_error *err)
         if (m->home_off[b] != UINT64_MAX && t->kind == PT_CONST)
             memcpy(m->home + m->home_off[b], t->host, t->bytes);
     }
-    return SI_OK;
+    return rt_host_open(m, err);
 }
 
 static int shapes_equal(const core_shape *a, const core_shape *b, int n)

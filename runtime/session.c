@@ -119,7 +119,12 @@ si_result rt_open_model(si_context *ctx, const char *path, const si_options *opt
     m->be = &rt_backend_host; /* until a GL context is open */
     if (ctx)
         rt_ctx_attach(ctx, m);
-    si_result st = io_model_load(path, &m->io, err);
+    si_result st = SI_OK;
+    if (!(m->spill_dir = strdup(m->opt.spill_dir)))
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory");
+    m->opt.spill_dir = m->spill_dir;
+    if (st == SI_OK)
+        st = io_model_load(path, &m->io, err);
     if (st == SI_OK)
         st = core_graph_build(m->io, &m->g, err);
     if (st == SI_OK)
@@ -145,6 +150,8 @@ si_result rt_open_model(si_context *ctx, const char *path, const si_options *opt
                 *err = (si_error){0};
         }
     }
+    /* an empty context: what the process holds before the program and its pool */
+    m->st.rss_baseline_bytes = rt_proc_bytes("VmRSS:");
     api_call call;
     if (st == SI_OK && (st = api_enter(&call, m, err)) == SI_OK) {
         core_shape *shapes = calloc((size_t)core_graph_n_inputs(m->g) + 1, sizeof *shapes);
@@ -217,6 +224,7 @@ void si_close(si_model *m)
     io_reader_close(m->rd);
     core_graph_free(m->g);
     io_model_free(m->io);
+    free(m->spill_dir);
     if (m->has_lock) {
         if (entered)
             pthread_mutex_unlock(m->lockp);
@@ -456,6 +464,8 @@ static void fill_stats(si_model *m)
     m->st.host_pool_bytes = m->home_bytes;
     for (int i = 0; i < m->n_stages; i++)
         m->st.host_pool_bytes += m->stages[i]->home_bytes;
+    m->st.host_budget_bytes = m->opt.host_mem_budget;
+    m->st.rss_peak_bytes = rt_proc_bytes("VmHWM:");
 }
 
 static si_result run_locked(si_model *m, const si_tensor_in *inputs, int n_inputs, si_error *err)
@@ -471,7 +481,7 @@ static si_result run_locked(si_model *m, const si_tensor_in *inputs, int n_input
     double t0 = rt_now_ms();
     int ni = core_graph_n_inputs(m->g);
     rt_free_run(m);
-    si_stats keep = {.open_ms = m->st.open_ms};
+    si_stats keep = {.open_ms = m->st.open_ms, .rss_baseline_bytes = m->st.rss_baseline_bytes};
     m->st = keep;
     core_shape *shapes = calloc((size_t)ni + 1, sizeof *shapes);
     const si_tensor_in **given = calloc((size_t)ni + 1, sizeof *given);

@@ -57,6 +57,18 @@ struct si_model {
     uint64_t reserve;        /* of the budget, left to the GPU driver (driver_reserve) */
     uint64_t *home_off;      /* per buffer; UINT64_MAX: none */
     int weights_read;        /* weights are in their homes */
+    /* Under a host-memory budget (runtime/hostmem.c, pg_host_tiers): each
+     * buffer's tier; what has no home comes through staging slots (plain
+     * memory: 2 for weights read from the shards, 1 for the spill file) */
+    uint8_t *tier;           /* per buffer: PG_TIER_* */
+    uint64_t *file_off;      /* per buffer: its place in the spill file */
+    pg_host_plan hplan;
+    uint8_t *staging;
+    uint8_t *wslot[2], *sslot;
+    int pend_buf, pend_slot; /* a weight read ahead into wslot[pend_slot] (-1: none) */
+    int spill_fd, has_spill_fd; /* the spill file, unlinked at creation */
+    int spill_writes;        /* writes to it so far (si_options.fail_spill_write) */
+    char *spill_dir;         /* the handle's copy of si_options.spill_dir */
     /* the last run */
     int n_out;
     out_tensor *outs;
@@ -106,6 +118,10 @@ struct rt_backend {
     void (*pool_free)(si_model *m);
     /* buffer b between its home and its place in the arena */
     si_result (*transfer)(si_model *m, int b, int to_arena, si_error *err);
+    /* bytes [at, at+len) of buffer b between host memory at p (not in the
+     * pool) and the arena; done with p when it returns */
+    si_result (*transfer_ptr)(si_model *m, int b, uint64_t at, uint64_t len, void *p, int to_arena,
+                              si_error *err);
     si_result (*run_step)(si_model *m, int s, si_error *err);
     /* after step s: the host reference on the same inputs, steps that differ
      * by more than opt.check_steps named on stderr; NULL: nothing to compare */
@@ -145,6 +161,21 @@ void rt_drop_program(si_model *m);
 si_result rt_make_problem(si_model *m, si_error *err);
 si_result rt_make_homes(si_model *m, uint64_t total, si_error *err);
 int rt_same_binding(const si_model *m, const core_shape *shapes, void *const *vals);
+
+/* hostmem.c: the host tiers of the current plan within the host budget
+ * (home_off, tier, file_off, hplan; *homes: the mapped pool's size), then,
+ * once the pool exists, the staging slots and the spill file. */
+si_result rt_host_tiers(si_model *m, uint64_t *homes, si_error *err);
+si_result rt_host_open(si_model *m, si_error *err);
+void rt_host_close(si_model *m);
+/* Moves buffer b of action ac (index a in the run's actions; -1: the
+ * prologue) between its host side, whatever the tier, and the arena. */
+si_result rt_host_move(si_model *m, const pg_action *ac, int a, si_error *err);
+/* An output's (or a boundary tensor's) bytes after the run, wherever its tier
+ * put them, into dst. */
+si_result rt_host_read_back(si_model *m, int b, void *dst, uint64_t bytes, si_error *err);
+/* The process's VmHWM or VmRSS (field "VmHWM:" ...) in bytes; 0 if unknown. */
+uint64_t rt_proc_bytes(const char *field);
 
 /* budget.c */
 /* The program and plan for these input shapes (and small inputs' values),

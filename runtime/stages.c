@@ -125,6 +125,9 @@ static si_result run_stage(si_model *m, core_valmap *vm, int *fail_node, si_erro
     m->st.bytes_downloaded += s->st.bytes_downloaded;
     m->st.bytes_spilled += s->st.bytes_spilled;
     m->st.bytes_reloaded += s->st.bytes_reloaded;
+    m->st.file_bytes_read += s->st.file_bytes_read;
+    m->st.bytes_spilled_to_file += s->st.bytes_spilled_to_file;
+    m->st.file_ms += s->st.file_ms;
     m->st.upload_ms += s->st.upload_ms;
     m->st.compute_ms += s->st.compute_ms;
     m->st.stall_ms += s->st.stall_ms;

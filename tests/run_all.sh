@@ -169,6 +169,9 @@ if [ -f "$BIG/effdet-d0/model.json" ] || node "$HERE/../bench/gen/gen.js" effdet
     # the GPU's limit on one buffer lowered (llvmpipe's is 128 MiB): tensors over it live as bands
     check "effdet-d0 with an 8M limit on one buffer: bitwise the no-limit answer at no budget and 24M, monotone acceptance" \
         "$HERE/limits_test.sh" "$B/streaminfer" "$BIG/effdet-d0" 8M 24M
+    # a host-memory budget below its weights: weights read again, spills to a file
+    check "effdet-d0 at 24M with --host-mem 8M: bitwise the host-unlimited answer, RSS bound, no spill file left (also on failure)" \
+        "$HERE/hostmem_test.sh" "$B/streaminfer" "$BIG/effdet-d0" 24M 8M
 else
     failed=$((failed + 1))
     cases_failed=$((cases_failed + 1))

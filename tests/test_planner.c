@@ -172,9 +172,94 @@ static void test_forced_spill(void **state)
     free_program(&g);
 }
 
+/* The host tiers (pg_host_tiers) of random plans: no budget is the plain
+ * layout; the smallest budget named in the refusal is accepted and one byte
+ * less refused; every budget from it up is accepted (monotone) with the pool
+ * within it; every moved buffer has a host side in exactly the tier its kind
+ * allows. */
+static void test_host_tiers(void **state)
+{
+    (void)state;
+    int checked = 0;
+    for (int iter = 0; iter < 40; iter++) {
+        prog g;
+        make_program(&g, 5 + (int)(rnd() % 80));
+        si_error err = {0};
+        pg_plan *full = NULL, *p = NULL;
+        assert_int_equal(pg_plan_build(&g.pb, 0, 256, &full, &err), SI_OK);
+        si_result st = pg_plan_build(&g.pb, full->lower_bound * 3 / 2, 256, &p, &err);
+        pg_plan_free(full);
+        if (st != SI_OK) {
+            free_program(&g);
+            continue;
+        }
+        int nb = g.pb.n_buffers;
+        uint64_t *ho = malloc((size_t)nb * sizeof *ho), *fo = malloc((size_t)nb * sizeof *fo);
+        uint64_t *plain = malloc((size_t)nb * sizeof *plain);
+        uint8_t *tier = malloc((size_t)nb);
+        pg_host_plan hp;
+        uint64_t all = pg_home_layout(&g.pb, p, plain);
+        assert_int_equal(pg_host_tiers(&g.pb, p, 0, ho, fo, tier, &hp, &err), SI_OK);
+        assert_int_equal(hp.pool_bytes, all);
+        assert_int_equal(hp.file_bytes, 0);
+        for (int b = 0; b < nb; b++) {
+            assert_int_equal(ho[b], plain[b]);
+            assert_int_equal(tier[b], plain[b] == UINT64_MAX ? PG_TIER_NONE : PG_TIER_POOL);
+        }
+        assert_int_equal(pg_host_tiers(&g.pb, p, 1, ho, fo, tier, &hp, &err), SI_ERR_BUDGET);
+        uint64_t least = hp.min_budget;
+        char want[64];
+        snprintf(want, sizeof want, "(%llu bytes)", (unsigned long long)least);
+        assert_non_null(strstr(err.message, "smallest host budget that works"));
+        assert_non_null(strstr(err.message, want));
+        assert_true(least < all);
+        assert_int_equal(pg_host_tiers(&g.pb, p, least - 1, ho, fo, tier, &hp, &err), SI_ERR_BUDGET);
+        for (int t = 0; t <= 6; t++) {
+            uint64_t budget = t == 0 ? least : least + (all - least) * (uint64_t)t / 6;
+            if (pg_host_tiers(&g.pb, p, budget, ho, fo, tier, &hp, &err) != SI_OK)
+                fail_msg("host budget %llu refused (smallest %llu): %s", (unsigned long long)budget,
+                         (unsigned long long)least, err.message);
+            assert_true(hp.pool_bytes <= budget);
+            uint64_t sw = 0, ss = 0;
+            for (int b = 0; b < nb; b++) {
+                const pg_buffer *x = &g.pb.buffers[b];
+                assert_int_equal(tier[b] == PG_TIER_NONE, plain[b] == UINT64_MAX);
+                assert_int_equal(tier[b] == PG_TIER_POOL, ho[b] != UINT64_MAX);
+                assert_int_equal(tier[b] == PG_TIER_FILE, fo[b] != UINT64_MAX);
+                if (tier[b] == PG_TIER_POOL)
+                    assert_true(ho[b] + x->bytes <= hp.homes_bytes);
+                if (tier[b] == PG_TIER_FILE) {
+                    assert_int_equal(x->kind, PG_ACT);
+                    assert_true(fo[b] + x->bytes <= hp.file_bytes);
+                }
+                if (tier[b] == PG_TIER_SOURCE) {
+                    assert_true(x->kind != PG_ACT);
+                    if (x->kind == PG_WEIGHT && x->bytes > sw)
+                        sw = x->bytes;
+                }
+                if (tier[b] == PG_TIER_FILE && x->bytes > ss)
+                    ss = x->bytes;
+            }
+            /* the staging slots hold the largest weight and a spill part */
+            assert_true(hp.weight_slot_bytes >= sw);
+            assert_true(hp.spill_slot_bytes >= (ss < PG_SPILL_CHUNK ? ss : PG_SPILL_CHUNK));
+            checked++;
+        }
+        free(ho);
+        free(fo);
+        free(plain);
+        free(tier);
+        pg_plan_free(p);
+        free_program(&g);
+    }
+    printf("    %d host budgets checked\n", checked);
+    assert_true(checked > 150);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_random_programs),
-                                       cmocka_unit_test(test_forced_spill)};
+                                       cmocka_unit_test(test_forced_spill),
+                                       cmocka_unit_test(test_host_tiers)};
     return cmocka_run_group_tests_name("planner", tests, NULL, NULL);
 }

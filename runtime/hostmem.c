@@ -1,0 +1,270 @@
+/* The host side of the plan under a host-memory budget: the tiers the pager
+ * chose (pg_host_tiers), the staging slots, the spill file, and every move of
+ * a buffer between its host side and the arena. Without a budget every moved
+ * buffer has a pool home and this is the plain copy from there. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "session_internal.h"
+
+uint64_t rt_proc_bytes(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    uint64_t kib = 0;
+    size_t n = strlen(field);
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, field, n)) {
+            kib = strtoull(line + n, NULL, 10);
+            break;
+        }
+    if (f)
+        fclose(f);
+    return kib * 1024;
+}
+
+/* The host pools of the model's other stages (they share the budget). */
+static uint64_t others_pools(const si_model *m)
+{
+    const si_model *root = m->parent ? m->parent : m;
+    uint64_t n = 0;
+    for (int i = -1; i < root->n_stages; i++)
+        if (rt_member(root, i) != m)
+            n += rt_member(root, i)->home_bytes;
+    return n;
+}
+
+si_result rt_host_tiers(si_model *m, uint64_t *homes, si_error *err)
+{
+    int nb = m->pb.n_buffers;
+    free(m->home_off);
+    free(m->file_off);
+    free(m->tier);
+    m->home_off = malloc(((size_t)nb + 1) * sizeof *m->home_off);
+    m->file_off = malloc(((size_t)nb + 1) * sizeof *m->file_off);
+    m->tier = calloc((size_t)nb + 1, 1);
+    if (!m->home_off || !m->file_off || !m->tier)
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    uint64_t others = m->opt.host_mem_budget ? others_pools(m) : 0;
+    uint64_t here = !m->opt.host_mem_budget ? 0 : others < m->opt.host_mem_budget ? m->opt.host_mem_budget - others : 1;
+    uint64_t want = here;
+    /* A model that runs in stages shares the budget among their pools, and
+     * the later stages are planned only once the earlier ones ran: each takes
+     * the least pool that works for it, so what one leaves the next can use,
+     * and a refusal names the least for all the stages planned so far. */
+    int staged = m->parent || m->prog->has_dynamic;
+    si_error probe;
+    if (here && staged && pg_host_tiers(&m->pb, m->plan, 1, m->home_off, m->file_off, m->tier, &m->hplan,
+                                        &probe) == SI_ERR_BUDGET && m->hplan.min_budget < want)
+        want = m->hplan.min_budget;
+    si_result st = pg_host_tiers(&m->pb, m->plan, want, m->home_off, m->file_off, m->tier, &m->hplan, err);
+    *homes = m->hplan.homes_bytes;
+    if (st == SI_ERR_BUDGET && others) {
+        char b1[BASE_SIZE_CHARS], b2[BASE_SIZE_CHARS], b3[BASE_SIZE_CHARS];
+        uint64_t total = m->hplan.min_budget + others;
+        base_fail(err, st, "a host-memory budget of %s leaves %s to this stage after the pools of the "
+                  "stages before it, and it needs %s: the smallest host budget for the stages planned "
+                  "so far is %s", base_size(m->opt.host_mem_budget, b1), base_size(here, b2),
+                  base_size(m->hplan.min_budget, b3), base_size(total, (char[BASE_SIZE_CHARS]){0}));
+    }
+    return st;
+}
+
+/* The staging slots and, where the plan spills to a file, the spill file:
+ * made in spill_dir and unlinked at once, so that it goes with the descriptor
+ * whatever happens to the process. */
+si_result rt_host_open(si_model *m, si_error *err)
+{
+    const pg_host_plan *hp = &m->hplan;
+    m->pend_buf = -1;
+    m->has_spill_fd = 0;
+    uint64_t staging = 2 * hp->weight_slot_bytes + hp->spill_slot_bytes;
+    if (staging) {
+        if (!(m->staging = malloc(staging)))
+            return base_fail(err, SI_ERR_NOMEM, "out of memory for the host pool's staging");
+        m->wslot[0] = m->staging;
+        m->wslot[1] = m->staging + hp->weight_slot_bytes;
+        m->sslot = m->staging + 2 * hp->weight_slot_bytes;
+    }
+    m->home_bytes = hp->pool_bytes;
+    if (!hp->file_bytes)
+        return SI_OK;
+    const char *dir = m->opt.spill_dir ? m->opt.spill_dir : "/tmp";
+    size_t n = strlen(dir) + 32;
+    char *path = malloc(n);
+    if (!path)
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    snprintf(path, n, "%s/streaminfer-spill-XXXXXX", dir);
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        si_result st = base_fail(err, SI_ERR_IO, "cannot make the spill file in %s: %s", dir, strerror(errno));
+        free(path);
+        return st;
+    }
+    unlink(path);
+    free(path);
+    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+    m->spill_fd = fd;
+    m->has_spill_fd = 1;
+    return SI_OK;
+}
+
+void rt_host_close(si_model *m)
+{
+    si_error ignored;
+    if (m->staging && m->pend_buf >= 0) /* a read ahead still lands in its slot */
+        io_reader_wait(m->rd, &ignored);
+    if (m->has_spill_fd)
+        close(m->spill_fd);
+    m->has_spill_fd = 0;
+    free(m->staging);
+    m->staging = m->wslot[0] = m->wslot[1] = m->sslot = NULL;
+    m->pend_buf = -1;
+    free(m->tier);
+    m->tier = NULL;
+    free(m->file_off);
+    m->file_off = NULL;
+    memset(&m->hplan, 0, sizeof m->hplan);
+}
+
+/* bytes at p to or from the spill file at off. */
+static si_result file_io(si_model *m, uint8_t *p, uint64_t bytes, uint64_t off, int write, si_error *err)
+{
+    double t0 = rt_now_ms();
+    si_result st = SI_OK;
+    if (!write)
+        m->st.file_bytes_read += bytes;
+    while (bytes > 0) {
+        ssize_t k = write ? pwrite(m->spill_fd, p, bytes, (off_t)off) : pread(m->spill_fd, p, bytes, (off_t)off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            st = base_fail(err, SI_ERR_IO, "the spill file in %s: %s", m->opt.spill_dir,
+                           k < 0 ? strerror(errno) : "short read");
+            break;
+        }
+        p += k;
+        off += (uint64_t)k;
+        bytes -= (uint64_t)k;
+    }
+    m->st.file_ms += rt_now_ms() - t0;
+    return st;
+}
+
+/* Buffer b between the arena and the spill file, through the spill slot in
+ * parts (PG_SPILL_CHUNK at most). */
+static si_result spill_io(si_model *m, int b, int write, si_error *err)
+{
+    uint64_t bytes = m->pb.buffers[b].bytes, off = m->file_off[b], chunk = m->hplan.spill_slot_bytes;
+    if (write && m->opt.fail_spill_write > 0 && ++m->spill_writes >= m->opt.fail_spill_write)
+        return base_fail(err, SI_ERR_IO, "the spill file: write %d failed (injected: fail_spill_write)",
+                         m->spill_writes);
+    for (uint64_t at = 0; at < bytes;) {
+        uint64_t n = bytes - at < chunk ? bytes - at : chunk;
+        si_result st = write ? m->be->transfer_ptr(m, b, at, n, m->sslot, 0, err) : SI_OK;
+        if (st == SI_OK)
+            st = file_io(m, m->sslot, n, off + at, write, err);
+        if (st == SI_OK && !write)
+            st = m->be->transfer_ptr(m, b, at, n, m->sslot, 1, err);
+        if (st != SI_OK)
+            return st;
+        at += n;
+    }
+    if (write)
+        m->st.bytes_spilled_to_file += bytes;
+    return SI_OK;
+}
+
+si_result rt_host_read_back(si_model *m, int b, void *dst, uint64_t bytes, si_error *err)
+{
+    if (m->tier && m->tier[b] == PG_TIER_FILE)
+        return file_io(m, dst, bytes, m->file_off[b], 0, err);
+    if (m->home_off[b] == UINT64_MAX)
+        return base_fail(err, SI_ERR_ARG, "internal: buffer %d was never brought back", b);
+    memcpy(dst, m->home + m->home_off[b], bytes);
+    return SI_OK;
+}
+
+/* Queues the read of weight buffer b's stored bytes into slot s. */
+static si_result weight_submit(si_model *m, int b, int s, si_error *err)
+{
+    const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
+    memset(m->wslot[s], 0, m->pb.buffers[b].bytes); /* the padding to 4 bytes */
+    m->st.file_bytes_read += m->io->weights[t->weight].nbytes;
+    return io_reader_submit(m->rd, t->weight, m->wslot[s], err);
+}
+
+/* The next run action after a that loads a weight from the shards, or -1. */
+static int next_shard_load(const si_model *m, int a)
+{
+    const pg_plan *pl = m->plan;
+    for (int i = a + 1; i < pl->n_actions; i++) {
+        const pg_action *ac = &pl->actions[i];
+        if (ac->kind == PA_UPLOAD && m->tier[ac->buf] == PG_TIER_SOURCE &&
+            m->pb.buffers[ac->buf].kind == PG_WEIGHT)
+            return ac->buf;
+    }
+    return -1;
+}
+
+/* A weight read from the shards and uploaded; the next such weight of the run
+ * is read ahead into the other slot, so the read overlaps the work between. */
+static si_result weight_load(si_model *m, int b, int a, si_error *err)
+{
+    double t0 = rt_now_ms();
+    si_result st = SI_OK;
+    int s;
+    if (m->pend_buf == b) {
+        s = m->pend_slot;
+        m->pend_buf = -1;
+        st = io_reader_wait(m->rd, err);
+    } else {
+        /* the read ahead (if any) is for a later load: let it land, use the other slot */
+        if (m->pend_buf >= 0 && (st = io_reader_wait(m->rd, err)) != SI_OK)
+            return st;
+        s = m->pend_buf >= 0 ? !m->pend_slot : 0;
+        if ((st = weight_submit(m, b, s, err)) == SI_OK)
+            st = io_reader_wait(m->rd, err);
+    }
+    m->st.file_ms += rt_now_ms() - t0;
+    if (st == SI_OK)
+        st = m->be->transfer_ptr(m, b, 0, m->pb.buffers[b].bytes, m->wslot[s], 1, err);
+    if (st != SI_OK || a < 0 || m->pend_buf >= 0)
+        return st;
+    int nb = next_shard_load(m, a);
+    if (nb >= 0) {
+        m->pend_buf = nb;
+        m->pend_slot = !s;
+        t0 = rt_now_ms();
+        st = weight_submit(m, nb, !s, err); /* synchronous with the pread reader */
+        m->st.file_ms += rt_now_ms() - t0;
+    }
+    return st;
+}
+
+si_result rt_host_move(si_model *m, const pg_action *ac, int a, si_error *err)
+{
+    int b = ac->buf, to_arena = ac->kind == PA_UPLOAD || ac->kind == PA_RELOAD;
+    int tier = m->tier ? m->tier[b] : PG_TIER_POOL;
+    switch (tier) {
+    case PG_TIER_SOURCE: {
+        const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
+        uint64_t bytes = m->pb.buffers[b].bytes;
+        if (!to_arena)
+            break;
+        if (t->kind == PT_CONST)
+            return m->be->transfer_ptr(m, b, 0, bytes, t->host, 1, err);
+        if (t->kind == PT_INPUT)
+            return m->be->transfer_ptr(m, b, 0, bytes, m->in_dev[t->input], 1, err);
+        return weight_load(m, b, a, err);
+    }
+    case PG_TIER_FILE:
+        return spill_io(m, b, !to_arena, err);
+    default:
+        return m->be->transfer(m, b, to_arena, err);
+    }
+    return base_fail(err, SI_ERR_ARG, "internal: buffer %d has no host copy to write to", b);
+}
