@@ -177,7 +177,12 @@ function generate(name, outdir, o) {
 function main() {
   const o = parseArgs(process.argv.slice(2));
   if (o.name === 'all') {
-    for (const n of NAMES) generate(n, path.join(o.outdir, n), o);
+    // NAME-od after NAME, with NAME's weights (calibrating once per network)
+    for (const n of NAMES) {
+      const base = path.join(o.outdir, baseName(n));
+      const from = n !== baseName(n) && !o.weightsFrom && o.quant === 'none' && !o.dry ? base : o.weightsFrom;
+      generate(n, path.join(o.outdir, n), { ...o, weightsFrom: from });
+    }
   } else {
     generate(o.name, o.outdir, o);
   }
