@@ -168,6 +168,7 @@ function generate(name, outdir, o) {
       (real ? `, real ${(real / 1e6).toFixed(1)}M, ${((st.params / real - 1) * 100).toFixed(1)}%)` : ')'),
     `float32 bytes ${st.bytes}`, `tensors ${st.tensors}`, `nodes ${st.nodes}`,
   ];
+  if (st.post) parts.splice(2, 0, `post-processing constants ${st.post.tensors} tensors, ${st.post.params} values (anchors)`);
   if (written) parts.push(`written ${written.total} bytes in ${written.shards} shards (${o.quant})`, `-> ${outdir}`);
   parts.push(`${secs.toFixed(1)} s`);
   process.stdout.write(parts.join(', ') + '\n');
