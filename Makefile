@@ -119,7 +119,10 @@ models-table: all $(TESTS) $(B)/bench/hold_context
 	tail -1 tests/MODELS.md
 
 # Synthetic large models (issue 5): EfficientDet D0-D7 and frcnn-irv2, seeded
-# random weights, tensorflowjs_converter format, into a git-ignored cache.
+# random weights, tensorflowjs_converter format, into a git-ignored cache; and
+# effdet-d0-od ... effdet-d7-od (issue 16): the same EfficientDets with the TF2
+# OD API's post-processing (per-class NMS in a while loop), their weights taken
+# from the plain ones.
 BIG ?= .cache/big
 models:
 	node bench/gen/gen.js all $(BIG)

@@ -9,6 +9,14 @@ B=$1; OUT=$2; shift 2
 HERE=$(cd "$(dirname "$0")" && pwd)
 BIG=${BIG:-/tmp/big}
 mkdir -p "$OUT"
-"$HERE/gpu_gen.sh" "$BIG" "$OUT" || exit 1
+# the models named (without @SIZE; NAME-od needs NAME), or gpu_gen.sh's default list
+gen=""
+for spec in "$@"; do
+    n=${spec%@*}
+    case $n in *-od) gen="$gen ${n%-od}" ;; esac
+    gen="$gen $n"
+done
+# shellcheck disable=SC2046,SC2086
+"$HERE/gpu_gen.sh" "$BIG" "$OUT" $(echo $gen | tr ' ' '\n' | awk '!seen[$0]++') || exit 1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$OUT/device.txt" 2>&1
 "$HERE/big_models.sh" "$B" "$BIG" "$OUT" "$@"

@@ -3,7 +3,7 @@
 # travels (bench/gen, in parallel; NODE names a node binary if there is none on
 # the PATH) and checks them byte for byte against bench/gen/SHA256SUMS (the
 # files `make models` writes here).
-#   bench/gpu_gen.sh BIG_DIR LOG_DIR [MODEL...]
+#   bench/gpu_gen.sh BIG_DIR LOG_DIR [MODEL...]     (MODEL-od: with MODEL's weights)
 set -u
 BIG=$1; LOG=$2; shift 2
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -11,7 +11,15 @@ NODE=${NODE:-node}
 [ $# -gt 0 ] || set -- effdet-d0 effdet-d1 effdet-d2 effdet-d3 effdet-d4 effdet-d5 effdet-d6 effdet-d7 frcnn-irv2
 mkdir -p "$BIG" "$LOG"
 for m in "$@"; do
+    case $m in *-od) continue ;; esac
     [ -f "$BIG/$m/model.json" ] || "$NODE" "$HERE/gen/gen.js" "$m" "$BIG/$m" >"$LOG/gen-$m.txt" 2>&1 &
+done
+wait
+# NAME-od after NAME, with its weights (NAME must be generated too, or be there)
+for m in "$@"; do
+    case $m in *-od) ;; *) continue ;; esac
+    [ -f "$BIG/$m/model.json" ] || "$NODE" "$HERE/gen/gen.js" "$m" "$BIG/$m" --weights-from "$BIG/${m%-od}" \
+        >"$LOG/gen-$m.txt" 2>&1 &
 done
 wait
 sums=$LOG/sums.txt

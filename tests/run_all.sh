@@ -178,6 +178,20 @@ else
     failures="$failures generate-effdet-d0"
 fi
 
+# issue 16: the same EfficientDet-D0 with the post-processing of a TF2 OD API export
+# (per-class NMS in a while loop over TensorLists, TopKV2), its weights taken from
+# effdet-d0's; the TensorFlow.js reference made beside it, once
+OD=$BIG/effdet-d0-od
+if { [ -f "$OD/model.json" ] || node "$HERE/../bench/gen/gen.js" effdet-d0-od "$OD" --weights-from "$BIG/effdet-d0"; } &&
+    { [ -f "$OD-ref/manifest.json" ] || node "$HERE/oracle/reference.js" "$OD" "$OD-ref" --seed 1 >/dev/null; }; then
+    check "effdet-d0-od (NMS loop): vs TensorFlow.js, every NMS at work, bitwise at 40M" \
+        "$HERE/od_test.sh" "$B/streaminfer" "$OD" "$OD-ref" 40M
+else
+    failed=$((failed + 1))
+    cases_failed=$((cases_failed + 1))
+    failures="$failures generate-effdet-d0-od"
+fi
+
 [ -z "$failures" ] || echo "failed:$failures"
 skipped=""
 [ "$cases_skipped" -eq 0 ] || skipped=", $cases_skipped skipped"

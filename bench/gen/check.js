@@ -5,6 +5,11 @@
 //   node bench/gen/check.js probe MODEL [--size S] [--every N]
 //       runs tfjs-cpu on a seeded input and prints the statistics of the outputs and
 //       of every Nth Relu/AddV2/Mul node: activations must stay finite and not vanish.
+//   node bench/gen/check.js nms OUTDIR MODEL
+//       how much work each NMS of an -od replica did: from its raw outputs in OUTDIR
+//       (raw_detection_boxes, raw_detection_scores, by the model's signature) and the
+//       thresholds in MODEL's graph, per class the candidates over the score
+//       threshold, how many the NMS kept (at most max_output_size) and suppressed.
 'use strict';
 
 const fs = require('fs');
@@ -93,6 +98,60 @@ async function probe(model, size, every) {
   console.log(`input [${shape}], tfjs-cpu ${secs.toFixed(1)} s`);
 }
 
+function iouOf(b, i, j) {
+  const [ay0, ax0, ay1, ax1] = [Math.min(b[4 * i], b[4 * i + 2]), Math.min(b[4 * i + 1], b[4 * i + 3]), Math.max(b[4 * i], b[4 * i + 2]), Math.max(b[4 * i + 1], b[4 * i + 3])];
+  const [by0, bx0, by1, bx1] = [Math.min(b[4 * j], b[4 * j + 2]), Math.min(b[4 * j + 1], b[4 * j + 3]), Math.max(b[4 * j], b[4 * j + 2]), Math.max(b[4 * j + 1], b[4 * j + 3])];
+  const aa = (ay1 - ay0) * (ax1 - ax0); const ab = (by1 - by0) * (bx1 - bx0);
+  if (aa <= 0 || ab <= 0) return 0;
+  const ih = Math.max(Math.min(ay1, by1) - Math.max(ay0, by0), 0); const iw = Math.max(Math.min(ax1, bx1) - Math.max(ax0, bx0), 0);
+  return (ih * iw) / (aa + ab - ih * iw);
+}
+
+// Greedy hard NMS as TensorFlow's: candidates by descending score, a candidate
+// kept unless it overlaps a kept one by more than iou; stops at maxOut kept.
+// Returns [candidates, kept, suppressed before the stop].
+function nmsWork(boxes, scores, stride, off, n, maxOut, iou, thr) {
+  const cand = [];
+  for (let a = 0; a < n; a++) if (scores[a * stride + off] > thr) cand.push(a);
+  cand.sort((p, q) => scores[q * stride + off] - scores[p * stride + off] || p - q);
+  const kept = []; let supp = 0;
+  for (const a of cand) {
+    if (kept.length >= maxOut) break;
+    if (kept.some((k) => iouOf(boxes, k, a) > iou)) supp++; else kept.push(a);
+  }
+  return [cand.length, kept.length, supp];
+}
+
+function nms(outDir, model) {
+  const json = JSON.parse(fs.readFileSync(path.join(model, 'model.json'), 'utf8'));
+  const outs = json.signature.outputs;
+  const file = (k) => path.join(outDir, `${outs[k].name.replace(/:0$/, '').replace(/\//g, '_')}.npy`);
+  const boxes = oracle.readNpy(file('raw_detection_boxes'));
+  const scores = oracle.readNpy(file('raw_detection_scores'));
+  const nodes = json.modelTopology.node;
+  const nmsNode = nodes.find((n) => n.op.startsWith('NonMaxSuppression'));
+  const wv = (name) => {
+    const w = json.weightsManifest[0].weights;
+    const i = w.findIndex((x) => x.name === name);
+    let off = 0;
+    for (let k = 0; k < i; k++) off += w[k].shape.reduce((a, b) => a * b, 1) * 4;
+    const all = Buffer.concat(json.weightsManifest[0].paths.map((p) => fs.readFileSync(path.join(model, p))));
+    return w[i].dtype === 'int32' ? all.readInt32LE(off) : all.readFloatLE(off);
+  };
+  const [maxOut, iou, thr] = [2, 3, 4].map((k) => wv(nmsNode.input[k]));
+  const [, A, C] = scores.shape;
+  let tc = 0; let tk = 0; let ts = 0; let minC = Infinity; let maxC = 0; let noWork = 0;
+  for (let c = 0; c < C; c++) {
+    const [nc, nk, ns] = nmsWork(boxes.values, scores.values, C, c, A, maxOut, iou, thr);
+    tc += nc; tk += nk; ts += ns; minC = Math.min(minC, nc); maxC = Math.max(maxC, nc);
+    if (ns === 0 || nk === 0) noWork++;
+  }
+  console.log(`${path.basename(model)}: ${C} classes x ${A} anchors, score threshold ${thr}, IoU ${iou}, at most ${maxOut} per class: ` +
+    `candidates ${tc} (per class ${minC} to ${maxC}), kept ${tk}, suppressed ${ts}; classes where nothing was suppressed or nothing kept: ${noWork}`);
+  return noWork === 0;
+}
+
+module.exports = { nmsWork };
 async function main() {
   const [cmd, ...rest] = process.argv.slice(2);
   if (cmd === 'stats') stats(rest);
@@ -104,10 +163,12 @@ async function main() {
       else pos.push(rest[i]);
     }
     await probe(pos[0], size, every);
+  } else if (cmd === 'nms') {
+    if (!nms(rest[0], rest[1])) process.exit(1);
   } else {
-    console.error('usage: check.js stats DIR... | compare REFDIR OUTDIR | probe MODEL [--size S] [--every N]');
+    console.error('usage: check.js stats DIR... | compare REFDIR OUTDIR | probe MODEL [--size S] [--every N] | nms OUTDIR MODEL');
     process.exit(2);
   }
 }
 
-main().catch((e) => { console.error(`check.js: error: ${e.message}`); process.exit(1); });
+if (require.main === module) main().catch((e) => { console.error(`check.js: error: ${e.message}`); process.exit(1); });

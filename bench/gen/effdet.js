@@ -2,6 +2,8 @@
 // with batch norm folded into the conv biases as the converter does.
 'use strict';
 
+const postproc = require('./postproc');
+
 // [backbone width, depth coefficients], BiFPN width, BiFPN repeats, head depth, input size
 const CONFIGS = {
   'effdet-d0': { net: [1.0, 1.0], fpnW: 64, fpnD: 3, headD: 3, size: 512, real: 3.9e6 },
@@ -29,7 +31,7 @@ function roundFilters(f, w) {
   return n;
 }
 
-function build(G, name, cfg, size) {
+function build(G, name, cfg, size, od) {
   const g = G;
   const rng = g.rng;
   const [wc, dc] = cfg.net;
@@ -179,10 +181,19 @@ function build(G, name, cfg, size) {
   };
   const cls = head('class_net', NUM_ANCHORS * NUM_CLASSES, -4.6);
   const box = head('box_net', NUM_ANCHORS * 4, 0);
+  const sig = (nm, t, d) => ({ name: `${nm}:0`, dtype: 'DT_FLOAT', tensorShape: { dim: (d || g.shape(t)).map((v) => ({ size: String(v) })) } });
+  if (od) {
+    // the -od replicas: the post-processing of a TF2 OD API export after the heads
+    const outs = postproc.effdetPost(g, P, cls, box, { size, classes: NUM_CLASSES, ...od });
+    const outputs = {};
+    Object.entries(outs).forEach(([k, [t, d]], i) => {
+      const o = g.identity(i ? `Identity_${i}` : 'Identity', t);
+      outputs[k] = sig(o, o, d);
+    });
+    return { signature: { inputs: { input_tensor: sig('input_tensor', input) }, outputs } };
+  }
   const o0 = g.identity('Identity', cls);
   const o1 = g.identity('Identity_1', box);
-  const dims = (t) => g.shape(t);
-  const sig = (nm, t) => ({ name: `${nm}:0`, dtype: 'DT_FLOAT', tensorShape: { dim: dims(t).map((d) => ({ size: String(d) })) } });
   return {
     signature: {
       inputs: { input_tensor: sig('input_tensor', input) },

@@ -4,13 +4,17 @@
 // (seeded random weights), in the format tensorflowjs_converter writes.
 //
 // usage: node bench/gen/gen.js NAME OUTDIR [--seed N] [--quant none|uint8|float16]
-//            [--size S] [--dry]
+//            [--size S] [--dry] [--weights-from DIR]
 //        node bench/gen/gen.js all CACHEDIR [...]     every model, into CACHEDIR/NAME
 //
-// NAME: effdet-d0 ... effdet-d7, frcnn-irv2. --size sets the input resolution
+// NAME: effdet-d0 ... effdet-d7, frcnn-irv2; effdet-d0-od ... effdet-d7-od: the
+// same networks (same weights) with the detection post-processing of a TF2 OD API
+// export (bench/gen/postproc.js: box decoding, sigmoid, per-class NMS in a loop). --size sets the input resolution
 // (effdet: a multiple of 128, default native; frcnn-irv2: default [1,-1,-1,3],
 // any size). --dry builds the graph and prints its figures without writing (or
-// calibrating).
+// calibrating). --weights-from DIR takes the weights from DIR, a model that
+// gen.js wrote for the same network and seed (NAME-od: NAME's), instead of
+// calibrating again: every weight's name, dtype and shape must match.
 //
 // Weights: He-style normal, then scaled by one forward pass over seeded random
 // inputs (calib.js) as batch norms folded into them would scale them, so the
@@ -19,6 +23,7 @@
 // GEN_DEBUG=N prints the calibration statistics of every Nth node (stderr).
 'use strict';
 
+const fs = require('fs');
 const path = require('path');
 const { Graph, writeModel, mulberry32 } = require('./graph');
 const { calibrate } = require('./calib');
@@ -29,11 +34,17 @@ const CALIB_INPUTS = 4; // frcnn-irv2: 4 inputs of 91x91 (9x9 maps in the trunk)
 const CALIB_EFFDET = 512; // effdet: one input of 512x512 (P7 is 4x4)
 const CALIB_FRCNN = 91;
 const CALIB_EFFDET_N = 1;
-const NAMES = [...Object.keys(effdet.CONFIGS), 'frcnn-irv2'];
-const USAGE = 'usage: node bench/gen/gen.js NAME|all OUTDIR [--seed N] [--quant none|uint8|float16] [--size S] [--dry]';
+// effdet-*-od (postproc.js): the thresholds make every class's NMS work on
+// effdet-d0-od at 512 with the seeded input (node bench/gen/check.js nms: 188 to
+// 4219 candidates per class, at least one suppressed in each, 35209 kept)
+const OD = { scoreThreshold: 0.2, iou: 0.5, maxPerClass: 400, maxTotal: 100 };
+const NAMES = [...Object.keys(effdet.CONFIGS), 'frcnn-irv2', ...Object.keys(effdet.CONFIGS).map((n) => `${n}-od`)];
+// NAME-od is NAME with the post-processing: same backbone, same weights (same seed)
+const baseName = (name) => name.replace(/-od$/, '');
+const USAGE = 'usage: node bench/gen/gen.js NAME|all OUTDIR [--seed N] [--quant none|uint8|float16] [--size S] [--dry] [--weights-from DIR]';
 
 function parseArgs(argv) {
-  const o = { seed: 1, quant: 'none', size: 0, dry: false };
+  const o = { seed: 1, quant: 'none', size: 0, dry: false, weightsFrom: null };
   const pos = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -45,6 +56,7 @@ function parseArgs(argv) {
     else if (a === '--quant') o.quant = val();
     else if (a === '--size') o.size = Number(val());
     else if (a === '--dry') o.dry = true;
+    else if (a === '--weights-from') o.weightsFrom = val();
     else if (a === '-h' || a === '--help') { process.stdout.write(USAGE + '\n'); process.exit(0); } else if (a.startsWith('--')) throw new Error(`unknown option ${a}`);
     else pos.push(a);
   }
@@ -67,15 +79,17 @@ function modelSeed(name, seed) {
 // Builds the graph for an input size (0: dynamic, frcnn only).
 function buildGraph(name, seed, size) {
   const g = new Graph(seed);
-  const built = name.startsWith('effdet-') ? effdet.build(g, name, effdet.CONFIGS[name], size)
-    : frcnn.build(g, name, frcnn.CONFIG, size);
+  const base = baseName(name);
+  const od = base !== name ? OD : null;
+  const built = name.startsWith('effdet-') ? effdet.build(g, base, effdet.CONFIGS[base], size, od)
+    : frcnn.build(g, base, frcnn.CONFIG, size);
   return { g, built };
 }
 
 // Batch-norm statistics from a forward pass over seeded random inputs of `size`
 // (calib.js). Returns the calibrated graph.
 function calibrated(name, o, size) {
-  const { g } = buildGraph(name, modelSeed(name, o.seed), size);
+  const { g } = buildGraph(name, modelSeed(baseName(name), o.seed), size);
   const rnd = mulberry32(o.seed + 17);
   const cin = [];
   const n = Number(process.env.GEN_CALIB_N) || (name.startsWith('effdet-') ? CALIB_EFFDET_N : CALIB_INPUTS);
@@ -96,11 +110,29 @@ function calibrated(name, o, size) {
   return g;
 }
 
+// The float32 weights of a model gen.js wrote (unquantized), in manifest order,
+// as {name, data} (calibrated()'s graph's weights have the same form).
+function readWeights(dir) {
+  const json = JSON.parse(fs.readFileSync(path.join(dir, 'model.json'), 'utf8'));
+  const m = json.weightsManifest[0];
+  const all = Buffer.concat(m.paths.map((p) => fs.readFileSync(path.join(dir, p))));
+  const weights = []; let off = 0;
+  for (const w of m.weights) {
+    if (w.quantization) throw new Error(`--weights-from ${dir}: ${w.name} is quantized`);
+    const n = w.shape.reduce((a, b) => a * b, 1);
+    if (off + n * 4 > all.length) throw new Error(`--weights-from ${dir}: the shards end inside ${w.name}`);
+    const bytes = Uint8Array.prototype.slice.call(all, off, off + n * 4);
+    weights.push({ name: w.name, dtype: w.dtype, shape: w.shape, data: w.dtype === 'float32' ? new Float32Array(bytes.buffer) : new Int32Array(bytes.buffer) });
+    off += n * 4;
+  }
+  return { weights };
+}
+
 function generate(name, outdir, o) {
   const t0 = Date.now();
   let real = null; let size = o.size; let calSize;
   if (name.startsWith('effdet-')) {
-    const cfg = effdet.CONFIGS[name];
+    const cfg = effdet.CONFIGS[baseName(name)];
     size = size || cfg.size;
     if (size % 128) throw new Error(`${name}: --size ${size} is not a multiple of 128`);
     real = cfg.real;
@@ -112,13 +144,19 @@ function generate(name, outdir, o) {
     calSize = CALIB_FRCNN;
   }
   calSize = Number(process.env.GEN_CALIB_SIZE) || calSize;
-  const { g, built } = buildGraph(name, modelSeed(name, o.seed), size);
-  const cg = o.dry ? g : calibrated(name, o, calSize);
-  if (cg.weights.length !== g.weights.length) throw new Error(`${name}: calibration graph differs`);
-  g.weights.forEach((w, i) => {
-    const c = cg.weights[i];
+  const { g, built } = buildGraph(name, modelSeed(baseName(name), o.seed), size);
+  // NAME-od: the base model's calibration; its weights come first, the
+  // post-processing's constants (anchors, thresholds) after them
+  const cg = o.dry ? g : o.weightsFrom ? readWeights(o.weightsFrom) : calibrated(baseName(name), o, calSize);
+  if (cg.weights.length > g.weights.length || (baseName(name) === name && cg.weights.length !== g.weights.length)) {
+    throw new Error(`${name}: calibration graph differs`);
+  }
+  cg.weights.forEach((c, i) => {
+    const w = g.weights[i];
     if (w.dtype !== 'float32') return;
-    if (c.name !== w.name || c.data.length !== w.data.length) throw new Error(`${name}: weight ${w.name} differs in the calibration graph`);
+    if (c.name !== w.name || c.data.length !== w.data.length || (c.shape && c.shape.join() !== w.shape.join()) || (c.dtype && c.dtype !== w.dtype)) {
+      throw new Error(`${name}: weight ${w.name} differs in ${o.weightsFrom || 'the calibration graph'}`);
+    }
     w.data = c.data;
   });
   const st = g.stats();
@@ -130,6 +168,7 @@ function generate(name, outdir, o) {
       (real ? `, real ${(real / 1e6).toFixed(1)}M, ${((st.params / real - 1) * 100).toFixed(1)}%)` : ')'),
     `float32 bytes ${st.bytes}`, `tensors ${st.tensors}`, `nodes ${st.nodes}`,
   ];
+  if (st.post) parts.splice(2, 0, `post-processing constants ${st.post.tensors} tensors, ${st.post.params} values (anchors)`);
   if (written) parts.push(`written ${written.total} bytes in ${written.shards} shards (${o.quant})`, `-> ${outdir}`);
   parts.push(`${secs.toFixed(1)} s`);
   process.stdout.write(parts.join(', ') + '\n');
@@ -139,7 +178,12 @@ function generate(name, outdir, o) {
 function main() {
   const o = parseArgs(process.argv.slice(2));
   if (o.name === 'all') {
-    for (const n of NAMES) generate(n, path.join(o.outdir, n), o);
+    // NAME-od after NAME, with NAME's weights (calibrating once per network)
+    for (const n of NAMES) {
+      const base = path.join(o.outdir, baseName(n));
+      const from = n !== baseName(n) && !o.weightsFrom && o.quant === 'none' && !o.dry ? base : o.weightsFrom;
+      generate(n, path.join(o.outdir, n), { ...o, weightsFrom: from });
+    }
   } else {
     generate(o.name, o.outdir, o);
   }

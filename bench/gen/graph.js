@@ -204,14 +204,19 @@ class Graph {
 
   // ---------------------------------------------------------------- output
 
+  // params: the network's float32 values, without the post-processing's
+  // constants (postproc.js, named .../Postprocessor/...), counted apart
   stats() {
-    let params = 0; let bytes = 0;
+    let params = 0; let bytes = 0; let postParams = 0; let postTensors = 0;
     for (const w of this.weights) {
       const n = w.data.length;
-      if (w.dtype === 'float32') params += n;
+      const post = w.name.includes('/Postprocessor/');
+      if (post) { postTensors++; if (w.dtype === 'float32') postParams += n; } else if (w.dtype === 'float32') params += n;
       bytes += n * 4;
     }
-    return { params, bytes, tensors: this.weights.length, nodes: this.nodes.length };
+    const st = { params, bytes, tensors: this.weights.length, nodes: this.nodes.length };
+    if (postTensors) st.post = { tensors: postTensors, params: postParams };
+    return st;
   }
 }
 
