@@ -104,6 +104,7 @@ si_result si_open(const char *path, const si_options *opt, si_model **out, si_er
     m->has_lock = 1;
     rt_effective_options(opt, &m->opt);
     m->be = &rt_backend_host; /* until a GL context is open */
+    double t_read = rt_now_ms(), t_gpu = 0;
     si_result st = io_model_load(path, &m->io, err);
     if (st == SI_OK)
         st = core_graph_build(m->io, &m->g, err);
@@ -115,9 +116,11 @@ si_result si_open(const char *path, const si_options *opt, si_model **out, si_er
         st = base_fail(err, SI_ERR_NOMEM, "out of memory");
     if (st == SI_OK)
         st = io_reader_open(m->io, m->opt.io_mode, &m->rd, err);
+    m->st.open_read_ms = rt_now_ms() - t_read;
     glk_binding before; /* the caller's current context, put back on return */
     int saved = 0;
     if (st == SI_OK && m->opt.backend != SI_BACKEND_HOST) {
+        t_gpu = rt_now_ms();
         glk_current_save(&before);
         saved = 1;
         st = glk_open(&m->gpu, err);
@@ -129,14 +132,23 @@ si_result si_open(const char *path, const si_options *opt, si_model **out, si_er
             if (err)
                 *err = (si_error){0};
         }
+        m->st.open_gpu_ms = rt_now_ms() - t_gpu;
     }
     api_call call;
     if (st == SI_OK && (st = api_enter(&call, m, err)) == SI_OK) {
         core_shape *shapes = calloc((size_t)core_graph_n_inputs(m->g) + 1, sizeof *shapes);
         if (!shapes)
             st = base_fail(err, SI_ERR_NOMEM, "out of memory");
-        else if (default_shapes(m, shapes))
+        else if (default_shapes(m, shapes)) {
             st = rt_build_program(m, shapes, NULL, err);
+            m->st.open_plan_ms = m->build_plan_ms;
+            m->st.open_tile_ms = m->build_tile_ms;
+            if (st == SI_OK && m->be->prepare && !m->opt.defer_compile) {
+                double t_compile = rt_now_ms();
+                st = m->be->prepare(m, err);
+                m->st.open_compile_ms = rt_now_ms() - t_compile;
+            }
+        }
         free(shapes);
         api_leave(&call);
     }
@@ -424,7 +436,9 @@ static si_result run_locked(si_model *m, const si_tensor_in *inputs, int n_input
     double t0 = rt_now_ms();
     int ni = core_graph_n_inputs(m->g);
     rt_free_run(m);
-    si_stats keep = {.open_ms = m->st.open_ms};
+    si_stats keep = {.open_ms = m->st.open_ms, .open_read_ms = m->st.open_read_ms,
+                     .open_gpu_ms = m->st.open_gpu_ms, .open_plan_ms = m->st.open_plan_ms,
+                     .open_tile_ms = m->st.open_tile_ms, .open_compile_ms = m->st.open_compile_ms};
     m->st = keep;
     core_shape *shapes = calloc((size_t)ni + 1, sizeof *shapes);
     const si_tensor_in **given = calloc((size_t)ni + 1, sizeof *given);
