@@ -8,17 +8,15 @@
 
 /* An interval is [start, end], plus [start2, end of time] when it is a resident
  * buffer whose last stay runs into the next run. */
-static int overlaps_time(const interval *a, const interval *b)
+static inline int times_meet(int as, int ae, int as2, int bs, int be, int bs2)
 {
-    const int inf = 1 << 30;
-    int pa[2][2] = {{a->start, a->end}, {a->start2, inf}};
-    int pbv[2][2] = {{b->start, b->end}, {b->start2, inf}};
-    int na = a->start2 >= 0 ? 2 : 1, nbp = b->start2 >= 0 ? 2 : 1;
-    for (int i = 0; i < na; i++)
-        for (int j = 0; j < nbp; j++)
-            if (pa[i][0] <= pbv[j][1] && pbv[j][0] <= pa[i][1])
-                return 1;
-    return 0;
+    return (as <= be && bs <= ae) || (bs2 >= 0 && bs2 <= ae) || (as2 >= 0 && as2 <= be) ||
+           (as2 >= 0 && bs2 >= 0);
+}
+
+static inline int overlaps_time(const interval *a, const interval *b)
+{
+    return times_meet(a->start, a->end, a->start2, b->start, b->end, b->start2);
 }
 
 static int cmp_size_desc(const void *x, const void *y)
@@ -79,32 +77,51 @@ static int cmp_long_then_start(const void *x, const void *y)
 /* Which placed intervals touch each block of PLACE_BLOCK step buckets (step
  * bucket q holds step q-1; a resident buffer's last stay runs to the last
  * one): an interval finds what it overlaps in time by scanning the blocks it
- * spans, not everything placed. */
+ * spans, not everything placed. Each block is one array of entries that carry
+ * what the scan tests (lifetime, offset), so it reads memory in order and
+ * touches an interval only when it overlaps. */
 enum { PLACE_BLOCK = 64 };
 typedef struct {
-    int *head;          /* per block: first node, -1 */
-    int *node_iv, *node_next;
+    uint64_t off, size;
+    int start, end, start2, iv;
+} ventry;
+typedef struct {
+    ventry *e;
     int n, cap;
+} vblock;
+typedef struct {
+    vblock *blk;
 } ivbuckets;
 
-static int bucket_add(ivbuckets *bk, int q, int iv)
+static int bucket_add(ivbuckets *bk, int q, const interval *it, int iv)
 {
-    if (bk->n == bk->cap) {
-        int cap = bk->cap ? bk->cap * 2 : 1024;
-        int *a = realloc(bk->node_iv, (size_t)cap * sizeof *a);
+    vblock *b = &bk->blk[q];
+    if (b->n == b->cap) {
+        int cap = b->cap ? b->cap * 2 : 16;
+        ventry *a = realloc(b->e, (size_t)cap * sizeof *a);
         if (!a)
             return -1;
-        bk->node_iv = a;
-        int *b = realloc(bk->node_next, (size_t)cap * sizeof *b);
-        if (!b)
-            return -1;
-        bk->node_next = b;
-        bk->cap = cap;
+        b->e = a;
+        b->cap = cap;
     }
-    bk->node_iv[bk->n] = iv;
-    bk->node_next[bk->n] = bk->head[q];
-    bk->head[q] = bk->n++;
+    /* kept in offset order, so a query merges its blocks instead of sorting */
+    int lo = 0, hi = b->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (b->e[mid].off < it->offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    memmove(b->e + lo + 1, b->e + lo, (size_t)(b->n - lo) * sizeof *b->e);
+    b->e[lo] = (ventry){it->offset, it->size, it->start, it->end, it->start2, iv};
+    b->n++;
     return 0;
+}
+
+static inline int entry_overlaps(const interval *a, const ventry *e)
+{
+    return times_meet(a->start, a->end, a->start2, e->start, e->end, e->start2);
 }
 
 /* The step buckets [*q0, *q1] of part k (0, or 1: the last stay) of an interval; 0 if none. */
@@ -123,14 +140,14 @@ static int part_buckets(const interval *it, int k, int last, int *q0, int *q1)
 }
 
 /* Walking what overlaps in time in offset order: the smallest gap that holds size. */
-static void fit_gap(const interval *h, uint64_t size, uint64_t *off, uint64_t *best,
+static void fit_gap(uint64_t h_off, uint64_t h_size, uint64_t size, uint64_t *off, uint64_t *best,
                     uint64_t *best_gap)
 {
-    if (h->offset >= *off && h->offset - *off >= size && h->offset - *off < *best_gap) {
+    if (h_off >= *off && h_off - *off >= size && h_off - *off < *best_gap) {
         *best = *off;
-        *best_gap = h->offset - *off;
+        *best_gap = h_off - *off;
     }
-    uint64_t e = h->offset + h->size;
+    uint64_t e = h_off + h_size;
     if (e > *off)
         *off = e;
 }
@@ -150,50 +167,10 @@ static int insert_by_offset(interval **a, int n, interval *it)
     return n + 1;
 }
 
-/* What a placed interval occupies, with its offset beside it so that sorting
- * reads no interval. */
+/* One block's entries not walked yet, while a query merges its blocks. */
 typedef struct {
-    uint64_t off;
-    const interval *p;
-} hit;
-
-/* By offset, in place: the placement sorts a few dozen intervals per interval
- * placed, hundreds of thousands of times per plan, so no qsort callback. */
-static void sort_by_offset(hit *a, int n)
-{
-    while (n > 16) {
-        uint64_t x = a[0].off, y = a[n / 2].off, z = a[n - 1].off;
-        uint64_t pv = x < y ? (y < z ? y : x < z ? z : x) : (x < z ? x : y < z ? z : y);
-        int i = 0, j = n - 1;
-        while (i <= j) {
-            while (a[i].off < pv)
-                i++;
-            while (a[j].off > pv)
-                j--;
-            if (i <= j) {
-                hit t = a[i];
-                a[i++] = a[j];
-                a[j--] = t;
-            }
-        }
-        /* recurse into the smaller part, loop on the larger */
-        if (j + 1 < n - i) {
-            sort_by_offset(a, j + 1);
-            a += i;
-            n -= i;
-        } else {
-            sort_by_offset(a + i, n - i);
-            n = j + 1;
-        }
-    }
-    for (int i = 1; i < n; i++) {
-        hit t = a[i];
-        int k = i;
-        for (; k > 0 && a[k - 1].off > t.off; k--)
-            a[k] = a[k - 1];
-        a[k] = t;
-    }
-}
+    const ventry *p, *end;
+} cursor;
 
 /* Greedy: in the given order, each interval goes to the best-fitting gap free
  * over its whole lifetime (or on top). The intervals that span a quarter of
@@ -216,14 +193,12 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
     interval **sorted = malloc(((size_t)n + 1) * sizeof *sorted); /* placed, by offset */
     interval **longs = malloc(((size_t)n + 1) * sizeof *longs);   /* the global ones, by offset */
     int nl = 0;
-    hit *hits = malloc(((size_t)n + 1) * sizeof *hits);
+    cursor *cur = malloc(((size_t)nblk * 2 + 4) * sizeof *cur); /* both parts' blocks */
     int *stamp = malloc(((size_t)n + 1) * sizeof *stamp);
-    ivbuckets bk = {.head = malloc(((size_t)nblk + 1) * sizeof *bk.head)};
+    ivbuckets bk = {.blk = calloc((size_t)nblk + 1, sizeof *bk.blk)};
     int rc = -1;
-    if (!order || !sorted || !longs || !hits || !stamp || !bk.head)
+    if (!order || !sorted || !longs || !cur || !stamp || !bk.blk)
         goto done;
-    for (int q = 0; q <= nblk; q++)
-        bk.head[q] = -1;
     for (int i = 0; i < n; i++) {
         order[i] = &iv->v[i];
         stamp[i] = -1;
@@ -233,39 +208,48 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
     *arena = 0;
     for (int i = 0; i < n; i++) {
         interval *it = order[i];
-        int nh = 0, q0, q1;
+        int q0, q1;
         uint64_t off = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
         int is_global = it->start2 >= 0 || it->end - it->start + 1 > global_span;
         if (is_global) {
             /* everything placed that it meets, in offset order */
             for (int j = 0; j < np; j++)
                 if (overlaps_time(it, sorted[j]))
-                    fit_gap(sorted[j], it->size, &off, &best, &best_gap);
+                    fit_gap(sorted[j]->offset, sorted[j]->size, it->size, &off, &best, &best_gap);
         } else {
-            /* the others from its blocks, sorted, and the global ones merged in */
+            /* the others from its blocks (each in offset order) and the global
+             * ones, merged in offset order; an interval in several blocks is
+             * walked once (stamp) */
+            int nc = 0;
             for (int k = 0; k < 2; k++) {
                 if (!part_buckets(it, k, last, &q0, &q1))
                     continue;
                 for (int q = q0 / PLACE_BLOCK; q <= q1 / PLACE_BLOCK; q++)
-                    for (int e = bk.head[q]; e >= 0; e = bk.node_next[e]) {
-                        int j = bk.node_iv[e];
-                        if (stamp[j] != i) {
-                            stamp[j] = i;
-                            if (overlaps_time(it, &iv->v[j]))
-                                hits[nh++] = (hit){iv->v[j].offset, &iv->v[j]};
-                        }
-                    }
+                    if (bk.blk[q].n)
+                        cur[nc++] = (cursor){bk.blk[q].e, bk.blk[q].e + bk.blk[q].n};
             }
-            sort_by_offset(hits, nh);
-            int h = 0, l = 0;
-            while (h < nh || l < nl) {
-                if (l < nl && !overlaps_time(it, longs[l])) {
-                    l++;
-                    continue;
+            int l = 0;
+            for (;;) {
+                int c_min = -1;
+                for (int c = 0; c < nc; c++) {
+                    cursor *cc = &cur[c];
+                    while (cc->p < cc->end && (!entry_overlaps(it, cc->p) || stamp[cc->p->iv] == i))
+                        cc->p++;
+                    if (cc->p < cc->end && (c_min < 0 || cc->p->off < cur[c_min].p->off))
+                        c_min = c;
                 }
-                const interval *x = h < nh && (l >= nl || hits[h].off <= longs[l]->offset)
-                                        ? hits[h++].p : longs[l++];
-                fit_gap(x, it->size, &off, &best, &best_gap);
+                while (l < nl && !overlaps_time(it, longs[l]))
+                    l++;
+                if (c_min < 0 && l >= nl)
+                    break;
+                if (c_min >= 0 && (l >= nl || cur[c_min].p->off <= longs[l]->offset)) {
+                    const ventry *e = cur[c_min].p++;
+                    stamp[e->iv] = i;
+                    fit_gap(e->off, e->size, it->size, &off, &best, &best_gap);
+                } else {
+                    fit_gap(longs[l]->offset, longs[l]->size, it->size, &off, &best, &best_gap);
+                    l++;
+                }
             }
         }
         it->offset = best != UINT64_MAX ? best : off;
@@ -280,7 +264,7 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
             if (!part_buckets(it, k, last, &q0, &q1))
                 continue;
             for (int q = q0 / PLACE_BLOCK; q <= q1 / PLACE_BLOCK; q++)
-                if (bucket_add(&bk, q, (int)(it - iv->v)))
+                if (bucket_add(&bk, q, it, (int)(it - iv->v)))
                     goto done;
         }
     }
@@ -289,11 +273,11 @@ done:
     free(order);
     free(sorted);
     free(longs);
-    free(hits);
+    free(cur);
     free(stamp);
-    free(bk.head);
-    free(bk.node_iv);
-    free(bk.node_next);
+    for (int q = 0; bk.blk && q <= nblk; q++)
+        free(bk.blk[q].e);
+    free(bk.blk);
     return rc;
 }
 
