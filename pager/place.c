@@ -172,6 +172,46 @@ typedef struct {
     const ventry *p, *end;
 } cursor;
 
+/* Space taken, as disjoint [a, b) runs in offset order, touching ones joined.
+ * Walking the runs instead of the intervals they join finds the same gaps: a
+ * gap can only open where a run starts. */
+typedef struct {
+    uint64_t a, b;
+} run;
+typedef struct {
+    run *r;
+    int n;
+} runs;
+
+static void runs_add(runs *u, uint64_t a, uint64_t b)
+{
+    int lo = 0, hi = u->n; /* the first run that ends at or after a */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (u->r[mid].b < a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int k = lo; /* runs k..j-1 meet or touch [a, b): they join it */
+    int j = k;
+    while (j < u->n && u->r[j].a <= b) {
+        if (u->r[j].a < a)
+            a = u->r[j].a;
+        if (u->r[j].b > b)
+            b = u->r[j].b;
+        j++;
+    }
+    if (j == k) {
+        memmove(u->r + k + 1, u->r + k, (size_t)(u->n - k) * sizeof *u->r);
+        u->n++;
+    } else if (j > k + 1) {
+        memmove(u->r + k + 1, u->r + j, (size_t)(u->n - j) * sizeof *u->r);
+        u->n -= j - k - 1;
+    }
+    u->r[k] = (run){a, b};
+}
+
 /* Greedy: in the given order, each interval goes to the best-fitting gap free
  * over its whole lifetime (or on top). The intervals that span a quarter of
  * the run or more (and the resident ones) are few and meet nearly everything:
@@ -196,8 +236,24 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
     cursor *cur = malloc(((size_t)nblk * 2 + 4) * sizeof *cur); /* both parts' blocks */
     int *stamp = malloc(((size_t)n + 1) * sizeof *stamp);
     ivbuckets bk = {.blk = calloc((size_t)nblk + 1, sizeof *bk.blk)};
+    /* An interval whose lifetime covers every other's (a weight resident the
+     * whole run) meets everything in time: all_runs, the space of everything
+     * placed, is what such an interval must avoid, and full_runs, the space of
+     * those placed, is what every interval must avoid. Without them, each of
+     * n intervals walked all the resident weights (O(n^2) with no budget). */
+    int t_lo = 0, t_hi = 0;
+    for (int i = 0; i < n; i++) {
+        const interval *v = &iv->v[i];
+        int e = v->end > v->start2 ? v->end : v->start2;
+        if (i == 0 || v->start < t_lo)
+            t_lo = v->start;
+        if (i == 0 || e > t_hi)
+            t_hi = e;
+    }
+    runs all_runs = {malloc(((size_t)n + 1) * sizeof(run)), 0};
+    runs full_runs = {malloc(((size_t)n + 1) * sizeof(run)), 0};
     int rc = -1;
-    if (!order || !sorted || !longs || !cur || !stamp || !bk.blk)
+    if (!order || !sorted || !longs || !cur || !stamp || !bk.blk || !all_runs.r || !full_runs.r)
         goto done;
     for (int i = 0; i < n; i++) {
         order[i] = &iv->v[i];
@@ -211,11 +267,29 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
         int q0, q1;
         uint64_t off = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
         int is_global = it->start2 >= 0 || it->end - it->start + 1 > global_span;
-        if (is_global) {
-            /* everything placed that it meets, in offset order */
-            for (int j = 0; j < np; j++)
-                if (overlaps_time(it, sorted[j]))
+        int is_full = it->start <= t_lo && it->end >= t_hi;
+        if (is_full) {
+            for (int j = 0; j < all_runs.n; j++)
+                fit_gap(all_runs.r[j].a, all_runs.r[j].b - all_runs.r[j].a, it->size, &off, &best,
+                        &best_gap);
+        } else if (is_global) {
+            /* everything placed that it meets, in offset order: the full runs
+             * and the others (sorted) */
+            int f = 0;
+            for (int j = 0; j < np || f < full_runs.n;) {
+                if (j < np && !overlaps_time(it, sorted[j])) {
+                    j++;
+                    continue;
+                }
+                if (f < full_runs.n && (j >= np || full_runs.r[f].a <= sorted[j]->offset)) {
+                    fit_gap(full_runs.r[f].a, full_runs.r[f].b - full_runs.r[f].a, it->size, &off,
+                            &best, &best_gap);
+                    f++;
+                } else {
                     fit_gap(sorted[j]->offset, sorted[j]->size, it->size, &off, &best, &best_gap);
+                    j++;
+                }
+            }
         } else {
             /* the others from its blocks (each in offset order) and the global
              * ones, merged in offset order; an interval in several blocks is
@@ -228,7 +302,7 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
                     if (bk.blk[q].n)
                         cur[nc++] = (cursor){bk.blk[q].e, bk.blk[q].e + bk.blk[q].n};
             }
-            int l = 0;
+            int l = 0, f = 0;
             for (;;) {
                 int c_min = -1;
                 for (int c = 0; c < nc; c++) {
@@ -240,9 +314,16 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
                 }
                 while (l < nl && !overlaps_time(it, longs[l]))
                     l++;
-                if (c_min < 0 && l >= nl)
+                if (c_min < 0 && l >= nl && f >= full_runs.n)
                     break;
-                if (c_min >= 0 && (l >= nl || cur[c_min].p->off <= longs[l]->offset)) {
+                uint64_t o_blk = c_min >= 0 ? cur[c_min].p->off : UINT64_MAX,
+                         o_long = l < nl ? longs[l]->offset : UINT64_MAX,
+                         o_full = f < full_runs.n ? full_runs.r[f].a : UINT64_MAX;
+                if (o_full <= o_blk && o_full <= o_long) {
+                    fit_gap(full_runs.r[f].a, full_runs.r[f].b - full_runs.r[f].a, it->size, &off,
+                            &best, &best_gap);
+                    f++;
+                } else if (c_min >= 0 && o_blk <= o_long) {
                     const ventry *e = cur[c_min].p++;
                     stamp[e->iv] = i;
                     fit_gap(e->off, e->size, it->size, &off, &best, &best_gap);
@@ -255,6 +336,11 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
         it->offset = best != UINT64_MAX ? best : off;
         if (it->offset + it->size > *arena)
             *arena = it->offset + it->size;
+        runs_add(&all_runs, it->offset, it->offset + it->size);
+        if (is_full) {
+            runs_add(&full_runs, it->offset, it->offset + it->size);
+            continue;
+        }
         np = insert_by_offset(sorted, np, it);
         if (is_global) {
             nl = insert_by_offset(longs, nl, it);
@@ -275,6 +361,8 @@ done:
     free(longs);
     free(cur);
     free(stamp);
+    free(all_runs.r);
+    free(full_runs.r);
     for (int q = 0; bk.blk && q <= nblk; q++)
         free(bk.blk[q].e);
     free(bk.blk);
