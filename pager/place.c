@@ -167,6 +167,12 @@ static int insert_by_offset(interval **a, int n, interval *it)
     return n + 1;
 }
 
+static int cmp_entry_off(const void *x, const void *y)
+{
+    const ventry *a = *(const ventry *const *)x, *b = *(const ventry *const *)y;
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+
 /* One block's entries not walked yet, while a query merges its blocks. */
 typedef struct {
     const ventry *p, *end;
@@ -230,7 +236,8 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
     int last = T + 2, nblk = last / PLACE_BLOCK + 1;
     int global_span = T / 4 > PLACE_BLOCK ? T / 4 : PLACE_BLOCK;
     interval **order = malloc(((size_t)n + 1) * sizeof *order);
-    interval **sorted = malloc(((size_t)n + 1) * sizeof *sorted); /* placed, by offset */
+    interval **sorted = malloc(((size_t)n + 1) * sizeof *sorted); /* what a global one meets, by offset */
+    const ventry **hits = malloc(((size_t)n + 1) * sizeof *hits);
     interval **longs = malloc(((size_t)n + 1) * sizeof *longs);   /* the global ones, by offset */
     int nl = 0;
     cursor *cur = malloc(((size_t)nblk * 2 + 4) * sizeof *cur); /* both parts' blocks */
@@ -253,14 +260,13 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
     runs all_runs = {malloc(((size_t)n + 1) * sizeof(run)), 0};
     runs full_runs = {malloc(((size_t)n + 1) * sizeof(run)), 0};
     int rc = -1;
-    if (!order || !sorted || !longs || !cur || !stamp || !bk.blk || !all_runs.r || !full_runs.r)
+    if (!order || !sorted || !hits || !longs || !cur || !stamp || !bk.blk || !all_runs.r || !full_runs.r)
         goto done;
     for (int i = 0; i < n; i++) {
         order[i] = &iv->v[i];
         stamp[i] = -1;
     }
     qsort(order, (size_t)n, sizeof *order, cmp);
-    int np = 0;
     *arena = 0;
     for (int i = 0; i < n; i++) {
         interval *it = order[i];
@@ -273,21 +279,44 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
                 fit_gap(all_runs.r[j].a, all_runs.r[j].b - all_runs.r[j].a, it->size, &off, &best,
                         &best_gap);
         } else if (is_global) {
-            /* everything placed that it meets, in offset order: the full runs
-             * and the others (sorted) */
-            int f = 0;
-            for (int j = 0; j < np || f < full_runs.n;) {
-                if (j < np && !overlaps_time(it, sorted[j])) {
-                    j++;
+            /* everything placed that it meets, in offset order: from the
+             * blocks it spans (gathered once each, sorted), the other global
+             * ones and the full runs */
+            int nh = 0;
+            for (int k = 0; k < 2; k++) {
+                if (!part_buckets(it, k, last, &q0, &q1))
+                    continue;
+                for (int q = q0 / PLACE_BLOCK; q <= q1 / PLACE_BLOCK; q++)
+                    for (int x = 0; x < bk.blk[q].n; x++) {
+                        const ventry *e = &bk.blk[q].e[x];
+                        if (entry_overlaps(it, e) && stamp[e->iv] != i) {
+                            stamp[e->iv] = i;
+                            hits[nh++] = e;
+                        }
+                    }
+            }
+            qsort(hits, (size_t)nh, sizeof *hits, cmp_entry_off);
+            for (int j = 0; j < nh; j++)
+                sorted[j] = &iv->v[hits[j]->iv];
+            int np = nh, f = 0, l = 0;
+            for (int j = 0; j < np || f < full_runs.n || l < nl;) {
+                if (l < nl && !overlaps_time(it, longs[l])) {
+                    l++;
                     continue;
                 }
-                if (f < full_runs.n && (j >= np || full_runs.r[f].a <= sorted[j]->offset)) {
+                uint64_t o_blk = j < np ? sorted[j]->offset : UINT64_MAX,
+                         o_long = l < nl ? longs[l]->offset : UINT64_MAX,
+                         o_full = f < full_runs.n ? full_runs.r[f].a : UINT64_MAX;
+                if (o_full <= o_blk && o_full <= o_long) {
                     fit_gap(full_runs.r[f].a, full_runs.r[f].b - full_runs.r[f].a, it->size, &off,
                             &best, &best_gap);
                     f++;
-                } else {
+                } else if (o_blk <= o_long) {
                     fit_gap(sorted[j]->offset, sorted[j]->size, it->size, &off, &best, &best_gap);
                     j++;
+                } else {
+                    fit_gap(longs[l]->offset, longs[l]->size, it->size, &off, &best, &best_gap);
+                    l++;
                 }
             }
         } else {
@@ -341,7 +370,6 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
             runs_add(&full_runs, it->offset, it->offset + it->size);
             continue;
         }
-        np = insert_by_offset(sorted, np, it);
         if (is_global) {
             nl = insert_by_offset(longs, nl, it);
             continue;
@@ -358,6 +386,7 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
 done:
     free(order);
     free(sorted);
+    free(hits);
     free(longs);
     free(cur);
     free(stamp);
