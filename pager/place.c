@@ -104,18 +104,7 @@ static int bucket_add(ivbuckets *bk, int q, const interval *it, int iv)
         b->e = a;
         b->cap = cap;
     }
-    /* kept in offset order, so a query merges its blocks instead of sorting */
-    int lo = 0, hi = b->n;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (b->e[mid].off < it->offset)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    memmove(b->e + lo + 1, b->e + lo, (size_t)(b->n - lo) * sizeof *b->e);
-    b->e[lo] = (ventry){it->offset, it->size, it->start, it->end, it->start2, iv};
-    b->n++;
+    b->e[b->n++] = (ventry){it->offset, it->size, it->start, it->end, it->start2, iv};
     return 0;
 }
 
@@ -167,16 +156,51 @@ static int insert_by_offset(interval **a, int n, interval *it)
     return n + 1;
 }
 
-static int cmp_entry_off(const void *x, const void *y)
+/* What a placed interval occupies, with its offset beside it so that sorting
+ * reads no interval. */
+typedef struct {
+    uint64_t off;
+    const interval *p;
+} hit;
+
+/* By offset, in place: the placement sorts a few dozen intervals per interval
+ * placed, hundreds of thousands of times per plan, so no qsort callback. */
+static void sort_by_offset(hit *a, int n)
 {
-    const ventry *a = *(const ventry *const *)x, *b = *(const ventry *const *)y;
-    return a->off < b->off ? -1 : a->off > b->off;
+    while (n > 16) {
+        uint64_t x = a[0].off, y = a[n / 2].off, z = a[n - 1].off;
+        uint64_t pv = x < y ? (y < z ? y : x < z ? z : x) : (x < z ? x : y < z ? z : y);
+        int i = 0, j = n - 1;
+        while (i <= j) {
+            while (a[i].off < pv)
+                i++;
+            while (a[j].off > pv)
+                j--;
+            if (i <= j) {
+                hit t = a[i];
+                a[i++] = a[j];
+                a[j--] = t;
+            }
+        }
+        /* recurse into the smaller part, loop on the larger */
+        if (j + 1 < n - i) {
+            sort_by_offset(a, j + 1);
+            a += i;
+            n -= i;
+        } else {
+            sort_by_offset(a + i, n - i);
+            n = j + 1;
+        }
+    }
+    for (int i = 1; i < n; i++) {
+        hit t = a[i];
+        int k = i;
+        for (; k > 0 && a[k - 1].off > t.off; k--)
+            a[k] = a[k - 1];
+        a[k] = t;
+    }
 }
 
-/* One block's entries not walked yet, while a query merges its blocks. */
-typedef struct {
-    const ventry *p, *end;
-} cursor;
 
 /* Space taken, as disjoint [a, b) runs in offset order, touching ones joined.
  * Walking the runs instead of the intervals they join finds the same gaps: a
@@ -236,11 +260,10 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
     int last = T + 2, nblk = last / PLACE_BLOCK + 1;
     int global_span = T / 4 > PLACE_BLOCK ? T / 4 : PLACE_BLOCK;
     interval **order = malloc(((size_t)n + 1) * sizeof *order);
-    interval **sorted = malloc(((size_t)n + 1) * sizeof *sorted); /* what a global one meets, by offset */
-    const ventry **hits = malloc(((size_t)n + 1) * sizeof *hits);
+    const interval **sorted = malloc(((size_t)n + 1) * sizeof *sorted); /* what a global one meets, by offset */
+    hit *hits = malloc(((size_t)n + 1) * sizeof *hits);
     interval **longs = malloc(((size_t)n + 1) * sizeof *longs);   /* the global ones, by offset */
     int nl = 0;
-    cursor *cur = malloc(((size_t)nblk * 2 + 4) * sizeof *cur); /* both parts' blocks */
     int *stamp = malloc(((size_t)n + 1) * sizeof *stamp);
     ivbuckets bk = {.blk = calloc((size_t)nblk + 1, sizeof *bk.blk)};
     /* An interval whose lifetime covers every other's (a weight resident the
@@ -260,7 +283,7 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
     runs all_runs = {malloc(((size_t)n + 1) * sizeof(run)), 0};
     runs full_runs = {malloc(((size_t)n + 1) * sizeof(run)), 0};
     int rc = -1;
-    if (!order || !sorted || !hits || !longs || !cur || !stamp || !bk.blk || !all_runs.r || !full_runs.r)
+    if (!order || !sorted || !hits || !longs || !stamp || !bk.blk || !all_runs.r || !full_runs.r)
         goto done;
     for (int i = 0; i < n; i++) {
         order[i] = &iv->v[i];
@@ -278,10 +301,10 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
             for (int j = 0; j < all_runs.n; j++)
                 fit_gap(all_runs.r[j].a, all_runs.r[j].b - all_runs.r[j].a, it->size, &off, &best,
                         &best_gap);
-        } else if (is_global) {
+        } else {
             /* everything placed that it meets, in offset order: from the
-             * blocks it spans (gathered once each, sorted), the other global
-             * ones and the full runs */
+             * blocks it spans (gathered once each, sorted), the global ones
+             * (longs) and the full runs */
             int nh = 0;
             for (int k = 0; k < 2; k++) {
                 if (!part_buckets(it, k, last, &q0, &q1))
@@ -291,13 +314,13 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
                         const ventry *e = &bk.blk[q].e[x];
                         if (entry_overlaps(it, e) && stamp[e->iv] != i) {
                             stamp[e->iv] = i;
-                            hits[nh++] = e;
+                            hits[nh++] = (hit){e->off, &iv->v[e->iv]};
                         }
                     }
             }
-            qsort(hits, (size_t)nh, sizeof *hits, cmp_entry_off);
+            sort_by_offset(hits, nh);
             for (int j = 0; j < nh; j++)
-                sorted[j] = &iv->v[hits[j]->iv];
+                sorted[j] = hits[j].p;
             int np = nh, f = 0, l = 0;
             for (int j = 0; j < np || f < full_runs.n || l < nl;) {
                 if (l < nl && !overlaps_time(it, longs[l])) {
@@ -314,48 +337,6 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
                 } else if (o_blk <= o_long) {
                     fit_gap(sorted[j]->offset, sorted[j]->size, it->size, &off, &best, &best_gap);
                     j++;
-                } else {
-                    fit_gap(longs[l]->offset, longs[l]->size, it->size, &off, &best, &best_gap);
-                    l++;
-                }
-            }
-        } else {
-            /* the others from its blocks (each in offset order) and the global
-             * ones, merged in offset order; an interval in several blocks is
-             * walked once (stamp) */
-            int nc = 0;
-            for (int k = 0; k < 2; k++) {
-                if (!part_buckets(it, k, last, &q0, &q1))
-                    continue;
-                for (int q = q0 / PLACE_BLOCK; q <= q1 / PLACE_BLOCK; q++)
-                    if (bk.blk[q].n)
-                        cur[nc++] = (cursor){bk.blk[q].e, bk.blk[q].e + bk.blk[q].n};
-            }
-            int l = 0, f = 0;
-            for (;;) {
-                int c_min = -1;
-                for (int c = 0; c < nc; c++) {
-                    cursor *cc = &cur[c];
-                    while (cc->p < cc->end && (!entry_overlaps(it, cc->p) || stamp[cc->p->iv] == i))
-                        cc->p++;
-                    if (cc->p < cc->end && (c_min < 0 || cc->p->off < cur[c_min].p->off))
-                        c_min = c;
-                }
-                while (l < nl && !overlaps_time(it, longs[l]))
-                    l++;
-                if (c_min < 0 && l >= nl && f >= full_runs.n)
-                    break;
-                uint64_t o_blk = c_min >= 0 ? cur[c_min].p->off : UINT64_MAX,
-                         o_long = l < nl ? longs[l]->offset : UINT64_MAX,
-                         o_full = f < full_runs.n ? full_runs.r[f].a : UINT64_MAX;
-                if (o_full <= o_blk && o_full <= o_long) {
-                    fit_gap(full_runs.r[f].a, full_runs.r[f].b - full_runs.r[f].a, it->size, &off,
-                            &best, &best_gap);
-                    f++;
-                } else if (c_min >= 0 && o_blk <= o_long) {
-                    const ventry *e = cur[c_min].p++;
-                    stamp[e->iv] = i;
-                    fit_gap(e->off, e->size, it->size, &off, &best, &best_gap);
                 } else {
                     fit_gap(longs[l]->offset, longs[l]->size, it->size, &off, &best, &best_gap);
                     l++;
@@ -385,10 +366,9 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
     rc = 0;
 done:
     free(order);
-    free(sorted);
+    free((void *)sorted);
     free(hits);
     free(longs);
-    free(cur);
     free(stamp);
     free(all_runs.r);
     free(full_runs.r);
