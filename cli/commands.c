@@ -81,7 +81,9 @@ int cli_command_run(const cli_args *a)
     if (a->cmd == CMD_INFO && a->n_ins == 0)
         return si_print_info(a->model, &a->opt, NULL, 0, stdout, a->json, &err) == SI_OK
                    ? 0 : cli_fail_status(&err);
-    if (si_open(a->model, &a->opt, &m, &err) != SI_OK)
+    si_options o = a->opt;
+    o.defer_compile = a->cmd != CMD_RUN; /* plan and info run nothing */
+    if (si_open(a->model, &o, &m, &err) != SI_OK)
         return cli_fail_status(&err);
     si_tensor_in tin[MAX_INPUTS];
     void *owned[MAX_INPUTS] = {0};

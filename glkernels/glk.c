@@ -523,6 +523,13 @@ static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
     return SI_OK;
 }
 
+si_result glk_prepare_step(glk_ctx *g, const ck_step *s, const si_dtype *in_dtypes,
+                           si_dtype out_dtype, si_error *err)
+{
+    glk_program *p;
+    return get_program(g, s, in_dtypes, out_dtype, &p, err);
+}
+
 si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
                        const si_dtype *in_dtypes, const glk_range *out, si_dtype out_dtype,
                        si_error *err)

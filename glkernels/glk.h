@@ -84,6 +84,11 @@ typedef struct {
 si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
                        const si_dtype *in_dtypes, const glk_range *out, si_dtype out_dtype,
                        si_error *err);
+/* Compiles the program step s would run with these dtypes (glk_run_step's
+ * argument), if it is not compiled yet, without running anything: so that a
+ * model's shaders are compiled when it is opened, not in its first run. */
+si_result glk_prepare_step(glk_ctx *g, const ck_step *s, const si_dtype *in_dtypes,
+                           si_dtype out_dtype, si_error *err);
 /* Called after each command submitted in a run (bytes: what a copy moves, 0
  * for a dispatch): once a batch holds GLK_BATCH commands or GLK_BATCH_BYTES
  * of copies, waits until the batch before it has finished, so that no more

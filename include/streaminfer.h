@@ -101,6 +101,9 @@ typedef struct {
     int plan_prefetch;      /* 1: the planner prefetches loads ahead of the dispatches that need them */
     int plan_debug;         /* 1: print each planning attempt on stderr */
     int fail_spill_write;   /* n > 0: the nth write to the spill file fails (tests of the clean-up) */
+    /* 1: compile the shaders of the plan's steps in the first si_run instead
+     * of in si_open (for a handle opened to plan or describe, never to run) */
+    int defer_compile;
 } si_options;
 
 typedef struct {
@@ -148,6 +151,14 @@ typedef struct {
     double open_ms, run_ms, upload_ms, compute_ms, stall_ms;
     double host_ms;              /* in the host interpreter (loops, NMS, ...) */
     double file_ms;              /* reading the shards (waits for reads ahead) and the spill file */
+    /* What open_ms was spent on: reading model.json, building the graph and
+     * opening the shards (read); opening the GPU's context (gpu); binding the
+     * shapes, folding, and planning every attempt of the tiling schedule
+     * (plan); splitting steps into parts in those attempts (tile); compiling
+     * the shaders of the plan's GPU steps (compile). The rest of open_ms is
+     * bookkeeping. A model whose input sizes are free is planned in its first
+     * si_run, not here (plan, tile and compile 0). */
+    double open_read_ms, open_gpu_ms, open_plan_ms, open_tile_ms, open_compile_ms;
 } si_stats;
 
 typedef struct si_model si_model;

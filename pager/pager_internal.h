@@ -36,6 +36,10 @@ typedef struct {
     uint64_t cap;
     /* state */
     int *cur;          /* open interval per buffer, -1 if not resident */
+    /* the buffers resident now (cur >= 0), in no order, and each one's place
+     * there: eviction looks at these, not at every buffer of the model */
+    int *res, *res_pos, n_res;
+    int *pro;          /* per buffer: its prologue stay (interval index), -1 */
     uint8_t *written;  /* activation has been produced */
     uint8_t *spilled;  /* its host copy is current */
     uint8_t *in_step;

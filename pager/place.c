@@ -8,17 +8,15 @@
 
 /* An interval is [start, end], plus [start2, end of time] when it is a resident
  * buffer whose last stay runs into the next run. */
-static int overlaps_time(const interval *a, const interval *b)
+static inline int times_meet(int as, int ae, int as2, int bs, int be, int bs2)
 {
-    const int inf = 1 << 30;
-    int pa[2][2] = {{a->start, a->end}, {a->start2, inf}};
-    int pbv[2][2] = {{b->start, b->end}, {b->start2, inf}};
-    int na = a->start2 >= 0 ? 2 : 1, nbp = b->start2 >= 0 ? 2 : 1;
-    for (int i = 0; i < na; i++)
-        for (int j = 0; j < nbp; j++)
-            if (pa[i][0] <= pbv[j][1] && pbv[j][0] <= pa[i][1])
-                return 1;
-    return 0;
+    return (as <= be && bs <= ae) || (bs2 >= 0 && bs2 <= ae) || (as2 >= 0 && as2 <= be) ||
+           (as2 >= 0 && bs2 >= 0);
+}
+
+static inline int overlaps_time(const interval *a, const interval *b)
+{
+    return times_meet(a->start, a->end, a->start2, b->start, b->end, b->start2);
 }
 
 static int cmp_size_desc(const void *x, const void *y)
@@ -79,32 +77,40 @@ static int cmp_long_then_start(const void *x, const void *y)
 /* Which placed intervals touch each block of PLACE_BLOCK step buckets (step
  * bucket q holds step q-1; a resident buffer's last stay runs to the last
  * one): an interval finds what it overlaps in time by scanning the blocks it
- * spans, not everything placed. */
+ * spans, not everything placed. Each block is one array of entries that carry
+ * what the scan tests (lifetime, offset), so it reads memory in order and
+ * touches an interval only when it overlaps. */
 enum { PLACE_BLOCK = 64 };
 typedef struct {
-    int *head;          /* per block: first node, -1 */
-    int *node_iv, *node_next;
+    uint64_t off, size;
+    int start, end, start2, iv;
+} ventry;
+typedef struct {
+    ventry *e;
     int n, cap;
+} vblock;
+typedef struct {
+    vblock *blk;
 } ivbuckets;
 
-static int bucket_add(ivbuckets *bk, int q, int iv)
+static int bucket_add(ivbuckets *bk, int q, const interval *it, int iv)
 {
-    if (bk->n == bk->cap) {
-        int cap = bk->cap ? bk->cap * 2 : 1024;
-        int *a = realloc(bk->node_iv, (size_t)cap * sizeof *a);
+    vblock *b = &bk->blk[q];
+    if (b->n == b->cap) {
+        int cap = b->cap ? b->cap * 2 : 16;
+        ventry *a = realloc(b->e, (size_t)cap * sizeof *a);
         if (!a)
             return -1;
-        bk->node_iv = a;
-        int *b = realloc(bk->node_next, (size_t)cap * sizeof *b);
-        if (!b)
-            return -1;
-        bk->node_next = b;
-        bk->cap = cap;
+        b->e = a;
+        b->cap = cap;
     }
-    bk->node_iv[bk->n] = iv;
-    bk->node_next[bk->n] = bk->head[q];
-    bk->head[q] = bk->n++;
+    b->e[b->n++] = (ventry){it->offset, it->size, it->start, it->end, it->start2, iv};
     return 0;
+}
+
+static inline int entry_overlaps(const interval *a, const ventry *e)
+{
+    return times_meet(a->start, a->end, a->start2, e->start, e->end, e->start2);
 }
 
 /* The step buckets [*q0, *q1] of part k (0, or 1: the last stay) of an interval; 0 if none. */
@@ -123,14 +129,14 @@ static int part_buckets(const interval *it, int k, int last, int *q0, int *q1)
 }
 
 /* Walking what overlaps in time in offset order: the smallest gap that holds size. */
-static void fit_gap(const interval *h, uint64_t size, uint64_t *off, uint64_t *best,
+static void fit_gap(uint64_t h_off, uint64_t h_size, uint64_t size, uint64_t *off, uint64_t *best,
                     uint64_t *best_gap)
 {
-    if (h->offset >= *off && h->offset - *off >= size && h->offset - *off < *best_gap) {
+    if (h_off >= *off && h_off - *off >= size && h_off - *off < *best_gap) {
         *best = *off;
-        *best_gap = h->offset - *off;
+        *best_gap = h_off - *off;
     }
-    uint64_t e = h->offset + h->size;
+    uint64_t e = h_off + h_size;
     if (e > *off)
         *off = e;
 }
@@ -195,6 +201,47 @@ static void sort_by_offset(hit *a, int n)
     }
 }
 
+
+/* Space taken, as disjoint [a, b) runs in offset order, touching ones joined.
+ * Walking the runs instead of the intervals they join finds the same gaps: a
+ * gap can only open where a run starts. */
+typedef struct {
+    uint64_t a, b;
+} run;
+typedef struct {
+    run *r;
+    int n;
+} runs;
+
+static void runs_add(runs *u, uint64_t a, uint64_t b)
+{
+    int lo = 0, hi = u->n; /* the first run that ends at or after a */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (u->r[mid].b < a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int k = lo; /* runs k..j-1 meet or touch [a, b): they join it */
+    int j = k;
+    while (j < u->n && u->r[j].a <= b) {
+        if (u->r[j].a < a)
+            a = u->r[j].a;
+        if (u->r[j].b > b)
+            b = u->r[j].b;
+        j++;
+    }
+    if (j == k) {
+        memmove(u->r + k + 1, u->r + k, (size_t)(u->n - k) * sizeof *u->r);
+        u->n++;
+    } else if (j > k + 1) {
+        memmove(u->r + k + 1, u->r + j, (size_t)(u->n - j) * sizeof *u->r);
+        u->n -= j - k - 1;
+    }
+    u->r[k] = (run){a, b};
+}
+
 /* Greedy: in the given order, each interval goes to the best-fitting gap free
  * over its whole lifetime (or on top). The intervals that span a quarter of
  * the run or more (and the resident ones) are few and meet nearly everything:
@@ -213,65 +260,97 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
     int last = T + 2, nblk = last / PLACE_BLOCK + 1;
     int global_span = T / 4 > PLACE_BLOCK ? T / 4 : PLACE_BLOCK;
     interval **order = malloc(((size_t)n + 1) * sizeof *order);
-    interval **sorted = malloc(((size_t)n + 1) * sizeof *sorted); /* placed, by offset */
+    const interval **sorted = malloc(((size_t)n + 1) * sizeof *sorted); /* what a global one meets, by offset */
+    hit *hits = malloc(((size_t)n + 1) * sizeof *hits);
     interval **longs = malloc(((size_t)n + 1) * sizeof *longs);   /* the global ones, by offset */
     int nl = 0;
-    hit *hits = malloc(((size_t)n + 1) * sizeof *hits);
     int *stamp = malloc(((size_t)n + 1) * sizeof *stamp);
-    ivbuckets bk = {.head = malloc(((size_t)nblk + 1) * sizeof *bk.head)};
+    ivbuckets bk = {.blk = calloc((size_t)nblk + 1, sizeof *bk.blk)};
+    /* An interval whose lifetime covers every other's (a weight resident the
+     * whole run) meets everything in time: all_runs, the space of everything
+     * placed, is what such an interval must avoid, and full_runs, the space of
+     * those placed, is what every interval must avoid. Without them, each of
+     * n intervals walked all the resident weights (O(n^2) with no budget). */
+    int t_lo = 0, t_hi = 0;
+    for (int i = 0; i < n; i++) {
+        const interval *v = &iv->v[i];
+        int e = v->end > v->start2 ? v->end : v->start2;
+        if (i == 0 || v->start < t_lo)
+            t_lo = v->start;
+        if (i == 0 || e > t_hi)
+            t_hi = e;
+    }
+    runs all_runs = {malloc(((size_t)n + 1) * sizeof(run)), 0};
+    runs full_runs = {malloc(((size_t)n + 1) * sizeof(run)), 0};
     int rc = -1;
-    if (!order || !sorted || !longs || !hits || !stamp || !bk.head)
+    if (!order || !sorted || !hits || !longs || !stamp || !bk.blk || !all_runs.r || !full_runs.r)
         goto done;
-    for (int q = 0; q <= nblk; q++)
-        bk.head[q] = -1;
     for (int i = 0; i < n; i++) {
         order[i] = &iv->v[i];
         stamp[i] = -1;
     }
     qsort(order, (size_t)n, sizeof *order, cmp);
-    int np = 0;
     *arena = 0;
     for (int i = 0; i < n; i++) {
         interval *it = order[i];
-        int nh = 0, q0, q1;
+        int q0, q1;
         uint64_t off = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
         int is_global = it->start2 >= 0 || it->end - it->start + 1 > global_span;
-        if (is_global) {
-            /* everything placed that it meets, in offset order */
-            for (int j = 0; j < np; j++)
-                if (overlaps_time(it, sorted[j]))
-                    fit_gap(sorted[j], it->size, &off, &best, &best_gap);
+        int is_full = it->start <= t_lo && it->end >= t_hi;
+        if (is_full) {
+            for (int j = 0; j < all_runs.n; j++)
+                fit_gap(all_runs.r[j].a, all_runs.r[j].b - all_runs.r[j].a, it->size, &off, &best,
+                        &best_gap);
         } else {
-            /* the others from its blocks, sorted, and the global ones merged in */
+            /* everything placed that it meets, in offset order: from the
+             * blocks it spans (gathered once each, sorted), the global ones
+             * (longs) and the full runs */
+            int nh = 0;
             for (int k = 0; k < 2; k++) {
                 if (!part_buckets(it, k, last, &q0, &q1))
                     continue;
                 for (int q = q0 / PLACE_BLOCK; q <= q1 / PLACE_BLOCK; q++)
-                    for (int e = bk.head[q]; e >= 0; e = bk.node_next[e]) {
-                        int j = bk.node_iv[e];
-                        if (stamp[j] != i) {
-                            stamp[j] = i;
-                            if (overlaps_time(it, &iv->v[j]))
-                                hits[nh++] = (hit){iv->v[j].offset, &iv->v[j]};
+                    for (int x = 0; x < bk.blk[q].n; x++) {
+                        const ventry *e = &bk.blk[q].e[x];
+                        if (entry_overlaps(it, e) && stamp[e->iv] != i) {
+                            stamp[e->iv] = i;
+                            hits[nh++] = (hit){e->off, &iv->v[e->iv]};
                         }
                     }
             }
             sort_by_offset(hits, nh);
-            int h = 0, l = 0;
-            while (h < nh || l < nl) {
+            for (int j = 0; j < nh; j++)
+                sorted[j] = hits[j].p;
+            int np = nh, f = 0, l = 0;
+            for (int j = 0; j < np || f < full_runs.n || l < nl;) {
                 if (l < nl && !overlaps_time(it, longs[l])) {
                     l++;
                     continue;
                 }
-                const interval *x = h < nh && (l >= nl || hits[h].off <= longs[l]->offset)
-                                        ? hits[h++].p : longs[l++];
-                fit_gap(x, it->size, &off, &best, &best_gap);
+                uint64_t o_blk = j < np ? sorted[j]->offset : UINT64_MAX,
+                         o_long = l < nl ? longs[l]->offset : UINT64_MAX,
+                         o_full = f < full_runs.n ? full_runs.r[f].a : UINT64_MAX;
+                if (o_full <= o_blk && o_full <= o_long) {
+                    fit_gap(full_runs.r[f].a, full_runs.r[f].b - full_runs.r[f].a, it->size, &off,
+                            &best, &best_gap);
+                    f++;
+                } else if (o_blk <= o_long) {
+                    fit_gap(sorted[j]->offset, sorted[j]->size, it->size, &off, &best, &best_gap);
+                    j++;
+                } else {
+                    fit_gap(longs[l]->offset, longs[l]->size, it->size, &off, &best, &best_gap);
+                    l++;
+                }
             }
         }
         it->offset = best != UINT64_MAX ? best : off;
         if (it->offset + it->size > *arena)
             *arena = it->offset + it->size;
-        np = insert_by_offset(sorted, np, it);
+        runs_add(&all_runs, it->offset, it->offset + it->size);
+        if (is_full) {
+            runs_add(&full_runs, it->offset, it->offset + it->size);
+            continue;
+        }
         if (is_global) {
             nl = insert_by_offset(longs, nl, it);
             continue;
@@ -280,20 +359,22 @@ static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_
             if (!part_buckets(it, k, last, &q0, &q1))
                 continue;
             for (int q = q0 / PLACE_BLOCK; q <= q1 / PLACE_BLOCK; q++)
-                if (bucket_add(&bk, q, (int)(it - iv->v)))
+                if (bucket_add(&bk, q, it, (int)(it - iv->v)))
                     goto done;
         }
     }
     rc = 0;
 done:
     free(order);
-    free(sorted);
-    free(longs);
+    free((void *)sorted);
     free(hits);
+    free(longs);
     free(stamp);
-    free(bk.head);
-    free(bk.node_iv);
-    free(bk.node_next);
+    free(all_runs.r);
+    free(full_runs.r);
+    for (int q = 0; bk.blk && q <= nblk; q++)
+        free(bk.blk[q].e);
+    free(bk.blk);
     return rc;
 }
 

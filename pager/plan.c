@@ -175,6 +175,9 @@ static void planner_free(planner *P)
     free(P->u.start);
     free(P->u.steps);
     free(P->S.cur);
+    free(P->S.res);
+    free(P->S.res_pos);
+    free(P->S.pro);
     free(P->S.written);
     free(P->S.spilled);
     free(P->S.in_step);
@@ -200,6 +203,9 @@ static int planner_init(planner *P, const pg_problem *pb, uint64_t budget, uint3
     P->debug = opt && opt->debug;
     if (!(P->p = calloc(1, sizeof *P->p)) || !(P->start_set = calloc((size_t)nb + 1, 1)) ||
         pg_make_uses(pb, &P->u) || !(S->cur = malloc(((size_t)nb + 1) * sizeof *S->cur)) ||
+        !(S->res = malloc(((size_t)nb + 1) * sizeof *S->res)) ||
+        !(S->res_pos = malloc(((size_t)nb + 1) * sizeof *S->res_pos)) ||
+        !(S->pro = malloc(((size_t)nb + 1) * sizeof *S->pro)) ||
         !(S->written = calloc((size_t)nb + 1, 1)) || !(S->spilled = calloc((size_t)nb + 1, 1)) ||
         !(S->in_step = calloc((size_t)nb + 1, 1)))
         return -1;

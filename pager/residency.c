@@ -91,6 +91,9 @@ static int close_interval(sim *S, int b, int end, int how)
     it->how_end = how;
     S->used -= it->size;
     S->cur[b] = -1;
+    int last = S->res[--S->n_res], at = S->res_pos[b];
+    S->res[at] = last;
+    S->res_pos[last] = at;
     return 0;
 }
 
@@ -103,6 +106,8 @@ static int open_interval(sim *S, int b, int start, int load)
     int k = pg_ivec_push(&S->iv, it);
     if (k < 0)
         return -1;
+    S->res_pos[b] = S->n_res; /* callers open only what is not resident */
+    S->res[S->n_res++] = b;
     S->cur[b] = k;
     S->used += it.size;
     return 0;
@@ -115,11 +120,17 @@ static int make_room(sim *S, int s, uint64_t need)
     while (S->used + need > cap) {
         int victim = -1;
         double best = -1;
-        for (int b = 0; b < S->pb->n_buffers; b++) {
-            if (S->cur[b] < 0 || S->in_step[b])
+        /* the farthest next use, cost-weighted; ties: the larger, then the
+         * lower buffer id (as a scan of every buffer in id order finds it) */
+        for (int i = 0; i < S->n_res; i++) {
+            int b = S->res[i];
+            if (S->in_step[b])
                 continue;
             double sc = eviction_score(S, b, s);
-            if (sc > best || (sc == best && S->pb->buffers[b].bytes > S->pb->buffers[victim].bytes)) {
+            if (sc > best ||
+                (sc == best && (S->pb->buffers[b].bytes > S->pb->buffers[victim].bytes ||
+                                (S->pb->buffers[b].bytes == S->pb->buffers[victim].bytes &&
+                                 b < victim)))) {
                 best = sc;
                 victim = b;
             }
@@ -230,10 +241,15 @@ int pg_simulate(sim *S, const uint8_t *start_set)
     S->bad_step = -1;
     memset(S->written, 0, (size_t)nb);
     memset(S->spilled, 0, (size_t)nb);
+    S->n_res = 0;
     for (int b = 0; b < nb; b++) {
         S->cur[b] = -1;
-        if (start_set && start_set[b] && open_interval(S, b, -1, L_PROLOGUE))
-            return -1;
+        S->pro[b] = -1;
+        if (start_set && start_set[b]) {
+            if (open_interval(S, b, -1, L_PROLOGUE))
+                return -1;
+            S->pro[b] = S->cur[b];
+        }
     }
     for (int s = 0; s < n; s++) {
         uint64_t need = 0;
@@ -327,15 +343,15 @@ int pg_close_run(sim *S, const uint8_t *start_set)
         last->end = n;
         last->how_end = E_KEEP;
         S->cur[b] = -1;
-        /* find the first stay (from the prologue) and fold the last into it */
-        for (int k = 0; k < S->iv.n; k++) {
-            interval *it = &S->iv.v[k];
-            if (it->buf != b || it->start != -1 || it == last)
-                continue;
+        int at = S->res_pos[b], moved = S->res[--S->n_res];
+        S->res[at] = moved;
+        S->res_pos[moved] = at;
+        /* the first stay (from the prologue), if it is not this one: the last folds into it */
+        if (S->pro[b] >= 0 && &S->iv.v[S->pro[b]] != last) {
+            interval *it = &S->iv.v[S->pro[b]];
             it->start2 = last->start;
             it->how_end = E_DROP; /* its first stay ended in an eviction */
             last->buf = -1;       /* merged away */
-            break;
         }
     }
     int m = 0;

@@ -163,6 +163,24 @@ static si_result gpu_run_step(si_model *m, int s, si_error *err)
     return glk_run_step(m->gpu, st, r, dts, &ro, p->tensors[st->out].dtype, err);
 }
 
+/* Every program a GPU step of the plan runs, compiled now. */
+static si_result gpu_prepare(si_model *m, si_error *err)
+{
+    const core_program *p = m->prog;
+    for (int s = 0; s < p->n_steps; s++) {
+        const ck_step *st = &p->steps[s];
+        if (on_host(m, st))
+            continue;
+        si_dtype dts[CK_MAX_IN];
+        for (int i = 0; i < st->n_in; i++)
+            dts[i] = st->in[i] >= 0 ? p->tensors[st->in[i]].dtype : SI_FLOAT32;
+        si_result rc = glk_prepare_step(m->gpu, st, dts, p->tensors[st->out].dtype, err);
+        if (rc != SI_OK)
+            return rc;
+    }
+    return SI_OK;
+}
+
 /* si_options.check_steps (SI_CHECK_STEPS) = tolerance: after each GPU step,
  * runs the host reference on the same (downloaded) inputs and reports the step
  * if they differ by more. A debugging aid for kernels; it slows a run a lot. */
@@ -235,6 +253,7 @@ const rt_backend rt_backend_gpu = {
     .transfer = gpu_transfer,
     .transfer_ptr = gpu_transfer_ptr,
     .run_step = gpu_run_step,
+    .prepare = gpu_prepare,
     .check_step = gpu_check_step,
     .throttle = gpu_throttle,
     .finish = gpu_finish,

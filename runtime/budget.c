@@ -170,10 +170,13 @@ static si_result attempt_at(si_model *m, const core_shape *shapes, const core_bu
     m->untiled_bound = largest_step(m->prog, NULL);
     m->tile_limit = limit;
     m->n_split = 0;
-    if ((limit || rt_largest_tensor(m->prog) > m->max_tensor) &&
-        (st = core_program_tile(m->prog, limit, m->max_tensor, rt_load_weight, m, &m->n_split,
-                                err)) != SI_OK)
-        return st;
+    if (limit || rt_largest_tensor(m->prog) > m->max_tensor) {
+        double t0 = rt_now_ms();
+        st = core_program_tile(m->prog, limit, m->max_tensor, rt_load_weight, m, &m->n_split, err);
+        m->build_tile_ms += rt_now_ms() - t0;
+        if (st != SI_OK)
+            return st;
+    }
     if ((st = rt_make_problem(m, err)) != SI_OK)
         return st;
     *over = rt_oversized(&m->pb, m->max_tensor);
@@ -256,14 +259,27 @@ static si_result explain_refusal(si_model *m, si_result st, const refusals *rf, 
     return st;
 }
 
+static si_result rt_build_timed(si_model *m, const core_shape *shapes, void *const *vals,
+                                si_error *err);
+
 si_result rt_build_program(si_model *m, const core_shape *shapes, void *const *vals,
                            si_error *err)
 {
-    int ni = core_graph_n_inputs(m->g);
     if (rt_same_binding(m, shapes, vals))
         return SI_OK;
     rt_drop_program(m);
+    double t0 = rt_now_ms();
+    m->build_tile_ms = 0;
     rt_progress(m, "plan", 0, 1);
+    si_result st = rt_build_timed(m, shapes, vals, err);
+    m->build_plan_ms = rt_now_ms() - t0 - m->build_tile_ms;
+    return st;
+}
+
+static si_result rt_build_timed(si_model *m, const core_shape *shapes, void *const *vals,
+                                si_error *err)
+{
+    int ni = core_graph_n_inputs(m->g);
     const core_buf **vp = calloc((size_t)ni + 1, sizeof *vp);
     if (!vp)
         return base_fail(err, SI_ERR_NOMEM, "out of memory");

@@ -158,6 +158,7 @@ static unsigned long long bytes_after(const char *msg, const char *phrase)
 static uint64_t smallest_budget(const char *path, const si_options *opt, const si_tensor_in *in, int n)
 {
     si_options o = *opt;
+    o.defer_compile = 1; /* nothing runs */
     o.vram_budget = 1;
     o.progress = NULL;
     si_model *m = NULL;
@@ -247,6 +248,7 @@ static si_result gather(const char *path, const si_options *opt, const si_tensor
 {
     si_options o = opt ? *opt : (si_options){0};
     o.vram_budget = 0;
+    o.defer_compile = 1; /* nothing runs */
     io_model *io = NULL;
     si_model *m = NULL;
     si_result st = io_model_load(path, &io, err);

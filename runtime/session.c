@@ -119,6 +119,7 @@ si_result rt_open_model(si_context *ctx, const char *path, const si_options *opt
     m->be = &rt_backend_host; /* until a GL context is open */
     if (ctx)
         rt_ctx_attach(ctx, m);
+    double t_read = rt_now_ms(), t_gpu = 0;
     si_result st = SI_OK;
     if (!(m->spill_dir = strdup(m->opt.spill_dir)))
         st = base_fail(err, SI_ERR_NOMEM, "out of memory");
@@ -135,9 +136,11 @@ si_result rt_open_model(si_context *ctx, const char *path, const si_options *opt
         st = base_fail(err, SI_ERR_NOMEM, "out of memory");
     if (st == SI_OK)
         st = io_reader_open(m->io, m->opt.io_mode, &m->rd, err);
+    m->st.open_read_ms = rt_now_ms() - t_read;
     glk_binding before; /* the caller's current context, put back on return */
     int saved = 0;
     if (st == SI_OK && !ctx && m->opt.backend != SI_BACKEND_HOST) {
+        t_gpu = rt_now_ms();
         glk_current_save(&before);
         saved = 1;
         st = glk_open(&m->gpu, err);
@@ -149,6 +152,7 @@ si_result rt_open_model(si_context *ctx, const char *path, const si_options *opt
             if (err)
                 *err = (si_error){0};
         }
+        m->st.open_gpu_ms = rt_now_ms() - t_gpu;
     }
     /* an empty context: what the process holds before the program and its pool */
     m->st.rss_baseline_bytes = rt_proc_bytes("VmRSS:");
@@ -157,8 +161,16 @@ si_result rt_open_model(si_context *ctx, const char *path, const si_options *opt
         core_shape *shapes = calloc((size_t)core_graph_n_inputs(m->g) + 1, sizeof *shapes);
         if (!shapes)
             st = base_fail(err, SI_ERR_NOMEM, "out of memory");
-        else if (default_shapes(m, shapes))
+        else if (default_shapes(m, shapes)) {
             st = rt_build_program(m, shapes, NULL, err);
+            m->st.open_plan_ms = m->build_plan_ms;
+            m->st.open_tile_ms = m->build_tile_ms;
+            if (st == SI_OK && m->be->prepare && !m->opt.defer_compile) {
+                double t_compile = rt_now_ms();
+                st = m->be->prepare(m, err);
+                m->st.open_compile_ms = rt_now_ms() - t_compile;
+            }
+        }
         free(shapes);
         api_leave(&call);
     }
@@ -481,7 +493,10 @@ static si_result run_locked(si_model *m, const si_tensor_in *inputs, int n_input
     double t0 = rt_now_ms();
     int ni = core_graph_n_inputs(m->g);
     rt_free_run(m);
-    si_stats keep = {.open_ms = m->st.open_ms, .rss_baseline_bytes = m->st.rss_baseline_bytes};
+    si_stats keep = {.open_ms = m->st.open_ms, .open_read_ms = m->st.open_read_ms,
+                     .open_gpu_ms = m->st.open_gpu_ms, .open_plan_ms = m->st.open_plan_ms,
+                     .open_tile_ms = m->st.open_tile_ms, .open_compile_ms = m->st.open_compile_ms,
+                     .rss_baseline_bytes = m->st.rss_baseline_bytes};
     m->st = keep;
     core_shape *shapes = calloc((size_t)ni + 1, sizeof *shapes);
     const si_tensor_in **given = calloc((size_t)ni + 1, sizeof *given);

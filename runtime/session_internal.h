@@ -82,6 +82,9 @@ struct si_model {
     glk_limits limits;       /* the device's, for stats and plans */
     uint64_t max_tensor;     /* the most bytes one tensor a step binds may hold (rt_plan_limits) */
     uint64_t untiled_bound;  /* the largest step's working set before splitting */
+    /* the last rt_build_program's time: splitting steps (core_program_tile), and
+     * the rest of it (program, problem, plans), for si_stats' open_*_ms */
+    double build_tile_ms, build_plan_ms;
     /* Models with dynamic parts run in stages: the GPU program above, the host
      * interpreter, then GPU programs for what follows (built once per shape of
      * what they are given, kept here), the interpreter again ... */
@@ -123,6 +126,8 @@ struct rt_backend {
     si_result (*transfer_ptr)(si_model *m, int b, uint64_t at, uint64_t len, void *p, int to_arena,
                               si_error *err);
     si_result (*run_step)(si_model *m, int s, si_error *err);
+    /* compiles what the plan's steps run (shaders), before any run; NULL: nothing to compile */
+    si_result (*prepare)(si_model *m, si_error *err);
     /* after step s: the host reference on the same inputs, steps that differ
      * by more than opt.check_steps named on stderr; NULL: nothing to compare */
     void (*check_step)(si_model *m, int s);

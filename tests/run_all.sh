@@ -121,6 +121,8 @@ check "test_interp" in_cache "$(cd "$B" && pwd)/tests/test_interp"
 if [ $refs_ok -eq 1 ]; then
     check "cli contract" "$HERE/cli_test.sh" "$B/streaminfer" "$CACHE"
     check "cli parsing and exit codes" "$HERE/cli_args_test.sh" "$B/streaminfer" "$CACHE"
+    # issue 18: open_ms split into its phases
+    check "startup: --stats splits open_ms" "$HERE/startup_test.sh" "$B/streaminfer" "$CACHE"
     # issue 15: every op of tfjs's converter list known or in tests/ops/EXCLUDED, and
     # single-op models (tests/ops/gen.js) on the host and the GPU against TensorFlow.js
     check "ops: the converter's list known or excluded" sh -c \

@@ -1,0 +1,46 @@
+#!/bin/sh
+# Time to first inference (issue 18): --stats splits open_ms into its phases.
+#   tests/startup_test.sh STREAMINFER CACHE_DIR
+set -u
+SI=$1
+CACHE=$2
+M=$CACHE/human-models/models
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+ok() { echo "  ok   $1"; }
+bad() { echo "  FAIL $1"; fails=$((fails + 1)); }
+key() { sed -n "s/^  \"$1\": \([-0-9.e]*\),*$/\1/p" "$2"; } # a --stats figure
+
+# open_ms = read + gpu + plan + tile + compile (+ bookkeeping); each phase that
+# happened is timed, and one that did not is 0
+phases() { # stats file, which must be > 0 (a list), which must be 0 (a list)
+    f=$1
+    awk -v o="$(key open_ms "$f")" -v r="$(key open_read_ms "$f")" -v g="$(key open_gpu_ms "$f")" \
+        -v p="$(key open_plan_ms "$f")" -v t="$(key open_tile_ms "$f")" -v c="$(key open_compile_ms "$f")" \
+        -v pos="$2" -v zero="$3" 'BEGIN {
+        v["read"] = r; v["gpu"] = g; v["plan"] = p; v["tile"] = t; v["compile"] = c
+        for (k in v) if (v[k] == "" || v[k] < 0) { print "bad " k ": " v[k]; exit 1 }
+        if (r + g + p + t + c > o + 0.005) { print "phases " r + g + p + t + c " > open_ms " o; exit 1 }
+        n = split(pos, a, " "); for (i = 1; i <= n; i++) if (!(v[a[i]] > 0)) { print a[i] " not > 0"; exit 1 }
+        n = split(zero, a, " "); for (i = 1; i <= n; i++) if (v[a[i]] != 0) { print a[i] " not 0"; exit 1 }
+    }'
+}
+if "$SI" -q --stats "$T/g.json" "$M/emotion.json" && msg=$(phases "$T/g.json" "read gpu plan compile" "tile"); then
+    ok "--stats: open_ms split into read, gpu, plan, compile (no tiling: tile 0), within open_ms"
+else
+    bad "--stats phases on the GPU: ${msg:-run failed}"
+fi
+# 300K is below emotion's largest step (906 KiB): steps are split at open
+if "$SI" -q --stats "$T/t.json" --vram 300K "$M/emotion.json" && msg=$(phases "$T/t.json" "read gpu plan tile compile" "") &&
+   [ "$(key steps_split "$T/t.json")" -gt 0 ]; then
+    ok "--stats: a budget that splits steps times the splitting (open_tile_ms > 0)"
+else
+    bad "--stats phases with tiling: ${msg:-run failed}"
+fi
+if "$SI" -q --backend host --stats "$T/h.json" "$M/emotion.json" && msg=$(phases "$T/h.json" "read plan" "gpu compile"); then
+    ok "--stats: the host backend opens no GPU and compiles nothing (open_gpu_ms, open_compile_ms 0)"
+else
+    bad "--stats phases on the host: ${msg:-run failed}"
+fi
+[ "$fails" -eq 0 ]
