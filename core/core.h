@@ -24,8 +24,11 @@ int core_shape_eq(const core_shape *a, const core_shape *b);
 /* "[1,64,64,3]" into buf; returns buf. */
 const char *core_shape_str(const core_shape *s, char *buf, size_t n);
 
-/* A host tensor. Every dtype is 4 bytes an element here and on the GPU
- * (bool as int32 0/1, CK_ELEM): one layout, so kernels never care. */
+/* A host tensor. Every si_dtype is 4 bytes an element here and on the GPU
+ * (bool as int32 0/1, CK_ELEM): one layout, so kernels never care. The host
+ * interpreter's own dtypes are the exceptions, and never reach a kernel or
+ * the API: complex64 (below, 8 bytes) and strings (IP_STRING, interp_internal.h:
+ * offsets then bytes); core_elem_bytes gives an element's size. */
 typedef struct {
     si_dtype dtype;
     core_shape shape;
