@@ -28,7 +28,8 @@ const char *core_shape_str(const core_shape *s, char *buf, size_t n);
  * (bool as int32 0/1, CK_ELEM): one layout, so kernels never care. The host
  * interpreter's own dtypes are the exceptions, and never reach a kernel or
  * the API: complex64 (below, 8 bytes) and strings (IP_STRING, interp_internal.h:
- * offsets then bytes); core_elem_bytes gives an element's size. */
+ * offsets then bytes, of no fixed size); core_elem_bytes gives the size of
+ * an element of the others. */
 typedef struct {
     si_dtype dtype;
     core_shape shape;
