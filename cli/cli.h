@@ -22,7 +22,7 @@ typedef struct {
     cli_command cmd;
     si_options opt;
     input_arg ins[MAX_INPUTS];
-    int n_ins, runs, quiet, json, backend_set;
+    int n_ins, runs, quiet, json, backend_set, smallest; /* smallest: plan --smallest */
     const char *model, *outdir, *stats_path;
     const char *models[MAX_MODELS]; /* every MODEL given; model is the first */
     int n_models;

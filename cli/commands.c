@@ -70,6 +70,99 @@ static int run(si_model *m, const cli_args *a, const si_tensor_in *tin, int ni, 
     return rc;
 }
 
+/* Plans the model at budget b from a fresh handle (nothing compiled, nothing
+ * run): SI_OK where accepted, SI_ERR_BUDGET where refused, else the failure
+ * (err set). A refusal's "the smallest budget that could work is X (N bytes)"
+ * plus the driver's share it names goes to *named (0 where none). */
+static si_result plan_at(const cli_args *a, uint64_t b, const si_tensor_in *tin, int ni,
+                         uint64_t *named, si_error *err)
+{
+    si_options o = a->opt;
+    o.defer_compile = 1;
+    o.vram_budget = b;
+    o.progress = NULL;
+    o.progress_stop = NULL;
+    o.plan_debug = 0;
+    si_model *m = NULL;
+    *err = (si_error){0};
+    si_result st = si_open(a->model, &o, &m, err); /* static shapes: planned here already */
+    if (st == SI_OK)
+        st = si_plan(m, tin, ni, err);
+    if (named) {
+        *named = 0;
+        const char *s = st == SI_ERR_BUDGET ? strstr(err->message, "the smallest budget that could work is ") : NULL;
+        unsigned long long need = 0, reserve = 0;
+        if (s && (s = strchr(s, '(')) && sscanf(s, "(%llu bytes)", &need) == 1) {
+            const char *r = strstr(err->message, "on this GPU ");
+            if (r && (r = strchr(r, '(')))
+                sscanf(r, "(%llu bytes)", &reserve);
+            *named = need + reserve;
+        }
+    }
+    si_close(m);
+    return st;
+}
+
+/* plan --smallest: the least budget B whose plan is accepted while B-1's is
+ * refused, by bisection between a refused budget (1 byte, then the budget
+ * the refusals name less one) and an accepted one (the named budget, doubled
+ * until accepted). Only planning; acceptance is taken to be monotone between
+ * the probes, and is checked only at B-1 and B. */
+static int plan_smallest(const cli_args *a, const si_tensor_in *tin, int ni)
+{
+    si_error err;
+    uint64_t named = 0, lo = 1, hi;
+    si_result st = plan_at(a, lo, tin, ni, &named, &err);
+    if (st == SI_OK) {
+        printf("smallest accepted budget 1 byte (every budget is accepted; 1 plan made, nothing run)\nbytes 1\n");
+        return 0;
+    }
+    if (st != SI_ERR_BUDGET)
+        return cli_fail_status(&err);
+    hi = named > lo ? named : 2;
+    int probes = 1;
+    for (;;) {
+        st = plan_at(a, hi, tin, ni, NULL, &err);
+        probes++;
+        if (st == SI_OK)
+            break;
+        if (st != SI_ERR_BUDGET)
+            return cli_fail_status(&err);
+        lo = hi;
+        if (hi > UINT64_MAX / 4)
+            return cli_fail(EXIT_BUDGET, "plan --smallest: no budget up to %llu bytes is accepted: %s",
+                            (unsigned long long)hi, err.message);
+        hi *= 2;
+    }
+    /* the cheap case: the named budget is the answer */
+    if (hi - 1 > lo) {
+        st = plan_at(a, hi - 1, tin, ni, NULL, &err);
+        probes++;
+        if (st == SI_ERR_BUDGET)
+            lo = hi - 1;
+        else if (st != SI_OK)
+            return cli_fail_status(&err);
+        else
+            hi = hi - 1;
+    }
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        st = plan_at(a, mid, tin, ni, NULL, &err);
+        probes++;
+        if (st == SI_OK)
+            hi = mid;
+        else if (st == SI_ERR_BUDGET)
+            lo = mid;
+        else
+            return cli_fail_status(&err);
+    }
+    char b1[64];
+    printf("smallest accepted budget %s (refused at %llu bytes; %d plans made, nothing run)\n",
+           cli_size(hi, b1), (unsigned long long)(hi - 1), probes);
+    printf("bytes %llu\n", (unsigned long long)hi);
+    return 0;
+}
+
 int cli_command_run(const cli_args *a)
 {
     double t0 = now_ms();
@@ -83,6 +176,8 @@ int cli_command_run(const cli_args *a)
                    ? 0 : cli_fail_status(&err);
     si_options o = a->opt;
     o.defer_compile = a->cmd != CMD_RUN; /* plan and info run nothing */
+    if (a->smallest)
+        o.vram_budget = 0; /* this handle only makes the inputs; each probe plans its own */
     if (si_open(a->model, &o, &m, &err) != SI_OK)
         return cli_fail_status(&err);
     si_tensor_in tin[MAX_INPUTS];
@@ -90,6 +185,8 @@ int cli_command_run(const cli_args *a)
     int ni = si_input_count(m), rc = cli_make_inputs(m, a, tin, owned);
     if (rc)
         ;
+    else if (a->cmd == CMD_PLAN && a->smallest)
+        rc = plan_smallest(a, tin, ni);
     else if (a->cmd == CMD_PLAN)
         rc = si_plan(m, tin, ni, &err) != SI_OK || si_print_plan(m, stdout, &err) != SI_OK
                  ? cli_fail_status(&err) : 0;

@@ -16,6 +16,7 @@ static const char usage[] =
     "usage: streaminfer [options] MODEL\n"
     "       streaminfer [options] MODEL1 MODEL2 ...\n"
     "       streaminfer plan [--vram SIZE] [--input ...] MODEL\n"
+    "       streaminfer plan --smallest [--input ...] MODEL\n"
     "       streaminfer info [--json] [--input ...] MODEL\n"
     "\n"
     "Runs a TensorFlow.js graph model (MODEL: a folder holding model.json, or a\n"
@@ -25,6 +26,10 @@ static const char usage[] =
     "sets, uploads, evictions, GPU bytes in use, peak) without running anything,\n"
     "made for the GPU a run would use (the host's where no GPU opens);\n"
     "a model whose input sizes are free takes them from --input.\n"
+    "`plan --smallest` finds the smallest --vram budget B whose plan is accepted\n"
+    "(B-1's refused) by bisection over plans, running nothing, and prints it as a\n"
+    "line \"smallest accepted budget X MiB (N bytes) ...\" and a line \"bytes N\";\n"
+    "acceptance is taken to be monotone in the budget and checked at N-1 and N only.\n"
     "`info` describes the model without running it: inputs and outputs (names,\n"
     "shapes with free dimensions as -1, dtypes), ops and how often each occurs,\n"
     "weights (count, bytes, stored dtypes), control flow, the lower bound and the\n"
@@ -95,6 +100,7 @@ static const char usage[] =
     "                       of the others are printed (and in --stats as run_ms_min,\n"
     "                       run_ms_median, run_ms_p90, run_ms_max); other figures are\n"
     "                       from the last run\n"
+    "  --smallest           plan: find and print the smallest accepted budget (above)\n"
     "  --json               info: print JSON\n"
     "  -q, --quiet          print nothing on success\n"
     "  -V, --version        the version of streaminfer\n"
@@ -151,7 +157,7 @@ static int parse_tolerance(const char *v, double *out)
 
 enum {
     O_VRAM = 256, O_MAXBUF, O_HOSTMEM, O_SPILLDIR, O_INPUT, O_SEED, O_OUTPUT, O_STATS, O_TRACE, O_IO, O_BACKEND, O_RUNS,
-    O_JSON, O_RESIZE, O_NO_STAGES, O_DRIVER_RESERVE, O_CHECK_STEPS, O_PLAN_PREFETCH, O_PLAN_DEBUG
+    O_JSON, O_RESIZE, O_NO_STAGES, O_DRIVER_RESERVE, O_CHECK_STEPS, O_PLAN_PREFETCH, O_PLAN_DEBUG, O_SMALLEST
 };
 
 static const struct option longopts[] = {
@@ -168,6 +174,7 @@ static const struct option longopts[] = {
     {"check-steps", required_argument, NULL, O_CHECK_STEPS},
     {"plan-prefetch", no_argument, NULL, O_PLAN_PREFETCH},
     {"plan-debug", no_argument, NULL, O_PLAN_DEBUG},
+    {"smallest", no_argument, NULL, O_SMALLEST},
     {"quiet", no_argument, NULL, 'q'},
     {"version", no_argument, NULL, 'V'},             {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
@@ -254,6 +261,7 @@ static int parse_one(int c, const char *v, const char *arg, cli_args *a)
         return 0;
     case O_PLAN_PREFETCH: a->opt.plan_prefetch = 1; return 0;
     case O_PLAN_DEBUG: a->opt.plan_debug = 1; return 0;
+    case O_SMALLEST: a->smallest = 1; return 0;
     case ':': return cli_fail(EXIT_USAGE, "option %s needs a value; see --help", arg);
     }
     return cli_fail(EXIT_USAGE, "unknown option '%s'; see --help", arg);
@@ -271,6 +279,10 @@ static int check_command(const cli_args *a)
                         extra);
     if (a->cmd == CMD_INFO && a->opt.vram_budget)
         return cli_fail(EXIT_USAGE, "info takes no --vram: it reports the smallest budget itself");
+    if (a->smallest && a->cmd != CMD_PLAN)
+        return cli_fail(EXIT_USAGE, "--smallest is for plan: streaminfer plan --smallest MODEL");
+    if (a->smallest && a->opt.vram_budget)
+        return cli_fail(EXIT_USAGE, "plan --smallest takes no --vram: it finds the budget itself");
     if (a->cmd != CMD_INFO && a->json)
         return cli_fail(EXIT_USAGE, "--json is for info; --stats writes a run's figures as JSON");
     return 0;

@@ -91,4 +91,20 @@ node -e '
 "$SI" -q --input "$T/img.ppm" "$M/liveness.json" && ok "image input resized" || bad "image input"
 "$SI" -q --io uring --output "$T/u" "$M/emotion.json" && cmp -s "$T/a/Identity.npy" "$T/u/Identity.npy" &&
     ok "--io uring gives the same outputs" || bad "--io uring"
+# plan --smallest: the budget N it prints is accepted by plan --vram N and N-1
+# is refused (exit 4); emotion and gender end at the budget a refusal names,
+# iris below it (a real bisection)
+for name in emotion gender iris; do
+    if ! "$SI" plan --smallest "$M/$name.json" >"$T/sm" 2>"$T/err"; then
+        bad "plan --smallest $name: $(head -c 300 "$T/err")"; continue
+    fi
+    n=$(sed -n 's/^bytes \([0-9][0-9]*\)$/\1/p' "$T/sm")
+    grep -q "^smallest accepted budget .*($n bytes)" "$T/sm" || { bad "plan --smallest $name prints: $(cat "$T/sm")"; continue; }
+    "$SI" plan --vram "$n" "$M/$name.json" >/dev/null 2>&1 && ok "plan --smallest $name: $n bytes accepted" ||
+        bad "plan --smallest $name: --vram $n refused"
+    "$SI" plan --vram $((n - 1)) "$M/$name.json" >/dev/null 2>&1
+    [ $? -eq 4 ] && ok "plan --smallest $name: $((n - 1)) bytes refused" || bad "plan --smallest $name: --vram $((n - 1)) not refused"
+done
+expect_fail "--smallest outside plan" "--smallest is for plan" --smallest "$M/emotion.json"
+expect_fail "plan --smallest with --vram" "takes no --vram" plan --smallest --vram 1M "$M/emotion.json"
 [ "$fails" -eq 0 ]
