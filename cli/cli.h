@@ -61,6 +61,8 @@ int cli_make_inputs(si_model *m, const cli_args *a, si_tensor_in *tin, void **ow
 /* report.c */
 int cli_write_outputs(si_model *m, const char *outdir, char files[][300]);
 void cli_print_results(si_model *m, const cli_args *a, const cli_timing *t);
+/* One output's line (name after "MODEL/" when model is set, dtype, shape, first values). */
+void cli_print_output(si_model *m, const char *model, int o);
 int cli_write_stats(si_model *m, const cli_args *a, const cli_timing *t, char files[][300]);
 
 /* progress.c: si_options.progress drawing on stderr with \r when it is a

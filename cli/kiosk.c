@@ -55,31 +55,6 @@ static int stage_inputs(stage *s, const cli_args *a)
     return cli_make_inputs(s->m, &mine, s->tin, s->owned);
 }
 
-static void print_output(si_model *m, const char *model, int o)
-{
-    si_dtype dt;
-    int rank;
-    int64_t shape[SI_MAX_RANK];
-    const void *data;
-    si_output(m, o, &dt, &rank, shape, &data, NULL);
-    int64_t n = 1;
-    printf("output   %s/%s %s [", model, si_output_name(m, o), si_dtype_name(dt));
-    for (int d = 0; d < rank; d++) {
-        printf(d ? ",%lld" : "%lld", (long long)shape[d]);
-        n *= shape[d];
-    }
-    printf("] first values:");
-    for (int64_t k = 0; k < n && k < 5; k++) {
-        if (dt == SI_FLOAT32)
-            printf(" %.6g", ((const float *)data)[k]);
-        else if (dt == SI_INT32)
-            printf(" %d", ((const int32_t *)data)[k]);
-        else
-            printf(" %d", ((const uint8_t *)data)[k]);
-    }
-    printf("%s\n", n > 5 ? " ..." : "");
-}
-
 static void add_count(cJSON *o, const char *key, uint64_t v)
 {
     char num[24]; /* exact past 2^53 */
@@ -196,7 +171,7 @@ int cli_kiosk_run(const cli_args *a, double t0_ms, double (*now)(void))
     if (!rc && !a->quiet) {
         for (int i = 0; i < n; i++)
             for (int o = 0; o < si_output_count(st[i].m); o++)
-                print_output(st[i].m, st[i].name, o);
+                cli_print_output(st[i].m, st[i].name, o);
         print_figures(a, st, n, &cs, steady, wall);
     }
     if (!rc && a->stats_path)

@@ -45,7 +45,9 @@ int cli_write_outputs(si_model *m, const char *outdir, char files[][300])
     return 0;
 }
 
-static void print_output(si_model *m, int o)
+/* One line for output o: name (after "MODEL/" when model is set), dtype,
+ * shape and its first values. */
+void cli_print_output(si_model *m, const char *model, int o)
 {
     si_dtype dt;
     int rank;
@@ -53,7 +55,8 @@ static void print_output(si_model *m, int o)
     const void *data;
     si_output(m, o, &dt, &rank, shape, &data, NULL);
     int64_t n = 1;
-    printf("output   %s %s [", si_output_name(m, o), si_dtype_name(dt));
+    printf("output   %s%s%s %s [", model ? model : "", model ? "/" : "", si_output_name(m, o),
+           si_dtype_name(dt));
     for (int d = 0; d < rank; d++) {
         printf(d ? ",%lld" : "%lld", (long long)shape[d]);
         n *= shape[d];
@@ -108,7 +111,7 @@ void cli_print_results(si_model *m, const cli_args *a, const cli_timing *t)
     char b1[64];
     printf("model    %s\n", a->model);
     for (int o = 0; o < si_output_count(m); o++)
-        print_output(m, o);
+        cli_print_output(m, NULL, o);
     if (a->opt.backend == SI_BACKEND_HOST)
         printf("memory   weights %s (host reference: no GPU figures)\n", cli_size(st.weights_bytes, b1));
     else
