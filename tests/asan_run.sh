@@ -39,6 +39,8 @@ check() { # name, command...
     fi
 }
 
+# unit tests (test_context) open real models: fetch them first
+"$HERE/fetch_models.sh" "$CACHE" || { echo "asan: cannot fetch the models"; exit 1; }
 for t in "$B"/tests/test_*; do
     case $t in
     *test_models) [ -d "$CACHE/refs" ] && check "$(basename "$t") emotion selfie" "$t" "$CACHE" emotion selfie ;;
@@ -48,7 +50,6 @@ for t in "$B"/tests/test_*; do
     esac
 done
 
-"$HERE/fetch_models.sh" "$CACHE" || { echo "asan: cannot fetch the models"; exit 1; }
 for name in $MODELS; do
     for backend in host gpu; do
         check "streaminfer --backend $backend $name" "$B/streaminfer" -q --backend "$backend" "$MODELS_DIR/$name.json"

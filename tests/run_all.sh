@@ -98,6 +98,10 @@ check "include layering (cli, runtime, glkernels, core, pager, io, base)" "$HERE
 check "docs/ARCHITECTURE.md names every library source, and only files that exist" "$HERE/docs_test.sh" "$HERE/.."
 check "make deps waits for a held apt lock and retries (stand-ins for apt-get and dpkg-query)" "$HERE/deps_test.sh"
 
+# some unit tests (test_context) open the package's models: fetch them before any
+# unit test runs (a fresh clone has no cache); a failed fetch fails those tests
+"$HERE/fetch_models.sh" "$CACHE" || echo "run_all.sh: the models could not be fetched"
+
 for t in "$B"/tests/test_*; do
     case $t in
     *test_models | *test_ops) continue ;; # both in the models block, after the oracle is set up
