@@ -6,14 +6,71 @@
 #include "glk_internal.h"
 
 
-static si_result gl_check(si_error *err, const char *what)
+#ifndef GL_CONTEXT_LOST
+#define GL_CONTEXT_LOST 0x0507 /* KHR_robustness, GLES 3.2 */
+#endif
+
+static si_result lost_fail(si_error *err, const char *what)
+{
+    return base_fail(err, SI_ERR_GPU,
+                     "the GPU context was lost (%s): close the model (or context) and open it again", what);
+}
+
+/* A reset the driver reports (robustness extensions); 0 where it cannot say. */
+static int reset_seen(void)
+{
+    if (epoxy_has_gl_extension("GL_KHR_robustness"))
+        return glGetGraphicsResetStatusKHR() != GL_NO_ERROR;
+    if (epoxy_has_gl_extension("GL_EXT_robustness"))
+        return glGetGraphicsResetStatusEXT() != GL_NO_ERROR;
+    return 0;
+}
+
+static si_result gl_check(glk_ctx *g, si_error *err, const char *what)
 {
     GLenum e = glGetError();
     if (e == GL_NO_ERROR)
         return SI_OK;
+    if (e == GL_CONTEXT_LOST || reset_seen()) {
+        g->lost = 1;
+        return lost_fail(err, what);
+    }
     if (e == GL_OUT_OF_MEMORY)
         return base_fail(err, SI_ERR_GPU, "GPU out of memory in %s", what);
     return base_fail(err, SI_ERR_GPU, "GL error 0x%x in %s", (unsigned)e, what);
+}
+
+int glk_lost(const glk_ctx *g) { return g->lost; }
+
+void glk_set_faults(glk_ctx *g, const glk_faults *f)
+{
+    g->faults = f ? *f : (glk_faults){0};
+    g->n_allocs = g->n_cmds = 0;
+}
+
+/* Before a command goes to the GPU: refused on a lost context, or failed
+ * where a fault is injected at this one. */
+static si_result cmd_gate(glk_ctx *g, const char *what, si_error *err)
+{
+    if (g->lost)
+        return lost_fail(err, what);
+    g->n_cmds++;
+    if (g->faults.lost && g->n_cmds == g->faults.lost) {
+        g->lost = 1;
+        return lost_fail(err, "injected: fail_gpu_lost");
+    }
+    if (g->faults.command && g->n_cmds == g->faults.command)
+        return base_fail(err, SI_ERR_GPU, "GPU out of memory in %s (injected: fail_gpu_command)", what);
+    return SI_OK;
+}
+
+static si_result alloc_gate(glk_ctx *g, const char *what, si_error *err)
+{
+    if (g->lost)
+        return lost_fail(err, what);
+    if (g->faults.alloc && ++g->n_allocs == g->faults.alloc)
+        return base_fail(err, SI_ERR_GPU, "GPU out of memory in %s (injected: fail_gpu_alloc)", what);
+    return SI_OK;
 }
 
 /* Does fma() round once here? One tiny dispatch tells: with a = b = 1 + 2^-12,
@@ -59,7 +116,7 @@ static si_result probe_fma(glk_ctx *g, si_error *err)
         glDeleteBuffers(1, &b);
     }
     glDeleteProgram(prog);
-    return gl_check(err, "fma probe");
+    return gl_check(g, err, "fma probe");
 }
 
 si_result glk_open(glk_ctx **out, si_error *err)
@@ -157,14 +214,16 @@ uint64_t glk_max_loop_iterations(const glk_ctx *g)
 
 si_result glk_buffer_create(glk_ctx *g, uint64_t bytes, uint32_t *name, si_error *err)
 {
-    (void)g;
+    si_result gate = alloc_gate(g, "buffer allocation", err);
+    if (gate != SI_OK)
+        return gate;
     GLuint b = 0;
     while (glGetError() != GL_NO_ERROR) {
     }
     glGenBuffers(1, &b);
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, b);
     glBufferData(GL_SHADER_STORAGE_BUFFER, (GLsizeiptr)(bytes ? bytes : 4), NULL, GL_DYNAMIC_DRAW);
-    si_result st = gl_check(err, "buffer allocation");
+    si_result st = gl_check(g, err, "buffer allocation");
     if (st != SI_OK) {
         glDeleteBuffers(1, &b);
         return st;
@@ -184,32 +243,38 @@ void glk_buffer_destroy(glk_ctx *g, uint32_t name)
 si_result glk_upload(glk_ctx *g, uint32_t buf, uint64_t offset, const void *src, uint64_t bytes,
                      si_error *err)
 {
-    (void)g;
+    si_result gate = cmd_gate(g, "upload", err);
+    if (gate != SI_OK)
+        return gate;
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, buf);
     glBufferSubData(GL_SHADER_STORAGE_BUFFER, (GLintptr)offset, (GLsizeiptr)bytes, src);
-    return gl_check(err, "upload");
+    return gl_check(g, err, "upload");
 }
 
 si_result glk_download(glk_ctx *g, uint32_t buf, uint64_t offset, void *dst, uint64_t bytes,
                        si_error *err)
 {
-    (void)g;
+    si_result gate = cmd_gate(g, "download", err);
+    if (gate != SI_OK)
+        return gate;
     glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, buf);
     void *p = glMapBufferRange(GL_SHADER_STORAGE_BUFFER, (GLintptr)offset, (GLsizeiptr)bytes,
                                GL_MAP_READ_BIT);
     if (!p)
-        return gl_check(err, "download") != SI_OK ? err->status
+        return gl_check(g, err, "download") != SI_OK ? err->status
                                                   : base_fail(err, SI_ERR_GPU, "cannot map buffer");
     memcpy(dst, p, bytes);
     glUnmapBuffer(GL_SHADER_STORAGE_BUFFER);
-    return gl_check(err, "download");
+    return gl_check(g, err, "download");
 }
 
 si_result glk_host_pool_create(glk_ctx *g, uint64_t bytes, uint32_t *name, void **ptr,
                                si_error *err)
 {
-    (void)g;
+    si_result gate = alloc_gate(g, "host pool", err);
+    if (gate != SI_OK)
+        return gate;
     if (!epoxy_has_gl_extension("GL_EXT_buffer_storage"))
         return base_fail(err, SI_ERR_UNSUPPORTED, "GL_EXT_buffer_storage is missing");
     while (glGetError() != GL_NO_ERROR) {
@@ -222,7 +287,7 @@ si_result glk_host_pool_create(glk_ctx *g, uint64_t bytes, uint32_t *name, void 
     glBufferStorageEXT(GL_COPY_WRITE_BUFFER, (GLsizeiptr)(bytes ? bytes : 4), NULL,
                        flags | GL_CLIENT_STORAGE_BIT_EXT);
     void *p = glMapBufferRange(GL_COPY_WRITE_BUFFER, 0, (GLsizeiptr)(bytes ? bytes : 4), flags);
-    si_result st = gl_check(err, "host pool");
+    si_result st = gl_check(g, err, "host pool");
     if (st != SI_OK || !p) {
         glDeleteBuffers(1, &b);
         return st != SI_OK ? st : base_fail(err, SI_ERR_GPU, "cannot map the host pool");
@@ -246,16 +311,20 @@ void glk_host_pool_destroy(glk_ctx *g, uint32_t name)
 si_result glk_copy(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uint64_t dst_off,
                    uint64_t bytes, si_error *err)
 {
-    (void)g;
+    si_result gate = cmd_gate(g, "copy", err);
+    if (gate != SI_OK)
+        return gate;
     glBindBuffer(GL_COPY_READ_BUFFER, src);
     glBindBuffer(GL_COPY_WRITE_BUFFER, dst);
     glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, (GLintptr)src_off,
                         (GLintptr)dst_off, (GLsizeiptr)bytes);
-    return gl_check(err, "copy");
+    return gl_check(g, err, "copy");
 }
 
 si_result glk_throttle(glk_ctx *g, uint64_t bytes, si_error *err)
 {
+    if (g->lost)
+        return lost_fail(err, "fence");
     g->batch_cmds++;
     g->batch_bytes += bytes;
     if (g->batch_cmds < GLK_BATCH && g->batch_bytes < GLK_BATCH_BYTES)
@@ -273,14 +342,15 @@ si_result glk_throttle(glk_ctx *g, uint64_t bytes, si_error *err)
             return base_fail(err, SI_ERR_GPU, "waiting for the GPU failed");
     }
     g->batch_fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
-    return gl_check(err, "fence");
+    return gl_check(g, err, "fence");
 }
 
 si_result glk_finish(glk_ctx *g, si_error *err)
 {
-    (void)g;
+    if (g->lost)
+        return lost_fail(err, "finish");
     glFinish();
-    return gl_check(err, "finish");
+    return gl_check(g, err, "finish");
 }
 
 /* ---- programs ---- */
@@ -526,6 +596,8 @@ static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
 si_result glk_prepare_step(glk_ctx *g, const ck_step *s, const si_dtype *in_dtypes,
                            si_dtype out_dtype, si_error *err)
 {
+    if (g->lost)
+        return lost_fail(err, "compile");
     glk_program *p;
     return get_program(g, s, in_dtypes, out_dtype, &p, err);
 }
@@ -534,8 +606,11 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
                        const si_dtype *in_dtypes, const glk_range *out, si_dtype out_dtype,
                        si_error *err)
 {
+    si_result st = cmd_gate(g, ck_kind_name(s->kind), err);
+    if (st != SI_OK)
+        return st;
     glk_program *p;
-    si_result st = get_program(g, s, in_dtypes, out_dtype, &p, err);
+    st = get_program(g, s, in_dtypes, out_dtype, &p, err);
     if (st != SI_OK)
         return st;
     glUseProgram(p->prog);
@@ -566,5 +641,5 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
     }
     /* Each step reads what the previous ones wrote. */
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
-    return gl_check(err, ck_kind_name(s->kind));
+    return gl_check(g, err, ck_kind_name(s->kind));
 }

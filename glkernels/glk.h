@@ -51,6 +51,21 @@ void glk_get_limits(const glk_ctx *g, glk_limits *l);
 /* The most bytes one tensor a step binds may hold: the least of the limits. */
 uint64_t glk_max_tensor_bytes(const glk_limits *l);
 
+/* A GPU context can be lost (a driver reset, a hung kernel killed): from then on
+ * every call that would touch the GPU fails with SI_ERR_GPU, and only closing
+ * it and opening a new one helps. Seen as GL_CONTEXT_LOST or, where the driver
+ * has KHR/EXT_robustness, a reset status other than none. */
+int glk_lost(const glk_ctx *g);
+
+/* Injected failures, so that what a GPU failure leaves behind can be tested on
+ * any GPU (llvmpipe included); counts start at glk_set_faults, 0 = none. */
+typedef struct {
+    int alloc;   /* the nth buffer allocation (device buffer or host pool) fails: out of memory */
+    int command; /* the nth command (dispatch, copy, upload, download) fails: out of memory */
+    int lost;    /* the context is lost at the nth command */
+} glk_faults;
+void glk_set_faults(glk_ctx *g, const glk_faults *f);
+
 /* Device buffers: plain GL buffer names. */
 si_result glk_buffer_create(glk_ctx *g, uint64_t bytes, uint32_t *name, si_error *err);
 void glk_buffer_destroy(glk_ctx *g, uint32_t name);

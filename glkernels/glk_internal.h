@@ -27,6 +27,9 @@ struct glk_ctx {
     glk_program programs[GLK_MAX_PROGRAMS];
     uint64_t batch_cmds, batch_bytes; /* the batch being queued (glk_throttle) */
     GLsync batch_fence;      /* end of the previous batch, or 0 */
+    glk_faults faults;       /* injected failures (glk_set_faults) */
+    int n_allocs, n_cmds;    /* counted since glk_set_faults */
+    int lost;                /* the context was lost: every later call fails */
 };
 
 si_result glk_egl_open(glk_ctx *g, si_error *err);

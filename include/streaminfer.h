@@ -101,6 +101,19 @@ typedef struct {
     int plan_prefetch;      /* 1: the planner prefetches loads ahead of the dispatches that need them */
     int plan_debug;         /* 1: print each planning attempt on stderr */
     int fail_spill_write;   /* n > 0: the nth write to the spill file fails (tests of the clean-up) */
+    /* Injected GPU failures (tests of what a failure leaves behind, on any GPU;
+     * counted per GL context from its opening; SI_FAIL_GPU_ALLOC,
+     * SI_FAIL_GPU_COMMAND, SI_FAIL_GPU_LOST override them): n > 0 makes the nth
+     * GPU buffer allocation fail as out of memory, the nth GPU command
+     * (dispatch, copy, upload, download) fail as out of memory, or the GL
+     * context be lost at the nth command. A failed call returns SI_ERR_GPU;
+     * after an out-of-memory the handle stays usable (the next run starts
+     * afresh); after a lost context every call on the handle (or on every model
+     * of its si_context) returns SI_ERR_GPU until it is closed, and opening
+     * again works. */
+    int fail_gpu_alloc;
+    int fail_gpu_command;
+    int fail_gpu_lost;
     /* 1: compile the shaders of the plan's steps in the first si_run instead
      * of in si_open (for a handle opened to plan or describe, never to run) */
     int defer_compile;

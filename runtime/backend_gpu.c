@@ -37,11 +37,14 @@ static void gpu_arena_free(si_model *m)
     m->arena = 0;
 }
 
-/* The pool mapped for the GPU, else (no GL_EXT_buffer_storage) host memory. */
+/* The pool mapped for the GPU, else (no GL_EXT_buffer_storage) host memory;
+ * a GPU that fails to make it (out of memory, lost) fails the call. */
 static si_result gpu_pool_create(si_model *m, uint64_t bytes, si_error *err)
 {
-    if (glk_host_pool_create(m->gpu, bytes, &m->home_buf, (void **)&m->home, err) == SI_OK)
-        return SI_OK;
+    si_result st = glk_host_pool_create(m->gpu, bytes, &m->home_buf, (void **)&m->home, err);
+    if (st != SI_ERR_UNSUPPORTED)
+        return st;
+    *err = (si_error){0};
     m->home_buf = 0;
     if (!(m->home = malloc(bytes ? bytes : 16)))
         return base_fail(err, SI_ERR_NOMEM, "out of memory for the host pool");

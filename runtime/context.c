@@ -50,6 +50,8 @@ si_result si_context_open(const si_options *opt, si_context **out, si_error *err
         si_result st = glk_open(&c->gpu, err);
         glk_current_restore(&before);
         if (st == SI_OK) {
+            glk_set_faults(c->gpu, &(glk_faults){c->opt.fail_gpu_alloc, c->opt.fail_gpu_command,
+                                                 c->opt.fail_gpu_lost});
             c->be = &rt_backend_gpu;
             c->opt.backend = SI_BACKEND_GPU;
         } else if (c->opt.backend == SI_BACKEND_AUTO) {

@@ -178,8 +178,9 @@ si_result rt_run_plan(si_model *m, si_error *err)
         st = m->be->finish(m, err);
         trace_action(m, ac, run0, ta);
     }
-    if (st == SI_ERR_CANCELLED) {
-        /* stopped between actions: what should be resident may not be */
+    if (st != SI_OK) {
+        /* stopped between actions (cancelled, or a GPU command failed): what
+         * should be resident may not be, so the next run starts afresh */
         m->be->arena_release(m);
         m->resident = 0;
     }

@@ -144,8 +144,11 @@ si_result rt_open_model(si_context *ctx, const char *path, const si_options *opt
         glk_current_save(&before);
         saved = 1;
         st = glk_open(&m->gpu, err);
-        if (st == SI_OK)
+        if (st == SI_OK) {
             m->be = &rt_backend_gpu;
+            glk_set_faults(m->gpu, &(glk_faults){m->opt.fail_gpu_alloc, m->opt.fail_gpu_command,
+                                                 m->opt.fail_gpu_lost});
+        }
         if (st != SI_OK && m->opt.backend == SI_BACKEND_AUTO) {
             m->opt.backend = SI_BACKEND_HOST;
             st = SI_OK;
