@@ -6,7 +6,10 @@
  * budget, bytes uploaded a frame in the steady state (frames after the
  * first two, when the learned order has been seen once), the counted peak
  * of GPU bytes, host RSS at frame RSS_AT and at the end, ms a frame.
- *   kiosk_pipeline MODELS_DIR FRAMES [MODEL ...]
+ *   kiosk_pipeline [--no-alone] MODELS_DIR FRAMES [MODEL ...]
+ * --no-alone: no handle opened alone and no comparison, so that the process
+ * holds the context's GPU memory only (bench/kiosk_gpu.sh measures it) and
+ * a frame's time is the context's runs alone.
  * (default models: blazeface facemesh iris faceres handlandmark-full; the
  * RSS is sampled at frame 10, or at FRAMES/2 for fewer than 20 frames.)
  * Exit 0 when every output matched, the peak stayed within the budget and
@@ -132,8 +135,14 @@ static int same_outputs(si_model *a, si_model *b)
 int main(int argc, char **argv)
 {
     static const char *defaults[] = {"blazeface", "facemesh", "iris", "faceres", "handlandmark-full"};
+    int check = 1;
+    if (argc > 1 && !strcmp(argv[1], "--no-alone")) {
+        check = 0;
+        argv++;
+        argc--;
+    }
     if (argc < 3) {
-        fprintf(stderr, "usage: kiosk_pipeline MODELS_DIR FRAMES [MODEL ...]\n");
+        fprintf(stderr, "usage: kiosk_pipeline [--no-alone] MODELS_DIR FRAMES [MODEL ...]\n");
         return 2;
     }
     int frames = atoi(argv[2]);
@@ -169,7 +178,7 @@ int main(int argc, char **argv)
     if (si_context_open(&opt, &c, &err) != SI_OK)
         return fprintf(stderr, "context: %s\n", err.message), 1;
     for (int i = 0; i < n; i++)
-        if (si_open(st[i].path, &opt, &st[i].alone, &err) != SI_OK ||
+        if ((check && si_open(st[i].path, &opt, &st[i].alone, &err) != SI_OK) ||
             si_context_open_model(c, st[i].path, NULL, &st[i].shared, &err) != SI_OK)
             return fprintf(stderr, "%s: %s\n", st[i].name, err.message), 1;
     int mismatches = 0;
@@ -188,6 +197,8 @@ int main(int argc, char **argv)
                 return fprintf(stderr, "%s frame %d: %s\n", st[i].name, f, err.message), 1;
             if (f >= 2)
                 ms_shared += now_ms() - t0;
+            if (!check)
+                continue;
             if (si_run(st[i].alone, st[i].in, st[i].ni, &err) != SI_OK)
                 return fprintf(stderr, "%s alone, frame %d: %s\n", st[i].name, f, err.message), 1;
             if (same_outputs(st[i].shared, st[i].alone)) {
@@ -209,7 +220,7 @@ int main(int argc, char **argv)
            (unsigned long long)budget, (unsigned long long)up_steady,
            (unsigned long long)cs.peak_vram_bytes, (unsigned long long)cs.arenas_released, rss_mid,
            rss_end, frames > 2 ? ms_shared / (frames - 2) : 0.0,
-           mismatches ? "DIFFER" : "bitwise identical");
+           !check ? "not compared (--no-alone)" : mismatches ? "DIFFER" : "bitwise identical");
     long slack_kib = 1024 + (long)(budget >> 10);
     int bad = mismatches || cs.peak_vram_bytes > budget || rss_end - rss_mid > slack_kib;
     if (cs.peak_vram_bytes > budget)
