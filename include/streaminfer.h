@@ -204,7 +204,11 @@ typedef struct si_model si_model;
  * model) and counts against the budget until the arena is given up. Each
  * model's outputs are bitwise those it gives opened alone (si_open) with the
  * same budget. Each model keeps its own host pool (si_context_stats sums
- * them).
+ * them); a host_mem_budget given to si_context_open bounds them together:
+ * each model opened into the context (and each stage of a model with
+ * stages) takes the least host pool its plan works with, out of what the
+ * models before it left, and an open that does not fit is refused
+ * (SI_ERR_BUDGET) naming the smallest host budget for all of them.
  *
  * A model opened with si_open is alone in a context of its own (its own GL
  * context, budget and lock): programs written for si_open/si_run are
@@ -231,8 +235,8 @@ typedef struct {
     int models;                 /* open now */
 } si_context_stats;
 
-/* opt: vram_budget (0: no limit), backend, io_mode and the debug fields are
- * the context's; progress and trace_path are each model's own (given to
+/* opt: vram_budget (0: no limit), host_mem_budget (0: no limit), backend,
+ * io_mode and the debug fields are the context's; progress and trace_path are each model's own (given to
  * si_context_open_model). */
 si_result si_context_open(const si_options *opt, si_context **out, si_error *err);
 /* Opens the model at path into c, as si_open would with c's budget,

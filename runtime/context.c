@@ -75,6 +75,7 @@ void rt_ctx_attach(si_context *c, si_model *m)
     m->be = c->be;
     m->lockp = &c->lock;
     m->opt.vram_budget = c->opt.vram_budget;
+    m->opt.host_mem_budget = c->opt.host_mem_budget;
     m->opt.backend = c->opt.backend;
     m->opt.no_stages = c->opt.no_stages;
     m->opt.driver_reserve = c->opt.driver_reserve;

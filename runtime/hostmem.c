@@ -26,7 +26,8 @@ uint64_t rt_proc_bytes(const char *field)
     return kib * 1024;
 }
 
-/* The host pools of the model's other stages (they share the budget). */
+/* The host pools of the model's other stages and, in a context, of the
+ * context's other models: they share the budget. */
 static uint64_t others_pools(const si_model *m)
 {
     const si_model *root = m->parent ? m->parent : m;
@@ -34,6 +35,8 @@ static uint64_t others_pools(const si_model *m)
     for (int i = -1; i < root->n_stages; i++)
         if (rt_member(root, i) != m)
             n += rt_member(root, i)->home_bytes;
+    if (root->ctx)
+        n += rt_ctx_other_pools(root->ctx, root);
     return n;
 }
 
@@ -54,8 +57,11 @@ si_result rt_host_tiers(si_model *m, uint64_t *homes, si_error *err)
     /* A model that runs in stages shares the budget among their pools, and
      * the later stages are planned only once the earlier ones ran: each takes
      * the least pool that works for it, so what one leaves the next can use,
-     * and a refusal names the least for all the stages planned so far. */
-    int staged = m->parent || m->prog->has_dynamic;
+     * and a refusal names the least for all the stages planned so far. The
+     * models of a context share its budget the same way: each is planned
+     * when it is opened, not knowing what will be opened after it. */
+    const si_model *root = m->parent ? m->parent : m;
+    int staged = m->parent || m->prog->has_dynamic || root->ctx;
     si_error probe;
     if (here && staged && pg_host_tiers(&m->pb, m->plan, 1, m->home_off, m->file_off, m->tier, &m->hplan,
                                         &probe) == SI_ERR_BUDGET && m->hplan.min_budget < want)
@@ -65,10 +71,11 @@ si_result rt_host_tiers(si_model *m, uint64_t *homes, si_error *err)
     if (st == SI_ERR_BUDGET && others) {
         char b1[BASE_SIZE_CHARS], b2[BASE_SIZE_CHARS], b3[BASE_SIZE_CHARS];
         uint64_t total = m->hplan.min_budget + others;
-        base_fail(err, st, "a host-memory budget of %s leaves %s to this stage after the pools of the "
-                  "stages before it, and it needs %s: the smallest host budget for the stages planned "
+        base_fail(err, st, "a host-memory budget of %s leaves %s to this %s after the pools of the "
+                  "%s before it, and it needs %s: the smallest host budget for the %s planned "
                   "so far is %s", base_size(m->opt.host_mem_budget, b1), base_size(here, b2),
-                  base_size(m->hplan.min_budget, b3), base_size(total, (char[BASE_SIZE_CHARS]){0}));
+                  root->ctx ? "model" : "stage", root->ctx ? "models and stages" : "stages",
+                  base_size(m->hplan.min_budget, b3), root->ctx ? "models and stages" : "stages", base_size(total, (char[BASE_SIZE_CHARS]){0}));
     }
     return st;
 }

@@ -142,6 +142,71 @@ static void test_shared_budget(void **state)
     si_context_close(c);
 }
 
+static si_context *open_context_host(uint64_t host_budget)
+{
+    si_options opt = {.vram_budget = budget, .host_mem_budget = host_budget, .backend = SI_BACKEND_GPU};
+    si_context *c = NULL;
+    si_error err = {0};
+    if (si_context_open(&opt, &c, &err) != SI_OK)
+        fail_msg("context: %s", err.message);
+    return c;
+}
+
+/* A host-memory budget given to the context bounds its models' host pools
+ * together: each model takes the least pool that works for it, out of what
+ * the models before it left. Three models in a budget of exactly their three
+ * least pools: all open, run bitwise as alone, the pools within it; one byte
+ * less: the third is refused, naming the smallest host budget for all three. */
+static void test_shared_host_budget(void **state)
+{
+    (void)state;
+    enum { K = 3 };
+    uint64_t least[K], sum = 0;
+    si_context *c = open_context_host(1ull << 40); /* room for all: each takes its least */
+    si_model *m[K];
+    si_context_stats cs;
+    for (int i = 0; i < K; i++) {
+        m[i] = open_in(c, names[i]);
+        si_context_get_stats(c, &cs); /* the pools so far */
+        least[i] = cs.host_pool_bytes - sum;
+        sum += least[i];
+        assert_true(least[i] > 0);
+    }
+    si_context_close(c);
+
+    c = open_context_host(sum);
+    for (int i = 0; i < K; i++)
+        m[i] = open_in(c, names[i]);
+    for (int frame = 0; frame < 2; frame++)
+        for (int i = 0; i < K; i++) {
+            si_error err = {0};
+            if (si_run(m[i], ins[i].in, ins[i].n, &err) != SI_OK)
+                fail_msg("%s frame %d in a host budget of %llu: %s", names[i], frame,
+                         (unsigned long long)sum, err.message);
+            assert_int_equal(same_outputs(m[i], &alone[i], names[i]), 0);
+            si_context_get_stats(c, &cs);
+            assert_true(cs.host_pool_bytes <= sum);
+        }
+    si_context_close(c);
+
+    c = open_context_host(sum - 1);
+    for (int i = 0; i < K - 1; i++)
+        m[i] = open_in(c, names[i]);
+    char path[512], want[64];
+    model_path(names[K - 1], path);
+    si_model *last = NULL;
+    si_error err = {0};
+    assert_int_equal(si_context_open_model(c, path, NULL, &last, &err), SI_ERR_BUDGET);
+    assert_null(last);
+    snprintf(want, sizeof want, "%llu", (unsigned long long)sum);
+    if (!strstr(err.message, "smallest host budget") || !strstr(err.message, want))
+        fail_msg("the refusal should name %s: %s", want, err.message);
+    si_context_get_stats(c, &cs);
+    assert_int_equal(cs.models, K - 1);
+    assert_true(cs.host_pool_bytes <= sum - 1);
+    si_context_close(c);
+}
+
 /* With no limit every arena stays: after the first frame only inputs move up,
  * and the outputs are still the models' alone (at a budget: invariant 2). */
 static void test_no_limit_keeps_weights(void **state)
@@ -406,6 +471,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shared_budget),
         cmocka_unit_test(test_no_limit_keeps_weights),
+        cmocka_unit_test(test_shared_host_budget),
         cmocka_unit_test(test_belady_learned),
         cmocka_unit_test(test_belady_declared),
         cmocka_unit_test(test_threads),
