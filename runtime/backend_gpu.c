@@ -16,25 +16,30 @@ static uint32_t gpu_offset_align(const si_model *m) { return glk_offset_align(m-
  * running holds its arena (the budget is for all of them together). */
 static si_result gpu_arena_ensure(si_model *m, si_error *err)
 {
-    if (!m->arena)
-        return glk_buffer_create(m->gpu, m->plan->arena_bytes, &m->arena, err);
-    return SI_OK;
+    if (m->arena)
+        return SI_OK;
+    si_model *root = m->parent ? m->parent : m;
+    if (root->ctx && rt_ctx_one_arena(root->ctx)) /* a range of the context's one buffer */
+        return rt_ctx_arena_take(root->ctx, m, err);
+    m->arena_base = 0;
+    return glk_buffer_create(m->gpu, m->plan->arena_bytes, &m->arena, err);
+}
+
+static void gpu_arena_free(si_model *m)
+{
+    if (m->arena && !m->arena_shared) /* a range of the context's goes back to it */
+        glk_buffer_destroy(m->gpu, m->arena);
+    m->arena = 0;
+    m->arena_base = 0;
+    m->arena_shared = 0;
 }
 
 static void gpu_arena_release(si_model *m)
 {
     if (m->arena) {
-        glk_buffer_destroy(m->gpu, m->arena);
-        m->arena = 0;
+        gpu_arena_free(m);
         m->resident = 0; /* what stayed between runs is gone */
     }
-}
-
-static void gpu_arena_free(si_model *m)
-{
-    if (m->arena)
-        glk_buffer_destroy(m->gpu, m->arena);
-    m->arena = 0;
 }
 
 /* The pool mapped for the GPU, else (no GL_EXT_buffer_storage) host memory;
@@ -62,14 +67,14 @@ static void gpu_pool_free(si_model *m)
 
 static si_result gpu_read(si_model *m, uint64_t off, void *dst, uint64_t bytes, si_error *err)
 {
-    return glk_download(m->gpu, m->arena, off, dst, bytes, err);
+    return glk_download(m->gpu, m->arena, m->arena_base + off, dst, bytes, err);
 }
 
 /* Moves a buffer between its home and its place in the arena: a GPU-side copy
  * from the mapped pool, else an upload or a download. */
 static si_result gpu_transfer(si_model *m, int b, int to_arena, si_error *err)
 {
-    uint64_t bytes = m->pb.buffers[b].bytes, home = m->home_off[b], off = m->off[b];
+    uint64_t bytes = m->pb.buffers[b].bytes, home = m->home_off[b], off = m->arena_base + m->off[b];
     if (home == UINT64_MAX)
         return base_fail(err, SI_ERR_ARG, "internal: buffer %d has no host copy", b);
     if (m->home_buf)
@@ -83,7 +88,7 @@ static si_result gpu_transfer(si_model *m, int b, int to_arena, si_error *err)
 static si_result gpu_transfer_ptr(si_model *m, int b, uint64_t at, uint64_t bytes, void *p, int to_arena,
                                   si_error *err)
 {
-    uint64_t off = m->off[b] + at;
+    uint64_t off = m->arena_base + m->off[b] + at;
     return to_arena ? glk_upload(m->gpu, m->arena, off, p, bytes, err)
                     : glk_download(m->gpu, m->arena, off, p, bytes, err);
 }
@@ -138,7 +143,7 @@ static si_result run_host_step_on_gpu_data(si_model *m, const ck_step *st, si_er
     if (rc == SI_OK)
         rc = ck_host_run(st, insp, &out, err);
     if (rc == SI_OK) {
-        rc = glk_upload(m->gpu, m->arena, m->off[ob], out.data, m->pb.buffers[ob].bytes, err);
+        rc = glk_upload(m->gpu, m->arena, m->arena_base + m->off[ob], out.data, m->pb.buffers[ob].bytes, err);
         m->st.bytes_uploaded += m->pb.buffers[ob].bytes;
     }
     free_inputs(st, ins, insp);
@@ -158,11 +163,11 @@ static si_result gpu_run_step(si_model *m, int s, si_error *err)
         if (st->in[i] < 0)
             continue;
         int b = m->buf_of[core_storage(p, st->in[i])];
-        r[i] = (glk_range){m->arena, m->off[b], m->pb.buffers[b].bytes};
+        r[i] = (glk_range){m->arena, m->arena_base + m->off[b], m->pb.buffers[b].bytes};
         dts[i] = p->tensors[st->in[i]].dtype;
     }
     int b = m->buf_of[core_storage(p, st->out)];
-    glk_range ro = {m->arena, m->off[b], m->pb.buffers[b].bytes};
+    glk_range ro = {m->arena, m->arena_base + m->off[b], m->pb.buffers[b].bytes};
     return glk_run_step(m->gpu, st, r, dts, &ro, p->tensors[st->out].dtype, err);
 }
 

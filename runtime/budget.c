@@ -73,6 +73,11 @@ static uint64_t driver_reserve(const si_model *m, uint64_t budget, uint64_t pool
     return r + base_align_up(pool, PAGE_TABLE_SHARE) / PAGE_TABLE_SHARE;
 }
 
+uint64_t rt_driver_reserve_all(const si_model *m, uint64_t budget)
+{
+    return driver_reserve(m, budget, m->home_bytes);
+}
+
 /* The largest working set of a step of p, and (node may be NULL) its node. */
 static uint64_t largest_step(const core_program *p, int *node)
 {

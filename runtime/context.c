@@ -2,7 +2,12 @@
  * (issue 21). Each model keeps its own program, plan and host pool; what the
  * context adds is the choice of whose arena goes when the next run needs the
  * room: the model whose next run is farthest (Belady's rule over models),
- * with the order declared by the application or learned from the runs. */
+ * with the order declared by the application or learned from the runs.
+ * Under a budget the arenas are ranges of one GL buffer the context owns:
+ * a buffer a model would make and delete at every turn costs the driver more
+ * than its size (each rounded up to 2 MiB pages, and a deleted one freed only
+ * once the GPU is done with it: on the H200 five models' turns in 7.66 MiB
+ * took 20 MiB of the card's memory), while one buffer is allocated once. */
 #include <stdlib.h>
 #include <string.h>
 #include "session_internal.h"
@@ -20,6 +25,8 @@ struct si_context {
     int *order, n_order;     /* declared: model ids, repeated */
     int hist[HISTORY_MAX];   /* learned: the ids of the last runs, oldest first */
     int n_hist;
+    uint32_t arena_buf;      /* the one arena buffer (0: none yet, or no budget) */
+    uint64_t arena_size;
     si_context_stats st;
 };
 
@@ -168,12 +175,20 @@ si_result si_context_set_order(si_context *c, si_model *const *order, int n, si_
 
 static uint64_t model_held(const si_model *m) { return rt_arenas_held(m); }
 
-uint64_t rt_ctx_held(const si_context *c)
+/* The arenas the models hold now, together. */
+static uint64_t models_held(const si_context *c)
 {
     uint64_t held = 0;
     for (int i = 0; i < c->n_models; i++)
         held += model_held(c->models[i]);
     return held;
+}
+
+uint64_t rt_ctx_held(const si_context *c)
+{
+    if (c->arena_buf) /* every arena is in it: the bytes owned are its own */
+        return c->arena_size;
+    return models_held(c);
 }
 
 void rt_ctx_note_peak(si_context *c)
@@ -228,10 +243,17 @@ static uint64_t next_use(const si_context *c, int a, int x)
     return far - (uint64_t)(px + 1);
 }
 
+static void give_up(si_context *c, si_model *x)
+{
+    for (int k = -1; k < x->n_stages; k++)
+        x->be->arena_release(rt_member(x, k));
+    c->st.arenas_released++;
+}
+
 uint64_t rt_ctx_make_room(si_context *c, si_model *root, uint64_t need)
 {
     uint64_t budget = c->opt.vram_budget;
-    uint64_t kept = rt_ctx_held(c) - model_held(root);
+    uint64_t kept = models_held(c) - model_held(root);
     while (kept && kept + need > budget) {
         si_model *victim = NULL;
         uint64_t vd = 0;
@@ -248,11 +270,104 @@ uint64_t rt_ctx_make_room(si_context *c, si_model *root, uint64_t need)
         if (!victim)
             break;
         kept -= model_held(victim);
-        for (int k = -1; k < victim->n_stages; k++)
-            victim->be->arena_release(rt_member(victim, k));
-        c->st.arenas_released++;
+        give_up(c, victim);
     }
     return kept;
+}
+
+int rt_ctx_one_arena(const si_context *c) { return c->gpu && c->opt.vram_budget > 0; }
+
+/* The lowest offset (a multiple of align) where need bytes fit between the
+ * ranges the context's members other than m hold; UINT64_MAX where none. */
+static uint64_t first_fit(const si_context *c, const si_model *m, uint64_t need, uint64_t align)
+{
+    uint64_t at = 0;
+    for (;;) { /* past every range that overlaps [at, at + need) */
+        int moved = 0;
+        for (int i = 0; i < c->n_models; i++)
+            for (int k = -1; k < c->models[i]->n_stages; k++) {
+                const si_model *x = rt_member(c->models[i], k);
+                if (x == m || !x->arena || !x->arena_shared)
+                    continue;
+                uint64_t end = x->arena_base + base_align_up(x->plan->arena_bytes, align);
+                if (x->arena_base < at + need && at < end) {
+                    at = end;
+                    moved = 1;
+                }
+            }
+        if (!moved)
+            return at + need <= c->arena_size ? at : UINT64_MAX;
+    }
+}
+
+si_result rt_ctx_arena_take(si_context *c, si_model *m, si_error *err)
+{
+    si_model *root = m->parent ? m->parent : m;
+    uint64_t align = glk_offset_align(c->gpu) > 4 ? glk_offset_align(c->gpu) : 4;
+    uint64_t need = base_align_up(m->plan->arena_bytes ? m->plan->arena_bytes : 4, align);
+    /* The buffer: the budget less the driver's share, or what the members'
+     * arenas take together where that is less; never less than this arena (a
+     * plan made before later models' host pools counted in the share) */
+    uint64_t budget = c->opt.vram_budget, reserve = rt_driver_reserve_all(m, budget);
+    uint64_t room = budget > reserve ? budget - reserve : 0, want = 0;
+    for (int i = 0; i < c->n_models; i++)
+        for (int k = -1; k < c->models[i]->n_stages; k++) {
+            const si_model *x = rt_member(c->models[i], k);
+            if (x != m && x->plan)
+                want += base_align_up(x->plan->arena_bytes, align);
+        }
+    want += need;
+    if (want > room)
+        want = room > need ? room : need;
+    if (c->arena_size < want) { /* made anew, larger: every arena in it goes */
+        for (int i = 0; i < c->n_models; i++)
+            for (int k = -1; k < c->models[i]->n_stages; k++)
+                c->models[i]->be->arena_release(rt_member(c->models[i], k));
+        if (c->arena_buf)
+            glk_buffer_destroy(c->gpu, c->arena_buf);
+        c->arena_buf = 0;
+        c->arena_size = 0;
+        si_result st = glk_buffer_create(c->gpu, want, &c->arena_buf, err);
+        if (st != SI_OK)
+            return st;
+        c->arena_size = want;
+    }
+    for (;;) {
+        uint64_t at = first_fit(c, m, need, align);
+        if (at != UINT64_MAX) {
+            m->arena = c->arena_buf;
+            m->arena_base = at;
+            m->arena_shared = 1;
+            return SI_OK;
+        }
+        /* no hole fits: the model whose next run is farthest gives its up */
+        si_model *victim = NULL;
+        uint64_t vd = 0;
+        for (int i = 0; i < c->n_models; i++) {
+            si_model *x = c->models[i];
+            if (x == root || !rt_arenas_held(x))
+                continue;
+            uint64_t d = next_use(c, root->ctx_id, x->ctx_id);
+            if (!victim || d > vd) {
+                victim = x;
+                vd = d;
+            }
+        }
+        if (victim) {
+            give_up(c, victim);
+            continue;
+        }
+        int any = 0; /* then m's model's other stages */
+        for (int k = -1; k < root->n_stages; k++)
+            if (rt_member(root, k) != m && rt_member(root, k)->arena) {
+                root->be->arena_release(rt_member(root, k));
+                any = 1;
+            }
+        if (!any)
+            return base_fail(err, SI_ERR_BUDGET, "internal: an arena of %llu bytes does not fit the "
+                             "context's arena buffer of %llu", (unsigned long long)need,
+                             (unsigned long long)c->arena_size);
+    }
 }
 
 void rt_ctx_after_run(si_model *m)
@@ -287,6 +402,12 @@ void si_context_close(si_context *c)
         return;
     while (c->n_models > 0)
         si_close(c->models[c->n_models - 1]);
+    glk_binding saved;
+    si_error ignored;
+    if (c->arena_buf && glk_bind(c->gpu, &saved, &ignored) == SI_OK) {
+        glk_buffer_destroy(c->gpu, c->arena_buf);
+        glk_unbind(c->gpu, &saved);
+    }
     glk_close(c->gpu);
     free(c->models);
     free(c->order);

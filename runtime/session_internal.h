@@ -44,7 +44,10 @@ struct si_model {
     pg_plan *plan;
     int *buf_of;             /* per tensor storage root: buffer id or -1 */
     int resident;            /* the plan's prologue has run */
-    uint32_t arena;          /* GL buffer, arena_bytes long */
+    uint32_t arena;          /* GL buffer holding the arena (0: none held) */
+    uint64_t arena_base;     /* where the arena starts in it: 0 in a buffer of its own, or
+                              * its place in the context's one arena buffer (arena_shared) */
+    int arena_shared;        /* the arena is a range of the context's arena buffer */
     uint8_t *host_arena;     /* host backend: the same arena in host memory */
     uint64_t *off;           /* per buffer: its offset while allocated */
     /* The host pool: each buffer's home in host memory (a weight's stored bytes,
@@ -212,6 +215,14 @@ uint64_t rt_ctx_held(const si_context *c);
 void rt_ctx_note_peak(si_context *c);
 /* The host pools of c's models other than m (for the driver's share). */
 uint64_t rt_ctx_other_pools(const si_context *c, const si_model *m);
+/* A context with a VRAM budget on the GPU keeps one arena buffer; its
+ * members' arenas are ranges of it (rt_ctx_arena_take gives m one, making
+ * room as rt_ctx_make_room does where no hole fits). */
+int rt_ctx_one_arena(const si_context *c);
+si_result rt_ctx_arena_take(si_context *c, si_model *m, si_error *err);
+/* The driver's share of the budget with every host pool of m's context (or
+ * m's stages) counted: what the one arena buffer leaves free. */
+uint64_t rt_driver_reserve_all(const si_model *m, uint64_t budget);
 
 /* stages.c */
 void rt_stage_free(si_model *s);

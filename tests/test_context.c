@@ -288,7 +288,10 @@ static void belady_case(int declare)
     si_context_stats cs;
     si_context_get_stats(c, &cs);
     assert_int_equal(cs.arenas_released, declare ? 5 : 6);
-    assert_true(cs.peak_vram_bytes <= 2 * s);
+    /* under a budget the context's arenas are ranges of one buffer: what it
+     * owns is that buffer, at most the budget */
+    assert_true(cs.peak_vram_bytes <= s * 2 + s / 2);
+    assert_true(cs.peak_vram_bytes >= 2 * s);
     si_context_close(c);
     free_inputs(&in);
     free_outputs(&ref);
