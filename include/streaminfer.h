@@ -200,8 +200,11 @@ typedef struct si_model si_model;
  * the sequence of runs, else the least recently run gives up first. No
  * activation's value outlives its run: only resident weights carry over to
  * the next run (a model that gave its arena up uploads them again); the
- * working space of a kept arena stays allocated with it (one GL buffer a
- * model) and counts against the budget until the arena is given up. Each
+ * working space of a kept arena stays allocated with it. Under a budget
+ * the arenas are ranges of one GL buffer the context makes once (the budget
+ * less the driver's share, or what the arenas take together where that is
+ * less), and a model gives its range up when the next run finds no hole
+ * that fits; with no budget each model keeps a buffer of its own. Each
  * model's outputs are bitwise those it gives opened alone (si_open) with the
  * same budget. Each model keeps its own host pool (si_context_stats sums
  * them); a host_mem_budget given to si_context_open bounds them together:
