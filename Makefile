@@ -27,6 +27,17 @@ $(B)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# The plan cache's keys name the sources that make plans: an entry written by
+# another build of them is another key (runtime/plancache.c, SI_PLAN_SOURCES)
+PLAN_SOURCES = $(sort $(wildcard base/*.c core/*.c pager/*.c runtime/*.c base/*.h core/*.h pager/*.h runtime/*.h))
+PLAN_ID = -DSI_PLAN_SOURCES='"'"$$(cat $(PLAN_SOURCES) | cksum | tr ' ' -)"'"'
+$(B)/runtime/plancache.o: runtime/plancache.c $(HDRS) $(PLAN_SOURCES)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PLAN_ID) -c $< -o $@
+$(B)/pic/runtime/plancache.o: runtime/plancache.c $(HDRS) $(PLAN_SOURCES)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC $(PLAN_ID) -c $< -o $@
+
 $(B)/glkernels/shaders_gen.c: $(SHADERS) tools/embed_shaders.sh
 	@mkdir -p $(dir $@)
 	./tools/embed_shaders.sh $@ $(SHADERS)

@@ -1,4 +1,5 @@
 #include <stdio.h>
+#include <string.h>
 
 #include "base.h"
 
@@ -32,4 +33,33 @@ const char *base_size(uint64_t b, char *buf)
     else
         snprintf(buf, BASE_SIZE_CHARS, "%.2f KiB (%llu bytes)", b / 1024.0, (unsigned long long)b);
     return buf;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+void base_digest_add(base_digest *d, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        d->a = (d->a ^ w) * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+        d->a ^= d->a >> 31;
+        d->b = (d->b + w) * 0xd6e8feb86659fd93ull;
+        d->b = (d->b << 27) | (d->b >> 37);
+    }
+    uint64_t w = 0;
+    memcpy(&w, p + i, len - i);
+    d->n += len;
+    d->a = mix64(d->a ^ w ^ d->n);
+    d->b = mix64(d->b + w + (d->n << 1) + 1);
 }

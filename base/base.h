@@ -4,6 +4,7 @@
 #define SI_BASE_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "streaminfer.h"
 
@@ -24,5 +25,14 @@ const char *base_size(uint64_t bytes, char *buf);
 #define BASE_ALIGN 256u
 
 static inline uint64_t base_align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+/* A 128-bit digest of bytes fed in any pieces (the plan cache's keys and
+ * checksums): not cryptographic, it tells content apart, it does not stand
+ * up to someone forging it. Start with {0}; the same bytes in the same
+ * pieces give the same digest. */
+typedef struct {
+    uint64_t a, b, n;
+} base_digest;
+void base_digest_add(base_digest *d, const void *data, size_t len);
 
 #endif

@@ -24,6 +24,8 @@ typedef struct {
     input_arg ins[MAX_INPUTS];
     int n_ins, runs, quiet, json, backend_set, smallest; /* smallest: plan --smallest */
     const char *model, *outdir, *stats_path;
+    int no_plan_cache;        /* --no-plan-cache */
+    char plan_cache_default[4096]; /* $XDG_CACHE_HOME/streaminfer/plans, else under $HOME */
     const char *models[MAX_MODELS]; /* every MODEL given; model is the first */
     int n_models;
     uint32_t seed;

@@ -70,6 +70,14 @@ static const char usage[] =
     "                       constants, outputs) is not in it\n"
     "  --spill-dir DIR      where the spill file is made (default: $TMPDIR, else /tmp); it\n"
     "                       is unlinked as soon as it is made, so none is left behind\n"
+    "  --plan-cache DIR     where plans are kept and found again (default:\n"
+    "                       $XDG_CACHE_HOME/streaminfer/plans, else ~/.cache/...): a\n"
+    "                       plan is stored keyed by the model's bytes, the input shapes,\n"
+    "                       the budget, the GPU and its limits and the version, and the\n"
+    "                       next start with the same key takes it instead of planning\n"
+    "                       (a stale, cut or edited entry is planned again); `plan`\n"
+    "                       stores the plan it prints, so an image can carry its plans\n"
+    "  --no-plan-cache      plan every time, store nothing\n"
     "  --max-buffer SIZE    lower the GPU's limit on the bytes of one buffer a step binds\n"
     "                       (its storage block size, 128M on llvmpipe) to SIZE, as on a\n"
     "                       GPU whose limit is that small: tensors bigger than it live\n"
@@ -158,7 +166,8 @@ static int parse_tolerance(const char *v, double *out)
 
 enum {
     O_VRAM = 256, O_MAXBUF, O_HOSTMEM, O_SPILLDIR, O_INPUT, O_SEED, O_OUTPUT, O_STATS, O_TRACE, O_IO, O_BACKEND, O_RUNS,
-    O_JSON, O_RESIZE, O_NO_STAGES, O_DRIVER_RESERVE, O_CHECK_STEPS, O_PLAN_PREFETCH, O_PLAN_DEBUG, O_SMALLEST
+    O_JSON, O_RESIZE, O_NO_STAGES, O_DRIVER_RESERVE, O_CHECK_STEPS, O_PLAN_PREFETCH, O_PLAN_DEBUG, O_SMALLEST,
+    O_PLAN_CACHE, O_NO_PLAN_CACHE
 };
 
 static const struct option longopts[] = {
@@ -176,6 +185,8 @@ static const struct option longopts[] = {
     {"plan-prefetch", no_argument, NULL, O_PLAN_PREFETCH},
     {"plan-debug", no_argument, NULL, O_PLAN_DEBUG},
     {"smallest", no_argument, NULL, O_SMALLEST},
+    {"plan-cache", required_argument, NULL, O_PLAN_CACHE},
+    {"no-plan-cache", no_argument, NULL, O_NO_PLAN_CACHE},
     {"quiet", no_argument, NULL, 'q'},
     {"version", no_argument, NULL, 'V'},             {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
@@ -203,6 +214,15 @@ static int parse_one(int c, const char *v, const char *arg, cli_args *a)
         a->opt.spill_dir = v;
         return 0;
     }
+    case O_PLAN_CACHE:
+        if (!v[0])
+            return cli_fail(EXIT_USAGE, "--plan-cache: a folder is required");
+        a->opt.plan_cache_dir = v;
+        a->no_plan_cache = 0;
+        return 0;
+    case O_NO_PLAN_CACHE:
+        a->no_plan_cache = 1;
+        return 0;
     case O_MAXBUF:
         if (si_parse_size(v, &a->opt.max_buffer_bytes) || !a->opt.max_buffer_bytes)
             return cli_fail(EXIT_USAGE, "--max-buffer: '%s' is not a size like 8M or a byte count", v);
@@ -319,6 +339,15 @@ int cli_parse(int argc, char **argv, cli_args *a, int *done)
     }
     if (!a->model)
         return cli_fail(EXIT_USAGE, "no MODEL given; see --help");
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (a->no_plan_cache)
+        a->opt.plan_cache_dir = NULL;
+    else if (!a->opt.plan_cache_dir && xdg && xdg[0] == '/')
+        snprintf(a->plan_cache_default, sizeof a->plan_cache_default, "%s/streaminfer/plans", xdg);
+    else if (!a->opt.plan_cache_dir && home && home[0] == '/')
+        snprintf(a->plan_cache_default, sizeof a->plan_cache_default, "%s/.cache/streaminfer/plans", home);
+    if (!a->no_plan_cache && !a->opt.plan_cache_dir && a->plan_cache_default[0])
+        a->opt.plan_cache_dir = a->plan_cache_default;
     int rc = check_command(a);
     *done = rc != 0;
     return rc;

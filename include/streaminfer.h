@@ -117,6 +117,15 @@ typedef struct {
     /* 1: compile the shaders of the plan's steps in the first si_run instead
      * of in si_open (for a handle opened to plan or describe, never to run) */
     int defer_compile;
+    /* A folder for the plan cache (NULL or "": none). A model's plan is kept
+     * there, keyed by a digest of the model's bytes (model.json and shards),
+     * the input shapes, the budget, the device's limits and renderer, the
+     * options that change plans and the version, and taken from there by the
+     * next si_open or si_run with the same key instead of planning again; an
+     * entry that is stale, cut short or edited is found out (checksum, and the
+     * plan checked against the model's program) and planned again. The folder
+     * is made if its parent exists; failing to write costs only the saving. */
+    const char *plan_cache_dir;
 } si_options;
 
 typedef struct {
@@ -172,6 +181,8 @@ typedef struct {
      * bookkeeping. A model whose input sizes are free is planned in its first
      * si_run, not here (plan, tile and compile 0). */
     double open_read_ms, open_gpu_ms, open_plan_ms, open_tile_ms, open_compile_ms;
+    /* 1: the plan of the last si_open/si_run came from si_options.plan_cache_dir */
+    uint64_t plan_from_cache;
 } si_stats;
 
 typedef struct si_model si_model;

@@ -89,6 +89,13 @@ uint64_t pg_size(const pg_plan *p, uint64_t bytes); /* bytes a buffer takes in t
  * or -1 with the first violation in msg. */
 int pg_plan_check(const pg_problem *pb, const pg_plan *p, char *msg, size_t n);
 
+/* The plan as bytes (*out: malloc'd, *len bytes), and back: pg_plan_read
+ * takes the bytes as untrusted and refuses (SI_ERR_FORMAT, saying why) any
+ * that are not a valid plan of pb: cut short, a count, index or offset out
+ * of range, or failing pg_plan_check (pager/plan_io.c). */
+si_result pg_plan_write(const pg_plan *p, uint8_t **out, size_t *len, si_error *err);
+si_result pg_plan_read(const pg_problem *pb, const uint8_t *b, size_t len, pg_plan **out, si_error *err);
+
 /* Homes in the host pool for every buffer the plan moves between host and GPU
  * (pager/homes.c): home_off[b] per buffer (UINT64_MAX: none); returns the
  * pool's size, or UINT64_MAX when out of memory. Depends only on the plan. */

@@ -103,6 +103,21 @@ static si_result plan_within(si_model *m, uint64_t budget, uint32_t align, uint6
     free(m->home_off);
     if (!(m->home_off = malloc(((size_t)m->pb.n_buffers + 1) * sizeof *m->home_off)))
         return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    if (m->cached_plan) { /* from the plan cache: checked against this problem, and it must fit */
+        si_result st = pg_plan_read(&m->pb, m->cached_plan, m->cached_plan_len, &m->plan, err);
+        if (st != SI_OK)
+            return st;
+        if ((*pool = pg_home_layout(&m->pb, m->plan, m->home_off)) == UINT64_MAX)
+            return base_fail(err, SI_ERR_NOMEM, "out of memory");
+        m->reserve = driver_reserve(m, budget, *pool);
+        if (m->reserve != m->cached_reserve || m->plan->align != align ||
+            (budget && (m->plan->arena_bytes > budget || m->reserve > budget - m->plan->arena_bytes))) {
+            pg_plan_free(m->plan);
+            m->plan = NULL;
+            return base_fail(err, SI_ERR_FORMAT, "plan cache: the plan does not fit this budget");
+        }
+        return SI_OK;
+    }
     pg_options po = {.prefetch = m->opt.plan_prefetch, .debug = m->opt.plan_debug};
     uint64_t reserve = driver_reserve(m, budget, 0);
     for (int k = 0;; k++) {
@@ -200,6 +215,27 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
     if (align < BASE_ALIGN)
         align = BASE_ALIGN;
     m->max_tensor = rt_plan_limits(m->gpu, m->opt.max_buffer_bytes, &m->limits);
+    rt_pcache_entry ce = {0};
+    m->plan_from_cache = 0;
+    if (rt_pcache_on(m) && rt_pcache_find(m, shapes, vp, align, &ce)) {
+        /* the cached plan, on the program tiled as it was; any doubt: plan again */
+        int over;
+        si_error ignored;
+        m->cached_plan = ce.plan;
+        m->cached_plan_len = ce.plan_len;
+        m->cached_reserve = ce.reserve;
+        st = attempt_at(m, shapes, vp, ce.tile_limit, align, pool, &over, &ignored);
+        m->cached_plan = NULL;
+        if (st == SI_OK && m->tile_limit == ce.tile_limit) {
+            m->plan_from_cache = 1;
+            rt_pcache_entry_free(&ce);
+            return SI_OK;
+        }
+        if (st == SI_ERR_CANCELLED || (st = rt_check_cancel(m, err)) != SI_OK) {
+            rt_pcache_entry_free(&ce);
+            return st;
+        }
+    }
     for (int attempt = 0;; attempt++) {
         int over;
         rt_progress(m, "plan", attempt + 1, 0); /* attempt k, how many unknown */
@@ -231,6 +267,9 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
                             : rt_tile_first(budget, m->untiled_bound)))
             break;
     }
+    if (st == SI_OK)
+        rt_pcache_store(m, &ce);
+    rt_pcache_entry_free(&ce);
     return st;
 }
 

@@ -167,6 +167,7 @@ si_result rt_open_model(si_context *ctx, const char *path, const si_options *opt
         else if (default_shapes(m, shapes)) {
             st = rt_build_program(m, shapes, NULL, err);
             m->st.open_plan_ms = m->build_plan_ms;
+            m->st.plan_from_cache = (uint64_t)m->plan_from_cache;
             m->st.open_tile_ms = m->build_tile_ms;
             if (st == SI_OK && m->be->prepare && !m->opt.defer_compile) {
                 double t_compile = rt_now_ms();
@@ -480,6 +481,7 @@ static void fill_stats(si_model *m)
     for (int i = 0; i < m->n_stages; i++)
         m->st.host_pool_bytes += m->stages[i]->home_bytes;
     m->st.host_budget_bytes = m->opt.host_mem_budget;
+    m->st.plan_from_cache = (uint64_t)m->plan_from_cache;
     m->st.rss_peak_bytes = rt_proc_bytes("VmHWM:");
 }
 

@@ -81,6 +81,13 @@ struct si_model {
     int plan_only;           /* si_plan: bind the inputs and plan, run nothing */
     uint64_t in_use;         /* bytes allocated in the arena now (for the trace) */
     uint64_t tile_limit;     /* steps were split into parts within this many bytes (0: none) */
+    /* the plan cache (runtime/plancache.c) */
+    base_digest model_digest; /* model.json and the shards, once digested */
+    int model_digested;
+    const uint8_t *cached_plan; /* while a cached plan is tried: its bytes */
+    size_t cached_plan_len;
+    uint64_t cached_reserve;
+    int plan_from_cache;     /* the plan in use came from the cache */
     int n_split;             /* steps split */
     glk_limits limits;       /* the device's, for stats and plans */
     uint64_t max_tensor;     /* the most bytes one tensor a step binds may hold (rt_plan_limits) */
@@ -188,6 +195,23 @@ uint64_t rt_proc_bytes(const char *field);
 /* budget.c */
 /* The program and plan for these input shapes (and small inputs' values),
  * splitting steps until the plan fits; kept while the binding stays. */
+/* The plan cache (runtime/plancache.c): on where si_options.plan_cache_dir is
+ * set, for a model's first program (not a later stage's). rt_pcache_find
+ * digests the key and reads a checked entry (1: found; e must be freed
+ * either way); rt_pcache_store writes m's plan under e's key. */
+typedef struct {
+    base_digest key;
+    int keyed;
+    unsigned char *bytes;
+    const uint8_t *plan;
+    size_t plan_len;
+    uint64_t tile_limit, reserve;
+} rt_pcache_entry;
+int rt_pcache_on(const si_model *m);
+int rt_pcache_find(si_model *m, const core_shape *shapes, const core_buf **vp, uint32_t align,
+                   rt_pcache_entry *e);
+void rt_pcache_store(si_model *m, const rt_pcache_entry *e);
+void rt_pcache_entry_free(rt_pcache_entry *e);
 si_result rt_build_program(si_model *m, const core_shape *shapes, void *const *vals,
                            si_error *err);
 si_model *rt_member(const si_model *root, int i);

@@ -39,6 +39,11 @@ check() { # name, command...
     fi
 }
 
+# the command line keeps plans under $XDG_CACHE_HOME (--plan-cache's default):
+# a folder of this run's own, so no run takes a plan another run left
+XDG_CACHE_HOME=$(mktemp -d)
+export XDG_CACHE_HOME
+trap 'rm -rf "$XDG_CACHE_HOME"' EXIT
 # unit tests (test_context) open real models: fetch them first
 "$HERE/fetch_models.sh" "$CACHE" || { echo "asan: cannot fetch the models"; exit 1; }
 for t in "$B"/tests/test_*; do

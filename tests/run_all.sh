@@ -98,6 +98,10 @@ check "include layering (cli, runtime, glkernels, core, pager, io, base)" "$HERE
 check "docs/ARCHITECTURE.md names every library source, and only files that exist" "$HERE/docs_test.sh" "$HERE/.."
 check "make deps waits for a held apt lock and retries (stand-ins for apt-get and dpkg-query)" "$HERE/deps_test.sh"
 
+# the command line keeps plans under $XDG_CACHE_HOME (--plan-cache's default):
+# a folder of this run's own, so no run takes a plan another run left
+XDG_CACHE_HOME=$LOGS/xdg-cache
+export XDG_CACHE_HOME
 # some unit tests (test_context) open the package's models: fetch them before any
 # unit test runs (a fresh clone has no cache); a failed fetch fails those tests
 "$HERE/fetch_models.sh" "$CACHE" || echo "run_all.sh: the models could not be fetched"
@@ -127,6 +131,9 @@ if [ $refs_ok -eq 1 ]; then
     check "cli parsing and exit codes" "$HERE/cli_args_test.sh" "$B/streaminfer" "$CACHE"
     # issue 18: open_ms split into its phases
     check "startup: --stats splits open_ms" "$HERE/startup_test.sh" "$B/streaminfer" "$CACHE"
+    # issue 18: plans kept and found again, stale or damaged entries planned again
+    check "plan cache: hit, bitwise; cut, flipped, stale entries planned again" \
+        "$HERE/plancache_test.sh" "$B/streaminfer" "$CACHE"
     # issue 15: every op of tfjs's converter list known or in tests/ops/EXCLUDED, and
     # single-op models (tests/ops/gen.js) on the host and the GPU against TensorFlow.js
     check "ops: the converter's list known or excluded" sh -c \

@@ -133,6 +133,111 @@ static void test_random_programs(void **state)
     assert_true(plans > 300);
 }
 
+static int same_actions(const pg_action *a, const pg_action *b, int n)
+{
+    for (int i = 0; i < n; i++) /* field by field: the struct has padding */
+        if (a[i].kind != b[i].kind || a[i].buf != b[i].buf || a[i].step != b[i].step ||
+            a[i].offset != b[i].offset)
+            return 0;
+    return 1;
+}
+
+static int same_plan(const pg_plan *a, const pg_plan *b)
+{
+    return a->arena_bytes == b->arena_bytes && a->budget == b->budget && a->lower_bound == b->lower_bound &&
+           a->lower_bound_step == b->lower_bound_step && a->resident_bytes == b->resident_bytes &&
+           a->capacity == b->capacity && a->align == b->align && a->evictions == b->evictions &&
+           a->segments == b->segments && a->bytes_uploaded == b->bytes_uploaded &&
+           a->bytes_spilled == b->bytes_spilled && a->bytes_reloaded == b->bytes_reloaded &&
+           a->bytes_downloaded == b->bytes_downloaded && a->n_prologue == b->n_prologue &&
+           a->n_actions == b->n_actions && same_actions(a->prologue, b->prologue, a->n_prologue) &&
+           same_actions(a->actions, b->actions, a->n_actions);
+}
+
+/* The plan cache's bytes (pager/plan_io.c): a plan written and read back is
+ * the same plan; bytes cut short, an index, offset or count out of range, an
+ * edit that makes two live buffers overlap, and random byte flips are all
+ * refused or read as a plan that passes pg_plan_check (never a crash: run
+ * under ASan in make test-asan). */
+static void test_plan_bytes(void **state)
+{
+    (void)state;
+    int flips_refused = 0;
+    for (int iter = 0; iter < 30; iter++) {
+        prog g;
+        make_program(&g, 5 + (int)(rnd() % 60));
+        pg_plan *full = NULL, *p = NULL, *q = NULL;
+        si_error err = {0};
+        assert_int_equal(pg_plan_build(&g.pb, 0, 256, &full, &err), SI_OK);
+        assert_int_equal(pg_plan_build(&g.pb, full->lower_bound * 5 / 4, 256, &p, &err), SI_OK);
+        uint8_t *b;
+        size_t len;
+        assert_int_equal(pg_plan_write(p, &b, &len, &err), SI_OK);
+        assert_int_equal(pg_plan_read(&g.pb, b, len, &q, &err), SI_OK);
+        assert_true(same_plan(p, q));
+        pg_plan_free(q);
+        /* cut short, or one byte more */
+        assert_int_equal(pg_plan_read(&g.pb, b, len - 1 - rnd() % 16, &q, &err), SI_ERR_FORMAT);
+        uint8_t *longer = malloc(len + 1);
+        memcpy(longer, b, len);
+        longer[len] = 0;
+        assert_int_equal(pg_plan_read(&g.pb, longer, len + 1, &q, &err), SI_ERR_FORMAT);
+        free(longer);
+        /* an action naming a buffer past the problem's, and an offset that wraps */
+        enum { HDR = 14 * 8, ACT = 17 };
+        int n = p->n_prologue + p->n_actions, a = (int)(rnd() % (unsigned)n);
+        uint8_t *e = malloc(len);
+        memcpy(e, b, len);
+        int32_t nb = g.pb.n_buffers;
+        memcpy(e + HDR + a * ACT + 1, &nb, 4);
+        assert_int_equal(pg_plan_read(&g.pb, e, len, &q, &err), SI_ERR_FORMAT);
+        for (int i = 0; i < n; i++) /* the first allocation placed at 2^64 - 256 */
+            if (e[HDR + i * ACT] == PA_ALLOC) {
+                memcpy(e, b, len);
+                uint64_t far = UINT64_MAX - 255;
+                memcpy(e + HDR + i * ACT + 9, &far, 8);
+                assert_int_equal(pg_plan_read(&g.pb, e, len, &q, &err), SI_ERR_FORMAT);
+                break;
+            }
+        /* two allocations at one offset while both live: pg_plan_check's refusal */
+        int first = -1;
+        for (int i = 0; i < n && first < 0; i++)
+            if (e[HDR + i * ACT] == PA_ALLOC)
+                first = i;
+        memcpy(e, b, len);
+        for (int i = first + 1; i < n; i++)
+            if (b[HDR + i * ACT] == PA_ALLOC) {
+                memcpy(e + HDR + i * ACT + 9, b + HDR + first * ACT + 9, 8);
+                break;
+            }
+        si_result st = pg_plan_read(&g.pb, e, len, &q, &err);
+        if (st == SI_OK) { /* the first was freed before: still a valid plan */
+            char msg[256];
+            assert_int_equal(pg_plan_check(&g.pb, q, msg, sizeof msg), 0);
+            pg_plan_free(q);
+        }
+        /* random flips: refused, or a plan that passes the checker */
+        for (int f = 0; f < 40; f++) {
+            memcpy(e, b, len);
+            e[rnd() % len] ^= (uint8_t)(1u << (rnd() % 8));
+            if (pg_plan_read(&g.pb, e, len, &q, &err) != SI_OK) {
+                flips_refused++;
+                continue;
+            }
+            char msg[256];
+            if (pg_plan_check(&g.pb, q, msg, sizeof msg))
+                fail_msg("a flipped plan was read but fails the checker: %s", msg);
+            pg_plan_free(q);
+        }
+        free(e);
+        free(b);
+        pg_plan_free(p);
+        pg_plan_free(full);
+        free_program(&g);
+    }
+    assert_true(flips_refused > 100);
+}
+
 /* A chain whose activations must all live to the end: only spilling works. */
 static void test_forced_spill(void **state)
 {
@@ -259,6 +364,7 @@ static void test_host_tiers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_random_programs),
+                                       cmocka_unit_test(test_plan_bytes),
                                        cmocka_unit_test(test_forced_spill),
                                        cmocka_unit_test(test_host_tiers)};
     return cmocka_run_group_tests_name("planner", tests, NULL, NULL);

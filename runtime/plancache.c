@@ -1,0 +1,236 @@
+/* The plan cache (issue 18): a model's plan, kept in a file named by a digest
+ * of everything the plan depends on: the model's bytes (model.json and every
+ * shard), the input shapes and the values bound with them, the budget, the
+ * device's limits and renderer, the options that change plans, and the
+ * version. An entry holds the tiling limit the schedule ended on, the
+ * driver's share and the plan (pg_plan_write). Loading checks the magic, the
+ * key, the length and a checksum of the payload, then pg_plan_read checks the
+ * plan against the problem built again with that tiling limit: an entry that
+ * is stale, cut short or edited is planned again and replaced, never trusted.
+ * Writing goes through a temporary file renamed into place, so a reader never
+ * sees half an entry. The cache is best effort: a folder that cannot be made
+ * or written costs the saving, not the run. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "session_internal.h"
+
+#ifndef SI_PLAN_SOURCES /* the Makefile gives a checksum of the sources that make plans */
+#define SI_PLAN_SOURCES __DATE__ " " __TIME__
+#endif
+
+#define MAGIC "SIPLANC1"
+enum { HEADER = 8 + 16 + 8 + 16 + 16 }; /* magic, key, payload length, checksum, limit + reserve */
+
+int rt_pcache_on(const si_model *m)
+{
+    return m->opt.plan_cache_dir && m->opt.plan_cache_dir[0] && !m->parent && !m->given;
+}
+
+static si_result file_digest(base_digest *d, const char *path, si_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st)) {
+        if (fd >= 0)
+            close(fd);
+        return base_fail(err, SI_ERR_IO, "%s: %s", path, strerror(errno));
+    }
+    uint64_t size = (uint64_t)st.st_size;
+    base_digest_add(d, &size, sizeof size);
+    if (size) {
+        void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            close(fd);
+            return base_fail(err, SI_ERR_IO, "%s: %s", path, strerror(errno));
+        }
+        madvise(p, size, MADV_SEQUENTIAL);
+        base_digest_add(d, p, size);
+        munmap(p, size);
+    }
+    close(fd);
+    return SI_OK;
+}
+
+/* model.json and every shard, once per handle */
+static si_result model_digest(si_model *m, si_error *err)
+{
+    if (m->model_digested)
+        return SI_OK;
+    base_digest d = {0};
+    si_result st = file_digest(&d, m->io->json_path, err);
+    for (int g = 0; g < m->io->n_groups && st == SI_OK; g++)
+        for (int i = 0; i < m->io->groups[g].n_paths && st == SI_OK; i++)
+            st = file_digest(&d, m->io->groups[g].paths[i], err);
+    if (st == SI_OK) {
+        m->model_digest = d;
+        m->model_digested = 1;
+    }
+    return st;
+}
+
+static void add_u64(base_digest *d, uint64_t v) { base_digest_add(d, &v, sizeof v); }
+static void add_str(base_digest *d, const char *s) { base_digest_add(d, s, strlen(s) + 1); }
+
+/* The entry's key: what the plan of this binding depends on. */
+static si_result plan_key(si_model *m, const core_shape *shapes, const core_buf **vp, uint32_t align,
+                          base_digest *k, si_error *err)
+{
+    si_result st = model_digest(m, err);
+    if (st != SI_OK)
+        return st;
+    *k = m->model_digest;
+    add_str(k, si_version());
+    add_str(k, SI_PLAN_SOURCES);
+    add_str(k, m->be->name);
+    add_str(k, m->be->renderer(m));
+    uint64_t o[] = {m->opt.vram_budget, m->opt.max_buffer_bytes, (uint64_t)m->opt.no_stages,
+                    (uint64_t)m->opt.driver_reserve, (uint64_t)m->opt.plan_prefetch, m->max_tensor,
+                    m->limits.storage_block_bytes, m->limits.dispatch_elements, m->limits.index_elements,
+                    m->limits.loop_iterations, align,
+                    m->ctx ? rt_ctx_other_pools(m->ctx, m) : 0}; /* the driver's share counts them */
+    base_digest_add(k, o, sizeof o);
+    int ni = core_graph_n_inputs(m->g);
+    for (int i = 0; i < ni; i++) {
+        add_u64(k, (uint64_t)(int64_t)shapes[i].rank);
+        for (int r = 0; r < shapes[i].rank && r < SI_MAX_RANK; r++)
+            add_u64(k, (uint64_t)shapes[i].d[r]);
+        if (vp && vp[i] && vp[i]->data) {
+            add_u64(k, 1);
+            base_digest_add(k, vp[i]->data, (size_t)core_shape_count(&shapes[i]) * 4);
+        } else {
+            add_u64(k, 0);
+        }
+    }
+    return SI_OK;
+}
+
+static char *entry_path(const si_model *m, const base_digest *k)
+{
+    size_t n = strlen(m->opt.plan_cache_dir) + 48;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%016llx%016llx.plan", m->opt.plan_cache_dir, (unsigned long long)k->a,
+                 (unsigned long long)k->b);
+    return p;
+}
+
+void rt_pcache_entry_free(rt_pcache_entry *e)
+{
+    free(e->bytes);
+    *e = (rt_pcache_entry){0};
+}
+
+int rt_pcache_find(si_model *m, const core_shape *shapes, const core_buf **vp, uint32_t align,
+                   rt_pcache_entry *e)
+{
+    *e = (rt_pcache_entry){0};
+    si_error ignored;
+    if (plan_key(m, shapes, vp, align, &e->key, &ignored) != SI_OK)
+        return 0;
+    e->keyed = 1;
+    char *path = entry_path(m, &e->key);
+    unsigned char *b = NULL;
+    size_t len = 0;
+    if (!path || io_read_whole(path, 1ll << 34, "too large for a plan", &b, &len, &ignored) != SI_OK) {
+        free(path);
+        return 0;
+    }
+    free(path);
+    uint64_t key[2], plen, sum[2], lr[2];
+    if (len < HEADER || memcmp(b, MAGIC, 8)) {
+        free(b);
+        return 0;
+    }
+    memcpy(key, b + 8, 16);
+    memcpy(&plen, b + 24, 8);
+    memcpy(sum, b + 32, 16);
+    memcpy(lr, b + 48, 16);
+    base_digest c = {0};
+    if (plen != len - HEADER || key[0] != e->key.a || key[1] != e->key.b) {
+        free(b);
+        return 0;
+    }
+    base_digest_add(&c, b + 48, len - 48);
+    if (sum[0] != c.a || sum[1] != c.b) {
+        free(b);
+        return 0;
+    }
+    e->bytes = b;
+    e->plan = b + HEADER;
+    e->plan_len = len - HEADER;
+    e->tile_limit = lr[0];
+    e->reserve = lr[1];
+    return 1;
+}
+
+/* mkdir -p: each folder of the path in turn (those there already are fine) */
+static void make_dirs(const char *path)
+{
+    char *p = strdup(path);
+    for (char *q = p ? p + 1 : NULL; q && *q; q++)
+        if (*q == '/') {
+            *q = 0;
+            mkdir(p, 0755);
+            *q = '/';
+        }
+    if (p)
+        mkdir(p, 0755);
+    free(p);
+}
+
+void rt_pcache_store(si_model *m, const rt_pcache_entry *e)
+{
+    if (!e->keyed || !m->plan)
+        return;
+    uint8_t *pl = NULL;
+    size_t plen = 0;
+    si_error ignored;
+    if (pg_plan_write(m->plan, &pl, &plen, &ignored) != SI_OK)
+        return;
+    size_t len = HEADER + plen;
+    uint8_t *b = malloc(len);
+    char *path = entry_path(m, &e->key);
+    char *tmp = path ? malloc(strlen(path) + 16) : NULL;
+    if (!b || !tmp) {
+        free(pl);
+        free(b);
+        free(path);
+        free(tmp);
+        return;
+    }
+    uint64_t key[2] = {e->key.a, e->key.b}, lr[2] = {m->tile_limit, m->reserve}, n = plen;
+    memcpy(b, MAGIC, 8);
+    memcpy(b + 8, key, 16);
+    memcpy(b + 24, &n, 8);
+    memcpy(b + 48, lr, 16);
+    memcpy(b + HEADER, pl, plen);
+    free(pl);
+    base_digest c = {0};
+    base_digest_add(&c, b + 48, len - 48);
+    uint64_t sum[2] = {c.a, c.b};
+    memcpy(b + 32, sum, 16);
+    make_dirs(m->opt.plan_cache_dir);
+    snprintf(tmp, strlen(path) + 16, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(tmp);
+    int ok = fd >= 0;
+    for (size_t done = 0; ok && done < len;) {
+        ssize_t w = write(fd, b + done, len - done);
+        if (w <= 0 && errno != EINTR)
+            ok = 0;
+        else if (w > 0)
+            done += (size_t)w;
+    }
+    if (fd >= 0 && close(fd))
+        ok = 0;
+    if (fd >= 0 && (!ok || rename(tmp, path)))
+        unlink(tmp);
+    free(b);
+    free(path);
+    free(tmp);
+}

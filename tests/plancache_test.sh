@@ -1,0 +1,60 @@
+#!/bin/sh
+# The plan cache from the command line (issue 18): a first run plans and
+# stores an entry, the next takes it (plan_from_cache in --stats) and gives
+# bitwise the outputs of a run that planned; an entry cut short or with a
+# byte flipped is planned again and replaced; another budget or a changed
+# model is another key; a cache folder that cannot be written costs nothing
+# but the saving; `plan` stores what a later run takes. Forged entries with a
+# right checksum are refused by pg_plan_read (tests/test_planner.c).
+#   tests/plancache_test.sh STREAMINFER CACHE_DIR
+set -u
+SI=$1
+M=$2/human-models/models/emotion.json
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+ok() { echo "  ok   $*"; pass=$((pass + 1)); }
+bad() { echo "  FAIL $*"; fail=$((fail + 1)); }
+hit() { sed -n 's/.*"plan_from_cache": *\([0-9]*\).*/\1/p' "$T/$1.json"; }
+run() { # NAME [options...]: emotion at 600K, outputs into $T/NAME, stats into $T/NAME.json
+    n=$1
+    shift
+    "$SI" -q --vram 600K --output "$T/$n" --stats "$T/$n.json" "$@" "${MODEL:-$M}"
+}
+same() { # NAME: every output bitwise the reference's
+    for f in "$T"/ref/*.npy; do cmp -s "$f" "$T/$1/$(basename "$f")" || return 1; done
+}
+entries() { ls "$1" 2>/dev/null | grep -c '\.plan$'; }
+
+run ref --no-plan-cache || bad "the reference run failed"
+run first --plan-cache "$T/pc" && [ "$(hit first)" = 0 ] && [ "$(entries "$T/pc")" = 1 ] &&
+    ok "a first run plans and stores one entry" || bad "first run: hit $(hit first), $(entries "$T/pc") entries"
+run second --plan-cache "$T/pc" && [ "$(hit second)" = 1 ] && same second &&
+    ok "the next run takes the plan from the cache, outputs bitwise a planned run's" ||
+    bad "second run: hit $(hit second)"
+E=$(ls "$T"/pc/*.plan)
+size=$(wc -c <"$E")
+head -c $((size / 2)) "$E" >"$T/half" && cp "$T/half" "$E"
+run cut --plan-cache "$T/pc" && [ "$(hit cut)" = 0 ] && same cut &&
+    run cut2 --plan-cache "$T/pc" && [ "$(hit cut2)" = 1 ] &&
+    ok "an entry cut short is planned again and replaced" || bad "cut entry: hit $(hit cut), then $(hit cut2)"
+printf '\377' | dd of="$E" bs=1 seek=$((size - 9)) conv=notrunc 2>/dev/null
+run flip --plan-cache "$T/pc" && [ "$(hit flip)" = 0 ] && same flip &&
+    run flip2 --plan-cache "$T/pc" && [ "$(hit flip2)" = 1 ] &&
+    ok "an entry with a byte changed is planned again and replaced" || bad "flipped entry: hit $(hit flip), then $(hit flip2)"
+"$SI" -q --vram 700K --plan-cache "$T/pc" --stats "$T/other.json" "$M" && [ "$(hit other)" = 0 ] &&
+    [ "$(entries "$T/pc")" = 2 ] && ok "another budget is another key" || bad "another budget: hit $(hit other)"
+mkdir -p "$T/m" && cp "$M" "${M%.json}.bin" "$T/m/"
+bin=$T/m/$(basename "${M%.json}.bin")
+printf '\001' | dd of="$bin" bs=1 seek=$(($(wc -c <"$bin") - 3)) conv=notrunc 2>/dev/null
+MODEL=$T/m/$(basename "$M") run changed --plan-cache "$T/pc" && [ "$(hit changed)" = 0 ] &&
+    ok "a model whose shard changed is another key" || bad "changed model: hit $(hit changed)"
+: >"$T/afile"
+run nowrite --plan-cache "$T/afile/pc" && [ "$(hit nowrite)" = 0 ] && same nowrite &&
+    ok "a cache folder that cannot be made: the run plans and succeeds" || bad "unwritable cache folder"
+"$SI" plan -q --vram 600K --plan-cache "$T/image" "$M" >/dev/null && [ "$(entries "$T/image")" = 1 ] &&
+    run fromplan --plan-cache "$T/image" && [ "$(hit fromplan)" = 1 ] && same fromplan &&
+    ok "plan stores the plan a later run takes" || bad "plan then run: hit $(hit fromplan)"
+echo "plancache_test: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
