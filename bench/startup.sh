@@ -18,6 +18,10 @@ set -u
 BEFORE=$1; AFTER=$2; CACHE=$3; BIG=$4
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
+# Plans are timed as planned, not taken from a plan cache: builds that have one
+# (--plan-cache, default under $XDG_CACHE_HOME) find it in a folder that cannot
+# be made, so nothing is stored or found (bench/plancache.sh times the cache)
+export XDG_CACHE_HOME=/dev/null/no-plan-cache
 BUDGETS=${BUDGETS:-"none 256M 96M 64M 40M"}
 BIG_MODELS=${BIG_MODELS:-"effdet-d0 effdet-d2 effdet-d4 frcnn-irv2@600"}
 SMALLEST_BIG=${SMALLEST_BIG-"effdet-d0"}
