@@ -8,12 +8,7 @@ set -eu
 B=$1; DIR=$2; RUNS=$3; shift 3
 T=$(mktemp -d)
 . "$(dirname "$0")/smi.sh"
-idle=$(used)
-"$B/bench/hold_context" 3 >/dev/null & pid=$!
-sleep 1.5
-ctx=$(used)
-wait "$pid"
-echo "idle card: $idle MiB; with an empty streaminfer context: $ctx MiB"
+ctx_baseline "$B"
 printf '%-20s %10s %12s %12s %14s %14s %10s %12s\n' model budget_MiB lower_MiB counted_MiB measured_MiB measured-ctx uploaded run_ms
 for mb in "$@"; do
     m=${mb%%:*}; b=${mb#*:}

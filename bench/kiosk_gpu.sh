@@ -10,12 +10,7 @@ B=$1; DIR=$2; FRAMES=$3
 T=$(mktemp -d)
 . "$(dirname "$0")/smi.sh"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-idle=$(used)
-"$B/bench/hold_context" 3 >/dev/null & pid=$!
-sleep 1.5
-ctx=$(used)
-wait "$pid"
-echo "idle card: $idle MiB; with an empty streaminfer context: $ctx MiB"
+ctx_baseline "$B"
 echo "== $FRAMES frames, each model also alone on every frame"
 "$B/bench/kiosk_pipeline" "$DIR" "$FRAMES"
 echo "== $FRAMES frames of the context alone, card memory sampled"

@@ -250,23 +250,31 @@ static void give_up(si_context *c, si_model *x)
     c->st.arenas_released++;
 }
 
+/* Of the models other than root that hold an arena, the one whose next run
+ * is farthest (NULL: none holds one). */
+static si_model *farthest(const si_context *c, const si_model *root)
+{
+    si_model *victim = NULL;
+    uint64_t vd = 0;
+    for (int i = 0; i < c->n_models; i++) {
+        si_model *x = c->models[i];
+        if (x == root || !model_held(x))
+            continue;
+        uint64_t d = next_use(c, root->ctx_id, x->ctx_id);
+        if (!victim || d > vd) {
+            victim = x;
+            vd = d;
+        }
+    }
+    return victim;
+}
+
 uint64_t rt_ctx_make_room(si_context *c, si_model *root, uint64_t need)
 {
     uint64_t budget = c->opt.vram_budget;
     uint64_t kept = models_held(c) - model_held(root);
     while (kept && kept + need > budget) {
-        si_model *victim = NULL;
-        uint64_t vd = 0;
-        for (int i = 0; i < c->n_models; i++) {
-            si_model *x = c->models[i];
-            if (x == root || !model_held(x))
-                continue;
-            uint64_t d = next_use(c, root->ctx_id, x->ctx_id);
-            if (!victim || d > vd) {
-                victim = x;
-                vd = d;
-            }
-        }
+        si_model *victim = farthest(c, root);
         if (!victim)
             break;
         kept -= model_held(victim);
@@ -341,18 +349,7 @@ si_result rt_ctx_arena_take(si_context *c, si_model *m, si_error *err)
             return SI_OK;
         }
         /* no hole fits: the model whose next run is farthest gives its up */
-        si_model *victim = NULL;
-        uint64_t vd = 0;
-        for (int i = 0; i < c->n_models; i++) {
-            si_model *x = c->models[i];
-            if (x == root || !rt_arenas_held(x))
-                continue;
-            uint64_t d = next_use(c, root->ctx_id, x->ctx_id);
-            if (!victim || d > vd) {
-                victim = x;
-                vd = d;
-            }
-        }
+        si_model *victim = farthest(c, root);
         if (victim) {
             give_up(c, victim);
             continue;
