@@ -65,8 +65,8 @@ static int get_action(const pg_problem *pb, const uint8_t *q, pg_action *a)
         return -1;
     if (buf < -1 || buf >= pb->n_buffers) /* a run's is not used, but read where it is not -1 */
         return -1;
-    if (a->kind == PA_RUN)
-        return step < pb->n_steps ? 0 : -1;
+    if (a->kind == PA_RUN) /* a step of the problem, not the prologue's -1 */
+        return step >= 0 && step < pb->n_steps ? 0 : -1;
     return buf >= 0 ? 0 : -1;
 }
 
