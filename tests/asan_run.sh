@@ -31,7 +31,11 @@ check() { # name, command...
     label=$1
     shift
     echo "=== asan: $label"
-    if "$@"; then
+    g0=$(date +%s)
+    "$@"
+    rc=$?
+    echo "$(($(date +%s) - g0)) $label" >>"$XDG_CACHE_HOME/.times"
+    if [ $rc -eq 0 ]; then
         passed=$((passed + 1))
     else
         failed=$((failed + 1))
@@ -63,6 +67,8 @@ done
 check "streaminfer --vram 1M emotion (paging)" "$B/streaminfer" -q --vram 1M "$MODELS_DIR/emotion.json"
 check "streaminfer --io uring selfie" "$B/streaminfer" -q --io uring "$MODELS_DIR/selfie.json"
 
+echo "asan: seconds per run, slowest first"
+sort -rn "$XDG_CACHE_HOME/.times" | head -n 15 | awk '{ printf "  %5d s  %s\n", $1, substr($0, index($0, " ") + 1) }'
 [ -z "$failures" ] || echo "asan failed:$failures"
 echo "asan: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

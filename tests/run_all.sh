@@ -35,6 +35,12 @@ cases_passed=0
 cases_failed=0
 cases_skipped=0
 
+# wall seconds of each group and phase, printed slowest first at the end (CI has a
+# time budget: this says where it goes)
+took() { # label, start second
+    echo "$(($(date +%s) - $2)) $1" >>"$LOGS/times"
+}
+
 # the cases one group's output reports: cmocka's "[  PASSED  ] N test(s)." and
 # "[  FAILED  ] N test(s)", the scripts' "  ok ..." and "  FAIL ..." lines, node
 # --test's TAP summary, "N of M cases pass" / "N of M rows pass"; a "skip: no
@@ -63,8 +69,10 @@ check() { # name, command...
     name=$1
     shift
     echo "=== $name"
+    g0=$(date +%s)
     { "$@"; echo $? >"$LOGS/rc"; } 2>&1 | tee "$LOGS/out"
     rc=$(cat "$LOGS/rc")
+    took "$name" "$g0"
     # shellcheck disable=SC2046
     set -- $(count_cases "$LOGS/out")
     p=$1 f=$2
@@ -104,7 +112,9 @@ XDG_CACHE_HOME=$LOGS/xdg-cache
 export XDG_CACHE_HOME
 # some unit tests (test_context) open the package's models: fetch them before any
 # unit test runs (a fresh clone has no cache); a failed fetch fails those tests
+g0=$(date +%s)
 "$HERE/fetch_models.sh" "$CACHE" || echo "run_all.sh: the models could not be fetched"
+took "(fetch the package's models)" "$g0"
 
 for t in "$B"/tests/test_*; do
     case $t in
@@ -123,8 +133,10 @@ for n in $NEEDED; do
     case " $all" in *" $n "*) ;; *) specs="$specs $n" ;; esac
 done
 refs_ok=0
+g0=$(date +%s)
 # shellcheck disable=SC2086
 "$HERE/fetch_models.sh" "$CACHE" && "$HERE/make_refs.sh" "$CACHE" $specs && refs_ok=1
+took "(TensorFlow.js references of the models)" "$g0"
 check "test_interp" in_cache "$(cd "$B" && pwd)/tests/test_interp"
 if [ $refs_ok -eq 1 ]; then
     check "cli contract" "$HERE/cli_test.sh" "$B/streaminfer" "$CACHE"
@@ -176,7 +188,9 @@ fi
 # tiling: seeded synthetic EfficientDet-D0 at its native 512x512 (bench/gen), under
 # budgets below its largest step (72 MiB)
 BIG=$CACHE/big
+g0=$(date +%s)
 if [ -f "$BIG/effdet-d0/model.json" ] || node "$HERE/../bench/gen/gen.js" effdet-d0 "$BIG/effdet-d0"; then
+    took "(generate effdet-d0)" "$g0"
     check "effdet-d0 split into parts at 40M and 24M: bitwise the no-limit answer" \
         "$HERE/tiling_test.sh" "$B/streaminfer" "$BIG/effdet-d0" 40M 24M
     # the GPU's limit on one buffer lowered (llvmpipe's is 128 MiB): tensors over it live as bands
@@ -195,8 +209,10 @@ fi
 # (per-class NMS in a while loop over TensorLists, TopKV2), its weights taken from
 # effdet-d0's; the TensorFlow.js reference made beside it, once
 OD=$BIG/effdet-d0-od
+g0=$(date +%s)
 if { [ -f "$OD/model.json" ] || node "$HERE/../bench/gen/gen.js" effdet-d0-od "$OD" --weights-from "$BIG/effdet-d0"; } &&
     { [ -f "$OD-ref/manifest.json" ] || node "$HERE/oracle/reference.js" "$OD" "$OD-ref" --seed 1 >/dev/null; }; then
+    took "(generate effdet-d0-od and its reference)" "$g0"
     check "effdet-d0-od (NMS loop): vs TensorFlow.js, every NMS at work, bitwise at 40M" \
         "$HERE/od_test.sh" "$B/streaminfer" "$OD" "$OD-ref" 40M
 else
@@ -205,6 +221,8 @@ else
     failures="$failures generate-effdet-d0-od"
 fi
 
+echo "make test: seconds per group, slowest first"
+sort -rn "$LOGS/times" | awk '{ t += $1; printf "  %5d s  %s\n", $1, substr($0, index($0, " ") + 1) } END { printf "  %5d s  in all\n", t }'
 [ -z "$failures" ] || echo "failed:$failures"
 skipped=""
 [ "$cases_skipped" -eq 0 ] || skipped=", $cases_skipped skipped"
