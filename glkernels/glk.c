@@ -499,6 +499,30 @@ static uint64_t glk_inv_out(const ck_step *s, uint64_t out_elems)
     return out_elems;
 }
 
+/* CK_POOL's variant: an average over a window of at least GLK_POOL_WIDE elements
+ * (a global pool) runs as one workgroup an output (pool.comp's OPC 1); chosen by
+ * the window alone, which no split of the output changes */
+#define GLK_POOL_WIDE 256
+static int glk_pool_wide(const ck_step *s)
+{
+    const ck_pool_p *p = &s->u.pool;
+    return !p->is_max && (int64_t)p->k_h * p->k_w >= GLK_POOL_WIDE;
+}
+
+static uint64_t glk_inv_pool(const ck_step *s, uint64_t out_elems)
+{
+    return glk_pool_wide(s) ? out_elems * GLK_LOCAL : out_elems;
+}
+
+/* the compiled variant (OPC) of a step: its variant slot's value, or for
+ * CK_POOL whether it runs wide */
+static int glk_variant(const ck_step *s, int op_slot)
+{
+    if (op_slot >= 0)
+        return s->u.p[op_slot];
+    return s->kind == CK_POOL ? glk_pool_wide(s) : -1;
+}
+
 /* one an element of the copied region */
 static uint64_t glk_inv_copy(const ck_step *s, uint64_t out_elems)
 {
@@ -563,7 +587,8 @@ static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
         return base_fail(err, SI_ERR_UNSUPPORTED, "no GPU kernel for %s", ck_kind_name(s->kind));
     const glk_kernel *k = &kernels[s->kind];
     char key[96];
-    int n = snprintf(key, sizeof key, "%s:%d:", k->shader, k->op_slot >= 0 ? s->u.p[k->op_slot] : -1);
+    int opc = glk_variant(s, k->op_slot);
+    int n = snprintf(key, sizeof key, "%s:%d:", k->shader, opc);
     for (int i = 0; i < CK_MAX_IN && n < (int)sizeof key - 2; i++)
         key[n++] = i < s->n_in && s->in[i] >= 0 ? (in_dt[i] == SI_FLOAT32 ? 'f' : 'i') : '-';
     key[n++] = out_dt == SI_FLOAT32 ? 'f' : 'i';
@@ -577,8 +602,7 @@ static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
         return base_fail(err, SI_ERR_GPU, "program cache full");
     char defs[4096];
     int m = enum_defines(defs, sizeof defs);
-    m += snprintf(defs + m, sizeof defs - (size_t)m, "#define OPC %d\n",
-                     k->op_slot >= 0 ? s->u.p[k->op_slot] : -1);
+    m += snprintf(defs + m, sizeof defs - (size_t)m, "#define OPC %d\n", opc);
     for (int i = 0; i < CK_MAX_IN; i++)
         m += snprintf(defs + m, sizeof defs - (size_t)m, "#define T%d %s\n", i,
                       dtype_glsl(i < s->n_in && s->in[i] >= 0 ? in_dt[i] : SI_FLOAT32));

@@ -75,6 +75,67 @@ static void reduce_case(int op, si_dtype in_dt, si_dtype out_dt, float lo, float
     kt_free(&x);
 }
 
+/* Averages over windows of 256 elements or more run one workgroup an output
+ * (pool.comp's OPC 1, a fixed tree of 64 lanes): against the host reference on
+ * global pools, strided windows and windows clipped by SAME padding; and a band
+ * of output rows run as its own step (as a budget's split makes it) gives the
+ * very bits of those rows of the whole. */
+static void test_pool_wide(void **state)
+{
+    (void)state;
+    int splits = 0;
+    for (int t = 0; t < 12; t++) {
+        /* 0: global, 1: windows side by side (stride = window), 2: SAME, any stride */
+        int same = t % 3 == 2, global = t % 3 == 0, tiled = t % 3 == 1;
+        int kh = global ? kt_randint(16, 70) : kt_randint(16, 40);
+        int kw = global ? kt_randint(16, 70) : kt_randint(16, 40);
+        if (kh * kw < 256)
+            kw = 256 / kh + 1;
+        int sh = global || tiled ? kh : kt_randint(1, kh), sw = global || tiled ? kw : kt_randint(1, kw);
+        int n = kt_randint(1, 2), c = kt_randint(1, 5);
+        int ih = global ? kh : tiled ? kh * kt_randint(2, 4) + kt_randint(0, kh - 1) : kt_randint(kh, kh + 20);
+        int iw = global ? kw : kt_randint(kw, kw + 20);
+        int oh, ow, pt, pl;
+        pool_dim(ih, kh, sh, same, &oh, &pt);
+        pool_dim(iw, kw, sw, same, &ow, &pl);
+        int64_t d[] = {n, ih, iw, c};
+        core_buf x = kt_random(SI_FLOAT32, 4, d, -10.f, 10.f);
+        ck_step s = {.kind = CK_POOL, .n_in = 1, .in = {0}, .out = 1};
+        s.u.pool = (ck_pool_p){.is_max = 0, .n = n, .in_h = ih, .in_w = iw, .c = c,
+                               .out_h = oh, .out_w = ow, .k_h = kh, .k_w = kw,
+                               .stride_h = sh, .stride_w = sw, .pad_top = pt, .pad_left = pl};
+        core_shape os = {.rank = 4, .d = {n, oh, ow, c}};
+        const core_buf *ins[] = {&x};
+        check("wide avg pool", t, kt_compare(&s, ins, SI_FLOAT32, &os, NULL), TOL);
+        /* output rows r0.. of batch 0 (VALID, stride = window: input rows r0*kh..) */
+        if (tiled) {
+            splits++;
+            int r0 = kt_randint(1, oh - 1);
+            core_buf whole = kt_buf(SI_FLOAT32, 4, os.d), part;
+            assert_int_equal(kt_run_gpu(&s, ins, &whole), 0);
+            int64_t pd[] = {1, ih - r0 * kh, iw, c};
+            core_buf xp = kt_buf(SI_FLOAT32, 4, pd);
+            memcpy(xp.data, (float *)x.data + (int64_t)r0 * kh * iw * c,
+                   (size_t)(pd[1] * iw * c) * sizeof(float));
+            ck_step ps = s;
+            ps.u.pool.n = 1;
+            ps.u.pool.in_h = (int32_t)pd[1];
+            ps.u.pool.out_h = oh - r0;
+            int64_t od[] = {1, oh - r0, ow, c};
+            part = kt_buf(SI_FLOAT32, 4, od);
+            const core_buf *pins[] = {&xp};
+            assert_int_equal(kt_run_gpu(&ps, pins, &part), 0);
+            assert_memory_equal(part.data, (float *)whole.data + (int64_t)r0 * ow * c,
+                                (size_t)((oh - r0) * ow * c) * sizeof(float));
+            kt_free(&whole);
+            kt_free(&part);
+            kt_free(&xp);
+        }
+        kt_free(&x);
+    }
+    assert_int_equal(splits, 4);
+}
+
 static void test_reduce(void **state)
 {
     (void)state;
@@ -365,7 +426,7 @@ static int teardown(void **state) { (void)state; kt_gpu_close(); return 0; }
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pool),    cmocka_unit_test(test_reduce),
+        cmocka_unit_test(test_pool),    cmocka_unit_test(test_pool_wide), cmocka_unit_test(test_reduce),
         cmocka_unit_test(test_softmax), cmocka_unit_test(test_argmax),
         cmocka_unit_test(test_resize),  cmocka_unit_test(test_resize_known),
         cmocka_unit_test(test_reduce_lowering),

@@ -3,6 +3,11 @@
 // keeps `v > m` (NaN never wins); avg sums in a double-like pair (tfjs: a JS number)
 // and divides that by the in-bounds count, as tfjs does. Int inputs go through float,
 // as in the host reference.
+// OPC 1 (glk_pool_wide: an average over a window of 256 elements or more, as a global pool):
+// one workgroup of 64 an output element instead; lane l sums the window's elements l, l+64,
+// ... (row-major in the window) in its pair, and the 64 pairs are added in a fixed tree. The
+// order depends on the window alone, never on how the output is split, so every budget gives
+// the same bits; it differs from tfjs's one running sum only in the pair's last bits.
 // (hi, lo) / d, rounded to float: the first quotient corrected by the remainder
 float dd_div(vec2 a, float d) {
     if (wild(a.x)) return a.x / d;
@@ -12,6 +17,42 @@ float dd_div(vec2 a, float d) {
     precise float q = q1 + r / d;
     return q;
 }
+#if OPC == 1
+shared vec2 part[64];
+void main() {
+    uint gi = gidx();
+    if (gi >= NT) return; /* NT is a multiple of 64: whole workgroups return */
+    uint lane = gl_LocalInvocationID.x;
+    int c = P[4], out_h = P[5], out_w = P[6], in_h = P[2], in_w = P[3];
+    int t = int(gi / 64u);
+    int o = t;
+    int ch = t % c; t /= c;
+    int ox = t % out_w; t /= out_w;
+    int oy = t % out_h;
+    int b = t / out_h;
+    int y0 = oy * P[9] - P[11], x0 = ox * P[10] - P[12];
+    int ylo = max(y0, 0), yhi = min(y0 + P[7], in_h);
+    int xlo = max(x0, 0), xhi = min(x0 + P[8], in_w);
+    int w = max(xhi - xlo, 0), cnt = max(yhi - ylo, 0) * w;
+    vec2 s = vec2(0.0);
+    for (int e = int(lane); e < cnt; e += 64) {
+        int y = ylo + e / w, x = xlo + e % w;
+        s = dd_add(s, float(in0[((b * in_h + y) * in_w + x) * c + ch]));
+    }
+    part[lane] = s;
+    memoryBarrierShared();
+    barrier();
+    for (uint h = 32u; h > 0u; h >>= 1u) {
+        if (lane < h) {
+            vec2 q = part[lane + h];
+            part[lane] = dd_add(dd_add(part[lane], q.x), q.y);
+        }
+        memoryBarrierShared();
+        barrier();
+    }
+    if (lane == 0u) outv[o] = TO(dd_div(part[0], float(cnt)));
+}
+#else
 void main() {
     uint o = gidx();
     if (o >= NT) return;
@@ -47,3 +88,4 @@ void main() {
         outv[o] = TO(dd_div(s, float(cnt)));
     }
 }
+#endif
