@@ -118,6 +118,11 @@ typedef struct {
 /* Storage root of a tensor (follows alias_of). */
 int core_storage(const core_program *p, int t);
 
+/* Epilogue fusion (core/fuse.c): per-channel bias adds and activations that
+ * follow a conv or matmul step as steps of their own become its epilogue,
+ * bitwise the same; returns how many steps it removed. Run before tiling. */
+int core_fuse_epilogues(core_program *p);
+
 /* ---- the graph ---------------------------------------------------------- */
 
 typedef struct core_graph core_graph;

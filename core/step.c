@@ -99,6 +99,7 @@ float ck_apply_act(int act, float x, float alpha)
 {
     switch (act) {
     case CK_ACT_RELU: return x > 0.f ? x : 0.f;
+    case CK_ACT_RELU_OP: return x < 0.f ? 0.f : x;
     case CK_ACT_RELU6: return x < 0.f ? 0.f : (x > 6.f ? 6.f : x);
     case CK_ACT_PRELU:
     case CK_ACT_LEAKYRELU: return x < 0.f ? alpha * x : x;

@@ -126,7 +126,9 @@ typedef enum {
  * as a macro named without the CK_ (ACT_RELU, U_NEG, B_ADD, R_SUM). */
 
 /* Activations fused into conv / matmul / binary epilogues. */
-#define CK_ACTS(X) X(NONE) X(RELU) X(RELU6) X(PRELU) X(LEAKYRELU) X(ELU) X(SIGMOID) X(TANH)
+/* RELU is the fused one's (x > 0 ? x : 0); RELU_OP the Relu op's (x < 0 ? 0 : x, NaN
+ * and -0 kept), for a Relu step fused into the producer (core/fuse.c) */
+#define CK_ACTS(X) X(NONE) X(RELU) X(RELU6) X(PRELU) X(LEAKYRELU) X(ELU) X(SIGMOID) X(TANH) X(RELU_OP)
 
 #define CK_UNARY_OPS(X)                                                                      \
     X(NEG) X(ABS) X(RELU) X(RELU6) X(LEAKYRELU) X(ELU) X(SELU) X(SIGMOID) X(TANH) X(EXP)     \

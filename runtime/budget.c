@@ -172,11 +172,12 @@ typedef struct {
     si_error over_err; /* the largest tensor over the device's limit, named */
 } refusals;
 
-/* One attempt of the schedule: the program split into parts of at most limit
- * bytes (0: untiled) and its plan. *over: a buffer over the device's limit,
- * -1 if none, -2 if the attempt failed before planning (nothing to retry). */
+/* One attempt of the schedule: the program (its epilogues fused unless
+ * unfused or si_options.no_fuse) split into parts of at most limit bytes (0:
+ * untiled) and its plan. *over: a buffer over the device's limit, -1 if none,
+ * -2 if the attempt failed before planning (nothing to retry). */
 static si_result attempt_at(si_model *m, const core_shape *shapes, const core_buf **vp,
-                            uint64_t limit, uint32_t align, uint64_t *pool, int *over,
+                            uint64_t limit, int unfused, uint32_t align, uint64_t *pool, int *over,
                             si_error *err)
 {
     si_result st;
@@ -187,6 +188,9 @@ static si_result attempt_at(si_model *m, const core_shape *shapes, const core_bu
                                        m->parent ? m->parent->host_only : NULL, rt_load_weight,
                                        m, &m->prog, &m->fail_node, err)) != SI_OK)
         return st;
+    m->unfused = unfused || m->opt.no_fuse;
+    if (!m->unfused)
+        core_fuse_epilogues(m->prog);
     m->untiled_bound = largest_step(m->prog, NULL);
     m->tile_limit = limit;
     m->n_split = 0;
@@ -224,9 +228,9 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
         m->cached_plan = ce.plan;
         m->cached_plan_len = ce.plan_len;
         m->cached_reserve = ce.reserve;
-        st = attempt_at(m, shapes, vp, ce.tile_limit, align, pool, &over, &ignored);
+        st = attempt_at(m, shapes, vp, ce.tile_limit, ce.unfused, align, pool, &over, &ignored);
         m->cached_plan = NULL;
-        if (st == SI_OK && m->tile_limit == ce.tile_limit) {
+        if (st == SI_OK && m->tile_limit == ce.tile_limit && m->unfused == ce.unfused) {
             m->plan_from_cache = 1;
             rt_pcache_entry_free(&ce);
             return SI_OK;
@@ -241,9 +245,19 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
         rt_progress(m, "plan", attempt + 1, 0); /* attempt k, how many unknown */
         if ((st = rt_check_cancel(m, err)) != SI_OK)
             break;
-        st = attempt_at(m, shapes, vp, limit, align, pool, &over, err);
+        st = attempt_at(m, shapes, vp, limit, 0, align, pool, &over, err);
         if (over == -2)
             break;
+        /* Fused, the untiled program has fewer tensors, but placement is a
+         * heuristic and can miss a budget the program as lowered meets (with
+         * bitwise the same answer): where every step fits the budget, that one is
+         * tried before steps are split (which can take far more steps) */
+        if (limit == 0 && st == SI_ERR_BUDGET && over < 0 && !m->unfused &&
+            m->untiled_bound <= budget) {
+            st = attempt_at(m, shapes, vp, 0, 1, align, pool, &over, err);
+            if (over == -2)
+                break;
+        }
         if (m->opt.plan_debug)
             fprintf(stderr, "plan attempt %d: limit %llu, largest step %llu, %d steps: %s at %.1f ms\n", attempt,
                     (unsigned long long)m->tile_limit, (unsigned long long)largest_step(m->prog, NULL),

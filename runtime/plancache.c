@@ -90,7 +90,7 @@ static si_result plan_key(si_model *m, const core_shape *shapes, const core_buf 
     add_str(k, m->be->name);
     add_str(k, m->be->renderer(m));
     uint64_t o[] = {m->opt.vram_budget, m->opt.max_buffer_bytes, (uint64_t)m->opt.no_stages,
-                    (uint64_t)m->opt.driver_reserve, (uint64_t)m->opt.plan_prefetch, m->max_tensor,
+                    (uint64_t)m->opt.driver_reserve, (uint64_t)m->opt.plan_prefetch, (uint64_t)m->opt.no_fuse, m->max_tensor,
                     m->limits.storage_block_bytes, m->limits.dispatch_elements, m->limits.index_elements,
                     m->limits.loop_iterations, align,
                     m->ctx ? rt_ctx_other_pools(m->ctx, m) : 0}; /* the driver's share counts them */
@@ -164,7 +164,9 @@ int rt_pcache_find(si_model *m, const core_shape *shapes, const core_buf **vp, u
     e->bytes = b;
     e->plan = b + HEADER;
     e->plan_len = len - HEADER;
-    e->tile_limit = lr[0];
+    /* lr[0]: the tiling limit, its top bit set where the program ran unfused */
+    e->tile_limit = lr[0] & ~(1ull << 63);
+    e->unfused = (int)(lr[0] >> 63);
     e->reserve = lr[1];
     return 1;
 }
@@ -204,7 +206,7 @@ void rt_pcache_store(si_model *m, const rt_pcache_entry *e)
         free(tmp);
         return;
     }
-    uint64_t key[2] = {e->key.a, e->key.b}, lr[2] = {m->tile_limit, m->reserve}, n = plen;
+    uint64_t key[2] = {e->key.a, e->key.b}, lr[2] = {m->tile_limit | (uint64_t)(m->unfused != 0) << 63, m->reserve}, n = plen;
     memcpy(b, MAGIC, 8);
     memcpy(b + 8, key, 16);
     memcpy(b + 24, &n, 8);

@@ -146,6 +146,9 @@ if [ $refs_ok -eq 1 ]; then
     # issue 18: plans kept and found again, stale or damaged entries planned again
     check "plan cache: hit, bitwise; cut, flipped, stale entries planned again" \
         "$HERE/plancache_test.sh" "$B/streaminfer" "$CACHE"
+    # issue 17: bias adds and activations fused into the conv before them, bitwise
+    check "epilogue fusion: fewer steps, bitwise the program as lowered; unfused where the fused placement misses" \
+        "$HERE/fuse_test.sh" "$B/streaminfer" "$CACHE"
     # issue 15: every op of tfjs's converter list known or in tests/ops/EXCLUDED, and
     # single-op models (tests/ops/gen.js) on the host and the GPU against TensorFlow.js
     check "ops: the converter's list known or excluded" sh -c \

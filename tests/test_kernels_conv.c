@@ -9,7 +9,7 @@
 #define TOL 1e-4
 
 static const int all_acts[] = {CK_ACT_NONE, CK_ACT_RELU, CK_ACT_RELU6, CK_ACT_PRELU,
-                               CK_ACT_LEAKYRELU, CK_ACT_ELU, CK_ACT_SIGMOID, CK_ACT_TANH};
+                               CK_ACT_LEAKYRELU, CK_ACT_ELU, CK_ACT_SIGMOID, CK_ACT_TANH, CK_ACT_RELU_OP};
 #define N_ACTS ((int)(sizeof all_acts / sizeof all_acts[0]))
 
 /* The epilogue inputs of one case: bias (maybe), PReLU alpha as a tensor of

@@ -7,6 +7,7 @@ float tanh_safe(float x) { float e = exp(-2.0 * abs(clamp(x, -20.0, 20.0))); ret
 float epilogue(float v, int oc, int has_bias, int act, int has_alpha, float alpha) {
     if (has_bias != 0) v += float(in2[oc]);
     if (act == ACT_RELU) return v > 0.0 ? v : 0.0;
+    if (act == ACT_RELU_OP) return v < 0.0 ? 0.0 : v;
     if (act == ACT_RELU6) return v < 0.0 ? 0.0 : (v > 6.0 ? 6.0 : v);
     if (act == ACT_PRELU) {
         float a = has_alpha != 0 ? float(in3[in3.length() == 1 ? 0 : oc]) : alpha;

@@ -1,0 +1,229 @@
+/* Epilogue fusion (issue 17): a program transform run after lowering, before
+ * tiling. A bias add of one value per output channel, and then an activation,
+ * that follow a Conv2D, a depthwise conv or a MatMul as separate steps (the
+ * converter leaves `Conv2D -> Add(const) -> Relu` unfused where grappler did
+ * not fuse it) become that step's epilogue, so one dispatch does what three
+ * did and the two tensors between them never exist.
+ *
+ * The arithmetic is the same operations in the same order, so the outputs are
+ * bitwise those of the unfused steps: the epilogue adds the bias as one float32
+ * add (binary.comp's and the host's a + b; IEEE addition commutes), and the
+ * activations taken are those whose epilogue formula is the unary op's own
+ * (ck_apply_act and the shaders' epilogue(): RELU6, LEAKYRELU, ELU, SIGMOID,
+ * TANH, and Relu as RELU_OP, which keeps NaN and -0 as the Relu op does). Only
+ * a tensor that nothing else reads (no other step, no output, nothing the host
+ * interpreter takes) is fused away. si_options.no_fuse (SI_NO_FUSE) leaves the
+ * program as lowered, to compare. */
+#include <stdlib.h>
+#include <string.h>
+#include "core.h"
+
+/* The epilogue fields of a step that has one. */
+typedef struct {
+    int32_t *has_bias, *act, *has_alpha;
+    float *alpha;
+} epi_fields;
+
+static int epilogue_of(ck_step *s, epi_fields *e)
+{
+    if (s->kind == CK_CONV2D || s->kind == CK_DWCONV2D) {
+        *e = (epi_fields){&s->u.conv.has_bias, &s->u.conv.act, &s->u.conv.has_alpha_tensor,
+                          &s->u.conv.alpha};
+        return 1;
+    }
+    if (s->kind == CK_MATMUL) {
+        *e = (epi_fields){&s->u.matmul.has_bias, &s->u.matmul.act,
+                          &s->u.matmul.has_alpha_tensor, &s->u.matmul.alpha};
+        return 1;
+    }
+    return 0;
+}
+
+/* The activation that computes unary op u exactly as the unary step does, or
+ * CK_ACT_NONE. */
+static int act_of_unary(int u)
+{
+    switch (u) {
+    case CK_U_RELU: return CK_ACT_RELU_OP;
+    case CK_U_RELU6: return CK_ACT_RELU6;
+    case CK_U_LEAKYRELU: return CK_ACT_LEAKYRELU;
+    case CK_U_ELU: return CK_ACT_ELU;
+    case CK_U_SIGMOID: return CK_ACT_SIGMOID;
+    case CK_U_TANH: return CK_ACT_TANH;
+    default: return CK_ACT_NONE;
+    }
+}
+
+static int same_shape(const core_shape *a, const core_shape *b)
+{
+    if (a->rank != b->rank)
+        return 0;
+    for (int i = 0; i < a->rank; i++)
+        if (a->d[i] != b->d[i])
+            return 0;
+    return 1;
+}
+
+typedef struct {
+    core_program *p;
+    int *producer; /* by storage root: the step writing it, -1 none, -2 several */
+    int *readers;  /* by storage root: inputs of steps reading it */
+    uint8_t *pinned; /* by storage root: an output or boundary tensor */
+    uint8_t *dead;   /* by step */
+} fuser;
+
+static void index_steps(fuser *f)
+{
+    core_program *p = f->p;
+    for (int t = 0; t < p->n_tensors; t++)
+        f->producer[t] = -1;
+    for (int k = 0; k < p->n_steps; k++) {
+        if (f->dead[k])
+            continue;
+        int r = core_storage(p, p->steps[k].out);
+        f->producer[r] = f->producer[r] == -1 ? k : -2;
+    }
+}
+
+/* Step k's tensor a, written by step j alone, read by step k alone (once), a
+ * whole storage of its own, pinned by nothing: *j, else 0. */
+static int fusable_input(fuser *f, int k, int a, int *j)
+{
+    core_program *p = f->p;
+    if (a < 0 || p->tensors[a].alias_of >= 0 || p->tensors[a].kind != PT_ACT)
+        return 0;
+    int w = f->producer[a];
+    if (w < 0 || w >= k || f->dead[w] || p->steps[w].out != a)
+        return 0;
+    if (f->readers[a] != 1 || f->pinned[a])
+        return 0;
+    *j = w;
+    return 1;
+}
+
+/* Moves step from (a dequantization, which reads a weight alone) to just
+ * before step to, the steps between one later. */
+static void hoist(fuser *f, int from, int to)
+{
+    core_program *p = f->p;
+    ck_step s = p->steps[from];
+    uint8_t d = f->dead[from];
+    memmove(&p->steps[to + 1], &p->steps[to], (size_t)(from - to) * sizeof *p->steps);
+    memmove(&f->dead[to + 1], &f->dead[to], (size_t)(from - to));
+    p->steps[to] = s;
+    f->dead[to] = d;
+    index_steps(f);
+}
+
+/* Step k, an Add of step j's output and a channel vector b, into j's bias. */
+static int fuse_bias(fuser *f, int k)
+{
+    core_program *p = f->p;
+    ck_step *s = &p->steps[k];
+    if (f->dead[k] || s->kind != CK_BINARY || s->u.binary.op != CK_B_ADD || s->n_in != 2 ||
+        s->u.binary.in_dtype != SI_FLOAT32 || s->u.binary.out_dtype != SI_FLOAT32)
+        return 0;
+    for (int side = 0; side < 2; side++) {
+        int a = s->in[side], b = s->in[1 - side], j;
+        if (b < 0 || b == a || !fusable_input(f, k, a, &j))
+            continue;
+        epi_fields e;
+        ck_step *c = &p->steps[j];
+        if (!epilogue_of(c, &e) || *e.has_bias || *e.act != CK_ACT_NONE || *e.has_alpha ||
+            c->n_in > 2)
+            continue;
+        const core_tensor *ta = &p->tensors[a], *tb = &p->tensors[b];
+        int64_t n = ta->shape.rank ? ta->shape.d[ta->shape.rank - 1] : 0;
+        if (ta->dtype != SI_FLOAT32 || tb->dtype != SI_FLOAT32 || n <= 0 ||
+            core_shape_count(&tb->shape) != n ||
+            (tb->shape.rank > 0 && tb->shape.d[tb->shape.rank - 1] != n) ||
+            tb->shape.rank > ta->shape.rank || !same_shape(&p->tensors[s->out].shape, &ta->shape))
+            continue;
+        /* b must exist when step j runs: a dequantization made after it moves up */
+        int pb = f->producer[core_storage(p, b)];
+        if (pb == -2 || pb == j)
+            continue;
+        if (pb > j) {
+            if (p->steps[pb].kind != CK_DEQUANT || p->steps[pb].n_in != 1 ||
+                p->tensors[p->steps[pb].in[0]].kind != PT_WEIGHT || f->dead[pb])
+                continue;
+            hoist(f, pb, j); /* steps j..pb-1 one later; k (after pb) stays */
+            j++;
+            c = &p->steps[j];
+            epilogue_of(c, &e);
+        }
+        c->in[2] = b;
+        c->in[3] = -1;
+        c->n_in = 3;
+        *e.has_bias = 1;
+        c->out = s->out;
+        f->dead[k] = 1;
+        f->readers[a] = 0;
+        f->producer[core_storage(p, c->out)] = j;
+        return 1;
+    }
+    return 0;
+}
+
+/* Step k, an activation of step j's output, into j's epilogue. */
+static int fuse_act(fuser *f, int k)
+{
+    core_program *p = f->p;
+    ck_step *s = &p->steps[k];
+    if (f->dead[k] || s->kind != CK_UNARY || s->u.unary.in_dtype != SI_FLOAT32 ||
+        s->u.unary.out_dtype != SI_FLOAT32)
+        return 0;
+    int act = act_of_unary(s->u.unary.op), a = s->in[0], j;
+    if (act == CK_ACT_NONE || !fusable_input(f, k, a, &j))
+        return 0;
+    epi_fields e;
+    ck_step *c = &p->steps[j];
+    if (!epilogue_of(c, &e) || *e.act != CK_ACT_NONE || *e.has_alpha ||
+        !same_shape(&p->tensors[s->out].shape, &p->tensors[a].shape))
+        return 0;
+    *e.act = act;
+    *e.alpha = s->u.unary.alpha;
+    c->out = s->out;
+    f->dead[k] = 1;
+    f->readers[a] = 0;
+    f->producer[core_storage(p, c->out)] = j;
+    return 1;
+}
+
+int core_fuse_epilogues(core_program *p)
+{
+    fuser f = {.p = p};
+    size_t nt = (size_t)p->n_tensors + 1;
+    f.producer = malloc(nt * sizeof *f.producer);
+    f.readers = calloc(nt, sizeof *f.readers);
+    f.pinned = calloc(nt, 1);
+    f.dead = calloc((size_t)p->n_steps + 1, 1);
+    int fused = 0;
+    if (!f.producer || !f.readers || !f.pinned || !f.dead)
+        goto done; /* nothing fused: the program as lowered still runs */
+    for (int o = 0; o < p->n_outputs; o++)
+        if (p->outputs[o] >= 0)
+            f.pinned[core_storage(p, p->outputs[o])] = 1;
+    for (int q = 0; q < p->n_boundary; q++)
+        f.pinned[core_storage(p, p->boundary[q])] = 1;
+    for (int q = 0; q < p->n_out_bands; q++)
+        f.pinned[p->out_bands[q].root] = 1;
+    for (int k = 0; k < p->n_steps; k++)
+        for (int i = 0; i < p->steps[k].n_in; i++)
+            if (p->steps[k].in[i] >= 0)
+                f.readers[core_storage(p, p->steps[k].in[i])]++;
+    index_steps(&f);
+    for (int k = 0; k < p->n_steps; k++)
+        fused += fuse_bias(&f, k) || fuse_act(&f, k);
+    int n = 0;
+    for (int k = 0; k < p->n_steps; k++)
+        if (!f.dead[k])
+            p->steps[n++] = p->steps[k];
+    p->n_steps = n;
+done:
+    free(f.producer);
+    free(f.readers);
+    free(f.pinned);
+    free(f.dead);
+    return fused;
+}
