@@ -3,15 +3,18 @@
 # 1.25x the lower bound and at the smallest budget the planner accepts, and
 # checks that every output is bitwise identical and that the pager's peak stays
 # within the budget.    tests/budget_test.sh STREAMINFER MODELS_DIR MODEL...
+# Models run in SI_TEST_JOBS lanes at once (default 2); output in model order.
 set -u
 SI=$1 DIR=$2
 shift 2
 . "$(dirname "$0")/lib.sh"
-fails=0
-for name in "$@"; do
+
+one() { # name: prints its "ok" or "FAIL" lines
+    name=$1
     M=$DIR/$name.json
+    fails=0
     if ! "$SI" -q --output "$T/$name-full" --stats "$T/$name-full.json" "$M"; then
-        echo "  FAIL $name: no-limit run"; fails=$((fails + 1)); continue
+        echo "  FAIL $name: no-limit run"; return
     fi
     lb=$(key lower_bound_bytes "$T/$name-full.json")
     # the smallest budget the planner accepts, by bisection between lb and 2 lb
@@ -24,8 +27,8 @@ for name in "$@"; do
     line="$name: lower bound $lb, smallest accepted $hi;"
     for b in $((lb * 2)) $((lb * 3 / 2)) $((lb * 5 / 4)) "$hi"; do
         out=$T/$name-$b
-        if ! "$SI" -q --vram "$b" --output "$out" --stats "$out.json" "$M" 2>"$T/err"; then
-            echo "  FAIL $name at $b: $(cat "$T/err")"; fails=$((fails + 1)); continue
+        if ! "$SI" -q --vram "$b" --output "$out" --stats "$out.json" "$M" 2>"$T/$name-err"; then
+            echo "  FAIL $name at $b: $(cat "$T/$name-err")"; fails=$((fails + 1)); continue
         fi
         peak=$(key peak_vram_bytes "$out.json")
         if [ "$peak" -gt "$b" ]; then
@@ -39,6 +42,25 @@ for name in "$@"; do
         done
         line="$line $b:peak $peak, up $(key bytes_uploaded "$out.json"), spill $(key bytes_spilled "$out.json");"
     done
-    echo "  ok   $line"
+    [ "$fails" -ne 0 ] || echo "  ok   $line"
+}
+
+JOBS=${SI_TEST_JOBS:-2}
+lane=0
+while [ $lane -lt "$JOBS" ]; do
+    (
+        i=0
+        for name in "$@"; do
+            [ $((i % JOBS)) -eq $lane ] && one "$name" >"$T/out-$i" 2>&1
+            i=$((i + 1))
+        done
+    ) &
+    lane=$((lane + 1))
 done
-[ "$fails" -eq 0 ]
+wait
+i=0
+for name in "$@"; do
+    cat "$T/out-$i" 2>/dev/null || echo "  FAIL $name: its run stopped early"
+    i=$((i + 1))
+done
+! cat "$T"/out-* 2>/dev/null | grep -q "^  FAIL" && [ "$(ls "$T"/out-* | wc -l)" -eq $# ]

