@@ -55,6 +55,10 @@ static int grow_tensors(builder *b)
     if (!c)
         return -1;
     b->is_const = c;
+    uint8_t *w = realloc(b->written, (size_t)cap);
+    if (!w)
+        return -1;
+    b->written = w;
     core_buf *v = grow_keeping(b, b->vals, used, (size_t)cap, sizeof *v);
     if (!v)
         return -1;
@@ -81,6 +85,7 @@ int pg_add_tensor(builder *b, const char *name, si_dtype dt, const core_shape *s
     t->input = -1;
     t->alias_of = -1;
     b->is_const[id] = kind == PT_WEIGHT || kind == PT_CONST;
+    b->written[id] = 0;
     memset(&b->vals[id], 0, sizeof b->vals[id]);
     return id;
 }
@@ -108,13 +113,11 @@ int pg_add_step(builder *b, const ck_step *s)
             c = 0;
     b->step_const[id] = (uint8_t)c;
     int root = core_storage(p, s->out);
-    int first_writer = 1;
-    for (int k = 0; k < id; k++)
-        if (p->steps[k].out >= 0 && core_storage(p, p->steps[k].out) == root) {
-            first_writer = 0;
-            break;
-        }
-    b->is_const[root] = first_writer ? (uint8_t)c : (uint8_t)(b->is_const[root] && c);
+    /* the first step to write a storage sets whether it is constant; a later
+     * one can only take that away (a flag per storage: scanning the steps
+     * before made building frcnn-irv2 quadratic) */
+    b->is_const[root] = !b->written[root] ? (uint8_t)c : (uint8_t)(b->is_const[root] && c);
+    b->written[root] = 1;
     return id;
 }
 
@@ -611,6 +614,7 @@ done:
 static void builder_free(builder *b)
 {
     free(b->is_const);
+    free(b->written);
     free(b->vals);
     free(b->step_const);
     release_retired(b);

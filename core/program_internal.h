@@ -15,6 +15,7 @@ typedef struct {
     void *load_user;
     /* per tensor (by id), grown with the program */
     uint8_t *is_const;   /* value independent of the inputs (by storage root) */
+    uint8_t *written;    /* a step writes it (by storage root) */
     core_buf *vals;      /* host views handed out by lc_value */
     int cap;
     /* per node */

@@ -42,6 +42,7 @@ typedef struct {
     int *pro;          /* per buffer: its prologue stay (interval index), -1 */
     uint8_t *written;  /* activation has been produced */
     uint8_t *spilled;  /* its host copy is current */
+    double *score;     /* make_room's eviction scores, per buffer */
     uint8_t *in_step;
     uint64_t used;
     ivec iv;
@@ -74,5 +75,9 @@ uint64_t pg_off_of(sim *S, int b);
 /* place.c: offsets for every interval, the smallest arena of a few orders
  * (debug: each order's arena on stderr); -1 out of memory. */
 int pg_place(ivec *iv, uint64_t *arena, int debug);
+/* One greedy pass in the given order (pointers to every interval of iv): each
+ * at the lowest best-fitting gap free over its lifetime (its stay, and its
+ * last stay to the end when start2 >= 0), else on top; -1 out of memory. */
+int pg_place_in_order(ivec *iv, interval **order, uint64_t *arena);
 
 #endif

@@ -6,19 +6,6 @@
 #include <string.h>
 #include "pager_internal.h"
 
-/* An interval is [start, end], plus [start2, end of time] when it is a resident
- * buffer whose last stay runs into the next run. */
-static inline int times_meet(int as, int ae, int as2, int bs, int be, int bs2)
-{
-    return (as <= be && bs <= ae) || (bs2 >= 0 && bs2 <= ae) || (as2 >= 0 && as2 <= be) ||
-           (as2 >= 0 && bs2 >= 0);
-}
-
-static inline int overlaps_time(const interval *a, const interval *b)
-{
-    return times_meet(a->start, a->end, a->start2, b->start, b->end, b->start2);
-}
-
 static int cmp_size_desc(const void *x, const void *y)
 {
     const interval *a = *(interval *const *)x, *b = *(interval *const *)y;
@@ -74,60 +61,6 @@ static int cmp_long_then_start(const void *x, const void *y)
     return la ? cmp_size_desc(x, y) : cmp_start(x, y);
 }
 
-/* Which placed intervals touch each block of PLACE_BLOCK step buckets (step
- * bucket q holds step q-1; a resident buffer's last stay runs to the last
- * one): an interval finds what it overlaps in time by scanning the blocks it
- * spans, not everything placed. Each block is one array of entries that carry
- * what the scan tests (lifetime, offset), so it reads memory in order and
- * touches an interval only when it overlaps. */
-enum { PLACE_BLOCK = 64 };
-typedef struct {
-    uint64_t off, size;
-    int start, end, start2, iv;
-} ventry;
-typedef struct {
-    ventry *e;
-    int n, cap;
-} vblock;
-typedef struct {
-    vblock *blk;
-} ivbuckets;
-
-static int bucket_add(ivbuckets *bk, int q, const interval *it, int iv)
-{
-    vblock *b = &bk->blk[q];
-    if (b->n == b->cap) {
-        int cap = b->cap ? b->cap * 2 : 16;
-        ventry *a = realloc(b->e, (size_t)cap * sizeof *a);
-        if (!a)
-            return -1;
-        b->e = a;
-        b->cap = cap;
-    }
-    b->e[b->n++] = (ventry){it->offset, it->size, it->start, it->end, it->start2, iv};
-    return 0;
-}
-
-static inline int entry_overlaps(const interval *a, const ventry *e)
-{
-    return times_meet(a->start, a->end, a->start2, e->start, e->end, e->start2);
-}
-
-/* The step buckets [*q0, *q1] of part k (0, or 1: the last stay) of an interval; 0 if none. */
-static int part_buckets(const interval *it, int k, int last, int *q0, int *q1)
-{
-    if (k == 0) {
-        *q0 = it->start + 1;
-        *q1 = it->end + 1;
-        return 1;
-    }
-    if (it->start2 < 0)
-        return 0;
-    *q0 = it->start2 + 1;
-    *q1 = last;
-    return 1;
-}
-
 /* Walking what overlaps in time in offset order: the smallest gap that holds size. */
 static void fit_gap(uint64_t h_off, uint64_t h_size, uint64_t size, uint64_t *off, uint64_t *best,
                     uint64_t *best_gap)
@@ -141,67 +74,6 @@ static void fit_gap(uint64_t h_off, uint64_t h_size, uint64_t size, uint64_t *of
         *off = e;
 }
 
-static int insert_by_offset(interval **a, int n, interval *it)
-{
-    int lo = 0, hi = n;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (a[mid]->offset < it->offset)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    memmove(a + lo + 1, a + lo, (size_t)(n - lo) * sizeof *a);
-    a[lo] = it;
-    return n + 1;
-}
-
-/* What a placed interval occupies, with its offset beside it so that sorting
- * reads no interval. */
-typedef struct {
-    uint64_t off;
-    const interval *p;
-} hit;
-
-/* By offset, in place: the placement sorts a few dozen intervals per interval
- * placed, hundreds of thousands of times per plan, so no qsort callback. */
-static void sort_by_offset(hit *a, int n)
-{
-    while (n > 16) {
-        uint64_t x = a[0].off, y = a[n / 2].off, z = a[n - 1].off;
-        uint64_t pv = x < y ? (y < z ? y : x < z ? z : x) : (x < z ? x : y < z ? z : y);
-        int i = 0, j = n - 1;
-        while (i <= j) {
-            while (a[i].off < pv)
-                i++;
-            while (a[j].off > pv)
-                j--;
-            if (i <= j) {
-                hit t = a[i];
-                a[i++] = a[j];
-                a[j--] = t;
-            }
-        }
-        /* recurse into the smaller part, loop on the larger */
-        if (j + 1 < n - i) {
-            sort_by_offset(a, j + 1);
-            a += i;
-            n -= i;
-        } else {
-            sort_by_offset(a + i, n - i);
-            n = j + 1;
-        }
-    }
-    for (int i = 1; i < n; i++) {
-        hit t = a[i];
-        int k = i;
-        for (; k > 0 && a[k - 1].off > t.off; k--)
-            a[k] = a[k - 1];
-        a[k] = t;
-    }
-}
-
-
 /* Space taken, as disjoint [a, b) runs in offset order, touching ones joined.
  * Walking the runs instead of the intervals they join finds the same gaps: a
  * gap can only open where a run starts. */
@@ -210,11 +82,19 @@ typedef struct {
 } run;
 typedef struct {
     run *r;
-    int n;
+    int n, cap;
 } runs;
 
-static void runs_add(runs *u, uint64_t a, uint64_t b)
+static int runs_add(runs *u, uint64_t a, uint64_t b)
 {
+    if (u->n == u->cap) {
+        int cap = u->cap ? u->cap * 2 : 4;
+        run *r = realloc(u->r, (size_t)cap * sizeof *r);
+        if (!r)
+            return -1;
+        u->r = r;
+        u->cap = cap;
+    }
     int lo = 0, hi = u->n; /* the first run that ends at or after a */
     while (lo < hi) {
         int mid = (lo + hi) / 2;
@@ -240,141 +120,228 @@ static void runs_add(runs *u, uint64_t a, uint64_t b)
         u->n -= j - k - 1;
     }
     u->r[k] = (run){a, b};
+    return 0;
 }
 
-/* Greedy: in the given order, each interval goes to the best-fitting gap free
- * over its whole lifetime (or on top). The intervals that span a quarter of
- * the run or more (and the resident ones) are few and meet nearly everything:
- * they are kept in one list in offset order; the rest are found through the
- * blocks they touch. What an interval meets is then walked in offset order. */
-static int place_order(ivec *iv, int (*cmp)(const void *, const void *), uint64_t *arena)
+/* The placed intervals by time, as a segment tree over the time slots (slot
+ * q holds step q-1; a resident buffer's last stay runs to the last slot). A
+ * stay [q0, q1] is stored at the O(log T) nodes that cover it exactly: each
+ * such node's `own` runs take its offsets, and `sub` of that node and of
+ * every node above it. What meets [q0, q1] in time is then, without
+ * visiting anything twice per level: `sub` of the nodes inside it and `own`
+ * of the nodes that only cross it. The runs already join what touches, so
+ * an interval placed late reads a few hundred runs, not the tens of
+ * thousands of intervals it meets (frcnn-irv2 at 24M: 42 s of planning to
+ * about 5). The price: a short stay too walks O(log T) nodes, so a program of
+ * millions of tiny steps (nanodet split into 1.9M steps at 6M) places about
+ * 3x slower than with the blocks of exact entries this replaced; such a plan
+ * took minutes before too, and the cure is in the tiler, not here. */
+typedef struct {
+    runs *own, *sub;
+    int leaves;
+    run *got; /* what a query gathered */
+    int n_got, cap_got;
+    int *touched; /* the nodes with runs: emptied for the next order, memory kept */
+    int n_touched, cap_touched;
+} ttree;
+
+static int tree_add(ttree *t, int node, int lo, int hi, int q0, int q1, uint64_t a, uint64_t b)
 {
-    int n = iv->n;
+    if (q1 < lo || hi < q0)
+        return 0;
+    if (node > 1 && !t->sub[node].n) { /* the root is emptied always */
+        if (t->n_touched == t->cap_touched) {
+            int cap = t->cap_touched ? t->cap_touched * 2 : 1024;
+            int *x = realloc(t->touched, (size_t)cap * sizeof *x);
+            if (!x)
+                return -1;
+            t->touched = x;
+            t->cap_touched = cap;
+        }
+        t->touched[t->n_touched++] = node;
+    }
+    /* the root's sub is the longest list and never read: no stay reaches
+     * both slot 0 and the last (a last stay starts at slot 1 or later) */
+    if (node > 1 && runs_add(&t->sub[node], a, b))
+        return -1;
+    if (q0 <= lo && hi <= q1)
+        return runs_add(&t->own[node], a, b);
+    int mid = lo + (hi - lo) / 2;
+    return tree_add(t, 2 * node, lo, mid, q0, q1, a, b) ||
+           tree_add(t, 2 * node + 1, mid + 1, hi, q0, q1, a, b);
+}
+
+static int gather(ttree *t, const runs *u)
+{
+    if (!u->n)
+        return 0;
+    if (t->n_got + u->n > t->cap_got) {
+        int cap = t->cap_got * 2 > t->n_got + u->n ? t->cap_got * 2 : t->n_got + u->n;
+        run *g = realloc(t->got, (size_t)cap * sizeof *g);
+        if (!g)
+            return -1;
+        t->got = g;
+        t->cap_got = cap;
+    }
+    memcpy(t->got + t->n_got, u->r, (size_t)u->n * sizeof *u->r);
+    t->n_got += u->n;
+    return 0;
+}
+
+/* By start offset, in place (no qsort callback: once per interval placed). */
+static void sort_runs(run *a, int n)
+{
+    while (n > 16) {
+        uint64_t x = a[0].a, y = a[n / 2].a, z = a[n - 1].a;
+        uint64_t pv = x < y ? (y < z ? y : x < z ? z : x) : (x < z ? x : y < z ? z : y);
+        int i = 0, j = n - 1;
+        while (i <= j) {
+            while (a[i].a < pv)
+                i++;
+            while (a[j].a > pv)
+                j--;
+            if (i <= j) {
+                run t = a[i];
+                a[i++] = a[j];
+                a[j--] = t;
+            }
+        }
+        /* recurse into the smaller part, loop on the larger */
+        if (j + 1 < n - i) {
+            sort_runs(a, j + 1);
+            a += i;
+            n -= i;
+        } else {
+            sort_runs(a + i, n - i);
+            n = j + 1;
+        }
+    }
+    for (int i = 1; i < n; i++) {
+        run t = a[i];
+        int k = i;
+        for (; k > 0 && a[k - 1].a > t.a; k--)
+            a[k] = a[k - 1];
+        a[k] = t;
+    }
+}
+
+static int tree_get(ttree *t, int node, int lo, int hi, int q0, int q1)
+{
+    if (q1 < lo || hi < q0 || (node > 1 && !t->sub[node].n))
+        return 0;
+    if (q0 <= lo && hi <= q1)
+        return gather(t, &t->sub[node]);
+    int mid = lo + (hi - lo) / 2;
+    return gather(t, &t->own[node]) || tree_get(t, 2 * node, lo, mid, q0, q1) ||
+           tree_get(t, 2 * node + 1, mid + 1, hi, q0, q1);
+}
+
+/* The time slots [*q0, *q1] of part k (0, or 1: the last stay) of an interval; 0 if none. */
+static int part_slots(const interval *it, int k, int last, int *q0, int *q1)
+{
+    if (k == 0) {
+        *q0 = it->start + 1 > 0 ? it->start + 1 : 0;
+        *q1 = it->end + 1;
+        return 1;
+    }
+    if (it->start2 < 0)
+        return 0;
+    *q0 = it->start2 + 1;
+    *q1 = last;
+    return 1;
+}
+
+/* Greedy: in the given order (all of iv), each interval goes to the
+ * best-fitting gap free over its whole lifetime (or on top): what it meets in
+ * time, from the tree, walked in offset order. *arena: the highest end. */
+/* The tree for intervals ending by step T; -1 out of memory. */
+static int tree_init(ttree *t, const ivec *iv)
+{
     int T = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < iv->n; i++) {
         if (iv->v[i].end > T)
             T = iv->v[i].end;
         if (iv->v[i].start2 > T)
             T = iv->v[i].start2;
     }
-    int last = T + 2, nblk = last / PLACE_BLOCK + 1;
-    int global_span = T / 4 > PLACE_BLOCK ? T / 4 : PLACE_BLOCK;
-    interval **order = malloc(((size_t)n + 1) * sizeof *order);
-    const interval **sorted = malloc(((size_t)n + 1) * sizeof *sorted); /* what a global one meets, by offset */
-    hit *hits = malloc(((size_t)n + 1) * sizeof *hits);
-    interval **longs = malloc(((size_t)n + 1) * sizeof *longs);   /* the global ones, by offset */
-    int nl = 0;
-    int *stamp = malloc(((size_t)n + 1) * sizeof *stamp);
-    ivbuckets bk = {.blk = calloc((size_t)nblk + 1, sizeof *bk.blk)};
-    /* An interval whose lifetime covers every other's (a weight resident the
-     * whole run) meets everything in time: all_runs, the space of everything
-     * placed, is what such an interval must avoid, and full_runs, the space of
-     * those placed, is what every interval must avoid. Without them, each of
-     * n intervals walked all the resident weights (O(n^2) with no budget). */
-    int t_lo = 0, t_hi = 0;
-    for (int i = 0; i < n; i++) {
-        const interval *v = &iv->v[i];
-        int e = v->end > v->start2 ? v->end : v->start2;
-        if (i == 0 || v->start < t_lo)
-            t_lo = v->start;
-        if (i == 0 || e > t_hi)
-            t_hi = e;
+    *t = (ttree){.leaves = 1};
+    while (t->leaves < T + 3)
+        t->leaves *= 2;
+    t->own = calloc(2 * (size_t)t->leaves, sizeof *t->own);
+    t->sub = calloc(2 * (size_t)t->leaves, sizeof *t->sub);
+    return t->own && t->sub ? 0 : -1;
+}
+
+/* Empty again, its memory kept (only the nodes touched are visited). */
+static void tree_clear(ttree *t)
+{
+    for (int i = 0; i < t->n_touched; i++)
+        t->own[t->touched[i]].n = t->sub[t->touched[i]].n = 0;
+    t->n_touched = 0;
+    t->own[1].n = 0;
+}
+
+static void tree_free(ttree *t)
+{
+    for (int q = 0; t->own && t->sub && q < 2 * t->leaves; q++) {
+        free(t->own[q].r);
+        free(t->sub[q].r);
     }
-    runs all_runs = {malloc(((size_t)n + 1) * sizeof(run)), 0};
-    runs full_runs = {malloc(((size_t)n + 1) * sizeof(run)), 0};
-    int rc = -1;
-    if (!order || !sorted || !hits || !longs || !stamp || !bk.blk || !all_runs.r || !full_runs.r)
-        goto done;
-    for (int i = 0; i < n; i++) {
-        order[i] = &iv->v[i];
-        stamp[i] = -1;
-    }
-    qsort(order, (size_t)n, sizeof *order, cmp);
+    free(t->own);
+    free(t->sub);
+    free(t->got);
+    free(t->touched);
+}
+
+/* Greedy with an empty tree t (left filled). */
+static int place_with(ttree *t, ivec *iv, interval **order, uint64_t *arena)
+{
+    int last = t->leaves - 1; /* past every step: a last stay runs to here */
     *arena = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < iv->n; i++) {
         interval *it = order[i];
         int q0, q1;
         uint64_t off = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
-        int is_global = it->start2 >= 0 || it->end - it->start + 1 > global_span;
-        int is_full = it->start <= t_lo && it->end >= t_hi;
-        if (is_full) {
-            for (int j = 0; j < all_runs.n; j++)
-                fit_gap(all_runs.r[j].a, all_runs.r[j].b - all_runs.r[j].a, it->size, &off, &best,
-                        &best_gap);
-        } else {
-            /* everything placed that it meets, in offset order: from the
-             * blocks it spans (gathered once each, sorted), the global ones
-             * (longs) and the full runs */
-            int nh = 0;
-            for (int k = 0; k < 2; k++) {
-                if (!part_buckets(it, k, last, &q0, &q1))
-                    continue;
-                for (int q = q0 / PLACE_BLOCK; q <= q1 / PLACE_BLOCK; q++)
-                    for (int x = 0; x < bk.blk[q].n; x++) {
-                        const ventry *e = &bk.blk[q].e[x];
-                        if (entry_overlaps(it, e) && stamp[e->iv] != i) {
-                            stamp[e->iv] = i;
-                            hits[nh++] = (hit){e->off, &iv->v[e->iv]};
-                        }
-                    }
-            }
-            sort_by_offset(hits, nh);
-            for (int j = 0; j < nh; j++)
-                sorted[j] = hits[j].p;
-            int np = nh, f = 0, l = 0;
-            for (int j = 0; j < np || f < full_runs.n || l < nl;) {
-                if (l < nl && !overlaps_time(it, longs[l])) {
-                    l++;
-                    continue;
-                }
-                uint64_t o_blk = j < np ? sorted[j]->offset : UINT64_MAX,
-                         o_long = l < nl ? longs[l]->offset : UINT64_MAX,
-                         o_full = f < full_runs.n ? full_runs.r[f].a : UINT64_MAX;
-                if (o_full <= o_blk && o_full <= o_long) {
-                    fit_gap(full_runs.r[f].a, full_runs.r[f].b - full_runs.r[f].a, it->size, &off,
-                            &best, &best_gap);
-                    f++;
-                } else if (o_blk <= o_long) {
-                    fit_gap(sorted[j]->offset, sorted[j]->size, it->size, &off, &best, &best_gap);
-                    j++;
-                } else {
-                    fit_gap(longs[l]->offset, longs[l]->size, it->size, &off, &best, &best_gap);
-                    l++;
-                }
-            }
-        }
+        t->n_got = 0;
+        for (int k = 0; k < 2; k++)
+            if (part_slots(it, k, last, &q0, &q1) && tree_get(t, 1, 0, t->leaves - 1, q0, q1))
+                return -1;
+        sort_runs(t->got, t->n_got);
+        for (int j = 0; j < t->n_got; j++)
+            fit_gap(t->got[j].a, t->got[j].b - t->got[j].a, it->size, &off, &best, &best_gap);
         it->offset = best != UINT64_MAX ? best : off;
         if (it->offset + it->size > *arena)
             *arena = it->offset + it->size;
-        runs_add(&all_runs, it->offset, it->offset + it->size);
-        if (is_full) {
-            runs_add(&full_runs, it->offset, it->offset + it->size);
-            continue;
-        }
-        if (is_global) {
-            nl = insert_by_offset(longs, nl, it);
-            continue;
-        }
-        for (int k = 0; k < 2; k++) {
-            if (!part_buckets(it, k, last, &q0, &q1))
-                continue;
-            for (int q = q0 / PLACE_BLOCK; q <= q1 / PLACE_BLOCK; q++)
-                if (bucket_add(&bk, q, it, (int)(it - iv->v)))
-                    goto done;
-        }
+        for (int k = 0; k < 2; k++)
+            if (part_slots(it, k, last, &q0, &q1) &&
+                tree_add(t, 1, 0, t->leaves - 1, q0, q1, it->offset, it->offset + it->size))
+                return -1;
     }
-    rc = 0;
-done:
+    return 0;
+}
+
+/* Greedy: in the given order (all of iv), each interval goes to the
+ * best-fitting gap free over its whole lifetime (or on top): what it meets in
+ * time, from the tree, walked in offset order. *arena: the highest end. */
+int pg_place_in_order(ivec *iv, interval **order, uint64_t *arena)
+{
+    ttree t;
+    int rc = tree_init(&t, iv) ? -1 : place_with(&t, iv, order, arena);
+    tree_free(&t);
+    return rc;
+}
+
+static int place_order(ttree *t, ivec *iv, int (*cmp)(const void *, const void *), uint64_t *arena)
+{
+    interval **order = malloc(((size_t)iv->n + 1) * sizeof *order);
+    if (!order)
+        return -1;
+    for (int i = 0; i < iv->n; i++)
+        order[i] = &iv->v[i];
+    qsort(order, (size_t)iv->n, sizeof *order, cmp);
+    tree_clear(t);
+    int rc = place_with(t, iv, order, arena);
     free(order);
-    free((void *)sorted);
-    free(hits);
-    free(longs);
-    free(stamp);
-    free(all_runs.r);
-    free(full_runs.r);
-    for (int q = 0; bk.blk && q <= nblk; q++)
-        free(bk.blk[q].e);
-    free(bk.blk);
     return rc;
 }
 
@@ -385,15 +352,15 @@ int pg_place(ivec *iv, uint64_t *arena, int debug)
     int (*const orders[])(const void *, const void *) = {
         cmp_size_desc, cmp_start, cmp_area_desc, cmp_long_first, cmp_long_then_start};
     uint64_t *best_off = malloc(((size_t)iv->n + 1) * sizeof *best_off);
-    if (!best_off)
-        return -1;
+    ttree t;
+    int rc = -1;
+    if (tree_init(&t, iv) || !best_off)
+        goto done;
     uint64_t best = UINT64_MAX;
     for (size_t o = 0; o < sizeof orders / sizeof orders[0]; o++) {
         uint64_t a;
-        if (place_order(iv, orders[o], &a)) {
-            free(best_off);
-            return -1;
-        }
+        if (place_order(&t, iv, orders[o], &a))
+            goto done;
         if (debug)
             fprintf(stderr, "placement order %zu: arena %llu\n", o, (unsigned long long)a);
         if (a < best) {
@@ -404,7 +371,10 @@ int pg_place(ivec *iv, uint64_t *arena, int debug)
     }
     for (int k = 0; k < iv->n; k++)
         iv->v[k].offset = best_off[k];
-    free(best_off);
     *arena = best;
-    return 0;
+    rc = 0;
+done:
+    tree_free(&t);
+    free(best_off);
+    return rc;
 }

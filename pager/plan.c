@@ -180,6 +180,7 @@ static void planner_free(planner *P)
     free(P->S.pro);
     free(P->S.written);
     free(P->S.spilled);
+    free(P->S.score);
     free(P->S.in_step);
     free(P->S.capv);
     free(P->S.occ);
@@ -207,7 +208,8 @@ static int planner_init(planner *P, const pg_problem *pb, uint64_t budget, uint3
         !(S->res_pos = malloc(((size_t)nb + 1) * sizeof *S->res_pos)) ||
         !(S->pro = malloc(((size_t)nb + 1) * sizeof *S->pro)) ||
         !(S->written = calloc((size_t)nb + 1, 1)) || !(S->spilled = calloc((size_t)nb + 1, 1)) ||
-        !(S->in_step = calloc((size_t)nb + 1, 1)))
+        !(S->in_step = calloc((size_t)nb + 1, 1)) ||
+        !(S->score = malloc(((size_t)nb + 1) * sizeof *S->score)))
         return -1;
     pg_plan *p = P->p;
     p->budget = budget;

@@ -117,6 +117,15 @@ static int open_interval(sim *S, int b, int start, int load)
 static int make_room(sim *S, int s, uint64_t need)
 {
     uint64_t cap = S->capv ? S->capv[s] : S->cap;
+    if (S->used + need <= cap)
+        return 0;
+    /* A score depends on the step and on the buffer's own state, which an
+     * eviction of another leaves alone: each resident's is found once here,
+     * not once per eviction (a tight budget evicts ~20 at a step, among
+     * thousands resident) */
+    for (int i = 0; i < S->n_res; i++)
+        if (!S->in_step[S->res[i]])
+            S->score[S->res[i]] = eviction_score(S, S->res[i], s);
     while (S->used + need > cap) {
         int victim = -1;
         double best = -1;
@@ -126,7 +135,7 @@ static int make_room(sim *S, int s, uint64_t need)
             int b = S->res[i];
             if (S->in_step[b])
                 continue;
-            double sc = eviction_score(S, b, s);
+            double sc = S->score[b];
             if (sc > best ||
                 (sc == best && (S->pb->buffers[b].bytes > S->pb->buffers[victim].bytes ||
                                 (S->pb->buffers[b].bytes == S->pb->buffers[victim].bytes &&

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pager.h"
+#include "pager_internal.h"
 
 static uint64_t rng = 88172645463325252ull;
 static uint32_t rnd(void)
@@ -376,11 +377,95 @@ static void test_host_tiers(void **state)
     assert_true(checked > 150);
 }
 
+/* Two intervals meet in time: their stays, or a last stay (to the end) and
+ * anything that reaches it. */
+static int meet(const interval *a, const interval *b)
+{
+    if (a->start <= b->end && b->start <= a->end)
+        return 1;
+    if (b->start2 >= 0 && (b->start2 <= a->end || a->start2 >= 0))
+        return 1;
+    return a->start2 >= 0 && a->start2 <= b->end;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = ((const uint64_t *)x)[0], b = ((const uint64_t *)y)[0];
+    return a < b ? -1 : a > b;
+}
+
+/* Placement (pager/place.c's segment tree over time, joined runs) against the
+ * greedy written out plainly: each interval, in a random order, against every
+ * one placed before it that it meets, walked by offset; the lowest of the
+ * smallest gaps that hold it, else on top. Lifetimes short and long, before
+ * the run (-1), resident into the next run (start2), sizes often equal and
+ * touching: the offsets must be the same, interval by interval. */
+static void test_place_greedy(void **state)
+{
+    (void)state;
+    for (int trial = 0; trial < 60; trial++) {
+        int n = 1 + (int)(rnd() % 400), T = 1 + (int)(rnd() % (trial % 3 ? 300 : 5000));
+        ivec iv = {calloc((size_t)n, sizeof(interval)), n, n};
+        interval **order = calloc((size_t)n, sizeof *order);
+        uint64_t(*placed)[2] = calloc((size_t)n, sizeof *placed);
+        assert_non_null(iv.v);
+        for (int i = 0; i < n; i++) {
+            interval *v = &iv.v[i];
+            int kind = (int)(rnd() % 10);
+            v->start = kind == 0 ? -1 : (int)(rnd() % (unsigned)T);
+            int len = kind < 3 ? (int)(rnd() % (unsigned)T) : (int)(rnd() % 8);
+            v->end = v->start + len > T ? T : v->start + len;
+            if (v->end < v->start)
+                v->end = v->start;
+            v->start2 = kind == 1 && v->end + 1 < T ? v->end + 1 + (int)(rnd() % (unsigned)(T - v->end)) : -1;
+            v->size = 256 * (1 + (rnd() % 4 == 0 ? rnd() % 64 : rnd() % 4));
+            v->buf = i;
+            order[i] = v;
+        }
+        for (int i = n - 1; i > 0; i--) { /* a random order */
+            int j = (int)(rnd() % (unsigned)(i + 1));
+            interval *x = order[i];
+            order[i] = order[j];
+            order[j] = x;
+        }
+        uint64_t arena = 0, top = 0;
+        assert_int_equal(pg_place_in_order(&iv, order, &arena), 0);
+        for (int i = 0; i < n; i++) {
+            const interval *it = order[i];
+            int m = 0;
+            for (int j = 0; j < i; j++)
+                if (meet(it, order[j]))
+                    placed[m][0] = order[j]->offset, placed[m++][1] = order[j]->size;
+            qsort(placed, (size_t)m, sizeof *placed, cmp_u64);
+            uint64_t off = 0, best = UINT64_MAX, gap = UINT64_MAX;
+            for (int j = 0; j < m; j++) {
+                if (placed[j][0] >= off && placed[j][0] - off >= it->size && placed[j][0] - off < gap) {
+                    best = off;
+                    gap = placed[j][0] - off;
+                }
+                if (placed[j][0] + placed[j][1] > off)
+                    off = placed[j][0] + placed[j][1];
+            }
+            uint64_t want = best != UINT64_MAX ? best : off;
+            if (it->offset != want)
+                fail_msg("trial %d, interval %d of %d placed at %llu, the greedy puts it at %llu", trial,
+                         i, n, (unsigned long long)it->offset, (unsigned long long)want);
+            if (it->offset + it->size > top)
+                top = it->offset + it->size;
+        }
+        assert_int_equal(arena, top);
+        free(iv.v);
+        free(order);
+        free(placed);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_random_programs),
                                        cmocka_unit_test(test_plan_bytes),
                                        cmocka_unit_test(test_forced_spill),
-                                       cmocka_unit_test(test_host_tiers)};
+                                       cmocka_unit_test(test_host_tiers),
+                                       cmocka_unit_test(test_place_greedy)};
     return cmocka_run_group_tests_name("planner", tests, NULL, NULL);
 }
