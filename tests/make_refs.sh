@@ -20,36 +20,64 @@ case $SEED in ''|*[!0-9]*) die "SEED must be a non-negative integer, got '$SEED'
 MODELS=$CACHE/human-models/models
 [ -d "$MODELS" ] || die "no $MODELS; run tests/fetch_models.sh $CACHE first"
 
-failed=""
-for spec in "$@"; do
+# one SPEC: its reference; prints its lines; returns 1 when it failed
+one() {
+    spec=$1
     # NAME or NAME@INPUT=d0,d1,...[@INPUT=...] for models with free dimensions
     name=${spec%%@*}
     shapes=""
     rest=${spec#"$name"}
     while [ -n "$rest" ]; do
         rest=${rest#@}
-        one=${rest%%@*}
-        shapes="$shapes --shape $one"
-        rest=${rest#"$one"}
+        part=${rest%%@*}
+        shapes="$shapes --shape $part"
+        rest=${rest#"$part"}
     done
     json=$MODELS/$name.json
     out=$CACHE/refs/$spec
     if [ ! -f "$json" ]; then
         echo "make_refs.sh: $name: no $json" >&2
-        failed="$failed $name"
-        continue
+        return 1
     fi
     if [ -f "$out/manifest.json" ] && [ -n "$(find "$out/manifest.json" -newer "$REF")" ] &&
        [ "$(node -p "JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8')).seed" "$out/manifest.json" 2>/dev/null)" = "$SEED" ]; then
         echo "make_refs.sh: $name: up to date"
-        continue
+        return 0
     fi
     echo "make_refs.sh: $name: running reference.js"
     rm -rf "$out"
     # shellcheck disable=SC2086
     if ! node "$REF" "$json" "$out" --seed "$SEED" $shapes; then
         echo "make_refs.sh: $name: reference.js failed" >&2
-        failed="$failed $name"
+        return 1
     fi
+}
+
+# two at a time (SI_TEST_JOBS): each is one single-threaded node process, and the
+# machines have two cores; spec i in lane i mod JOBS, its lines printed in order
+JOBS=${SI_TEST_JOBS:-2}
+LOGS=$(mktemp -d) || die "no scratch folder"
+trap 'rm -rf "$LOGS"' EXIT
+lane=0
+while [ $lane -lt "$JOBS" ]; do
+    (
+        i=0
+        for spec in "$@"; do
+            if [ $((i % JOBS)) -eq $lane ]; then
+                one "$spec" >"$LOGS/$i" 2>&1 || echo "$spec" >"$LOGS/$i.failed"
+            fi
+            i=$((i + 1))
+        done
+    ) &
+    lane=$((lane + 1))
+done
+wait
+failed=""
+i=0
+for spec in "$@"; do
+    cat "$LOGS/$i" 2>/dev/null
+    [ -f "$LOGS/$i" ] || failed="$failed ${spec%%@*}"
+    [ ! -f "$LOGS/$i.failed" ] || failed="$failed ${spec%%@*}"
+    i=$((i + 1))
 done
 [ -z "$failed" ] || die "failed:$failed"
