@@ -5,8 +5,11 @@
 # MODEL: a folder under $BIG (`make models`); @SIZE: a seeded SIZExSIZE input (free
 # sizes, frcnn-irv2); BUDGET: a --vram size, or "none".
 # Prints a Markdown row per model and budget: wall (open + first run, what a kiosk
-# waits for), open_ms split into read, plan, tile and compile, and run_ms of the
-# first run; "refused" with the exit status when no plan fits.
+# waits for), open_ms split into read, plan, tile and compile, run_ms of the
+# first run and, of it, the planning, splitting and compiling done in that run
+# (a free input size is planned there: run_plan_ms, run_tile_ms, run_compile_ms;
+# "-" where the build has no such figures); "refused" with the exit status when
+# no plan fits.
 set -u
 CLI=$1
 shift
@@ -16,8 +19,8 @@ BIG=${BIG:-/tmp/big}
 specs=""
 while [ $# -gt 0 ] && [ "$1" != -- ]; do specs="$specs $1"; shift; done
 [ $# -gt 0 ] && shift
-echo "| model | budget | wall ms | open ms | read | plan | tile | compile | first run ms |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+echo "| model | budget | wall ms | open ms | read | plan | tile | compile | first run ms | in it: plan | tile | compile |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for spec in $specs; do
     spec_parts "$spec"
     ins=""
@@ -32,11 +35,13 @@ for spec in $specs; do
         "$CLI" -q --no-plan-cache $vr $ins --stats "$T/s.json" "$BIG/$name" >/dev/null 2>"$T/err"
         rc=$?
         if [ $rc -ne 0 ]; then
-            echo "| $spec | $b | refused (exit $rc): $(head -c 80 "$T/err" | tr '\n|' ' /') | | | | | | |"
+            echo "| $spec | $b | refused (exit $rc): $(head -c 80 "$T/err" | tr '\n|' ' /') | | | | | | | | | |"
             continue
         fi
         echo "| $spec | $b | $(key wall_ms "$T/s.json") | $(key open_ms "$T/s.json") |" \
             "$(key open_read_ms "$T/s.json") | $(key open_plan_ms "$T/s.json") |" \
-            "$(key open_tile_ms "$T/s.json") | $(key open_compile_ms "$T/s.json") | $(key run_ms "$T/s.json") |"
+            "$(key open_tile_ms "$T/s.json") | $(key open_compile_ms "$T/s.json") | $(key run_ms "$T/s.json") |" \
+            "$(key run_plan_ms "$T/s.json" | grep . || echo -) | $(key run_tile_ms "$T/s.json" | grep . || echo -) |" \
+            "$(key run_compile_ms "$T/s.json" | grep . || echo -) |"
     done
 done

@@ -209,7 +209,8 @@ static cJSON *stats_json(si_model *m, const cli_args *a, const cli_timing *t, ch
         {"compute_ms", st.compute_ms}, {"stall_ms", st.stall_ms}, {"host_ms", st.host_ms},
         {"file_ms", st.file_ms}, {"open_read_ms", st.open_read_ms}, {"open_gpu_ms", st.open_gpu_ms},
         {"open_plan_ms", st.open_plan_ms}, {"open_tile_ms", st.open_tile_ms},
-        {"open_compile_ms", st.open_compile_ms},
+        {"open_compile_ms", st.open_compile_ms}, {"run_plan_ms", st.run_plan_ms},
+        {"run_tile_ms", st.run_tile_ms}, {"run_compile_ms", st.run_compile_ms},
         {"wall_ms", t->wall_ms}, {"run_ms_min", t->min}, {"run_ms_median", t->median},
         {"run_ms_p90", t->p90}, {"run_ms_max", t->max}};
     for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)

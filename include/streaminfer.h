@@ -186,6 +186,12 @@ typedef struct {
      * bookkeeping. A model whose input sizes are free is planned in its first
      * si_run, not here (plan, tile and compile 0). */
     double open_read_ms, open_gpu_ms, open_plan_ms, open_tile_ms, open_compile_ms;
+    /* The same phases inside the last si_run's run_ms: 0 where that run used
+     * the program already bound (the common case); else the input sizes were
+     * new (free sizes are planned at the first si_run), and the program was
+     * planned (plan), its steps split (tile) and its shaders compiled
+     * (compile) in that run. */
+    double run_plan_ms, run_tile_ms, run_compile_ms;
     /* 1: the plan of the last si_open/si_run came from si_options.plan_cache_dir */
     uint64_t plan_from_cache;
 } si_stats;

@@ -87,3 +87,21 @@ uint64_t pg_home_layout_of(const pg_problem *prob, const pg_plan *pl, const uint
     free(order);
     return total;
 }
+
+uint64_t pg_home_floor(const pg_problem *prob)
+{
+    uint8_t *seen = calloc((size_t)prob->n_buffers + 1, 1);
+    uint64_t total = 0;
+    if (!seen)
+        return 0; /* no floor: still a floor */
+    for (int k = 0; k < prob->step_start[prob->n_steps]; k++) {
+        int b = prob->step_bufs[k];
+        const pg_buffer *pb = &prob->buffers[b];
+        if (seen[b] || (pb->kind == PG_ACT && !pb->is_output))
+            continue;
+        seen[b] = 1;
+        total += (pb->bytes + 15) / 16 * 16;
+    }
+    free(seen);
+    return total;
+}

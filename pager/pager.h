@@ -100,6 +100,9 @@ si_result pg_plan_read(const pg_problem *pb, const uint8_t *b, size_t len, pg_pl
  * (pager/homes.c): home_off[b] per buffer (UINT64_MAX: none); returns the
  * pool's size, or UINT64_MAX when out of memory. Depends only on the plan. */
 uint64_t pg_home_layout(const pg_problem *pb, const pg_plan *pl, uint64_t *home_off);
+/* What pg_home_layout returns at least for any plan of pb: the kept homes of
+ * the weights, constants, inputs and outputs its steps use. */
+uint64_t pg_home_floor(const pg_problem *pb);
 /* The same for the buffers where only[b] is set (NULL: all); the rest get none. */
 uint64_t pg_home_layout_of(const pg_problem *pb, const pg_plan *pl, const uint8_t *only,
                            uint64_t *home_off);

@@ -43,6 +43,7 @@ typedef struct {
     uint8_t *written;  /* activation has been produced */
     uint8_t *spilled;  /* its host copy is current */
     double *score;     /* make_room's eviction scores, per buffer */
+    int *heap;         /* make_room's candidates, best on top */
     uint8_t *in_step;
     uint64_t used;
     ivec iv;

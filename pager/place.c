@@ -1,6 +1,7 @@
 /* Placement, phase 2 of the plan: the intervals of phase 1 get offsets
  * greedily (by size, as TFLite's GPU delegate does, and a few other orders);
  * the arena is the highest end, the smallest over the orders tried. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,15 +273,6 @@ static int tree_init(ttree *t, const ivec *iv)
     return t->own && t->sub ? 0 : -1;
 }
 
-/* Empty again, its memory kept (only the nodes touched are visited). */
-static void tree_clear(ttree *t)
-{
-    for (int i = 0; i < t->n_touched; i++)
-        t->own[t->touched[i]].n = t->sub[t->touched[i]].n = 0;
-    t->n_touched = 0;
-    t->own[1].n = 0;
-}
-
 static void tree_free(ttree *t)
 {
     for (int q = 0; t->own && t->sub && q < 2 * t->leaves; q++) {
@@ -293,8 +285,9 @@ static void tree_free(ttree *t)
     free(t->touched);
 }
 
-/* Greedy with an empty tree t (left filled). */
-static int place_with(ttree *t, ivec *iv, interval **order, uint64_t *arena)
+/* Greedy with an empty tree t (left filled); the offset of iv->v[k] into
+ * off_of[k] (iv itself is only read: the orders are placed side by side). */
+static int place_with(ttree *t, const ivec *iv, interval **order, uint64_t *off_of, uint64_t *arena)
 {
     int last = t->leaves - 1; /* past every step: a last stay runs to here */
     *arena = 0;
@@ -309,12 +302,13 @@ static int place_with(ttree *t, ivec *iv, interval **order, uint64_t *arena)
         sort_runs(t->got, t->n_got);
         for (int j = 0; j < t->n_got; j++)
             fit_gap(t->got[j].a, t->got[j].b - t->got[j].a, it->size, &off, &best, &best_gap);
-        it->offset = best != UINT64_MAX ? best : off;
-        if (it->offset + it->size > *arena)
-            *arena = it->offset + it->size;
+        uint64_t at = best != UINT64_MAX ? best : off;
+        off_of[it - iv->v] = at;
+        if (at + it->size > *arena)
+            *arena = at + it->size;
         for (int k = 0; k < 2; k++)
             if (part_slots(it, k, last, &q0, &q1) &&
-                tree_add(t, 1, 0, t->leaves - 1, q0, q1, it->offset, it->offset + it->size))
+                tree_add(t, 1, 0, t->leaves - 1, q0, q1, at, at + it->size))
                 return -1;
     }
     return 0;
@@ -326,55 +320,92 @@ static int place_with(ttree *t, ivec *iv, interval **order, uint64_t *arena)
 int pg_place_in_order(ivec *iv, interval **order, uint64_t *arena)
 {
     ttree t;
-    int rc = tree_init(&t, iv) ? -1 : place_with(&t, iv, order, arena);
+    uint64_t *off = malloc(((size_t)iv->n + 1) * sizeof *off);
+    if (!off)
+        return -1;
+    int rc = tree_init(&t, iv) ? -1 : place_with(&t, iv, order, off, arena);
+    for (int k = 0; !rc && k < iv->n; k++)
+        iv->v[k].offset = off[k];
     tree_free(&t);
+    free(off);
     return rc;
 }
 
-static int place_order(ttree *t, ivec *iv, int (*cmp)(const void *, const void *), uint64_t *arena)
+/* One order of pg_place, on a thread of its own where one starts. */
+typedef struct {
+    const ivec *iv;
+    int (*cmp)(const void *, const void *);
+    uint64_t *off, arena;
+    int rc;
+} place_job;
+
+static void *place_job_run(void *x)
 {
+    place_job *j = x;
+    const ivec *iv = j->iv;
     interval **order = malloc(((size_t)iv->n + 1) * sizeof *order);
-    if (!order)
-        return -1;
-    for (int i = 0; i < iv->n; i++)
-        order[i] = &iv->v[i];
-    qsort(order, (size_t)iv->n, sizeof *order, cmp);
-    tree_clear(t);
-    int rc = place_with(t, iv, order, arena);
+    ttree t;
+    j->rc = -1;
+    if (order && !tree_init(&t, iv)) {
+        for (int i = 0; i < iv->n; i++)
+            order[i] = &iv->v[i];
+        qsort(order, (size_t)iv->n, sizeof *order, j->cmp);
+        j->rc = place_with(&t, iv, order, j->off, &j->arena);
+    }
+    if (order)
+        tree_free(&t);
     free(order);
-    return rc;
+    return NULL;
 }
 
 /* Tries greedy-by-size (TFLite's), by start time (like an online allocator),
- * by size x lifetime and long-lived first, and keeps the smallest arena. */
+ * by size x lifetime and long-lived first, and keeps the smallest arena (the
+ * first of equals). Each order is placed on a thread of its own where one
+ * starts (else on this one): they only read iv, so the plan is the same
+ * whatever runs when. Planning frcnn-irv2 is mostly this. */
 int pg_place(ivec *iv, uint64_t *arena, int debug)
 {
-    int (*const orders[])(const void *, const void *) = {
+    enum { N_ORDERS = 5 };
+    int (*const orders[N_ORDERS])(const void *, const void *) = {
         cmp_size_desc, cmp_start, cmp_area_desc, cmp_long_first, cmp_long_then_start};
-    uint64_t *best_off = malloc(((size_t)iv->n + 1) * sizeof *best_off);
-    ttree t;
-    int rc = -1;
-    if (tree_init(&t, iv) || !best_off)
-        goto done;
+    place_job job[N_ORDERS];
+    pthread_t th[N_ORDERS];
+    int started[N_ORDERS] = {0}, rc = 0;
+    for (int o = 0; o < N_ORDERS; o++) {
+        job[o] = (place_job){.iv = iv, .cmp = orders[o], .rc = -1,
+                             .off = malloc(((size_t)iv->n + 1) * sizeof(uint64_t))};
+        if (!job[o].off)
+            rc = -1;
+    }
+    int threads = iv->n >= 1024; /* a small problem is not worth a thread */
+    for (int o = 1; !rc && threads && o < N_ORDERS; o++)
+        started[o] = !pthread_create(&th[o], NULL, place_job_run, &job[o]);
+    for (int o = 0; !rc && o < N_ORDERS; o++)
+        if (!started[o])
+            place_job_run(&job[o]);
+    for (int o = 0; o < N_ORDERS; o++)
+        if (started[o])
+            pthread_join(th[o], NULL);
     uint64_t best = UINT64_MAX;
-    for (size_t o = 0; o < sizeof orders / sizeof orders[0]; o++) {
-        uint64_t a;
-        if (place_order(&t, iv, orders[o], &a))
-            goto done;
+    int bo = -1;
+    for (int o = 0; !rc && o < N_ORDERS; o++) {
+        if (job[o].rc) {
+            rc = -1;
+            break;
+        }
         if (debug)
-            fprintf(stderr, "placement order %zu: arena %llu\n", o, (unsigned long long)a);
-        if (a < best) {
-            best = a;
-            for (int k = 0; k < iv->n; k++)
-                best_off[k] = iv->v[k].offset;
+            fprintf(stderr, "placement order %d: arena %llu\n", o, (unsigned long long)job[o].arena);
+        if (job[o].arena < best) {
+            best = job[o].arena;
+            bo = o;
         }
     }
-    for (int k = 0; k < iv->n; k++)
-        iv->v[k].offset = best_off[k];
-    *arena = best;
-    rc = 0;
-done:
-    tree_free(&t);
-    free(best_off);
+    if (!rc && bo >= 0) {
+        for (int k = 0; k < iv->n; k++)
+            iv->v[k].offset = job[bo].off[k];
+        *arena = best;
+    }
+    for (int o = 0; o < N_ORDERS; o++)
+        free(job[o].off);
     return rc;
 }

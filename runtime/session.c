@@ -518,7 +518,18 @@ static si_result run_locked(si_model *m, const si_tensor_in *inputs, int n_input
             st = base_fail(err, SI_ERR_NOMEM, "out of memory");
             goto done;
         }
-    if ((st = rt_build_program(m, shapes, m->in_dev, err)) != SI_OK || m->plan_only)
+    m->rebuilt = 0;
+    st = rt_build_program(m, shapes, m->in_dev, err);
+    if (m->rebuilt) { /* new input sizes: planned in this run */
+        m->st.run_plan_ms = m->build_plan_ms;
+        m->st.run_tile_ms = m->build_tile_ms;
+        if (st == SI_OK && !m->plan_only && m->be->prepare && !m->opt.defer_compile) {
+            double t_compile = rt_now_ms();
+            st = m->be->prepare(m, err);
+            m->st.run_compile_ms = rt_now_ms() - t_compile;
+        }
+    }
+    if (st != SI_OK || m->plan_only)
         goto done;
     rt_make_room(m, m);
     if ((st = rt_run_plan(m, err)) == SI_OK)

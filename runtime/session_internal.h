@@ -96,6 +96,7 @@ struct si_model {
     /* the last rt_build_program's time: splitting steps (core_program_tile), and
      * the rest of it (program, problem, plans), for si_stats' open_*_ms */
     double build_tile_ms, build_plan_ms;
+    int rebuilt; /* rt_build_program built the program anew (not the one bound) */
     /* Models with dynamic parts run in stages: the GPU program above, the host
      * interpreter, then GPU programs for what follows (built once per shape of
      * what they are given, kept here), the interpreter again ... */

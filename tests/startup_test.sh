@@ -43,4 +43,22 @@ if "$SI" -q --backend host --stats "$T/h.json" "$M/emotion.json" && msg=$(phases
 else
     bad "--stats phases on the host: ${msg:-run failed}"
 fi
+# a model whose input sizes are free is planned at its first run: --stats says
+# so in run_plan_ms / run_tile_ms / run_compile_ms (within run_ms), and the
+# open_ phases are 0; a later run with the same sizes plans nothing (all 0)
+R="$CACHE/refs/faceboxes@image_tensor=1,240,320,3/input_image_tensor.npy"
+if "$SI" -q --stats "$T/f.json" --input "image_tensor=$R" "$M/faceboxes.json" &&
+   msg=$(awk -v p="$(key run_plan_ms "$T/f.json")" -v t="$(key run_tile_ms "$T/f.json")" \
+       -v c="$(key run_compile_ms "$T/f.json")" -v r="$(key run_ms "$T/f.json")" \
+       -v op="$(key open_plan_ms "$T/f.json")" 'BEGIN {
+       if (!(p > 0) || !(c > 0) || t != 0) { print "run_plan_ms " p ", run_tile_ms " t ", run_compile_ms " c; exit 1 }
+       if (p + t + c > r + 0.005) { print "run phases " p + t + c " > run_ms " r; exit 1 }
+       if (op != 0) { print "open_plan_ms " op " for a free input size"; exit 1 } }') &&
+   "$SI" -q --runs 2 --stats "$T/f2.json" --input "image_tensor=$R" "$M/faceboxes.json" &&
+   [ "$(key run_plan_ms "$T/f2.json")" = 0 ] && [ "$(key run_compile_ms "$T/f2.json")" = 0 ] &&
+   [ "$(key run_plan_ms "$T/g.json")" = 0 ]; then
+    ok "--stats: a free input size planned in the first run (run_plan_ms, run_compile_ms > 0, within run_ms); the next run and a static model: 0"
+else
+    bad "--stats run phases: ${msg:-run failed or a later run planned again}"
+fi
 [ "$fails" -eq 0 ]
