@@ -44,6 +44,9 @@ typedef struct {
     uint8_t *spilled;  /* its host copy is current */
     double *score;     /* make_room's eviction scores, per buffer */
     int *heap;         /* make_room's candidates, best on top */
+    uint64_t *post;    /* per step: bytes in use with its loads, after make_room's
+                        * evictions, the most over the runs since it was zeroed:
+                        * a capacity at s of at least this changes nothing there */
     uint8_t *in_step;
     uint64_t used;
     ivec iv;
@@ -74,8 +77,12 @@ int pg_close_run(sim *S, const uint8_t *start_set);
 uint64_t pg_off_of(sim *S, int b);
 
 /* place.c: offsets for every interval, the smallest arena of a few orders
- * (debug: each order's arena on stderr); -1 out of memory. */
-int pg_place(ivec *iv, uint64_t *arena, int debug);
+ * (debug: each order's arena on stderr); -1 out of memory. pl: what the
+ * orders keep between calls (their trees' memory), from pg_placer_new. */
+typedef struct pg_placer pg_placer;
+pg_placer *pg_placer_new(void);
+void pg_placer_free(pg_placer *pl);
+int pg_place(pg_placer *pl, ivec *iv, uint64_t *arena, int debug);
 /* One greedy pass in the given order (pointers to every interval of iv): each
  * at the lowest best-fitting gap free over its lifetime (its stay, and its
  * last stay to the end when start2 >= 0), else on top; -1 out of memory. */

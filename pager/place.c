@@ -255,19 +255,30 @@ static int part_slots(const interval *it, int k, int last, int *q0, int *q1)
 /* Greedy: in the given order (all of iv), each interval goes to the
  * best-fitting gap free over its whole lifetime (or on top): what it meets in
  * time, from the tree, walked in offset order. *arena: the highest end. */
-/* The tree for intervals ending by step T; -1 out of memory. */
-static int tree_init(ttree *t, const ivec *iv)
+/* The tree, empty, for the intervals of iv (its memory kept from the last
+ * call where it is big enough: a larger tree places the same); -1 out of
+ * memory. */
+static void tree_free(ttree *t);
+static int tree_ready(ttree *t, const ivec *iv)
 {
-    int T = 0;
+    int T = 0, leaves = 1;
     for (int i = 0; i < iv->n; i++) {
         if (iv->v[i].end > T)
             T = iv->v[i].end;
         if (iv->v[i].start2 > T)
             T = iv->v[i].start2;
     }
-    *t = (ttree){.leaves = 1};
-    while (t->leaves < T + 3)
-        t->leaves *= 2;
+    while (leaves < T + 3)
+        leaves *= 2;
+    if (t->own && t->leaves >= leaves) { /* emptied: only the nodes touched are visited */
+        for (int i = 0; i < t->n_touched; i++)
+            t->own[t->touched[i]].n = t->sub[t->touched[i]].n = 0;
+        t->n_touched = 0;
+        t->own[1].n = 0;
+        return 0;
+    }
+    tree_free(t);
+    *t = (ttree){.leaves = leaves};
     t->own = calloc(2 * (size_t)t->leaves, sizeof *t->own);
     t->sub = calloc(2 * (size_t)t->leaves, sizeof *t->sub);
     return t->own && t->sub ? 0 : -1;
@@ -283,6 +294,7 @@ static void tree_free(ttree *t)
     free(t->sub);
     free(t->got);
     free(t->touched);
+    *t = (ttree){0};
 }
 
 /* Greedy with an empty tree t (left filled); the offset of iv->v[k] into
@@ -319,11 +331,11 @@ static int place_with(ttree *t, const ivec *iv, interval **order, uint64_t *off_
  * time, from the tree, walked in offset order. *arena: the highest end. */
 int pg_place_in_order(ivec *iv, interval **order, uint64_t *arena)
 {
-    ttree t;
+    ttree t = {0};
     uint64_t *off = malloc(((size_t)iv->n + 1) * sizeof *off);
     if (!off)
         return -1;
-    int rc = tree_init(&t, iv) ? -1 : place_with(&t, iv, order, off, arena);
+    int rc = tree_ready(&t, iv) ? -1 : place_with(&t, iv, order, off, arena);
     for (int k = 0; !rc && k < iv->n; k++)
         iv->v[k].offset = off[k];
     tree_free(&t);
@@ -331,29 +343,45 @@ int pg_place_in_order(ivec *iv, interval **order, uint64_t *arena)
     return rc;
 }
 
-/* One order of pg_place, on a thread of its own where one starts. */
+enum { N_ORDERS = 5 };
+
+/* One order of pg_place, on a thread of its own where one starts; its tree
+ * and offsets are kept for the next call. */
 typedef struct {
     const ivec *iv;
     int (*cmp)(const void *, const void *);
+    ttree t;
     uint64_t *off, arena;
-    int rc;
+    int cap_off, rc;
 } place_job;
+
+struct pg_placer {
+    place_job job[N_ORDERS];
+};
+
+pg_placer *pg_placer_new(void) { return calloc(1, sizeof(pg_placer)); }
+
+void pg_placer_free(pg_placer *pl)
+{
+    for (int o = 0; pl && o < N_ORDERS; o++) {
+        tree_free(&pl->job[o].t);
+        free(pl->job[o].off);
+    }
+    free(pl);
+}
 
 static void *place_job_run(void *x)
 {
     place_job *j = x;
     const ivec *iv = j->iv;
     interval **order = malloc(((size_t)iv->n + 1) * sizeof *order);
-    ttree t;
     j->rc = -1;
-    if (order && !tree_init(&t, iv)) {
+    if (order && !tree_ready(&j->t, iv)) {
         for (int i = 0; i < iv->n; i++)
             order[i] = &iv->v[i];
         qsort(order, (size_t)iv->n, sizeof *order, j->cmp);
-        j->rc = place_with(&t, iv, order, j->off, &j->arena);
+        j->rc = place_with(&j->t, iv, order, j->off, &j->arena);
     }
-    if (order)
-        tree_free(&t);
     free(order);
     return NULL;
 }
@@ -363,19 +391,26 @@ static void *place_job_run(void *x)
  * first of equals). Each order is placed on a thread of its own where one
  * starts (else on this one): they only read iv, so the plan is the same
  * whatever runs when. Planning frcnn-irv2 is mostly this. */
-int pg_place(ivec *iv, uint64_t *arena, int debug)
+int pg_place(pg_placer *pl, ivec *iv, uint64_t *arena, int debug)
 {
-    enum { N_ORDERS = 5 };
     int (*const orders[N_ORDERS])(const void *, const void *) = {
         cmp_size_desc, cmp_start, cmp_area_desc, cmp_long_first, cmp_long_then_start};
-    place_job job[N_ORDERS];
+    place_job *job = pl->job;
     pthread_t th[N_ORDERS];
     int started[N_ORDERS] = {0}, rc = 0;
     for (int o = 0; o < N_ORDERS; o++) {
-        job[o] = (place_job){.iv = iv, .cmp = orders[o], .rc = -1,
-                             .off = malloc(((size_t)iv->n + 1) * sizeof(uint64_t))};
-        if (!job[o].off)
-            rc = -1;
+        job[o].iv = iv;
+        job[o].cmp = orders[o];
+        job[o].rc = -1;
+        if (job[o].cap_off <= iv->n) {
+            uint64_t *off = realloc(job[o].off, ((size_t)iv->n + 1) * sizeof *off);
+            if (!off) {
+                rc = -1;
+                continue;
+            }
+            job[o].off = off;
+            job[o].cap_off = iv->n + 1;
+        }
     }
     int threads = iv->n >= 1024; /* a small problem is not worth a thread */
     for (int o = 1; !rc && threads && o < N_ORDERS; o++)
@@ -405,7 +440,5 @@ int pg_place(ivec *iv, uint64_t *arena, int debug)
             iv->v[k].offset = job[bo].off[k];
         *arena = best;
     }
-    for (int o = 0; o < N_ORDERS; o++)
-        free(job[o].off);
     return rc;
 }

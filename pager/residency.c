@@ -144,8 +144,11 @@ static void heap_down(const sim *S, int *h, int n, int i)
 static int make_room(sim *S, int s, uint64_t need)
 {
     uint64_t cap = S->capv ? S->capv[s] : S->cap;
-    if (S->used + need <= cap)
+    if (S->used + need <= cap) {
+        if (S->used + need > S->post[s])
+            S->post[s] = S->used + need;
         return 0;
+    }
     /* A score depends on the step and on the buffer's own state, which an
      * eviction of another leaves alone: each resident's is found once here,
      * and the candidates go into a heap in eviction order (a tight budget
@@ -173,6 +176,8 @@ static int make_room(sim *S, int s, uint64_t need)
         close_interval(S, victim, s - 1, how);
         S->evictions++;
     }
+    if (S->used + need > S->post[s])
+        S->post[s] = S->used + need;
     return 0;
 }
 
