@@ -65,6 +65,10 @@ typedef struct {
     /* done every run */
     int n_actions;
     pg_action *actions;
+    /* how the search went (not stored by pg_plan_write): rounds of residency
+     * and placement it made, rounds counted without being run (they would
+     * have repeated the one before), placements taken from the round before */
+    int rounds, rounds_skipped, placements_reused;
 } pg_plan;
 
 /* Tools for measuring and debugging the planner; 0 is the default of each.
@@ -72,6 +76,7 @@ typedef struct {
 typedef struct {
     int prefetch; /* 1: load a step's buffers a step early where they fit */
     int debug;    /* 1: print each placement order's arena and the final stays on stderr */
+    int no_shortcuts; /* 1: every round of the search simulated and placed (tests: the same plan) */
 } pg_options;
 
 /* align: a power of two; every buffer is placed on it. opt may be NULL (the

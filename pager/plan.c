@@ -174,6 +174,7 @@ typedef struct {
     uint64_t last_arena;
     int have_last;
     pg_placer *placer; /* placement's memory, kept from round to round */
+    int no_shortcuts;  /* pg_options.no_shortcuts */
 } planner;
 
 static void planner_free(planner *P)
@@ -220,6 +221,7 @@ static int planner_init(planner *P, const pg_problem *pb, uint64_t budget, uint3
     P->budget = budget;
     P->align = align;
     P->debug = opt && opt->debug;
+    P->no_shortcuts = opt && opt->no_shortcuts;
     if (!(P->p = calloc(1, sizeof *P->p)) || !(P->start_set = calloc((size_t)nb + 1, 1)) ||
         pg_make_uses(pb, &P->u) || !(S->cur = malloc(((size_t)nb + 1) * sizeof *S->cur)) ||
         !(S->res = malloc(((size_t)nb + 1) * sizeof *S->res)) ||
@@ -292,7 +294,7 @@ static int steady_run(planner *P, int steady)
 static int place(planner *P, uint64_t *arena)
 {
     ivec *iv = &P->S.iv, *l = &P->last;
-    int same = P->have_last && l->n == iv->n;
+    int same = P->have_last && l->n == iv->n && !P->no_shortcuts;
     for (int k = 0; same && k < iv->n; k++) {
         const interval *a = &iv->v[k], *b = &l->v[k];
         same = a->buf == b->buf && a->start == b->start && a->end == b->end &&
@@ -302,6 +304,7 @@ static int place(planner *P, uint64_t *arena)
     if (P->debug)
         fprintf(stderr, "place: %s stays\n", same ? "the same" : "new");
     if (same) {
+        P->p->placements_reused++;
         for (int k = 0; k < iv->n; k++)
             iv->v[k].offset = l->v[k].offset;
         *arena = P->last_arena;
@@ -437,6 +440,7 @@ static si_result search(planner *P, si_error *err)
     int steady = 1, local = 1;
     for (int attempt = 0;; attempt++) {
         S->cap = cap;
+        p->rounds++;
         int r = steady_run(P, steady);
         uint64_t arena = 0;
         if (r < 0 || (r == 0 && place(P, &arena)))
@@ -458,8 +462,11 @@ static si_result search(planner *P, si_error *err)
              * and its overflow come out the same, and lower the capacity the
              * same way again (frcnn-irv2 near its smallest budget: 90 rounds
              * of one arena). The plan is the one the rounds would make. */
-            while (!S->prefetch && attempt + 1 < 200 && caps_hold(P) && lower_where_overflowed(P))
+            while (!S->prefetch && !P->no_shortcuts && attempt + 1 < 200 && caps_hold(P) &&
+                   lower_where_overflowed(P)) {
                 attempt++;
+                p->rounds_skipped++;
+            }
             continue;
         }
         local = 0;

@@ -460,12 +460,58 @@ static void test_place_greedy(void **state)
     }
 }
 
+/* The search's shortcuts (a round that would repeat the one before counted,
+ * not run; a placement of the same stays taken again) and the placement
+ * orders run on threads (1,024 stays and more) make the plan every round run
+ * in full on one thread makes, byte for byte; near the lower bound, where the
+ * search takes many rounds. The shortcuts must have been taken. */
+static void test_search_shortcuts(void **state)
+{
+    (void)state;
+    int plans = 0, skipped = 0, reused = 0, big = 0;
+    for (int iter = 0; iter < 40; iter++) {
+        prog g;
+        make_program(&g, iter % 10 == 0 ? 600 + (int)(rnd() % 300) : 20 + (int)(rnd() % 150));
+        pg_plan *full = NULL;
+        si_error err = {0};
+        assert_int_equal(pg_plan_build(&g.pb, 0, 256, &full, &err), SI_OK);
+        uint64_t lb = full->lower_bound;
+        for (int t = 0; t < 4; t++) {
+            uint64_t budget = lb + lb * (rnd() % 300) / 1000;
+            pg_plan *a = NULL, *b = NULL;
+            pg_options quick = {0}, slow = {.no_shortcuts = 1};
+            si_result sa = pg_plan_build_with(&g.pb, budget, 256, &quick, &a, &err);
+            si_result sb = pg_plan_build_with(&g.pb, budget, 256, &slow, &b, &err);
+            assert_int_equal(sa, sb);
+            if (sa == SI_OK) {
+                if (!same_plan(a, b))
+                    fail_msg("budget %.3f x the lower bound: the shortcuts changed the plan",
+                             (double)budget / lb);
+                assert_int_equal(b->rounds_skipped + b->placements_reused, 0);
+                assert_true(a->rounds + a->rounds_skipped == b->rounds);
+                skipped += a->rounds_skipped;
+                reused += a->placements_reused;
+                big += g.pb.n_steps >= 600;
+                plans++;
+            }
+            pg_plan_free(a);
+            pg_plan_free(b);
+        }
+        pg_plan_free(full);
+        free_program(&g);
+    }
+    printf("    %d plans the same (%d of programs of 600+ steps); %d rounds skipped, %d placements reused\n",
+           plans, big, skipped, reused);
+    assert_true(plans > 100 && big > 0 && skipped > 0 && reused > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_random_programs),
                                        cmocka_unit_test(test_plan_bytes),
                                        cmocka_unit_test(test_forced_spill),
                                        cmocka_unit_test(test_host_tiers),
-                                       cmocka_unit_test(test_place_greedy)};
+                                       cmocka_unit_test(test_place_greedy),
+                                       cmocka_unit_test(test_search_shortcuts)};
     return cmocka_run_group_tests_name("planner", tests, NULL, NULL);
 }
