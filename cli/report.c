@@ -198,7 +198,8 @@ static cJSON *stats_json(si_model *m, const cli_args *a, const cli_timing *t, ch
         {"bytes_uploaded", st.bytes_uploaded}, {"bytes_downloaded", st.bytes_downloaded},
         {"bytes_spilled", st.bytes_spilled}, {"bytes_reloaded", st.bytes_reloaded},
         {"evictions", st.evictions}, {"segments", st.segments}, {"gpu_steps", st.gpu_steps},
-        {"plan_from_cache", st.plan_from_cache}};
+        {"plan_from_cache", st.plan_from_cache}, {"programs_from_cache", st.programs_from_cache},
+        {"programs_compiled", st.programs_compiled}};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
         char num[24]; /* exact past 2^53, where a double is not */
         snprintf(num, sizeof num, "%llu", (unsigned long long)counts[i].v);

@@ -427,9 +427,67 @@ static const char *prelude =
     "/* the pair rounded to float once */\n"
     "float dd_round(vec2 a) { return wild(a.x) ? a.x : dd_add_to(0.0, a); }\n";
 
-static si_result compile(int fused, const char *shader, const char *defines, glk_program *out,
+void glk_set_binaries(glk_ctx *g, const glk_binaries *b)
+{
+    g->bins = b ? *b : (glk_binaries){0};
+}
+
+void glk_program_counts(const glk_ctx *g, uint64_t *loaded, uint64_t *compiled)
+{
+    *loaded = g ? g->n_loaded : 0;
+    *compiled = g ? g->n_compiled : 0;
+}
+
+/* The program of srcs from the binary store where it has one the driver takes;
+ * 0 where not (nothing left behind). */
+static GLuint load_binary(glk_ctx *g, const uint64_t key[2])
+{
+    GLint formats = 0;
+    glGetIntegerv(GL_NUM_PROGRAM_BINARY_FORMATS, &formats);
+    uint32_t format = 0;
+    void *bytes = NULL;
+    size_t len = 0;
+    if (formats <= 0 || !g->bins.load || !g->bins.load(g->bins.user, key, &format, &bytes, &len))
+        return 0;
+    GLuint prog = glCreateProgram();
+    GLint ok = 0;
+    if (len <= 0x7fffffff) {
+        glProgramBinary(prog, (GLenum)format, bytes, (GLsizei)len);
+        glGetProgramiv(prog, GL_LINK_STATUS, &ok);
+    }
+    free(bytes);
+    if (!ok) { /* another driver's, or refused: compiled again */
+        glDeleteProgram(prog);
+        while (glGetError() != GL_NO_ERROR)
+            ;
+        return 0;
+    }
+    return prog;
+}
+
+static void store_binary(glk_ctx *g, GLuint prog, const uint64_t key[2])
+{
+    GLint formats = 0, len = 0;
+    glGetIntegerv(GL_NUM_PROGRAM_BINARY_FORMATS, &formats);
+    if (formats <= 0 || !g->bins.store)
+        return;
+    glGetProgramiv(prog, GL_PROGRAM_BINARY_LENGTH, &len);
+    void *b = len > 0 ? malloc((size_t)len) : NULL;
+    GLsizei got = 0;
+    GLenum format = 0;
+    if (b)
+        glGetProgramBinary(prog, len, &got, &format, b);
+    if (b && got > 0 && glGetError() == GL_NO_ERROR)
+        g->bins.store(g->bins.user, key, format, b, (size_t)got);
+    free(b);
+    while (glGetError() != GL_NO_ERROR)
+        ;
+}
+
+static si_result compile(glk_ctx *g, const char *shader, const char *defines, glk_program *out,
                          si_error *err)
 {
+    int fused = g->fused_fma;
     static const char *head32 =
         "#version 320 es\n"
         "precision highp float;\nprecision highp int;\n"
@@ -461,6 +519,24 @@ static si_result compile(int fused, const char *shader, const char *defines, glk
                   "gl_NumWorkGroups.x * 64u; }\n",
                   CK_MAX_IN);
     const char *srcs[4] = {head, decl, prelude, body};
+    /* the key of the binary store: what the driver's binary depends on */
+    base_digest d = {0};
+    const char *ids[3] = {(const char *)glGetString(GL_RENDERER),
+                          (const char *)glGetString(GL_VENDOR), (const char *)glGetString(GL_VERSION)};
+    base_digest_add(&d, "streaminfer program 1", 22);
+    for (int i = 0; i < 3; i++)
+        base_digest_add(&d, ids[i] ? ids[i] : "", strlen(ids[i] ? ids[i] : "") + 1);
+    for (int i = 0; i < 4; i++)
+        base_digest_add(&d, srcs[i], strlen(srcs[i]) + 1);
+    const uint64_t key[2] = {d.a, d.b};
+    GLuint prog = g->bins.load ? load_binary(g, key) : 0;
+    if (prog) {
+        g->n_loaded++;
+        out->prog = prog;
+        out->loc_p = glGetUniformLocation(prog, "P");
+        out->loc_nt = glGetUniformLocation(prog, "NT");
+        return SI_OK;
+    }
     GLuint sh = glCreateShader(GL_COMPUTE_SHADER);
     glShaderSource(sh, 4, srcs, NULL);
     glCompileShader(sh);
@@ -472,8 +548,10 @@ static si_result compile(int fused, const char *shader, const char *defines, glk
         glDeleteShader(sh);
         return base_fail(err, SI_ERR_GPU, "shader %s failed to compile: %.400s", shader, log);
     }
-    GLuint prog = glCreateProgram();
+    prog = glCreateProgram();
     glAttachShader(prog, sh);
+    if (g->bins.store)
+        glProgramParameteri(prog, GL_PROGRAM_BINARY_RETRIEVABLE_HINT, GL_TRUE);
     glLinkProgram(prog);
     glDeleteShader(sh);
     glGetProgramiv(prog, GL_LINK_STATUS, &ok);
@@ -483,6 +561,8 @@ static si_result compile(int fused, const char *shader, const char *defines, glk
         glDeleteProgram(prog);
         return base_fail(err, SI_ERR_GPU, "shader %s failed to link: %.400s", shader, log);
     }
+    g->n_compiled++;
+    store_binary(g, prog, key);
     out->prog = prog;
     out->loc_p = glGetUniformLocation(prog, "P");
     out->loc_nt = glGetUniformLocation(prog, "NT");
@@ -608,7 +688,7 @@ static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
                       dtype_glsl(i < s->n_in && s->in[i] >= 0 ? in_dt[i] : SI_FLOAT32));
     snprintf(defs + m, sizeof defs - (size_t)m, "#define TO %s\n", dtype_glsl(out_dt));
     glk_program *p = &g->programs[g->n_programs];
-    si_result st = compile(g->fused_fma, k->shader, defs, p, err);
+    si_result st = compile(g, k->shader, defs, p, err);
     if (st != SI_OK)
         return st;
     snprintf(p->key, sizeof p->key, "%s", key);

@@ -66,6 +66,21 @@ typedef struct {
 } glk_faults;
 void glk_set_faults(glk_ctx *g, const glk_faults *f);
 
+/* Compiled programs kept between processes (glProgramBinary): the driver's
+ * binary of each program compiled, keyed by a digest of its full source, the
+ * renderer, vendor and GL version. load: 1 where an entry for the key is
+ * found and checked (*bytes malloc'd, the caller frees it), else 0; store:
+ * keeps one (best effort). A binary the driver refuses is compiled again and
+ * stored anew. NULL functions: none kept. Counted since glk_open: programs
+ * taken from the store and programs compiled. */
+typedef struct {
+    int (*load)(void *user, const uint64_t key[2], uint32_t *format, void **bytes, size_t *len);
+    void (*store)(void *user, const uint64_t key[2], uint32_t format, const void *bytes, size_t len);
+    void *user;
+} glk_binaries;
+void glk_set_binaries(glk_ctx *g, const glk_binaries *b);
+void glk_program_counts(const glk_ctx *g, uint64_t *loaded, uint64_t *compiled);
+
 /* Device buffers: plain GL buffer names. */
 si_result glk_buffer_create(glk_ctx *g, uint64_t bytes, uint32_t *name, si_error *err);
 void glk_buffer_destroy(glk_ctx *g, uint32_t name);

@@ -30,6 +30,8 @@ struct glk_ctx {
     glk_faults faults;       /* injected failures (glk_set_faults) */
     int n_allocs, n_cmds;    /* counted since glk_set_faults */
     int lost;                /* the context was lost: every later call fails */
+    glk_binaries bins;       /* glk_set_binaries */
+    uint64_t n_loaded, n_compiled;
 };
 
 si_result glk_egl_open(glk_ctx *g, si_error *err);

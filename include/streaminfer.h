@@ -123,8 +123,12 @@ typedef struct {
      * options that change plans and the version, and taken from there by the
      * next si_open or si_run with the same key instead of planning again; an
      * entry that is stale, cut short or edited is found out (checksum, and the
-     * plan checked against the model's program) and planned again. The folder
-     * is made if its parent exists; failing to write costs only the saving. */
+     * plan checked against the model's program) and planned again. The GPU
+     * programs compiled are kept there too, as the driver's binaries
+     * (glProgramBinary) keyed by their source, the renderer and the driver's
+     * version; one cut short, edited or refused by the driver is compiled
+     * again and replaced. The folder is made if its parent exists; failing to
+     * write costs only the saving. */
     const char *plan_cache_dir;
     /* 1: run every step as lowered: no epilogue fusion (a per-channel bias add
      * or an activation after a conv or matmul as steps of their own, as the
@@ -194,6 +198,10 @@ typedef struct {
     double run_plan_ms, run_tile_ms, run_compile_ms;
     /* 1: the plan of the last si_open/si_run came from si_options.plan_cache_dir */
     uint64_t plan_from_cache;
+    /* GPU programs (shaders) of this handle's GL context since it was made:
+     * taken from si_options.plan_cache_dir as the driver's compiled binary
+     * (glProgramBinary), and compiled from source (and stored there) */
+    uint64_t programs_from_cache, programs_compiled;
 } si_stats;
 
 typedef struct si_model si_model;

@@ -186,6 +186,27 @@ static void make_dirs(const char *path)
     free(p);
 }
 
+/* path (in dir, made if missing) := the len bytes of b, through tmp (room
+ * for path and 16 more) renamed into place: a reader never sees half an entry */
+static void write_entry(const char *dir, const char *path, char *tmp, const void *b, size_t len)
+{
+    make_dirs(dir);
+    snprintf(tmp, strlen(path) + 16, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(tmp);
+    int ok = fd >= 0;
+    for (size_t done = 0; ok && done < len;) {
+        ssize_t w = write(fd, (const char *)b + done, len - done);
+        if (w <= 0 && errno != EINTR)
+            ok = 0;
+        else if (w > 0)
+            done += (size_t)w;
+    }
+    if (fd >= 0 && close(fd))
+        ok = 0;
+    if (fd >= 0 && (!ok || rename(tmp, path)))
+        unlink(tmp);
+}
+
 void rt_pcache_store(si_model *m, const rt_pcache_entry *e)
 {
     if (!e->keyed || !m->plan)
@@ -217,22 +238,91 @@ void rt_pcache_store(si_model *m, const rt_pcache_entry *e)
     base_digest_add(&c, b + 48, len - 48);
     uint64_t sum[2] = {c.a, c.b};
     memcpy(b + 32, sum, 16);
-    make_dirs(m->opt.plan_cache_dir);
-    snprintf(tmp, strlen(path) + 16, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    int ok = fd >= 0;
-    for (size_t done = 0; ok && done < len;) {
-        ssize_t w = write(fd, b + done, len - done);
-        if (w <= 0 && errno != EINTR)
-            ok = 0;
-        else if (w > 0)
-            done += (size_t)w;
-    }
-    if (fd >= 0 && close(fd))
-        ok = 0;
-    if (fd >= 0 && (!ok || rename(tmp, path)))
-        unlink(tmp);
+    write_entry(m->opt.plan_cache_dir, path, tmp, b, len);
     free(b);
     free(path);
     free(tmp);
+}
+
+/* Compiled programs (glk_set_binaries), in the plan cache's folder as
+ * KEY.prog: magic, key, the binary's format, its length, a checksum of format
+ * and binary, then the driver's binary. An entry cut short, edited or of
+ * another key is not loaded: the program is compiled and the entry replaced
+ * (a binary the driver refuses, likewise). */
+#define PMAGIC "SIPROG01"
+enum { PHEADER = 8 + 16 + 8 + 8 + 16 }; /* magic, key, format, length, checksum */
+
+static char *prog_path(const char *dir, const uint64_t key[2])
+{
+    size_t n = strlen(dir) + 48;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%016llx%016llx.prog", dir, (unsigned long long)key[0],
+                 (unsigned long long)key[1]);
+    return p;
+}
+
+static int prog_load(void *user, const uint64_t key[2], uint32_t *format, void **bytes, size_t *len)
+{
+    char *path = prog_path(user, key);
+    unsigned char *b = NULL;
+    size_t n = 0;
+    si_error ignored;
+    if (!path || io_read_whole(path, 1ll << 30, "too large for a program", &b, &n, &ignored) != SI_OK) {
+        free(path);
+        return 0;
+    }
+    free(path);
+    uint64_t k[2], f, plen, sum[2];
+    int ok = n >= PHEADER && !memcmp(b, PMAGIC, 8);
+    if (ok) {
+        memcpy(k, b + 8, 16);
+        memcpy(&f, b + 24, 8);
+        memcpy(&plen, b + 32, 8);
+        memcpy(sum, b + 40, 16);
+        base_digest c = {0};
+        base_digest_add(&c, b + 24, 8);
+        base_digest_add(&c, b + PHEADER, n - PHEADER);
+        ok = k[0] == key[0] && k[1] == key[1] && plen == n - PHEADER && plen > 0 &&
+             sum[0] == c.a && sum[1] == c.b && f <= UINT32_MAX;
+    }
+    if (!ok) {
+        free(b);
+        return 0;
+    }
+    memmove(b, b + PHEADER, n - PHEADER);
+    *format = (uint32_t)f;
+    *bytes = b;
+    *len = n - PHEADER;
+    return 1;
+}
+
+static void prog_store(void *user, const uint64_t key[2], uint32_t format, const void *bytes, size_t len)
+{
+    char *path = prog_path(user, key);
+    char *tmp = path ? malloc(strlen(path) + 16) : NULL;
+    uint8_t *b = malloc(PHEADER + len);
+    if (path && tmp && b) {
+        uint64_t f = format, n = len;
+        memcpy(b, PMAGIC, 8);
+        memcpy(b + 8, key, 16);
+        memcpy(b + 24, &f, 8);
+        memcpy(b + 32, &n, 8);
+        memcpy(b + PHEADER, bytes, len);
+        base_digest c = {0};
+        base_digest_add(&c, b + 24, 8);
+        base_digest_add(&c, b + PHEADER, len);
+        uint64_t sum[2] = {c.a, c.b};
+        memcpy(b + 40, sum, 16);
+        write_entry(user, path, tmp, b, PHEADER + len);
+    }
+    free(path);
+    free(tmp);
+    free(b);
+}
+
+void rt_programs_bind(glk_ctx *g, const char *dir)
+{
+    if (g && dir && dir[0])
+        glk_set_binaries(g, &(glk_binaries){prog_load, prog_store, (void *)dir});
 }

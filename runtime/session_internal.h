@@ -215,6 +215,9 @@ int rt_pcache_find(si_model *m, const core_shape *shapes, const core_buf **vp, u
                    rt_pcache_entry *e);
 void rt_pcache_store(si_model *m, const rt_pcache_entry *e);
 void rt_pcache_entry_free(rt_pcache_entry *e);
+/* Compiled programs kept in the plan cache's folder dir (NULL or "": none):
+ * glk_set_binaries with files there; dir must outlive g. */
+void rt_programs_bind(glk_ctx *g, const char *dir);
 si_result rt_build_program(si_model *m, const core_shape *shapes, void *const *vals,
                            si_error *err);
 si_model *rt_member(const si_model *root, int i);

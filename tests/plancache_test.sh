@@ -6,6 +6,10 @@
 # model is another key; a cache folder that cannot be written costs nothing
 # but the saving; `plan` stores what a later run takes. Forged entries with a
 # right checksum are refused by pg_plan_read (tests/test_planner.c).
+# Compiled GPU programs are kept in the same folder (KEY.prog, the driver's
+# glProgramBinary): a second start takes every one from there and compiles
+# none; an entry cut short or with a byte flipped is compiled again and
+# replaced; outputs bitwise the same throughout.
 #   tests/plancache_test.sh STREAMINFER CACHE_DIR
 set -u
 SI=$1
@@ -56,5 +60,28 @@ run nowrite --plan-cache "$T/afile/pc" && [ "$(hit nowrite)" = 0 ] && same nowri
 "$SI" plan -q --vram 600K --plan-cache "$T/image" "$M" >/dev/null && [ "$(entries "$T/image")" = 1 ] &&
     run fromplan --plan-cache "$T/image" && [ "$(hit fromplan)" = 1 ] && same fromplan &&
     ok "plan stores the plan a later run takes" || bad "plan then run: hit $(hit fromplan)"
+stat() { sed -n "s/.*\"$2\": *\([0-9]*\).*/\1/p" "$T/$1.json"; }
+progs() { ls "$1" 2>/dev/null | grep -c '\.prog$'; }
+run p1 --plan-cache "$T/pp" && np=$(stat p1 programs_compiled) && [ "$np" -gt 0 ] &&
+    tot=$((np + $(stat p1 programs_from_cache))) && [ "$(progs "$T/pp")" = "$np" ] &&
+    run p2 --plan-cache "$T/pp" && [ "$(stat p2 programs_from_cache)" = "$tot" ] &&
+    [ "$(stat p2 programs_compiled)" = 0 ] && same p2 &&
+    ok "compiled programs stored (one entry a program compiled, $np) and all $tot taken by the next start, none compiled, outputs bitwise" ||
+    bad "programs: compiled ${np:-?}, $(progs "$T/pp") entries, then from cache $(stat p2 programs_from_cache), compiled $(stat p2 programs_compiled)"
+set -- "$T"/pp/*.prog
+if [ $# -ge 2 ]; then
+    head -c 100 "$1" >"$T/cutp" && cp "$T/cutp" "$1"
+    sz=$(wc -c <"$2")
+    printf '\125' | dd of="$2" bs=1 seek=$((sz / 2)) conv=notrunc 2>/dev/null
+    run p3 --plan-cache "$T/pp" && [ "$(stat p3 programs_compiled)" = 2 ] &&
+        [ "$(stat p3 programs_from_cache)" = $((tot - 2)) ] && same p3 &&
+        run p4 --plan-cache "$T/pp" && [ "$(stat p4 programs_from_cache)" = "$tot" ] &&
+        ok "a program entry cut short and one with a byte changed: compiled again and replaced, outputs bitwise" ||
+        bad "damaged programs: compiled $(stat p3 programs_compiled) from cache $(stat p3 programs_from_cache), then $(stat p4 programs_from_cache)"
+else
+    bad "fewer than two programs stored"
+fi
+run p5 --no-plan-cache && [ "$(stat p5 programs_from_cache)" = 0 ] && [ "$(stat p5 programs_compiled)" -gt 0 ] &&
+    ok "--no-plan-cache: every program compiled" || bad "--no-plan-cache took $(stat p5 programs_from_cache) programs"
 echo "plancache_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
