@@ -45,19 +45,8 @@ one() { # name: prints its "ok" or "FAIL" lines
     [ "$fails" -ne 0 ] || echo "  ok   $line"
 }
 
-JOBS=${SI_TEST_JOBS:-2}
-lane=0
-while [ $lane -lt "$JOBS" ]; do
-    (
-        i=0
-        for name in "$@"; do
-            [ $((i % JOBS)) -eq $lane ] && one "$name" >"$T/out-$i" 2>&1
-            i=$((i + 1))
-        done
-    ) &
-    lane=$((lane + 1))
-done
-wait
+one_at() { one "$2" >"$T/out-$1" 2>&1; } # INDEX NAME
+in_lanes one_at "$@"
 i=0
 for name in "$@"; do
     cat "$T/out-$i" 2>/dev/null || echo "  FAIL $name: its run stopped early"

@@ -4,3 +4,24 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 # key NAME FILE: the number of "NAME" in a --stats JSON file.
 key() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2"; }
+# in_lanes FUNC ITEM...: FUNC INDEX ITEM for every item (INDEX from 0), SI_TEST_JOBS
+# (default 2: the machines have two cores) at a time, item i in lane i mod JOBS;
+# returns when every lane is done. FUNC's output is its own to keep in order (a
+# file per index); its exit status is ignored.
+in_lanes() {
+    _il_fn=$1
+    shift
+    _il_jobs=${SI_TEST_JOBS:-2}
+    _il_lane=0
+    while [ "$_il_lane" -lt "$_il_jobs" ]; do
+        (
+            _il_i=0
+            for _il_it in "$@"; do
+                if [ $((_il_i % _il_jobs)) -eq "$_il_lane" ]; then "$_il_fn" "$_il_i" "$_il_it" || :; fi
+                _il_i=$((_il_i + 1))
+            done
+        ) &
+        _il_lane=$((_il_lane + 1))
+    done
+    wait
+}

@@ -53,31 +53,17 @@ one() {
     fi
 }
 
-# two at a time (SI_TEST_JOBS): each is one single-threaded node process, and the
-# machines have two cores; spec i in lane i mod JOBS, its lines printed in order
-JOBS=${SI_TEST_JOBS:-2}
-LOGS=$(mktemp -d) || die "no scratch folder"
-trap 'rm -rf "$LOGS"' EXIT
-lane=0
-while [ $lane -lt "$JOBS" ]; do
-    (
-        i=0
-        for spec in "$@"; do
-            if [ $((i % JOBS)) -eq $lane ]; then
-                one "$spec" >"$LOGS/$i" 2>&1 || echo "$spec" >"$LOGS/$i.failed"
-            fi
-            i=$((i + 1))
-        done
-    ) &
-    lane=$((lane + 1))
-done
-wait
+# two at a time (SI_TEST_JOBS, tests/lib.sh): each is one single-threaded node
+# process, and the machines have two cores; their lines printed in order
+. "$HERE/lib.sh"
+one_at() { one "$2" >"$T/$1" 2>&1 || echo "$2" >"$T/$1.failed"; } # INDEX SPEC
+in_lanes one_at "$@"
 failed=""
 i=0
 for spec in "$@"; do
-    cat "$LOGS/$i" 2>/dev/null
-    [ -f "$LOGS/$i" ] || failed="$failed ${spec%%@*}"
-    [ ! -f "$LOGS/$i.failed" ] || failed="$failed ${spec%%@*}"
+    cat "$T/$i" 2>/dev/null
+    [ -f "$T/$i" ] || failed="$failed ${spec%%@*}"
+    [ ! -f "$T/$i.failed" ] || failed="$failed ${spec%%@*}"
     i=$((i + 1))
 done
 [ -z "$failed" ] || die "failed:$failed"

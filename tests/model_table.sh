@@ -102,22 +102,11 @@ row() {
     fi
     rm -rf "$R"
 }
-# rows run in SI_TEST_JOBS lanes at once (default 2: the machines have two cores and
-# one row keeps about one busy), row i in lane i mod JOBS; the table is in row order
-JOBS=${SI_TEST_JOBS:-2}
+# rows run in SI_TEST_JOBS lanes at once (tests/lib.sh; one row keeps about one
+# core busy); the table is in row order
 mkdir -p "$T/rows"
-lane=0
-while [ $lane -lt "$JOBS" ]; do
-    (
-        i=0
-        for spec in $SPECS; do
-            [ $((i % JOBS)) -eq $lane ] && row $i "$spec"
-            i=$((i + 1))
-        done
-    ) &
-    lane=$((lane + 1))
-done
-wait
+# shellcheck disable=SC2086
+in_lanes row $SPECS
 pass=0
 total=0
 for spec in $SPECS; do
