@@ -74,6 +74,8 @@ for name in $MODELS; do
 done
 check "streaminfer --vram 1M emotion (paging)" "$B/streaminfer" -q --vram 1M "$MODELS_DIR/emotion.json"
 check "streaminfer --io uring selfie" "$B/streaminfer" -q --io uring "$MODELS_DIR/selfie.json"
+# plans and compiled programs read back from the cache folder, damaged entries included
+check "plancache_test.sh (entries cut short or edited)" "$HERE/plancache_test.sh" "$B/streaminfer" "$CACHE"
 
 wait $ops_pid
 cat "$OPS_LOG"
