@@ -321,7 +321,8 @@ static int place(planner *P, uint64_t *arena)
         l->v = v;
         l->cap = iv->n;
     }
-    memcpy(l->v, iv->v, (size_t)iv->n * sizeof *iv->v);
+    if (iv->n) /* an empty program has no stays (and v may be NULL) */
+        memcpy(l->v, iv->v, (size_t)iv->n * sizeof *iv->v);
     l->n = iv->n;
     P->last_arena = *arena;
     P->have_last = 1;
