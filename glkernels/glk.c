@@ -438,6 +438,19 @@ void glk_program_counts(const glk_ctx *g, uint64_t *loaded, uint64_t *compiled)
     *compiled = g ? g->n_compiled : 0;
 }
 
+/* Clears what a refused binary or an unsupported query left in the error
+ * flags (bounded: a lost context is noted, never spun on). */
+static void clear_errors(glk_ctx *g)
+{
+    for (int i = 0; i < 8; i++) {
+        GLenum e = glGetError();
+        if (e == GL_NO_ERROR)
+            return;
+        if (e == GL_CONTEXT_LOST)
+            g->lost = 1;
+    }
+}
+
 /* The program of srcs from the binary store where it has one the driver takes;
  * 0 where not (nothing left behind). */
 static GLuint load_binary(glk_ctx *g, const uint64_t key[2])
@@ -458,8 +471,7 @@ static GLuint load_binary(glk_ctx *g, const uint64_t key[2])
     free(bytes);
     if (!ok) { /* another driver's, or refused: compiled again */
         glDeleteProgram(prog);
-        while (glGetError() != GL_NO_ERROR)
-            ;
+        clear_errors(g);
         return 0;
     }
     return prog;
@@ -480,8 +492,7 @@ static void store_binary(glk_ctx *g, GLuint prog, const uint64_t key[2])
     if (b && got > 0 && glGetError() == GL_NO_ERROR)
         g->bins.store(g->bins.user, key, format, b, (size_t)got);
     free(b);
-    while (glGetError() != GL_NO_ERROR)
-        ;
+    clear_errors(g);
 }
 
 static si_result compile(glk_ctx *g, const char *shader, const char *defines, glk_program *out,
@@ -519,16 +530,21 @@ static si_result compile(glk_ctx *g, const char *shader, const char *defines, gl
                   "gl_NumWorkGroups.x * 64u; }\n",
                   CK_MAX_IN);
     const char *srcs[4] = {head, decl, prelude, body};
-    /* the key of the binary store: what the driver's binary depends on */
-    base_digest d = {0};
-    const char *ids[3] = {(const char *)glGetString(GL_RENDERER),
-                          (const char *)glGetString(GL_VENDOR), (const char *)glGetString(GL_VERSION)};
-    base_digest_add(&d, "streaminfer program 1", 22);
-    for (int i = 0; i < 3; i++)
-        base_digest_add(&d, ids[i] ? ids[i] : "", strlen(ids[i] ? ids[i] : "") + 1);
-    for (int i = 0; i < 4; i++)
-        base_digest_add(&d, srcs[i], strlen(srcs[i]) + 1);
-    const uint64_t key[2] = {d.a, d.b};
+    /* the key of the binary store (where one is set): what the driver's binary depends on */
+    uint64_t key[2] = {0, 0};
+    if (g->bins.load || g->bins.store) {
+        base_digest d = {0};
+        const char *ids[3] = {(const char *)glGetString(GL_RENDERER),
+                              (const char *)glGetString(GL_VENDOR),
+                              (const char *)glGetString(GL_VERSION)};
+        base_digest_add(&d, "streaminfer program 1", 22);
+        for (int i = 0; i < 3; i++)
+            base_digest_add(&d, ids[i] ? ids[i] : "", strlen(ids[i] ? ids[i] : "") + 1);
+        for (int i = 0; i < 4; i++)
+            base_digest_add(&d, srcs[i], strlen(srcs[i]) + 1);
+        key[0] = d.a;
+        key[1] = d.b;
+    }
     GLuint prog = g->bins.load ? load_binary(g, key) : 0;
     if (prog) {
         g->n_loaded++;

@@ -13,6 +13,9 @@
  * spilled at once, not all that is ever spilled (3.4 GiB for effdet-d7 at
  * 256 MB), and the pool costs VRAM: the driver's page tables for it
  * (runtime/budget.c, driver_reserve). */
+/* A home's bytes in the pool: 16-byte aligned */
+static uint64_t home_size(uint64_t bytes) { return (bytes + 15) / 16 * 16; }
+
 uint64_t pg_home_layout(const pg_problem *prob, const pg_plan *pl, uint64_t *o)
 {
     return pg_home_layout_of(prob, pl, NULL, o);
@@ -59,19 +62,19 @@ uint64_t pg_home_layout_of(const pg_problem *prob, const pg_plan *pl, const uint
             continue;
         }
         o[ac->buf] = total;
-        total += (pb->bytes + 15) / 16 * 16;
+        total += home_size(pb->bytes);
     }
     /* then the spilled activations, in order of first spill: each at the lowest
      * offset clear of every home placed before it whose time overlaps */
     uint64_t base = total;
     for (int i = 0; i < n_moving; i++) {
         int b = order[i];
-        uint64_t sz = (prob->buffers[b].bytes + 15) / 16 * 16, at = base;
+        uint64_t sz = home_size(prob->buffers[b].bytes), at = base;
         for (int again = 1; again;) {
             again = 0;
             for (int j = 0; j < i; j++) {
                 int c = order[j];
-                uint64_t cz = (prob->buffers[c].bytes + 15) / 16 * 16;
+                uint64_t cz = home_size(prob->buffers[c].bytes);
                 if (last[c] < first[b] || o[c] + cz <= at || at + sz <= o[c])
                     continue;
                 at = o[c] + cz;
@@ -100,7 +103,7 @@ uint64_t pg_home_floor(const pg_problem *prob)
         if (seen[b] || (pb->kind == PG_ACT && !pb->is_output))
             continue;
         seen[b] = 1;
-        total += (pb->bytes + 15) / 16 * 16;
+        total += home_size(pb->bytes);
     }
     free(seen);
     return total;

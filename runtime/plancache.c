@@ -186,12 +186,16 @@ static void make_dirs(const char *path)
     free(p);
 }
 
-/* path (in dir, made if missing) := the len bytes of b, through tmp (room
- * for path and 16 more) renamed into place: a reader never sees half an entry */
-static void write_entry(const char *dir, const char *path, char *tmp, const void *b, size_t len)
+/* path (in dir, made if missing) := the len bytes of b, through a temporary
+ * file renamed into place: a reader never sees half an entry. Best effort. */
+static void write_entry(const char *dir, const char *path, const void *b, size_t len)
 {
+    size_t n = strlen(path) + 16;
+    char *tmp = malloc(n);
+    if (!tmp)
+        return;
     make_dirs(dir);
-    snprintf(tmp, strlen(path) + 16, "%s.tmpXXXXXX", path);
+    snprintf(tmp, n, "%s.tmpXXXXXX", path);
     int fd = mkstemp(tmp);
     int ok = fd >= 0;
     for (size_t done = 0; ok && done < len;) {
@@ -205,6 +209,7 @@ static void write_entry(const char *dir, const char *path, char *tmp, const void
         ok = 0;
     if (fd >= 0 && (!ok || rename(tmp, path)))
         unlink(tmp);
+    free(tmp);
 }
 
 void rt_pcache_store(si_model *m, const rt_pcache_entry *e)
@@ -219,12 +224,10 @@ void rt_pcache_store(si_model *m, const rt_pcache_entry *e)
     size_t len = HEADER + plen;
     uint8_t *b = malloc(len);
     char *path = entry_path(m, &e->key);
-    char *tmp = path ? malloc(strlen(path) + 16) : NULL;
-    if (!b || !tmp) {
+    if (!b || !path) {
         free(pl);
         free(b);
         free(path);
-        free(tmp);
         return;
     }
     uint64_t key[2] = {e->key.a, e->key.b}, lr[2] = {m->tile_limit | (uint64_t)(m->unfused != 0) << 63, m->reserve}, n = plen;
@@ -238,10 +241,9 @@ void rt_pcache_store(si_model *m, const rt_pcache_entry *e)
     base_digest_add(&c, b + 48, len - 48);
     uint64_t sum[2] = {c.a, c.b};
     memcpy(b + 32, sum, 16);
-    write_entry(m->opt.plan_cache_dir, path, tmp, b, len);
+    write_entry(m->opt.plan_cache_dir, path, b, len);
     free(b);
     free(path);
-    free(tmp);
 }
 
 /* Compiled programs (glk_set_binaries), in the plan cache's folder as
@@ -300,9 +302,8 @@ static int prog_load(void *user, const uint64_t key[2], uint32_t *format, void *
 static void prog_store(void *user, const uint64_t key[2], uint32_t format, const void *bytes, size_t len)
 {
     char *path = prog_path(user, key);
-    char *tmp = path ? malloc(strlen(path) + 16) : NULL;
     uint8_t *b = malloc(PHEADER + len);
-    if (path && tmp && b) {
+    if (path && b) {
         uint64_t f = format, n = len;
         memcpy(b, PMAGIC, 8);
         memcpy(b + 8, key, 16);
@@ -314,10 +315,9 @@ static void prog_store(void *user, const uint64_t key[2], uint32_t format, const
         base_digest_add(&c, b + PHEADER, len);
         uint64_t sum[2] = {c.a, c.b};
         memcpy(b + 40, sum, 16);
-        write_entry(user, path, tmp, b, PHEADER + len);
+        write_entry(user, path, b, PHEADER + len);
     }
     free(path);
-    free(tmp);
     free(b);
 }
 
