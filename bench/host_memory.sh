@@ -9,20 +9,43 @@
 # and the read throughput achieved (file_bytes_read / file_ms) against a plain
 # sequential read of the shards (cat into dd, 4 MiB blocks, after one read
 # that warms the page cache, as the runs find it: the shards were just read).
-#   bench/host_memory.sh BUILD_DIR MODEL_DIR VRAM HOST [OUT.md]
+#   bench/host_memory.sh BUILD_DIR MODEL_DIR[@SIZE] VRAM HOST [OUT.md]
+# @SIZE: a seeded SIZExSIZE input (free sizes: frcnn-irv2), as bench/coldstart.sh.
 set -u
-B=$1 M=$2 V=$3 H=$4 OUT=${5:-}
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
+B=$1 V=$3 H=$4 OUT=${5:-}
+spec_parts "$2"
+M=$name
 SI=$B/streaminfer
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-key() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2"; }
 mib() { awk -v b="$1" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
-now() { date +%s.%N; }
 mkdir "$T/spill"
+# cputime FILE CMD...: CMD's user and system seconds into FILE ("U S"); through the
+# shell's times where GNU time is not installed (the H200 machine)
+cputime() {
+    _f=$1; shift
+    if [ -x /usr/bin/time ]; then
+        /usr/bin/time -f "%U %S" -o "$_f" "$@"
+        return
+    fi
+    times >"$_f.a"
+    "$@"
+    _rc=$?
+    times >"$_f.b"
+    cat "$_f.a" "$_f.b" | awk 'NR == 2 || NR == 4 { for (i = 1; i <= 2; i++) { split($i, p, "m"); v[n++] = p[1] * 60 + p[2] } }
+        END { printf "%.2f %.2f\n", v[2] - v[0], v[3] - v[1] }' >"$_f"
+    return $_rc
+}
+ins=""
+if [ -n "$size" ]; then
+    make_input "$size" "$T/in.npy"
+    ins="--input $T/in.npy"
+fi
 run() { # name, args...
     n=$1; shift
     t0=$(now)
-    /usr/bin/time -f "%U %S" -o "$T/$n.cpu" "$SI" -q --output "$T/$n" --stats "$T/$n.json" "$@" "$M" \
+    # shellcheck disable=SC2086
+    cputime "$T/$n.cpu" "$SI" -q --output "$T/$n" --stats "$T/$n.json" $ins "$@" "$M" \
         2>"$T/$n.err" || { cat "$T/$n.err"; exit 1; }
     t1=$(now)
     awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }' >"$T/$n.wall"
@@ -49,7 +72,8 @@ cat $files | dd of=/dev/null bs=4M iflag=fullblock 2>/dev/null
 t1=$(now)
 seq_mbs=$(awk -v a="$t0" -v b="$t1" -v n="$total" 'BEGIN { printf "%.0f", n / 1048576 / (b - a) }')
 hb=$(numfmt --from=iec "$H")
-renderer=$("$SI" info "$M" 2>/dev/null | sed -n 's/^gpu *\([^:]*\):.*/\1/p' | head -1)
+# shellcheck disable=SC2086
+renderer=$("$SI" info $ins "$M" 2>/dev/null | sed -n 's/^gpu *\([^:]*\):.*/\1/p' | head -1)
 arena=$(key peak_vram_bytes "$T/lim.json")
 case $renderer in *llvmpipe*) extra=$arena; extra_s=" + arena $(mib "$arena")" ;; *) extra=0; extra_s="" ;; esac
 row() { # name, label
@@ -70,7 +94,7 @@ bound=$((hb + base + 33554432 + extra))
 ok=yes
 [ "$rss" -le "$bound" ] || ok=NO
 {
-    echo "$(basename "$M") at --vram $V, weights $(mib "$(key weights_bytes "$T/full.json")"); GPU: $renderer;" \
+    echo "$(basename "$M")${size:+ at ${size}x$size} at --vram $V, weights $(mib "$(key weights_bytes "$T/full.json")"); GPU: $renderer;" \
          "$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
     echo
     echo "| host budget | host pool | peak RSS | empty-context RSS | read from files | spilled to file | spilled (GPU) | wall | CPU (user+sys) | read throughput |"

@@ -321,6 +321,17 @@ si_result glk_copy(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uin
     return gl_check(g, err, "copy");
 }
 
+/* Waits for sync (GPU commands complete), then deletes it. */
+static GLenum wait_sync(GLsync sync)
+{
+    GLenum r;
+    do
+        r = glClientWaitSync(sync, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000ull);
+    while (r == GL_TIMEOUT_EXPIRED);
+    glDeleteSync(sync);
+    return r;
+}
+
 si_result glk_throttle(glk_ctx *g, uint64_t bytes, si_error *err)
 {
     if (g->lost)
@@ -332,16 +343,36 @@ si_result glk_throttle(glk_ctx *g, uint64_t bytes, si_error *err)
     g->batch_cmds = 0;
     g->batch_bytes = 0;
     if (g->batch_fence) {
-        GLenum r;
-        do
-            r = glClientWaitSync(g->batch_fence, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000ull);
-        while (r == GL_TIMEOUT_EXPIRED);
-        glDeleteSync(g->batch_fence);
+        GLenum r = wait_sync(g->batch_fence);
         g->batch_fence = 0;
         if (r == GL_WAIT_FAILED)
             return base_fail(err, SI_ERR_GPU, "waiting for the GPU failed");
     }
     g->batch_fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+    return gl_check(g, err, "fence");
+}
+
+si_result glk_fence(glk_ctx *g, void **fence, si_error *err)
+{
+    si_result st = glk_fence_wait(g, fence, err);
+    if (st != SI_OK)
+        return st;
+    *fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+    return gl_check(g, err, "fence");
+}
+
+si_result glk_fence_wait(glk_ctx *g, void **fence, si_error *err)
+{
+    if (!*fence)
+        return SI_OK;
+    GLsync sync = *fence;
+    *fence = NULL;
+    if (g->lost) {
+        glDeleteSync(sync);
+        return lost_fail(err, "fence");
+    }
+    if (wait_sync(sync) == GL_WAIT_FAILED)
+        return base_fail(err, SI_ERR_GPU, "waiting for the GPU failed");
     return gl_check(g, err, "fence");
 }
 

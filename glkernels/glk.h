@@ -131,6 +131,12 @@ si_result glk_prepare_step(glk_ctx *g, const ck_step *s, const si_dtype *in_dtyp
 #define GLK_BATCH 128
 #define GLK_BATCH_BYTES (32ull << 20)
 si_result glk_throttle(glk_ctx *g, uint64_t bytes, si_error *err);
+/* A fence after the commands submitted so far (waiting first for the one
+ * *fence held, if any); glk_fence_wait waits for it to pass and deletes it
+ * (*fence NULL: nothing to wait for). Host memory a queued copy reads (the
+ * mapped pool) may be written again once its fence has passed. */
+si_result glk_fence(glk_ctx *g, void **fence, si_error *err);
+si_result glk_fence_wait(glk_ctx *g, void **fence, si_error *err);
 /* Waits for all submitted work (timing, tests). */
 si_result glk_finish(glk_ctx *g, si_error *err);
 

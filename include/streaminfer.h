@@ -79,13 +79,16 @@ typedef struct {
      * 0: the device's. Tensors bigger than the limit live as bands, as on a GPU
      * whose limit is that small: for tests of that on any machine. */
     uint64_t max_buffer_bytes;
-    /* Host memory for what moves between host and GPU (the host pool: weights'
-     * host copies, inputs, spills, outputs, and the staging of what comes from
-     * files); 0 = no limit (every weight read once and kept, every spill kept).
+    /* Host memory for the tensors a run holds on the host: the inputs given
+     * to si_run (read in place, not copied) and the host pool (weights' host
+     * copies, spills, outputs, and the staging of what comes from files);
+     * 0 = no limit (every weight read once and kept, every spill kept).
      * Within a limit, weights that do not fit are read again from the model's
      * shards each time the plan loads them, and spills that do not fit go to a
      * spill file; too small for any plan: SI_ERR_BUDGET naming the smallest
-     * host budget that works. */
+     * host budget that works. si_output hands outputs back from their homes in
+     * the pool (not copied; those that did not fit are read back from the
+     * file). */
     uint64_t host_mem_budget;
     /* Where the spill file is made (NULL: $TMPDIR, else /tmp). It is unlinked
      * as soon as it is created, so nothing is left behind on close, failure or
@@ -240,7 +243,7 @@ typedef struct si_model si_model;
  * them); a host_mem_budget given to si_context_open bounds them together:
  * each model opened into the context (and each stage of a model with
  * stages) takes the least host pool its plan works with, out of what the
- * models before it left, and an open that does not fit is refused
+ * models before it and its own inputs left, and an open that does not fit is refused
  * (SI_ERR_BUDGET) naming the smallest host budget for all of them.
  *
  * A model opened with si_open is alone in a context of its own (its own GL

@@ -7,7 +7,7 @@
  * and GPU, into o; returns the pool's size (UINT64_MAX: out of memory). Pure:
  * it depends on the problem and the plan only. Weights, constants,
  * inputs and what is read after the run (outputs, tensors handed to later
- * stages) keep theirs; an activation spilled and reloaded within the run
+ * stages) keep theirs (an output's bands side by side); an activation spilled and reloaded within the run
  * needs its home only from its first spill to its last reload, so those homes
  * share space, first fit in time. That keeps the pool near the most that is
  * spilled at once, not all that is ever spilled (3.4 GiB for effdet-d7 at
@@ -29,16 +29,19 @@ uint64_t pg_home_layout_of(const pg_problem *prob, const pg_plan *pl, const uint
     int *first = malloc(((size_t)nb + 1) * sizeof *first);
     int *last = malloc(((size_t)nb + 1) * sizeof *last);
     int *order = malloc(((size_t)nb + 1) * sizeof *order);
-    if (!first || !last || !order) {
+    uint64_t *group = malloc(((size_t)nb + 1) * sizeof *group); /* per band_first: where its bands start */
+    if (!first || !last || !order || !group) {
         free(first);
         free(last);
         free(order);
+        free(group);
         return UINT64_MAX;
     }
     for (int b = 0; b < nb; b++) {
         first[b] = -1;
         last[b] = -1;
         o[b] = UINT64_MAX;
+        group[b] = UINT64_MAX;
     }
     for (int a = 0; a < na; a++) {
         const pg_action *ac = a < pl->n_prologue ? &pl->prologue[a] : &pl->actions[a - pl->n_prologue];
@@ -59,6 +62,15 @@ uint64_t pg_home_layout_of(const pg_problem *prob, const pg_plan *pl, const uint
         const pg_buffer *pb = &prob->buffers[ac->buf];
         if (pb->kind == PG_ACT && !pb->is_output && ac->kind == PA_SPILL) {
             order[n_moving++] = ac->buf;
+            continue;
+        }
+        if (pb->band_total) { /* the output's bands side by side, in its layout */
+            uint64_t *g = &group[pb->band_first];
+            if (*g == UINT64_MAX) {
+                *g = total;
+                total += home_size(pb->band_total);
+            }
+            o[ac->buf] = *g + pb->band_at;
             continue;
         }
         o[ac->buf] = total;
@@ -88,6 +100,7 @@ uint64_t pg_home_layout_of(const pg_problem *prob, const pg_plan *pl, const uint
     free(first);
     free(last);
     free(order);
+    free(group);
     return total;
 }
 

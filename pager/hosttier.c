@@ -121,8 +121,11 @@ si_result pg_host_tiers(const pg_problem *pb, const pg_plan *pl, uint64_t budget
     for (int b = 0; b < nb; b++) {
         const pg_buffer *x = &pb->buffers[b];
         int free_copy = x->kind == PG_CONST || x->kind == PG_INPUT;
+        /* an output leaves last: the caller is handed it from its home, so
+         * in the file it would still be read back into host memory whole */
+        uint64_t cost = free_copy ? 0 : x->is_output ? UINT64_MAX : 1 + u[b].io;
         if (moved[b])
-            c[S.n_cand++] = (cand){b, free_copy ? 0 : 1 + u[b].io, u[b].first};
+            c[S.n_cand++] = (cand){b, cost, u[b].first};
     }
     qsort(c, (size_t)S.n_cand, sizeof *c, cand_cmp);
     for (int k = 0; k < S.n_cand; k++) {

@@ -19,6 +19,11 @@ typedef struct {
     pg_kind kind;
     int is_output;
     int tensor;        /* the program tensor (storage root) it holds */
+    /* a band of an output cut into bands (band_total 0: none): its homes lie
+     * side by side in the pool, the band at band_at of band_total bytes from
+     * where band_first's group starts, so the whole is handed back in place */
+    uint64_t band_total, band_at;
+    int band_first;
 } pg_buffer;
 
 /* Steps in execution order and the buffers each touches; the last one listed
@@ -145,8 +150,8 @@ typedef struct {
  * Constants and inputs leave first (the host holds them anyway), then
  * weights and spilled activations, least costly per byte first (a weight costs
  * a shard read per load, an activation a write per spill and a read per
- * reload, an output's read after the run included), farthest first
- * use first among equals. home_off, file_off: per buffer (UINT64_MAX: none);
+ * reload), farthest first use first among equals, and outputs last (the
+ * caller is handed them from their homes). home_off, file_off: per buffer (UINT64_MAX: none);
  * tier: per buffer. SI_ERR_BUDGET naming hp->min_budget when it does not fit,
  * SI_ERR_NOMEM. */
 si_result pg_host_tiers(const pg_problem *pb, const pg_plan *pl, uint64_t budget, uint64_t *home_off,

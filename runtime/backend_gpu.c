@@ -93,6 +93,26 @@ static si_result gpu_transfer_ptr(si_model *m, int b, uint64_t at, uint64_t byte
                     : glk_download(m->gpu, m->arena, off, p, bytes, err);
 }
 
+static si_result gpu_transfer_pool(si_model *m, int b, uint64_t at, uint64_t bytes, uint64_t pool_off,
+                                   int to_arena, void **fence, si_error *err)
+{
+    uint64_t off = m->arena_base + m->off[b] + at;
+    if (!m->home_buf) /* plain memory: copied at the call */
+        return gpu_transfer_ptr(m, b, at, bytes, m->home + pool_off, to_arena, err);
+    si_result st = to_arena ? glk_copy(m->gpu, m->home_buf, pool_off, m->arena, off, bytes, err)
+                            : glk_copy(m->gpu, m->arena, off, m->home_buf, pool_off, bytes, err);
+    if (st == SI_OK)
+        st = glk_fence(m->gpu, fence, err);
+    if (st == SI_OK && !to_arena)
+        st = glk_fence_wait(m->gpu, fence, err);
+    return st;
+}
+
+static si_result gpu_fence_wait(si_model *m, void **fence, si_error *err)
+{
+    return glk_fence_wait(m->gpu, fence, err);
+}
+
 /* Steps no kernel runs here: host-only kinds, and loops longer than the
  * driver lets one dispatch run. */
 static int on_host(const si_model *m, const ck_step *st)
@@ -260,6 +280,8 @@ const rt_backend rt_backend_gpu = {
     .pool_free = gpu_pool_free,
     .transfer = gpu_transfer,
     .transfer_ptr = gpu_transfer_ptr,
+    .transfer_pool = gpu_transfer_pool,
+    .fence_wait = gpu_fence_wait,
     .run_step = gpu_run_step,
     .prepare = gpu_prepare,
     .check_step = gpu_check_step,

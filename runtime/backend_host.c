@@ -69,6 +69,21 @@ static si_result host_transfer_ptr(si_model *m, int b, uint64_t at, uint64_t byt
     return SI_OK;
 }
 
+static si_result host_transfer_pool(si_model *m, int b, uint64_t at, uint64_t bytes, uint64_t pool_off,
+                                    int to_arena, void **fence, si_error *err)
+{
+    *fence = NULL; /* done at the call */
+    return host_transfer_ptr(m, b, at, bytes, m->home + pool_off, to_arena, err);
+}
+
+static si_result host_fence_wait(si_model *m, void **fence, si_error *err)
+{
+    (void)m;
+    (void)err;
+    *fence = NULL;
+    return SI_OK;
+}
+
 /* The step's reference implementation on its tensors where the arena holds them. */
 static si_result host_run_step(si_model *m, int s, si_error *err)
 {
@@ -118,6 +133,8 @@ const rt_backend rt_backend_host = {
     .pool_free = host_pool_free,
     .transfer = host_transfer,
     .transfer_ptr = host_transfer_ptr,
+    .transfer_pool = host_transfer_pool,
+    .fence_wait = host_fence_wait,
     .run_step = host_run_step,
     .check_step = NULL, /* the host is the reference */
     .throttle = host_throttle,

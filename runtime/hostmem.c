@@ -40,6 +40,18 @@ static uint64_t others_pools(const si_model *m)
     return n;
 }
 
+/* The bytes of the inputs a run of the model is given, 4 an element: the
+ * run uploads them from the caller's memory (in_dev), so a host budget holds
+ * them beside the pool. */
+static uint64_t given_bytes(const si_model *root)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < core_graph_n_inputs(root->g); i++)
+        if (root->bound[i].rank != CORE_UNFED_RANK)
+            n += (uint64_t)core_shape_count(&root->bound[i]) * 4;
+    return n;
+}
+
 si_result rt_host_tiers(si_model *m, uint64_t *homes, si_error *err)
 {
     int nb = m->pb.n_buffers;
@@ -51,8 +63,12 @@ si_result rt_host_tiers(si_model *m, uint64_t *homes, si_error *err)
     m->tier = calloc((size_t)nb + 1, 1);
     if (!m->home_off || !m->file_off || !m->tier)
         return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    const si_model *root = m->parent ? m->parent : m;
+    uint64_t given = m->opt.host_mem_budget ? given_bytes(root) : 0;
     uint64_t others = m->opt.host_mem_budget ? others_pools(m) : 0;
-    uint64_t here = !m->opt.host_mem_budget ? 0 : others < m->opt.host_mem_budget ? m->opt.host_mem_budget - others : 1;
+    uint64_t here = !m->opt.host_mem_budget                       ? 0
+                    : others + given < m->opt.host_mem_budget ? m->opt.host_mem_budget - others - given
+                                                              : 1;
     uint64_t want = here;
     /* A model that runs in stages shares the budget among their pools, and
      * the later stages are planned only once the earlier ones ran: each takes
@@ -60,7 +76,6 @@ si_result rt_host_tiers(si_model *m, uint64_t *homes, si_error *err)
      * and a refusal names the least for all the stages planned so far. The
      * models of a context share its budget the same way: each is planned
      * when it is opened, not knowing what will be opened after it. */
-    const si_model *root = m->parent ? m->parent : m;
     int staged = m->parent || m->prog->has_dynamic || root->ctx;
     si_error probe;
     if (here && staged && pg_host_tiers(&m->pb, m->plan, 1, m->home_off, m->file_off, m->tier, &m->hplan,
@@ -69,34 +84,41 @@ si_result rt_host_tiers(si_model *m, uint64_t *homes, si_error *err)
     si_result st = pg_host_tiers(&m->pb, m->plan, want, m->home_off, m->file_off, m->tier, &m->hplan, err);
     *homes = m->hplan.homes_bytes;
     if (st == SI_ERR_BUDGET && others) {
+        char b1[BASE_SIZE_CHARS], b2[BASE_SIZE_CHARS], b3[BASE_SIZE_CHARS], b4[BASE_SIZE_CHARS];
+        uint64_t total = m->hplan.min_budget + others + given;
+        base_fail(err, st, "a host-memory budget of %s leaves %s to this %s's host pool after the "
+                  "inputs it is given (%s) and the pools of the %s before it, and it needs %s: "
+                  "the smallest host budget for the %s planned so far is %s",
+                  base_size(m->opt.host_mem_budget, b1), base_size(here, b2),
+                  root->ctx ? "model" : "stage", base_size(given, b4),
+                  root->ctx ? "models and stages" : "stages", base_size(m->hplan.min_budget, b3),
+                  root->ctx ? "models and stages" : "stages", base_size(total, (char[BASE_SIZE_CHARS]){0}));
+    } else if (st == SI_ERR_BUDGET && given) {
         char b1[BASE_SIZE_CHARS], b2[BASE_SIZE_CHARS], b3[BASE_SIZE_CHARS];
-        uint64_t total = m->hplan.min_budget + others;
-        base_fail(err, st, "a host-memory budget of %s leaves %s to this %s after the pools of the "
-                  "%s before it, and it needs %s: the smallest host budget for the %s planned "
-                  "so far is %s", base_size(m->opt.host_mem_budget, b1), base_size(here, b2),
-                  root->ctx ? "model" : "stage", root->ctx ? "models and stages" : "stages",
-                  base_size(m->hplan.min_budget, b3), root->ctx ? "models and stages" : "stages", base_size(total, (char[BASE_SIZE_CHARS]){0}));
+        base_fail(err, st, "a host-memory budget of %s is too small for this plan: the inputs it is "
+                  "given (%s), the staging of what is read again from the shards (the largest "
+                  "weight, twice: one is read ahead) and of the spill file's parts, with what must "
+                  "keep a home, need more; the smallest host budget that works is %s",
+                  base_size(m->opt.host_mem_budget, b1), base_size(given, b2),
+                  base_size(m->hplan.min_budget + given, b3));
     }
     return st;
 }
 
-/* The staging slots and, where the plan spills to a file, the spill file:
- * made in spill_dir and unlinked at once, so that it goes with the descriptor
- * whatever happens to the process. */
-si_result rt_host_open(si_model *m, si_error *err)
+/* The spill file is made in spill_dir and unlinked at once, so that it goes
+ * with the descriptor whatever happens to the process. */
+si_result rt_host_open(si_model *m, uint64_t homes, si_error *err)
 {
     const pg_host_plan *hp = &m->hplan;
     m->pend_buf = -1;
     m->has_spill_fd = 0;
-    uint64_t staging = 2 * hp->weight_slot_bytes + hp->spill_slot_bytes;
-    if (staging) {
-        if (!(m->staging = malloc(staging)))
-            return base_fail(err, SI_ERR_NOMEM, "out of memory for the host pool's staging");
-        m->wslot[0] = m->staging;
-        m->wslot[1] = m->staging + hp->weight_slot_bytes;
-        m->sslot = m->staging + 2 * hp->weight_slot_bytes;
-    }
-    m->home_bytes = hp->pool_bytes;
+    m->wfence[0] = m->wfence[1] = m->sfence = NULL;
+    /* in the pool, so that with a mapped pool every move is a GPU-side copy
+     * (a download through a mapping of the arena made the H200's driver hold
+     * host memory of its own) */
+    m->wslot[0] = m->home + homes;
+    m->wslot[1] = m->wslot[0] + hp->weight_slot_bytes;
+    m->sslot = m->wslot[1] + hp->weight_slot_bytes;
     if (!hp->file_bytes)
         return SI_OK;
     const char *dir = m->opt.spill_dir ? m->opt.spill_dir : "/tmp";
@@ -122,13 +144,15 @@ si_result rt_host_open(si_model *m, si_error *err)
 void rt_host_close(si_model *m)
 {
     si_error ignored;
-    if (m->staging && m->pend_buf >= 0) /* a read ahead still lands in its slot */
+    if (m->wslot[0] && m->pend_buf >= 0) /* a read ahead still lands in its slot */
         io_reader_wait(m->rd, &ignored);
+    for (int i = 0; i < 2; i++)
+        m->be->fence_wait(m, &m->wfence[i], &ignored);
+    m->be->fence_wait(m, &m->sfence, &ignored);
     if (m->has_spill_fd)
         close(m->spill_fd);
     m->has_spill_fd = 0;
-    free(m->staging);
-    m->staging = m->wslot[0] = m->wslot[1] = m->sslot = NULL;
+    m->wslot[0] = m->wslot[1] = m->sslot = NULL;
     m->pend_buf = -1;
     free(m->tier);
     m->tier = NULL;
@@ -169,13 +193,17 @@ static si_result spill_io(si_model *m, int b, int write, si_error *err)
     if (write && m->opt.fail_spill_write > 0 && ++m->spill_writes >= m->opt.fail_spill_write)
         return base_fail(err, SI_ERR_IO, "the spill file: write %d failed (injected: fail_spill_write)",
                          m->spill_writes);
+    uint64_t slot = (uint64_t)(m->sslot - m->home);
     for (uint64_t at = 0; at < bytes;) {
         uint64_t n = bytes - at < chunk ? bytes - at : chunk;
-        si_result st = write ? m->be->transfer_ptr(m, b, at, n, m->sslot, 0, err) : SI_OK;
+        /* the slot is free once the copy out of it (a reload's last part) has run */
+        si_result st = m->be->fence_wait(m, &m->sfence, err);
+        if (st == SI_OK && write)
+            st = m->be->transfer_pool(m, b, at, n, slot, 0, &m->sfence, err);
         if (st == SI_OK)
             st = file_io(m, m->sslot, n, off + at, write, err);
         if (st == SI_OK && !write)
-            st = m->be->transfer_ptr(m, b, at, n, m->sslot, 1, err);
+            st = m->be->transfer_pool(m, b, at, n, slot, 1, &m->sfence, err);
         if (st != SI_OK)
             return st;
         at += n;
@@ -199,6 +227,9 @@ si_result rt_host_read_back(si_model *m, int b, void *dst, uint64_t bytes, si_er
 static si_result weight_submit(si_model *m, int b, int s, si_error *err)
 {
     const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
+    si_result st = m->be->fence_wait(m, &m->wfence[s], err); /* its last copy to the arena */
+    if (st != SI_OK)
+        return st;
     memset(m->wslot[s], 0, m->pb.buffers[b].bytes); /* the padding to 4 bytes */
     m->st.file_bytes_read += m->io->weights[t->weight].nbytes;
     return io_reader_submit(m->rd, t->weight, m->wslot[s], err);
@@ -238,7 +269,8 @@ static si_result weight_load(si_model *m, int b, int a, si_error *err)
     }
     m->st.file_ms += rt_now_ms() - t0;
     if (st == SI_OK)
-        st = m->be->transfer_ptr(m, b, 0, m->pb.buffers[b].bytes, m->wslot[s], 1, err);
+        st = m->be->transfer_pool(m, b, 0, m->pb.buffers[b].bytes, (uint64_t)(m->wslot[s] - m->home), 1,
+                                  &m->wfence[s], err);
     if (st != SI_OK || a < 0 || m->pend_buf >= 0)
         return st;
     int nb = next_shard_load(m, a);

@@ -83,19 +83,30 @@ si_result rt_make_problem(si_model *m, si_error *err)
         if (m->buf_of[r] >= 0 && p->tensors[r].kind == PT_ACT)
             pb->buffers[m->buf_of[r]].is_output = 1;
     }
-    for (int i = 0; i < p->n_out_bands; i++) /* an output too big for one buffer, in bands */
-        if (m->buf_of[p->out_bands[i].tensor] >= 0)
-            pb->buffers[m->buf_of[p->out_bands[i].tensor]].is_output = 1;
+    for (int i = 0; i < p->n_out_bands; i++) { /* an output too big for one buffer, in bands */
+        const struct core_band *bd = &p->out_bands[i];
+        int b = m->buf_of[bd->tensor], lead = -1;
+        if (b < 0)
+            continue;
+        pb->buffers[b].is_output = 1;
+        for (int k = 0; k < i && lead < 0; k++) /* the group's first band with a buffer */
+            if (p->out_bands[k].root == bd->root && m->buf_of[p->out_bands[k].tensor] >= 0)
+                lead = m->buf_of[p->out_bands[k].tensor];
+        pb->buffers[b].band_total = (uint64_t)p->tensors[bd->root].bytes;
+        pb->buffers[b].band_at = (uint64_t)bd->e0 * 4;
+        pb->buffers[b].band_first = lead >= 0 ? lead : b;
+    }
     return SI_OK;
 }
 
-/* The host pool of `total` bytes for the homes rt_host_tiers laid out, then
- * its staging slots and spill file (rt_host_open). */
+/* The host pool: `total` bytes for the homes rt_host_tiers laid out, then
+ * its staging slots (rt_host_open makes them and the spill file). */
 si_result rt_make_homes(si_model *m, uint64_t total, si_error *err)
 {
     int nb = m->pb.n_buffers;
-    m->home_bytes = total;
-    si_result st = m->be->pool_create(m, total, err);
+    const pg_host_plan *hp = &m->hplan;
+    m->home_bytes = total + 2 * hp->weight_slot_bytes + hp->spill_slot_bytes;
+    si_result st = m->be->pool_create(m, m->home_bytes, err);
     if (st != SI_OK)
         return st;
     /* constants now; weights at the first run; inputs every run */
@@ -104,7 +115,7 @@ si_result rt_make_homes(si_model *m, uint64_t total, si_error *err)
         if (m->home_off[b] != UINT64_MAX && t->kind == PT_CONST)
             memcpy(m->home + m->home_off[b], t->host, t->bytes);
     }
-    return rt_host_open(m, err);
+    return rt_host_open(m, total, err);
 }
 
 static int shapes_equal(const core_shape *a, const core_shape *b, int n)

@@ -195,18 +195,27 @@ si_result si_open(const char *path, const si_options *opt, si_model **out, si_er
     return rt_open_model(NULL, path, opt, out, err);
 }
 
+static void free_inputs(si_model *m)
+{
+    if (m->in_dev && m->in_copy)
+        for (int i = 0; i < core_graph_n_inputs(m->g); i++)
+            if (m->in_copy[i])
+                free(m->in_dev[i]);
+    free(m->in_dev);
+    free(m->in_copy);
+    m->in_dev = NULL;
+    m->in_copy = NULL;
+}
+
 void rt_free_run(si_model *m)
 {
     for (int i = 0; i < m->n_out; i++)
-        free(m->outs[i].data);
+        if (!m->outs[i].in_pool)
+            free(m->outs[i].data);
     free(m->outs);
     m->outs = NULL;
     m->n_out = 0;
-    if (m->in_dev)
-        for (int i = 0; i < core_graph_n_inputs(m->g); i++)
-            free(m->in_dev[i]);
-    free(m->in_dev);
-    m->in_dev = NULL;
+    free_inputs(m);
 }
 
 void si_close(si_model *m)
@@ -279,17 +288,22 @@ const char *si_output_name(const si_model *m, int i)
 /* ---- running ---- */
 
 /* Given data → 4 bytes an element (bool widened). */
-static void *to_dev(const si_tensor_in *in, int64_t n)
+/* Input i as the run reads it, 4 bytes an element: the caller's data itself
+ * (valid for the whole si_run, never written), or a copy where it is bool. */
+static si_result to_dev(si_model *m, int i, const si_tensor_in *in, int64_t n, si_error *err)
 {
+    if (in->dtype != SI_BOOL) {
+        m->in_dev[i] = (void *)(uintptr_t)in->data;
+        return SI_OK;
+    }
     int32_t *d = malloc((size_t)(n ? n : 1) * 4);
     if (!d)
-        return NULL;
-    if (in->dtype == SI_BOOL)
-        for (int64_t i = 0; i < n; i++)
-            d[i] = ((const uint8_t *)in->data)[i] != 0;
-    else
-        memcpy(d, in->data, (size_t)n * 4);
-    return d;
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    for (int64_t k = 0; k < n; k++)
+        d[k] = ((const uint8_t *)in->data)[k] != 0;
+    m->in_dev[i] = d;
+    m->in_copy[i] = 1;
+    return SI_OK;
 }
 
 static si_result match_inputs(si_model *m, const si_tensor_in *inputs, int n_inputs,
@@ -387,6 +401,41 @@ static si_result set_output(out_tensor *ot, si_dtype dt, const core_shape *shape
     return SI_OK;
 }
 
+/* Buffer b's home in the pool where it has one there (UINT64_MAX: none). */
+static uint64_t pool_home(const si_model *m, int b)
+{
+    if (b < 0 || (m->tier && m->tier[b] != PG_TIER_POOL))
+        return UINT64_MAX;
+    return m->home_off[b];
+}
+
+/* Where output tensor t's final bytes already lie in the host pool, whole and
+ * in the caller's layout (float32, int32): handed back from there, no copy;
+ * NULL where it must be copied (bool, spilled to the file, no home). An
+ * output in bands has its bands' homes side by side (pg_home_layout). */
+static void *output_in_pool(const si_model *m, int t)
+{
+    const core_program *p = m->prog;
+    int r = core_storage(p, t);
+    if (p->tensors[t].dtype == SI_BOOL || p->tensors[r].kind != PT_ACT)
+        return NULL;
+    uint64_t at = UINT64_MAX;
+    int banded = 0;
+    for (int i = 0; i < p->n_out_bands; i++) {
+        const struct core_band *bd = &p->out_bands[i];
+        if (bd->root != r)
+            continue;
+        uint64_t h = pool_home(m, m->buf_of[bd->tensor]), start = h - (uint64_t)bd->e0 * 4;
+        if (h == UINT64_MAX || h < (uint64_t)bd->e0 * 4 || (banded && start != at))
+            return NULL;
+        at = start;
+        banded = 1;
+    }
+    if (!banded)
+        at = pool_home(m, m->buf_of[r]);
+    return at == UINT64_MAX ? NULL : m->home + at;
+}
+
 static si_result collect_outputs(si_model *m, si_error *err)
 {
     const core_program *p = m->prog;
@@ -432,6 +481,11 @@ static si_result collect_outputs(si_model *m, si_error *err)
             continue;
         }
         const core_tensor *ct = &p->tensors[t];
+        void *home = output_in_pool(m, t);
+        if (home) {
+            m->outs[o] = (out_tensor){ct->dtype, ct->shape, home, 1};
+            continue;
+        }
         int64_t n = core_shape_count(&ct->shape);
         int32_t *words = malloc((size_t)(n ? n : 1) * 4);
         if (!words) {
@@ -509,18 +563,17 @@ static si_result run_locked(si_model *m, const si_tensor_in *inputs, int n_input
     core_shape *shapes = calloc((size_t)ni + 1, sizeof *shapes);
     const si_tensor_in **given = calloc((size_t)ni + 1, sizeof *given);
     m->in_dev = calloc((size_t)ni + 1, sizeof *m->in_dev);
+    m->in_copy = calloc((size_t)ni + 1, 1);
     si_result st = SI_OK;
-    if (!shapes || !given || !m->in_dev) {
+    if (!shapes || !given || !m->in_dev || !m->in_copy) {
         st = base_fail(err, SI_ERR_NOMEM, "out of memory");
         goto done;
     }
     if ((st = match_inputs(m, inputs, n_inputs, shapes, given, err)) != SI_OK)
         goto done;
     for (int i = 0; i < ni; i++)
-        if (given[i] && !(m->in_dev[i] = to_dev(given[i], core_shape_count(&shapes[i])))) {
-            st = base_fail(err, SI_ERR_NOMEM, "out of memory");
+        if (given[i] && (st = to_dev(m, i, given[i], core_shape_count(&shapes[i]), err)) != SI_OK)
             goto done;
-        }
     m->rebuilt = 0;
     st = rt_build_program(m, shapes, m->in_dev, err);
     if (m->rebuilt) { /* new input sizes: planned in this run */
@@ -540,6 +593,7 @@ static si_result run_locked(si_model *m, const si_tensor_in *inputs, int n_input
 done:
     free(shapes);
     free(given);
+    free_inputs(m); /* the caller's data is the caller's again */
     fill_stats(m);
     m->st.run_ms = rt_now_ms() - t0;
     if (st != SI_OK)

@@ -25,6 +25,7 @@ typedef struct {
     si_dtype dtype;
     core_shape shape;
     void *data; /* user layout: float32 / int32 / 1-byte bool */
+    int in_pool; /* data is the output's home in the host pool (not to be freed) */
 } out_tensor;
 
 typedef struct rt_backend rt_backend;
@@ -61,13 +62,14 @@ struct si_model {
     uint64_t *home_off;      /* per buffer; UINT64_MAX: none */
     int weights_read;        /* weights are in their homes */
     /* Under a host-memory budget (runtime/hostmem.c, pg_host_tiers): each
-     * buffer's tier; what has no home comes through staging slots (plain
-     * memory: 2 for weights read from the shards, 1 for the spill file) */
+     * buffer's tier; what has no home comes through staging slots at the end
+     * of the pool (2 for weights read from the shards, 1 for the spill
+     * file), each with the fence of the last copy that reads it */
     uint8_t *tier;           /* per buffer: PG_TIER_* */
     uint64_t *file_off;      /* per buffer: its place in the spill file */
     pg_host_plan hplan;
-    uint8_t *staging;
     uint8_t *wslot[2], *sslot;
+    void *wfence[2], *sfence;
     int pend_buf, pend_slot; /* a weight read ahead into wslot[pend_slot] (-1: none) */
     int spill_fd, has_spill_fd; /* the spill file, unlinked at creation */
     int spill_writes;        /* writes to it so far (si_options.fail_spill_write) */
@@ -75,7 +77,9 @@ struct si_model {
     /* the last run */
     int n_out;
     out_tensor *outs;
-    void **in_dev;           /* per model input: 4-byte-element copy of the given data */
+    void **in_dev;           /* per model input, during a run: the given data where it has
+                              * 4-byte elements, else a 4-byte-element copy (in_copy) */
+    uint8_t *in_copy;        /* per model input: in_dev is a copy of the run's own */
     si_stats st;
     si_trace trace;
     int plan_only;           /* si_plan: bind the inputs and plan, run nothing */
@@ -137,6 +141,13 @@ struct rt_backend {
      * pool) and the arena; done with p when it returns */
     si_result (*transfer_ptr)(si_model *m, int b, uint64_t at, uint64_t len, void *p, int to_arena,
                               si_error *err);
+    /* bytes [at, at+len) of buffer b between the pool at pool_off and the
+     * arena: a GPU-side copy where the pool is mapped for the GPU. A
+     * download's bytes are in the pool when it returns; an upload's may be
+     * written again once *fence (set by it) is waited for (fence_wait) */
+    si_result (*transfer_pool)(si_model *m, int b, uint64_t at, uint64_t len, uint64_t pool_off,
+                               int to_arena, void **fence, si_error *err);
+    si_result (*fence_wait)(si_model *m, void **fence, si_error *err);
     si_result (*run_step)(si_model *m, int s, si_error *err);
     /* compiles what the plan's steps run (shaders), before any run; NULL: nothing to compile */
     si_result (*prepare)(si_model *m, si_error *err);
@@ -180,10 +191,13 @@ si_result rt_make_homes(si_model *m, uint64_t total, si_error *err);
 int rt_same_binding(const si_model *m, const core_shape *shapes, void *const *vals);
 
 /* hostmem.c: the host tiers of the current plan within the host budget
- * (home_off, tier, file_off, hplan; *homes: the mapped pool's size), then,
- * once the pool exists, the staging slots and the spill file. */
+ * (home_off, tier, file_off, hplan; *homes: the bytes of the pool's homes,
+ * its staging slots after them), then, once the pool exists, the staging
+ * slots and the spill file. */
 si_result rt_host_tiers(si_model *m, uint64_t *homes, si_error *err);
-si_result rt_host_open(si_model *m, si_error *err);
+/* The staging slots, in the pool after its homes (homes bytes), and the
+ * spill file where the plan has one. */
+si_result rt_host_open(si_model *m, uint64_t homes, si_error *err);
 void rt_host_close(si_model *m);
 /* Moves buffer b of action ac (index a in the run's actions; -1: the
  * prologue) between its host side, whatever the tier, and the arena. */

@@ -293,6 +293,54 @@ static void test_forced_spill(void **state)
     free_program(&g);
 }
 
+/* An output cut into bands (three buffers written by three steps, a weight
+ * read between them): their homes lie side by side in the output's layout,
+ * so the whole is handed back from the pool; the homes do not overlap the
+ * weight's or the input's. */
+static void test_band_homes(void **state)
+{
+    (void)state;
+    prog g;
+    memset(&g, 0, sizeof g);
+    g.pb.buffers = calloc(16, sizeof *g.pb.buffers);
+    g.pb.step_start = calloc(8, sizeof(int));
+    g.pb.step_bufs = calloc(32, sizeof(int));
+    int in = add_buf(&g, PG_INPUT, 4096), k = 0, band[3];
+    uint64_t sizes[3] = {1000, 2000, 1004}, at = 0;
+    for (int s = 0; s < 3; s++) {
+        int w = add_buf(&g, PG_WEIGHT, 512 + 16 * (uint64_t)s);
+        g.pb.step_start[s] = k;
+        g.pb.step_bufs[k++] = in;
+        g.pb.step_bufs[k++] = w;
+        band[s] = add_buf(&g, PG_ACT, sizes[s]);
+        g.pb.step_bufs[k++] = band[s];
+        pg_buffer *x = &g.pb.buffers[band[s]];
+        x->is_output = 1;
+        x->band_total = 4004;
+        x->band_at = at;
+        x->band_first = band[0];
+        at += sizes[s];
+    }
+    g.pb.step_start[3] = k;
+    g.pb.n_steps = 3;
+    pg_plan *p = NULL;
+    si_error err = {0};
+    assert_int_equal(pg_plan_build(&g.pb, 0, 256, &p, &err), SI_OK);
+    int nb = g.pb.n_buffers;
+    uint64_t o[16];
+    uint64_t total = pg_home_layout(&g.pb, p, o);
+    for (int s = 0; s < 3; s++)
+        assert_int_equal(o[band[s]], o[band[0]] + g.pb.buffers[band[s]].band_at);
+    for (int b = 0; b < nb; b++) { /* no two homes overlap, all within the pool */
+        uint64_t eb = o[b] + g.pb.buffers[b].bytes;
+        assert_true(o[b] != UINT64_MAX && eb <= total);
+        for (int c = 0; c < b; c++)
+            assert_true(eb <= o[c] || o[c] + g.pb.buffers[c].bytes <= o[b]);
+    }
+    pg_plan_free(p);
+    free_program(&g);
+}
+
 /* The host tiers (pg_host_tiers) of random plans: no budget is the plain
  * layout; the smallest budget named in the refusal is accepted and one byte
  * less refused; every budget from it up is accepted (monotone) with the pool
@@ -361,6 +409,15 @@ static void test_host_tiers(void **state)
                 if (tier[b] == PG_TIER_FILE && x->bytes > ss)
                     ss = x->bytes;
             }
+            /* outputs leave the pool last: one in the file means nothing
+             * else the run moves kept a home */
+            int out_in_file = 0, other_in_pool = 0;
+            for (int b = 0; b < nb; b++) {
+                const pg_buffer *x = &g.pb.buffers[b];
+                out_in_file |= x->is_output && tier[b] == PG_TIER_FILE;
+                other_in_pool |= !x->is_output && tier[b] == PG_TIER_POOL;
+            }
+            assert_false(out_in_file && other_in_pool);
             /* the staging slots hold the largest weight and a spill part */
             assert_true(hp.weight_slot_bytes >= sw);
             assert_true(hp.spill_slot_bytes >= (ss < PG_SPILL_CHUNK ? ss : PG_SPILL_CHUNK));
@@ -511,6 +568,7 @@ int main(void)
                                        cmocka_unit_test(test_plan_bytes),
                                        cmocka_unit_test(test_forced_spill),
                                        cmocka_unit_test(test_host_tiers),
+                                       cmocka_unit_test(test_band_homes),
                                        cmocka_unit_test(test_place_greedy),
                                        cmocka_unit_test(test_search_shortcuts)};
     return cmocka_run_group_tests_name("planner", tests, NULL, NULL);
