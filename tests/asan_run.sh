@@ -74,6 +74,10 @@ for name in $MODELS; do
 done
 check "streaminfer --vram 1M emotion (paging)" "$B/streaminfer" -q --vram 1M "$MODELS_DIR/emotion.json"
 check "streaminfer --io uring selfie" "$B/streaminfer" -q --io uring "$MODELS_DIR/selfie.json"
+# the host tiers: weights read again from the shards through the pool's staging
+# slots, spills to the spill file, the output handed back from the pool
+check "streaminfer --vram 1M --host-mem 760K emotion (host tiers)" "$B/streaminfer" -q --vram 1M \
+    --host-mem 760K "$MODELS_DIR/emotion.json"
 # plans and compiled programs read back from the cache folder, damaged entries included
 check "plancache_test.sh (entries cut short or edited)" "$HERE/plancache_test.sh" "$B/streaminfer" "$CACHE"
 

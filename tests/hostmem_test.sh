@@ -22,7 +22,7 @@ p1=$!
 "$SI" -q --vram "$V" --host-mem "$H" --spill-dir "$T/spill" --output "$T/lim" --stats "$T/lim.json" "$M" \
     2>"$T/err2"
 r2=$?
-wait $p1 || { echo "  FAIL host-unlimited run: $(cat "$T/err1")"; exit 1; }
+wait $p1 || { echo "  FAIL host-unlimited run (exit $?): $(cat "$T/err1")"; exit 1; }
 [ $r2 -eq 0 ] || { echo "  FAIL run at --host-mem $H: $(cat "$T/err2")"; exit 1; }
 w=$(key weights_bytes "$T/lim.json")
 pool=$(key host_pool_bytes "$T/lim.json")
