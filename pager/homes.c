@@ -116,7 +116,12 @@ uint64_t pg_home_floor(const pg_problem *prob)
         if (seen[b] || (pb->kind == PG_ACT && !pb->is_output))
             continue;
         seen[b] = 1;
-        total += home_size(pb->bytes);
+        if (!pb->band_total) {
+            total += home_size(pb->bytes);
+        } else if (!seen[pb->band_first] || pb->band_first == b) { /* a group once, as laid out */
+            seen[pb->band_first] = 1;
+            total += home_size(pb->band_total);
+        }
     }
     free(seen);
     return total;

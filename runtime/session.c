@@ -287,20 +287,32 @@ const char *si_output_name(const si_model *m, int i)
 
 /* ---- running ---- */
 
-/* Given data → 4 bytes an element (bool widened). */
+/* p lies in the model's host pool: an output of its last run, handed back from there. */
+static int in_pool(const si_model *m, const void *p)
+{
+    uintptr_t a = (uintptr_t)p, h = (uintptr_t)m->home;
+    return m->home && a >= h && a - h < m->home_bytes;
+}
+
 /* Input i as the run reads it, 4 bytes an element: the caller's data itself
- * (valid for the whole si_run, never written), or a copy where it is bool. */
+ * (valid for the whole si_run, never written), or a copy where it is bool
+ * (widened) or where it is an output of the last run fed back (its home in
+ * the pool is written by this run, or freed when new input sizes make a new
+ * program). */
 static si_result to_dev(si_model *m, int i, const si_tensor_in *in, int64_t n, si_error *err)
 {
-    if (in->dtype != SI_BOOL) {
+    if (in->dtype != SI_BOOL && !in_pool(m, in->data)) {
         m->in_dev[i] = (void *)(uintptr_t)in->data;
         return SI_OK;
     }
     int32_t *d = malloc((size_t)(n ? n : 1) * 4);
     if (!d)
         return base_fail(err, SI_ERR_NOMEM, "out of memory");
-    for (int64_t k = 0; k < n; k++)
-        d[k] = ((const uint8_t *)in->data)[k] != 0;
+    if (in->dtype == SI_BOOL)
+        for (int64_t k = 0; k < n; k++)
+            d[k] = ((const uint8_t *)in->data)[k] != 0;
+    else
+        memcpy(d, in->data, (size_t)n * 4);
     m->in_dev[i] = d;
     m->in_copy[i] = 1;
     return SI_OK;

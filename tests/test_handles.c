@@ -156,6 +156,50 @@ static void test_app_context_kept(void **state)
     eglDestroyContext(d, app);
 }
 
+/* An output of a run fed back as the next run's input, as a recurrent model's
+ * state is (si_output hands outputs back from the model's host pool): the
+ * same size, then a smaller one, which makes a new program and pool while
+ * the input still points into the old. Each answer against the host. */
+static void test_output_fed_back(void **state)
+{
+    (void)state;
+    jb j = {0};
+    const int free_dims[2] = {1, -1};
+    placeholder_f32(&j, "x", free_dims, 2);
+    node(&j, "u", "Square", "\"x\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
+    node(&j, "y", "AddV2", "\"u\",\"x\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
+    const char *path = write_model(&j, "fed_back.json");
+    for (int budget = 0; budget < 2; budget++) {
+        si_model *m = NULL;
+        si_error err = {0};
+        si_options opt = {.backend = SI_BACKEND_GPU, .host_mem_budget = budget ? 4096 : 0};
+        if (si_open(path, &opt, &m, &err) != SI_OK)
+            fail_msg("open: %s", err.message);
+        float want[N];
+        const void *in = x;
+        int n = N;
+        for (int run = 0; run < 3; run++) {
+            for (int i = 0; i < n; i++) {
+                float v = ((const float *)in)[i];
+                want[i] = v * v + v;
+            }
+            if (run == 2)
+                n = N / 2; /* new input sizes: a new program */
+            si_tensor_in ti = {.dtype = SI_FLOAT32, .rank = 2, .shape = {1, n}, .data = in};
+            if (si_run(m, &ti, 1, &err) != SI_OK)
+                fail_msg("run %d (host budget %d): %s", run, budget, err.message);
+            const void *out;
+            assert_int_equal(si_output(m, 0, NULL, NULL, NULL, &out, &err), SI_OK);
+            for (int i = 0; i < n; i++)
+                if (((const float *)out)[i] != want[i])
+                    fail_msg("run %d (host budget %d), element %d: %g, expected %g", run, budget, i,
+                             ((const float *)out)[i], want[i]);
+            in = out;
+        }
+        si_close(m);
+    }
+}
+
 int main(void)
 {
     if (!mkdtemp(tmp_root))
@@ -170,6 +214,7 @@ int main(void)
         cmocka_unit_test(test_open_here_run_there),
         cmocka_unit_test(test_threads_share_handle),
         cmocka_unit_test(test_app_context_kept),
+        cmocka_unit_test(test_output_fed_back),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tiny_rm_tmp();

@@ -331,6 +331,7 @@ static void test_band_homes(void **state)
     uint64_t total = pg_home_layout(&g.pb, p, o);
     for (int s = 0; s < 3; s++)
         assert_int_equal(o[band[s]], o[band[0]] + g.pb.buffers[band[s]].band_at);
+    assert_true(pg_home_floor(&g.pb) <= total); /* a floor under the layout */
     for (int b = 0; b < nb; b++) { /* no two homes overlap, all within the pool */
         uint64_t eb = o[b] + g.pb.buffers[b].bytes;
         assert_true(o[b] != UINT64_MAX && eb <= total);
