@@ -59,6 +59,15 @@ int core_broadcast_shape(const core_shape *a, const core_shape *b, core_shape *o
  * out->data is allocated by the caller with count*4 bytes (and, for an
  * accumulating copy, holds the earlier steps' writes). core/step.c. */
 si_result ck_host_run(const ck_step *s, const core_buf *const *ins, core_buf *out, si_error *err);
+/* Whether a host step may run without input i, given the inputs read so far
+ * (ins[j] NULL where not read): an executor that reads inputs back reads them
+ * from the last and leaves one unread where this says so (CK_TOPK's x when no
+ * row of the GPU's answer is flagged). ck_host_run accepts it missing then. */
+int ck_host_skips_input(const ck_step *s, int i, const core_buf *const *ins);
+/* The CK_TOPK_BLOCK levels of a sorted TopK of k in rows [outer, n] (core/op_select.c):
+ * their parameters in lv[0..L), the last with one block a row; L, or -1 past max. */
+#define CK_TOPK_LEVELS 16
+int ck_topk_levels(int64_t outer, int64_t n, int64_t k, int x_float, ck_topkb_p *lv, int max);
 
 /* Per-kind host references ck_host_<name> (one file per family, core/op_*.c),
  * one for each row of CK_KINDS; called by ck_host_run. */

@@ -75,6 +75,7 @@ void ck_host_reduce(const ck_step *s, const core_buf *const *ins, core_buf *out)
     const int32_t *xi = x->data;
     int in_f = x->dtype == SI_FLOAT32, out_f = out->dtype == SI_FLOAT32;
     int init = p->has_init && ins[1];
+    int64_t cw = p->lanes ? p->lanes : 1; /* carry pairs an element */
     const float *initf = init ? ins[1]->data : NULL;
     const int32_t *initi = init ? ins[1]->data : NULL;
     for (int32_t o = 0; o < p->outer; o++)
@@ -86,11 +87,11 @@ void ck_host_reduce(const ck_step *s, const core_buf *const *ins, core_buf *out)
                 /* tfjs Mean: cast to float32, divide every element by n (a
                  * float32 tensor), then sum that in a JS number. */
                 float fn = (float)(p->divisor ? p->divisor : p->n);
-                double acc = !init ? 0.0 : (p->carry & 1) ? carry_get(ins[1], oi) : initf[oi];
+                double acc = !init ? 0.0 : (p->carry & 1) ? carry_get(ins[1], oi * cw) : initf[oi];
                 for (int32_t j = 0; j < p->n; j++)
                     acc += (double)((in_f ? xf[AT(j)] : (float)xi[AT(j)]) / fn);
                 if (p->carry & 2)
-                    carry_put(out, oi, acc);
+                    carry_put(out, oi * cw, acc);
                 else
                     ((float *)out->data)[oi] = (float)acc;
                 break;
@@ -101,13 +102,13 @@ void ck_host_reduce(const ck_step *s, const core_buf *const *ins, core_buf *out)
                 if (out_f) {
                     /* in a JS number, rounded to float32 once (Sum.js, Prod_impl.js) */
                     double acc = !init ? (is_sum ? 0.0 : 1.0)
-                                 : (p->carry & 1) ? carry_get(ins[1], oi) : initf[oi];
+                                 : (p->carry & 1) ? carry_get(ins[1], oi * cw) : initf[oi];
                     for (int32_t j = 0; j < p->n; j++) {
                         double v = in_f ? xf[AT(j)] : (float)xi[AT(j)];
                         acc = is_sum ? acc + v : acc * v;
                     }
                     if (p->carry & 2)
-                        carry_put(out, oi, acc);
+                        carry_put(out, oi * cw, acc);
                     else
                         ((float *)out->data)[oi] = (float)acc;
                 } else {
@@ -565,6 +566,8 @@ static si_result reduce_tensor(lower_ctx *c, si_error *err, int op, int xt, cons
     s.in[0] = src;
     s.u.reduce = (ck_reduce_p){.op = op, .outer = (int32_t)outer, .n = (int32_t)n,
                                .inner = (int32_t)inner, .dtype = in_dt};
+    if ((op == CK_R_MEAN || (op == CK_R_SUM && in_dt == SI_FLOAT32)) && n >= CK_REDUCE_WIDE)
+        s.u.reduce.lanes = CK_REDUCE_LANES;
     s.out = lc_new_tensor(c, out_dt, &os);
     if (s.out < 0)
         return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");

@@ -134,10 +134,26 @@ static void stable_sort(vi_pair *a, vi_pair *tmp, int64_t n)
     memcpy(a, tmp, (size_t)o * sizeof *a);
 }
 
+/* CK_TOPK with cand: is any row of the GPU's answer flagged? */
+static int cand_flagged(const ck_topk_p *p, const core_buf *cand)
+{
+    for (int64_t r = 0; r < p->outer; r++)
+        if (((const int32_t *)cand->data)[r * (p->k + 1) + p->k])
+            return 1;
+    return 0;
+}
+
+int ck_host_skips_input(const ck_step *s, int i, const core_buf *const *ins)
+{
+    return s->kind == CK_TOPK && s->u.topk.cand && i == 0 && s->n_in > 1 && ins[1] &&
+           !cand_flagged(&s->u.topk, ins[1]);
+}
+
 void ck_host_topk(const ck_step *s, const core_buf *const *ins, core_buf *out)
 {
     const ck_topk_p *p = &s->u.topk;
     int64_t k = p->k, n = p->n;
+    const int32_t *cand = p->cand ? (const int32_t *)ins[1]->data : NULL;
     vi_pair *row = malloc((size_t)(n ? n : 1) * sizeof *row);
     vi_pair *tmp = malloc((size_t)(k ? k : 1) * sizeof *tmp);
     if (!row || !tmp) {
@@ -147,6 +163,10 @@ void ck_host_topk(const ck_step *s, const core_buf *const *ins, core_buf *out)
     }
     for (int64_t r = 0; r < p->outer; r++) {
         int64_t base = r * n;
+        if (cand && !cand[r * (k + 1) + k]) { /* the GPU's answer holds */
+            memcpy((int32_t *)out->data + r * k, cand + r * (k + 1), (size_t)k * sizeof(int32_t));
+            continue;
+        }
         for (int64_t i = 0; i < n; i++)
             row[i] = (vi_pair){val(ins[0], base + i), i};
         if (k < n)
@@ -165,6 +185,174 @@ void ck_host_topk(const ck_step *s, const core_buf *const *ins, core_buf *out)
     }
     free(row);
     free(tmp);
+}
+
+/* CK_TOPK_BLOCK's key of element e of row r: larger values larger keys, -0 as
+ * +0 (tfjs's b - a is 0 between them), the index's complement below (a lower
+ * index first on a tie); *bad set by a NaN or an infinity. Empty slots are
+ * (0, 0), below every element. The GPU computes the same (topk_block.comp). */
+typedef struct {
+    uint32_t hi, lo;
+} tk_key;
+
+static tk_key tk_key_of(const ck_topkb_p *p, const core_buf *x, int64_t r, int32_t e, int *bad)
+{
+    uint32_t u;
+    if (p->x_float) {
+        float v = ((const float *)x->data)[r * p->n + e];
+        memcpy(&u, &v, 4);
+        if ((u & 0x7f800000u) == 0x7f800000u)
+            *bad = 1;
+        if ((u & 0x7fffffffu) == 0)
+            u = 0;
+        u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+    } else {
+        u = (uint32_t)((const int32_t *)x->data)[r * p->n + e] ^ 0x80000000u;
+    }
+    return (tk_key){u, ~(uint32_t)e};
+}
+
+static int tk_cmp_desc(const void *a, const void *b)
+{
+    const tk_key *x = a, *y = b;
+    if (x->hi != y->hi)
+        return x->hi > y->hi ? -1 : 1;
+    return x->lo > y->lo ? -1 : (x->lo < y->lo);
+}
+
+void ck_host_topk_block(const ck_step *s, const core_buf *const *ins, core_buf *out)
+{
+    const ck_topkb_p *p = &s->u.topkb;
+    tk_key *keys = malloc((size_t)(p->items > 0 ? p->items : 1) * sizeof *keys);
+    if (!keys)
+        return;
+    int32_t *o = out->data;
+    for (int64_t r = 0; r < p->outer; r++)
+        for (int32_t b = 0; b < p->nb; b++) {
+            int bad = 0;
+            const int32_t *cand = p->from_cand ? (const int32_t *)ins[1]->data : NULL;
+            for (int32_t i = 0; i < p->items; i++) {
+                int32_t e = -1;
+                if (!cand) {
+                    int64_t g = (int64_t)b * p->items + i;
+                    e = g < p->n ? (int32_t)g : -1;
+                } else {
+                    int64_t pb = (int64_t)b * p->group + i / p->pkb;
+                    if (pb < p->pnb)
+                        e = cand[(r * p->pnb + pb) * (p->pkb + 1) + i % p->pkb];
+                }
+                keys[i] = e >= 0 ? tk_key_of(p, ins[0], r, e, &bad) : (tk_key){0, 0};
+            }
+            for (int32_t q = 0; cand && q < p->group; q++) {
+                int64_t pb = (int64_t)b * p->group + q;
+                if (pb < p->pnb && cand[(r * p->pnb + pb) * (p->pkb + 1) + p->pkb])
+                    bad = 1;
+            }
+            qsort(keys, (size_t)p->items, sizeof *keys, tk_cmp_desc);
+            int32_t *row = o + (r * p->nb + b) * (p->kb + 1);
+            for (int32_t j = 0; j < p->kb; j++)
+                row[j] = j < p->items && (keys[j].hi | keys[j].lo) ? (int32_t)~keys[j].lo : -1;
+            row[p->kb] = bad;
+        }
+    free(keys);
+}
+
+void ck_host_take(const ck_step *s, const core_buf *const *ins, core_buf *out)
+{
+    const ck_take_p *p = &s->u.take;
+    const int32_t *idx = ins[1]->data;
+    for (int64_t r = 0; r < p->outer; r++)
+        for (int64_t j = 0; j < p->k; j++) {
+            int64_t o = r * p->k + j;
+            int32_t e = idx[o];
+            int32_t v = 0;
+            if (e >= 0 && e < p->n)
+                memcpy(&v, (const int32_t *)ins[0]->data + r * p->n + e, 4);
+            ((int32_t *)out->data)[o] = v;
+        }
+}
+
+/* Sorted TopK of float32 or int32 rows with k <= CK_TOPK_SORT / 4 runs on the
+ * GPU: CK_TOPK_BLOCK levels until one block is left a row, then CK_TOPK with
+ * cand (on the host, reading back k + 1 ints a row; a row holding a NaN or an
+ * infinity is selected there from x, as tfjs's select() does it), then CK_TAKE
+ * for the values. Each level keeps a total order's best, so the answer is the
+ * host's whatever the blocks: no budget changes it (every step runs whole). */
+static int topk_on_gpu(const core_tensor *x, int64_t k, int64_t n, int sorted)
+{
+    return sorted && k >= 1 && k <= CK_TOPK_SORT / 4 && n >= 1 &&
+           (x->dtype == SI_FLOAT32 || x->dtype == SI_INT32);
+}
+
+static int32_t pow2_at_least(int64_t v)
+{
+    int32_t s = 1;
+    while (s < v)
+        s <<= 1;
+    return s;
+}
+
+int ck_topk_levels(int64_t outer, int64_t n, int64_t k, int x_float, ck_topkb_p *lv, int max)
+{
+    int64_t nb = 0, kb = 0;
+    int L = 0;
+    do {
+        if (L == max)
+            return -1;
+        ck_topkb_p *p = &lv[L];
+        if (L == 0) {
+            int64_t items = n < CK_TOPK_SORT ? n : CK_TOPK_SORT;
+            *p = (ck_topkb_p){.items = (int32_t)items, .nb = (int32_t)((n + items - 1) / items)};
+        } else {
+            int64_t group = CK_TOPK_SORT / kb < nb ? CK_TOPK_SORT / kb : nb;
+            *p = (ck_topkb_p){.from_cand = 1, .pnb = (int32_t)nb, .pkb = (int32_t)kb,
+                              .group = (int32_t)group, .items = (int32_t)(group * kb),
+                              .nb = (int32_t)((nb + group - 1) / group)};
+        }
+        p->outer = (int32_t)outer;
+        p->n = (int32_t)n;
+        p->x_float = x_float;
+        p->kb = (int32_t)(k < p->items ? k : p->items);
+        p->sort = pow2_at_least(p->items);
+        nb = p->nb;
+        kb = p->kb;
+        L++;
+    } while (nb > 1);
+    return L;
+}
+
+static si_result lower_topk_gpu(lower_ctx *c, const core_tensor *x, int64_t outer, int64_t n,
+                                int64_t k, const core_shape *os, si_error *err)
+{
+    ck_topkb_p lv[CK_TOPK_LEVELS];
+    int L = ck_topk_levels(outer, n, k, x->dtype == SI_FLOAT32, lv, CK_TOPK_LEVELS);
+    if (L < 0)
+        return lc_fail(c, err, SI_ERR_SHAPE, "row of %lld too long for TopK", (long long)n);
+    int xt = lc_in(c, 0), cand = -1;
+    for (int l = 0; l < L; l++) {
+        ck_step s = {.kind = CK_TOPK_BLOCK, .n_in = l ? 2 : 1, .in = {xt, cand}};
+        s.u.topkb = lv[l];
+        core_shape cs = {.rank = 3, .d = {outer, lv[l].nb, lv[l].kb + 1}};
+        s.out = lc_new_tensor(c, SI_INT32, &cs);
+        if (s.out < 0)
+            return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+        lc_emit(c, &s);
+        cand = s.out;
+    }
+    ck_step f = {.kind = CK_TOPK, .n_in = 2, .in = {xt, cand}};
+    f.u.topk = (ck_topk_p){.outer = (int32_t)outer, .n = (int32_t)n, .k = (int32_t)k,
+                           .want_indices = 1, .cand = 1};
+    f.out = lc_new_tensor(c, SI_INT32, os);
+    ck_step t = {.kind = CK_TAKE, .n_in = 2, .in = {xt, f.out}};
+    t.u.take = (ck_take_p){.outer = (int32_t)outer, .n = (int32_t)n, .k = (int32_t)k};
+    t.out = f.out < 0 ? -1 : lc_new_tensor(c, x->dtype, os);
+    if (t.out < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    lc_emit(c, &f);
+    lc_emit(c, &t);
+    lc_set_output(c, 0, t.out);
+    lc_set_output(c, 1, f.out);
+    return SI_OK;
 }
 
 static si_result lower_topk(lower_ctx *c, si_error *err)
@@ -187,10 +375,13 @@ static si_result lower_topk(lower_ctx *c, si_error *err)
     core_shape os = x->shape;
     os.d[os.rank - 1] = k;
     int64_t outer = n ? core_shape_count(&x->shape) / n : 0;
+    int sorted = lc_attr_bool(c, "sorted", 1);
+    if (outer > 0 && topk_on_gpu(x, k, n, sorted))
+        return lower_topk_gpu(c, x, outer, n, k, &os, err);
     for (int want = 0; want < 2; want++) {
         ck_step s = {.kind = CK_TOPK, .n_in = 1, .in = {lc_in(c, 0)}};
         s.u.topk = (ck_topk_p){.outer = (int32_t)outer, .n = (int32_t)n, .k = (int32_t)k,
-                               .want_indices = want, .unsorted = !lc_attr_bool(c, "sorted", 1)};
+                               .want_indices = want, .unsorted = !sorted};
         s.out = lc_new_tensor(c, want ? SI_INT32 : x->dtype, &os);
         if (s.out < 0)
             return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");

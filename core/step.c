@@ -66,7 +66,11 @@ static uint64_t ck_iters_pool(const ck_step *s)
     return (uint64_t)s->u.pool.k_h * (uint64_t)s->u.pool.k_w;
 }
 
-static uint64_t ck_iters_reduce(const ck_step *s) { return (uint64_t)s->u.reduce.n; }
+static uint64_t ck_iters_reduce(const ck_step *s)
+{
+    uint64_t n = (uint64_t)s->u.reduce.n, l = (uint64_t)s->u.reduce.lanes;
+    return l ? (n + l - 1) / l : n;
+}
 static uint64_t ck_iters_softmax(const ck_step *s) { return (uint64_t)s->u.softmax.n; }
 static uint64_t ck_iters_argmax(const ck_step *s) { return (uint64_t)s->u.argmax.n; }
 
@@ -122,7 +126,7 @@ si_result ck_host_run(const ck_step *s, const core_buf *const *ins, core_buf *ou
     if ((unsigned)s->kind >= CK__COUNT)
         return base_fail(err, SI_ERR_UNSUPPORTED, "no host kernel for %s", ck_kind_name(s->kind));
     for (int i = 0; i < s->n_in; i++)
-        if (s->in[i] >= 0 && !ins[i])
+        if (s->in[i] >= 0 && !ins[i] && !ck_host_skips_input(s, i, ins))
             return base_fail(err, SI_ERR_ARG, "%s: input %d missing", ck_kind_name(s->kind), i);
     fns[s->kind](s, ins, out);
     return SI_OK;

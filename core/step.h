@@ -78,6 +78,10 @@
     X(DEQUANT, dequant, dequant, "dequant", CK_SLOT(dequant, quant), dequant, one, none)   \
     /* per row: the k largest (values or indices), ties to the lower index */              \
     X(TOPK, topk, topk, NULL, -1, out, one, none)                                          \
+    /* TopK on the GPU: per block of a row's items, the block's best (indices) */         \
+    X(TOPK_BLOCK, topk_block, topkb, "topk_block", -1, topkb, one, none)                   \
+    /* out[r, j] = x[r, idx[r, j]]: the values of TopK's indices */                         \
+    X(TAKE, take, take, "take", -1, out, one, none)                                        \
     /* out = cond ? a : b, all three broadcast by strides */                               \
     X(SELECT, select, select, "select", -1, out, one, select)                              \
     /* CropAndResize: boxes, box_ind → per-box sampling table */                           \
@@ -245,7 +249,19 @@ typedef struct {
     int32_t divisor;              /* Mean divides by this (the whole n); 0: n */
     int32_t has_init;             /* input 1 [outer, inner]: the running result so far */
     int32_t carry;                /* bit 0: input 1 is a wide carry; bit 1: the output is */
+    /* CK_REDUCE_LANES: a float Sum or Mean over n >= CK_REDUCE_WIDE runs one
+     * workgroup an output on the GPU, lane l summing the elements j of the
+     * whole n with j % 64 == l in its pair, the 64 pairs added in a fixed tree
+     * at the end; a carry is then 64 pairs an element (lane l's at 2 * (64 *
+     * element + l)). j0: where this part starts in the whole n. The order hangs
+     * on n alone, never on the parts: every budget gives the same bits. The
+     * host reference sums in order in a double, as tfjs does; its carry sits in
+     * lane 0's words. */
+    int32_t lanes, j0;
 } ck_reduce_p;
+
+#define CK_REDUCE_LANES 64
+#define CK_REDUCE_WIDE 256
 
 typedef struct {
     int32_t outer, n;
@@ -299,7 +315,37 @@ typedef struct {
     int32_t outer, n, k;
     int32_t want_indices;
     int32_t unsorted; /* sorted=false: the k in tfjs's selection order */
+    /* 1: input 1 is the GPU's answer (CK_TOPK_BLOCK's last level, [outer, 1,
+     * k + 1], the flag last) and the output the indices: a row whose flag is 0
+     * is copied from it; a flagged row (a NaN or an infinity in it, where
+     * tfjs's select() is not a plain top k) is selected here from input 0,
+     * which is read only when some row is flagged (ck_host_skips_input). */
+    int32_t cand;
 } ck_topk_p;
+
+/* CK_TOPK_BLOCK (core/op_select.c): sorted TopK of a row as a tree of blocks,
+ * on the GPU. Items are indices into x's row [outer, n]: at the first level
+ * (from_cand 0) block b holds elements [b*items, (b+1)*items); at the next
+ * ones it holds the kept indices of `group` blocks of the level before
+ * (input 1, [outer, pnb, pkb + 1]). Each block keeps its kb best by tfjs's
+ * order for finite values (larger first, -0 equal to +0, ties to the lower
+ * index), best first, -1 past its items; slot kb is a flag: a NaN or an
+ * infinity among its elements (or flagged blocks below). The order is a total
+ * one, so the last level's k are the row's k whatever the blocks. Output
+ * int32 [outer, nb, kb + 1]; one workgroup a block sorts `sort` (a power of
+ * two >= items, <= CK_TOPK_SORT) keys in shared memory. */
+#define CK_TOPK_SORT 1024
+typedef struct {
+    int32_t outer, n, nb, kb, items, sort;
+    int32_t from_cand, pnb, pkb, group;
+    int32_t x_float;
+} ck_topkb_p;
+
+/* CK_TAKE: x [outer, n], idx int32 [outer, k] → [outer, k], x's dtype; an index
+ * outside [0, n) gives 0. */
+typedef struct {
+    int32_t outer, n, k;
+} ck_take_p;
 
 /* CropAndResize (core/op_image.c), both steps. CK_CROP_BOXES computes, in
  * float64 as tfjs does, one int32 row of 1 + 3*(crop_h + crop_w) per box: the
@@ -403,7 +449,8 @@ typedef struct {
     X(ck_addn_p, addn) X(ck_conv_p, conv) X(ck_matmul_p, matmul) X(ck_pool_p, pool)            \
     X(ck_reduce_p, reduce) X(ck_softmax_p, softmax) X(ck_argmax_p, argmax)                     \
     X(ck_resize_p, resize) X(ck_gather_p, gather) X(ck_gathernd_p, gathernd)                   \
-    X(ck_dequant_p, dequant) X(ck_topk_p, topk) X(ck_select_p, select) X(ck_crop_p, crop)  \
+    X(ck_dequant_p, dequant) X(ck_topk_p, topk) X(ck_topkb_p, topkb) X(ck_take_p, take)    \
+    X(ck_select_p, select) X(ck_crop_p, crop)                                              \
     X(ck_multinomial_p, multinomial) X(ck_transform_p, transform)                          \
     X(ck_conv3d_p, conv3d)                                                                 \
     X(ck_scatter_p, scatter) X(ck_search_p, search) X(ck_bincount_p, bincount)             \

@@ -395,7 +395,7 @@ static int reduce_carry(tiler *T, const ck_step *s)
             cut[++k] = e + rows < n ? e + rows : n;
     }
     /* float Sum, Mean and Prod carry their wide accumulator between parts
-     * (ck_reduce_p), two words an element */
+     * (ck_reduce_p), two words an element (a pair a lane where it has lanes) */
     int wide = r->op == CK_R_MEAN ||
                ((r->op == CK_R_SUM || r->op == CK_R_PROD) && r->dtype == SI_FLOAT32);
     int prev = -1, out_root = core_storage(p, s->out);
@@ -404,6 +404,7 @@ static int reduce_carry(tiler *T, const ck_step *s)
         ts.u.reduce.n = (int32_t)(cut[q + 1] - cut[q]);
         ts.u.reduce.divisor = r->divisor ? r->divisor : r->n;
         ts.u.reduce.carry = 0;
+        ts.u.reduce.j0 = r->j0 + (int32_t)cut[q];
         ts.in[0] = tile_get_range(T, in, cut[q] * inner, cut[q + 1] * inner);
         if (q > 0) {
             ts.n_in = 2;
@@ -414,8 +415,9 @@ static int reduce_carry(tiler *T, const ck_step *s)
         if (q < k - 1)
             ts.u.reduce.carry |= wide << 1;
         ts.out = q == k - 1 ? s->out
-                            : tile_new_tensor(T, out_root, wide ? 2 * inner : inner, "<%lld/%lld>",
-                                              q + 1, k);
+                            : tile_new_tensor(T, out_root,
+                                              wide ? 2 * inner * (r->lanes ? r->lanes : 1) : inner,
+                                              "<%lld/%lld>", q + 1, k);
         if (ts.in[0] < 0 || ts.out < 0)
             break;
         tile_emit(T, &ts);

@@ -170,6 +170,11 @@ void glk_close(glk_ctx *g)
             glDeleteProgram(g->programs[i].prog);
         if (g->batch_fence)
             glDeleteSync(g->batch_fence);
+        if (g->rb) {
+            glBindBuffer(GL_COPY_WRITE_BUFFER, g->rb);
+            glUnmapBuffer(GL_COPY_WRITE_BUFFER);
+            glDeleteBuffers(1, &g->rb);
+        }
     }
     EGLContext mine = g->ctx;
     glk_egl_close(g);
@@ -251,6 +256,39 @@ si_result glk_upload(glk_ctx *g, uint32_t buf, uint64_t offset, const void *src,
     return gl_check(g, err, "upload");
 }
 
+static GLenum wait_sync(GLsync sync);
+static void clear_errors(glk_ctx *g);
+
+/* The readback staging buffer, made at the first download where the driver
+ * maps buffers persistently; 0 where it cannot be (downloads map then). */
+static GLuint readback_buffer(glk_ctx *g)
+{
+    if (g->rb || g->rb_tried)
+        return g->rb;
+    g->rb_tried = 1;
+    if (!epoxy_has_gl_extension("GL_EXT_buffer_storage"))
+        return 0;
+    clear_errors(g);
+    const GLbitfield flags = GL_MAP_READ_BIT | GL_MAP_PERSISTENT_BIT_EXT | GL_MAP_COHERENT_BIT_EXT;
+    GLuint b = 0;
+    glGenBuffers(1, &b);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, b);
+    glBufferStorageEXT(GL_COPY_WRITE_BUFFER, GLK_READBACK, NULL, flags | GL_CLIENT_STORAGE_BIT_EXT);
+    void *p = glMapBufferRange(GL_COPY_WRITE_BUFFER, 0, GLK_READBACK, flags);
+    if (glGetError() != GL_NO_ERROR || !p) {
+        glDeleteBuffers(1, &b);
+        clear_errors(g);
+        return 0;
+    }
+    g->rb = b;
+    g->rb_ptr = p;
+    return b;
+}
+
+/* A read back: GPU copies into the mapped staging buffer, a fence, then a
+ * memcpy, GLK_READBACK bytes at a time. Mapping a range of a GPU buffer for
+ * reading instead (the fallback) cost the H200's driver about 1.5 ms even for
+ * a few hundred bytes. */
 si_result glk_download(glk_ctx *g, uint32_t buf, uint64_t offset, void *dst, uint64_t bytes,
                        si_error *err)
 {
@@ -258,6 +296,23 @@ si_result glk_download(glk_ctx *g, uint32_t buf, uint64_t offset, void *dst, uin
     if (gate != SI_OK)
         return gate;
     glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+    GLuint rb = readback_buffer(g);
+    if (rb) {
+        for (uint64_t at = 0; at < bytes; at += GLK_READBACK) {
+            uint64_t n = bytes - at < GLK_READBACK ? bytes - at : GLK_READBACK;
+            glBindBuffer(GL_COPY_READ_BUFFER, buf);
+            glBindBuffer(GL_COPY_WRITE_BUFFER, rb);
+            glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, (GLintptr)(offset + at), 0,
+                                (GLsizeiptr)n);
+            GLsync s = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+            if (!s || wait_sync(s) == GL_WAIT_FAILED)
+                return gl_check(g, err, "download") != SI_OK
+                           ? err->status
+                           : base_fail(err, SI_ERR_GPU, "waiting for the GPU failed");
+            memcpy((uint8_t *)dst + at, g->rb_ptr, n);
+        }
+        return gl_check(g, err, "download");
+    }
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, buf);
     void *p = glMapBufferRange(GL_SHADER_STORAGE_BUFFER, (GLintptr)offset, (GLsizeiptr)bytes,
                                GL_MAP_READ_BIT);
@@ -630,6 +685,7 @@ static uint64_t glk_inv_out(const ck_step *s, uint64_t out_elems)
  * (a global pool) runs as one workgroup an output (pool.comp's OPC 1); chosen by
  * the window alone, which no split of the output changes */
 #define GLK_POOL_WIDE 256
+_Static_assert(CK_REDUCE_LANES == GLK_LOCAL, "a reduction's lanes are one workgroup");
 static int glk_pool_wide(const ck_step *s)
 {
     const ck_pool_p *p = &s->u.pool;
@@ -660,10 +716,12 @@ static uint64_t glk_inv_copy(const ck_step *s, uint64_t out_elems)
     return n;
 }
 
+/* one an output, or one workgroup an output where it sums in lanes */
 static uint64_t glk_inv_reduce(const ck_step *s, uint64_t out_elems)
 {
     (void)out_elems;
-    return (uint64_t)s->u.reduce.outer * (uint64_t)s->u.reduce.inner;
+    uint64_t n = (uint64_t)s->u.reduce.outer * (uint64_t)s->u.reduce.inner;
+    return s->u.reduce.lanes ? n * GLK_LOCAL : n;
 }
 
 /* one a row */
@@ -684,6 +742,13 @@ static uint64_t glk_inv_scan(const ck_step *s, uint64_t out_elems)
 {
     (void)out_elems;
     return (uint64_t)s->u.scan.outer * (uint64_t)s->u.scan.inner;
+}
+
+/* one workgroup a block of a level */
+static uint64_t glk_inv_topkb(const ck_step *s, uint64_t out_elems)
+{
+    (void)out_elems;
+    return (uint64_t)s->u.topkb.outer * (uint64_t)s->u.topkb.nb * GLK_LOCAL;
 }
 
 static uint64_t glk_inv_dequant(const ck_step *s, uint64_t out_elems)

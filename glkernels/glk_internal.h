@@ -32,7 +32,14 @@ struct glk_ctx {
     int lost;                /* the context was lost: every later call fails */
     glk_binaries bins;       /* glk_set_binaries */
     uint64_t n_loaded, n_compiled;
+    /* glk_download's staging: GLK_READBACK bytes of mapped host memory the
+     * GPU copies into (0: not made yet, or no GL_EXT_buffer_storage) */
+    GLuint rb;
+    uint8_t *rb_ptr;
+    int rb_tried;
 };
+
+#define GLK_READBACK (1u << 20)
 
 si_result glk_egl_open(glk_ctx *g, si_error *err);
 void glk_egl_close(glk_ctx *g);

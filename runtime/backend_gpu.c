@@ -121,14 +121,16 @@ static int on_host(const si_model *m, const ck_step *st)
 }
 
 /* The inputs of step st read back from the arena into host buffers (freed
- * by free_inputs, also after a failure); insp[i] NULL where there is none. */
+ * by free_inputs, also after a failure); insp[i] NULL where there is none.
+ * From the last: one the step does without, given those after it, stays
+ * unread (ck_host_skips_input: CK_TOPK's x when the GPU's answer holds). */
 static si_result read_inputs(si_model *m, const ck_step *st, core_buf *ins,
                              const core_buf **insp, si_error *err)
 {
     const core_program *p = m->prog;
     si_result rc = SI_OK;
-    for (int i = 0; i < st->n_in && rc == SI_OK; i++) {
-        if (st->in[i] < 0)
+    for (int i = st->n_in - 1; i >= 0 && rc == SI_OK; i--) {
+        if (st->in[i] < 0 || ck_host_skips_input(st, i, insp))
             continue;
         const core_tensor *t = &p->tensors[st->in[i]];
         int b = m->buf_of[core_storage(p, st->in[i])];

@@ -75,6 +75,76 @@ static void reduce_case(int op, si_dtype in_dt, si_dtype out_dt, float lo, float
     kt_free(&x);
 }
 
+/* Float Sum and Mean over n >= CK_REDUCE_WIDE sum in 64 lanes (reduce.comp's
+ * main_lanes): against the host reference (tfjs's ordered double sum), and the
+ * reduction cut along n into parts that carry their lanes' pairs (as the
+ * tiling's reduce_carry makes it under a budget) gives the very bits of the
+ * whole, wherever the cuts fall. */
+static void test_reduce_lanes(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 10; t++) {
+        int op = t % 2 ? CK_R_MEAN : CK_R_SUM;
+        si_dtype dt = t == 9 ? SI_INT32 : SI_FLOAT32; /* Mean of int32 too */
+        if (dt == SI_INT32)
+            op = CK_R_MEAN;
+        int outer = t < 5 ? 1 : kt_randint(1, 3), inner = kt_randint(1, 9);
+        int n = kt_randint(CK_REDUCE_WIDE, t == 0 ? 20000 : 3000);
+        int64_t d[] = {outer, n, inner};
+        core_buf x = kt_random(dt, 3, d, -50.f, 50.f);
+        /* magnitudes 2^-40..2^40: the pairs round, so the order shows in the bits */
+        for (int64_t i = 0; dt == SI_FLOAT32 && i < (int64_t)outer * n * inner; i++)
+            ((float *)x.data)[i] = ldexpf(((float *)x.data)[i], kt_randint(-40, 40));
+        ck_step s = {.kind = CK_REDUCE, .n_in = 1, .in = {0}, .out = 1};
+        s.u.reduce = (ck_reduce_p){.op = op, .outer = outer, .n = n, .inner = inner, .dtype = dt,
+                                   .lanes = CK_REDUCE_LANES};
+        core_shape os = {.rank = 2, .d = {outer, inner}};
+        const core_buf *ins[] = {&x};
+        check("reduce lanes", t, kt_compare(&s, ins, SI_FLOAT32, &os, NULL), TOL);
+        if (outer != 1) {
+            kt_free(&x);
+            continue;
+        }
+        /* the lanes' pairs themselves (the output as a carry), not only their
+         * rounded sum: a float32 rounding would hide most changes of order */
+        int64_t cd[] = {1, (int64_t)inner * 2 * CK_REDUCE_LANES};
+        core_buf whole = kt_buf(SI_FLOAT32, 2, cd);
+        s.u.reduce.carry = 2;
+        assert_int_equal(kt_run_gpu(&s, ins, &whole), 0);
+        /* 2..4 parts at random cuts, each from the previous one's lane pairs */
+        int parts = kt_randint(2, 4), cut[5] = {0};
+        for (int q = 1; q < parts; q++)
+            cut[q] = kt_randint(cut[q - 1] + 1, n - (parts - q));
+        cut[parts] = n;
+        core_buf carry = {0};
+        for (int q = 0; q < parts; q++) {
+            int pn = cut[q + 1] - cut[q];
+            int64_t pd[] = {1, pn, inner};
+            core_buf xp = kt_buf(dt, 3, pd);
+            memcpy(xp.data, (int32_t *)x.data + (int64_t)cut[q] * inner, (size_t)pn * inner * 4);
+            ck_step ps = s;
+            ps.u.reduce.n = pn;
+            ps.u.reduce.j0 = cut[q];
+            ps.u.reduce.divisor = n;
+            ps.u.reduce.has_init = q > 0;
+            ps.u.reduce.carry = (q > 0) | 2;
+            ps.n_in = q > 0 ? 2 : 1;
+            ps.in[1] = q > 0 ? 1 : -1;
+            ps.out = 2;
+            core_buf next = kt_buf(SI_FLOAT32, 2, cd);
+            const core_buf *pins[] = {&xp, q > 0 ? &carry : NULL};
+            assert_int_equal(kt_run_gpu(&ps, pins, &next), 0);
+            kt_free(&xp);
+            kt_free(&carry);
+            carry = next;
+        }
+        assert_memory_equal(carry.data, whole.data, (size_t)cd[1] * sizeof(float));
+        kt_free(&carry);
+        kt_free(&whole);
+        kt_free(&x);
+    }
+}
+
 /* Averages over windows of 256 elements or more run one workgroup an output
  * (pool.comp's OPC 1, a fixed tree of 64 lanes): against the host reference on
  * global pools, strided windows and windows clipped by SAME padding; and a band
@@ -426,7 +496,7 @@ static int teardown(void **state) { (void)state; kt_gpu_close(); return 0; }
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pool),    cmocka_unit_test(test_pool_wide), cmocka_unit_test(test_reduce),
+        cmocka_unit_test(test_pool),    cmocka_unit_test(test_pool_wide), cmocka_unit_test(test_reduce), cmocka_unit_test(test_reduce_lanes),
         cmocka_unit_test(test_softmax), cmocka_unit_test(test_argmax),
         cmocka_unit_test(test_resize),  cmocka_unit_test(test_resize_known),
         cmocka_unit_test(test_reduce_lowering),

@@ -29,7 +29,7 @@ static void test_topk(void **state)
         float *pairs = malloc((size_t)n * 2 * sizeof *pairs);
         for (int want = 0; want < 2; want++) {
             ck_step s = {.kind = CK_TOPK, .n_in = 1, .in = {0}, .out = 1};
-            s.u.topk = (ck_topk_p){(int32_t)outer, (int32_t)n, (int32_t)k, want, 0};
+            s.u.topk = (ck_topk_p){(int32_t)outer, (int32_t)n, (int32_t)k, want, 0, 0};
             core_buf out = {.dtype = want ? SI_INT32 : SI_FLOAT32,
                             .shape = {.rank = 2, .d = {outer, k}},
                             .data = calloc((size_t)(outer * k + 1), 4)};
@@ -52,6 +52,95 @@ static void test_topk(void **state)
             free(out.data);
         }
         free(pairs);
+        kt_free(&x);
+    }
+}
+
+/* Host TopK of x, values or indices (the one-step reference). */
+static core_buf topk_ref(const core_buf *x, int64_t outer, int64_t n, int64_t k, int want)
+{
+    ck_step s = {.kind = CK_TOPK, .n_in = 1, .in = {0}, .out = 1};
+    s.u.topk = (ck_topk_p){(int32_t)outer, (int32_t)n, (int32_t)k, want, 0, 0};
+    core_buf out = {.dtype = want ? SI_INT32 : x->dtype, .shape = {.rank = 2, .d = {outer, k}},
+                    .data = calloc((size_t)(outer * k + 1), 4)};
+    const core_buf *ins[] = {x};
+    si_error err;
+    assert_int_equal(ck_host_run(&s, ins, &out, &err), SI_OK);
+    return out;
+}
+
+/* Sorted TopK as the GPU runs it (core/op_select.c lower_topk_gpu): each
+ * CK_TOPK_BLOCK level on the GPU against the host, exactly; then CK_TOPK with
+ * the last level's answer (x unread unless a row is flagged, and a row is
+ * flagged exactly when it holds a NaN or an infinity) and CK_TAKE: the same
+ * bits as the one-step host TopK, which the op tests hold to tfjs. Values with
+ * many ties, -0 beside +0, int32, rows across blocks and levels. */
+static void test_topk_gpu(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 16; rep++) {
+        int64_t n = rep == 15 ? 300000 : rep % 4 == 3 ? kt_randint(1025, 70000) : rep == 2 ? 1024
+                    : kt_randint(1, 3000);
+        int64_t outer = n > 50000 ? 1 : kt_randint(1, 3);
+        int64_t kmax = n < CK_TOPK_SORT / 4 ? n : CK_TOPK_SORT / 4;
+        int64_t k = rep == 15 ? 100 : kt_randint(1, (int)kmax);
+        si_dtype dt = rep % 5 == 4 ? SI_INT32 : SI_FLOAT32;
+        int64_t d[] = {outer, n};
+        core_buf x = kt_random(dt, 2, d, -5.f, 5.f);
+        int bad_row = dt == SI_FLOAT32 && rep % 3 == 1 ? (int)kt_randint(0, (int)outer - 1) : -1;
+        for (int64_t i = 0; i < outer * n; i++) {
+            if (dt == SI_INT32)
+                ((int32_t *)x.data)[i] = rep % 2 ? kt_randint(-3, 3) : kt_randint(-2000000000, 2000000000);
+            else if (rep % 2) /* a coarse grid with signed zeros: ties everywhere */
+                ((float *)x.data)[i] = kt_rand() % 4 ? (float)kt_randint(-2, 2) / 2 : (kt_rand() % 2 ? -0.f : 0.f);
+        }
+        if (bad_row >= 0)
+            ((float *)x.data)[bad_row * n + kt_randint(0, (int)n - 1)] =
+                rep % 2 ? NAN : (kt_rand() % 2 ? INFINITY : -INFINITY);
+        ck_topkb_p lv[CK_TOPK_LEVELS];
+        int L = ck_topk_levels(outer, n, k, dt == SI_FLOAT32, lv, CK_TOPK_LEVELS);
+        assert_true(L >= 1);
+        assert_int_equal(lv[L - 1].nb, 1);
+        core_buf cand = {0};
+        for (int l = 0; l < L; l++) {
+            ck_step s = {.kind = CK_TOPK_BLOCK, .n_in = l ? 2 : 1, .in = {0, l ? 1 : -1}, .out = 2};
+            s.u.topkb = lv[l];
+            core_buf next = {.dtype = SI_INT32,
+                             .shape = {.rank = 3, .d = {outer, lv[l].nb, lv[l].kb + 1}}};
+            const core_buf *ins[] = {&x, l ? &cand : NULL};
+            assert_true(kt_compare(&s, ins, SI_INT32, &next.shape, NULL) == 0);
+            next.data = calloc((size_t)(outer * lv[l].nb * (lv[l].kb + 1)), 4);
+            si_error err;
+            assert_int_equal(ck_host_run(&s, ins, &next, &err), SI_OK);
+            kt_free(&cand);
+            cand = next;
+        }
+        for (int64_t r = 0; r < outer; r++)
+            assert_int_equal(((int32_t *)cand.data)[r * (k + 1) + k] != 0, r == bad_row);
+        ck_step f = {.kind = CK_TOPK, .n_in = 2, .in = {0, 1}, .out = 2};
+        f.u.topk = (ck_topk_p){(int32_t)outer, (int32_t)n, (int32_t)k, 1, 0, 1};
+        const core_buf *fin[] = {NULL, &cand};
+        assert_int_equal(ck_host_skips_input(&f, 0, fin), bad_row < 0);
+        if (bad_row >= 0)
+            fin[0] = &x;
+        core_buf idx = {.dtype = SI_INT32, .shape = {.rank = 2, .d = {outer, k}},
+                        .data = calloc((size_t)(outer * k), 4)};
+        si_error err;
+        assert_int_equal(ck_host_run(&f, fin, &idx, &err), SI_OK);
+        core_buf want_i = topk_ref(&x, outer, n, k, 1), want_v = topk_ref(&x, outer, n, k, 0);
+        assert_memory_equal(idx.data, want_i.data, (size_t)(outer * k) * 4);
+        ck_step t = {.kind = CK_TAKE, .n_in = 2, .in = {0, 1}, .out = 2};
+        t.u.take = (ck_take_p){(int32_t)outer, (int32_t)n, (int32_t)k};
+        const core_buf *tin[] = {&x, &idx};
+        assert_true(kt_compare(&t, tin, dt, &idx.shape, NULL) == 0);
+        core_buf vals = {.dtype = dt, .shape = idx.shape, .data = calloc((size_t)(outer * k), 4)};
+        assert_int_equal(ck_host_run(&t, tin, &vals, &err), SI_OK);
+        assert_memory_equal(vals.data, want_v.data, (size_t)(outer * k) * 4);
+        kt_free(&vals);
+        kt_free(&want_i);
+        kt_free(&want_v);
+        kt_free(&idx);
+        kt_free(&cand);
         kt_free(&x);
     }
 }
@@ -138,7 +227,8 @@ static int teardown(void **state) { (void)state; kt_gpu_close(); return 0; }
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_topk), cmocka_unit_test(test_select),
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_topk), cmocka_unit_test(test_topk_gpu),
+                                       cmocka_unit_test(test_select),
                                        cmocka_unit_test(test_search)};
     return cmocka_run_group_tests_name("kernels_select", tests, setup, teardown);
 }

@@ -1,4 +1,4 @@
-// CK_REDUCE: P = {op, outer, n, inner, dtype, divisor, has_init, carry}; OPC = op. Input
+// CK_REDUCE: P = {op, outer, n, inner, dtype, divisor, has_init, carry, lanes, j0}; OPC = op. Input
 // [outer, n, inner], output [outer, inner], one invocation per output element, reducing
 // j = 0..n-1 in order like the host reference. has_init: start from in1[i] (the result
 // of the parts before, in a tiled reduction) instead of the identity. TO int: wrapping int32 arithmetic (tfjs stores its
@@ -28,9 +28,60 @@ void carry_out(vec2 acc) {
         outv[i] = TO(dd_round(acc));
     }
 }
+// P[8] lanes (CK_REDUCE_LANES, a float Sum or Mean): one workgroup of 64 an output
+// element t; lane l sums, in its pair, the elements j of the whole n with j % 64 == l
+// (P[9] = j0: this part's first j), from its own carried pair; then the output is
+// either the 64 pairs (carry bit 1, lane l's at 2 * (64 t + l)) or their sum in a fixed
+// tree (as pool.comp's OPC 1), rounded once.
+shared vec2 lane_acc[64];
+#if OPC == R_MEAN || OPC == R_SUM
+void main_lanes(uint gi) {
+    uint lane = gl_LocalInvocationID.x;
+    int n = P[2], inner = P[3];
+    int t = int(gi / 64u);
+    int o = t / inner;
+    int base = o * n * inner + (t - o * inner);
+    uint c = uint(t) * 64u + lane;
+    vec2 acc = (P[7] & 1) != 0 ? vec2(float(in1[2u * c]), float(in1[2u * c + 1u])) : vec2(0.0);
+#if OPC == R_MEAN
+    float fn = float(P[5] != 0 ? P[5] : n);
+#endif
+    for (int j = (int(lane) - P[9] % 64 + 64) % 64; j < n; j += 64) {
+#if OPC == R_MEAN
+        precise float q = float(in0[base + j * inner]) / fn;
+        acc = dd_add(acc, q);
+#else
+        acc = dd_add(acc, float(in0[base + j * inner]));
+#endif
+    }
+    if ((P[7] & 2) != 0) { /* the same branch for the whole workgroup */
+        outv[2u * c] = TO(acc.x);
+        outv[2u * c + 1u] = TO(acc.y);
+        return;
+    }
+    lane_acc[lane] = acc;
+    memoryBarrierShared();
+    barrier();
+    for (uint h = 32u; h > 0u; h >>= 1u) {
+        if (lane < h) {
+            vec2 q = lane_acc[lane + h];
+            lane_acc[lane] = dd_add(dd_add(lane_acc[lane], q.x), q.y);
+        }
+        memoryBarrierShared();
+        barrier();
+    }
+    if (lane == 0u) outv[t] = TO(dd_round(lane_acc[0]));
+}
+#endif
 void main() {
     uint i = gidx();
-    if (i >= NT) return;
+    if (i >= NT) return; /* with lanes NT is a multiple of 64: whole workgroups return */
+#if OPC == R_MEAN || OPC == R_SUM
+    if (P[8] != 0) {
+        main_lanes(i);
+        return;
+    }
+#endif
     int n = P[2], inner = P[3];
     int o = int(i) / inner;
     int base = o * n * inner + (int(i) - o * inner);
