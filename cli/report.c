@@ -81,6 +81,9 @@ static void print_gpu_figures(const si_stats *st)
     printf("memory   budget %s, peak GPU %s, lower bound %s, weights %s\n",
            st->budget_bytes ? cli_size(st->budget_bytes, b1) : "none", cli_size(st->peak_vram_bytes, b2),
            cli_size(st->lower_bound_bytes, b3), cli_size(st->weights_bytes, b4));
+    if (st->derived_bytes)
+        printf("derived  %s of dequantized weights made once and kept (no budget)\n",
+               cli_size(st->derived_bytes, b1));
     if (st->driver_reserve_bytes)
         printf("driver   %s of the budget left to the GPU driver\n", cli_size(st->driver_reserve_bytes, b1));
     printf("paging   %llu segments, %llu evictions, spilled %s, reloaded %s\n",
@@ -199,7 +202,7 @@ static cJSON *stats_json(si_model *m, const cli_args *a, const cli_timing *t, ch
         {"bytes_spilled", st.bytes_spilled}, {"bytes_reloaded", st.bytes_reloaded},
         {"evictions", st.evictions}, {"segments", st.segments}, {"gpu_steps", st.gpu_steps},
         {"plan_from_cache", st.plan_from_cache}, {"programs_from_cache", st.programs_from_cache},
-        {"programs_compiled", st.programs_compiled}};
+        {"programs_compiled", st.programs_compiled}, {"derived_bytes", st.derived_bytes}};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
         char num[24]; /* exact past 2^53, where a double is not */
         snprintf(num, sizeof num, "%llu", (unsigned long long)counts[i].v);

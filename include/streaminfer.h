@@ -205,6 +205,11 @@ typedef struct {
      * taken from si_options.plan_cache_dir as the driver's compiled binary
      * (glProgramBinary), and compiled from source (and stored there) */
     uint64_t programs_from_cache, programs_compiled;
+    /* With no budget: GPU bytes of the weights a step makes from stored ones
+     * alone (quantized weights dequantized), made at the first run into a
+     * buffer of their own and kept, so later runs skip those steps; part of
+     * peak_vram_bytes. 0 under a budget (they are made every run). */
+    uint64_t derived_bytes;
 } si_stats;
 
 typedef struct si_model si_model;

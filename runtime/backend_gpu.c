@@ -25,8 +25,23 @@ static si_result gpu_arena_ensure(si_model *m, si_error *err)
     return glk_buffer_create(m->gpu, m->plan->arena_bytes, &m->arena, err);
 }
 
+/* The derived weights' buffer goes with the arena (and with the program). */
+static void derived_free(si_model *m)
+{
+    if (m->derived_buf)
+        glk_buffer_destroy(m->gpu, m->derived_buf);
+    m->derived_buf = 0;
+    m->derived_bytes = 0;
+    free(m->derived_off);
+    free(m->derived_done);
+    m->derived_off = NULL;
+    m->derived_done = NULL;
+    m->derived_set = 0;
+}
+
 static void gpu_arena_free(si_model *m)
 {
+    derived_free(m);
     if (m->arena && !m->arena_shared) /* a range of the context's goes back to it */
         glk_buffer_destroy(m->gpu, m->arena);
     m->arena = 0;
@@ -65,9 +80,21 @@ static void gpu_pool_free(si_model *m)
     m->home_buf = 0;
 }
 
-static si_result gpu_read(si_model *m, uint64_t off, void *dst, uint64_t bytes, si_error *err)
+/* Where buffer b is for a step: its derived copy once made, else its place in
+ * the arena. */
+static glk_range buf_range(const si_model *m, int b)
 {
-    return glk_download(m->gpu, m->arena, m->arena_base + off, dst, bytes, err);
+    uint64_t bytes = m->pb.buffers[b].bytes;
+    if (m->derived_off && m->derived_off[b] != UINT64_MAX && m->derived_buf)
+        return (glk_range){m->derived_buf, m->derived_off[b], bytes};
+    return (glk_range){m->arena, m->arena_base + m->off[b], bytes};
+}
+
+/* Buffer b's bytes read back, from wherever buf_range says it is. */
+static si_result read_buf(si_model *m, int b, void *dst, si_error *err)
+{
+    glk_range r = buf_range(m, b);
+    return glk_download(m->gpu, r.buf, r.offset, dst, r.bytes, err);
 }
 
 /* Moves a buffer between its home and its place in the arena: a GPU-side copy
@@ -136,7 +163,7 @@ static si_result read_inputs(si_model *m, const ck_step *st, core_buf *ins,
         int b = m->buf_of[core_storage(p, st->in[i])];
         ins[i] = (core_buf){t->dtype, t->shape, malloc(m->pb.buffers[b].bytes + 4)};
         insp[i] = &ins[i];
-        rc = ins[i].data ? gpu_read(m, m->off[b], ins[i].data, m->pb.buffers[b].bytes, err)
+        rc = ins[i].data ? read_buf(m, b, ins[i].data, err)
                          : base_fail(err, SI_ERR_NOMEM, "out of memory");
         m->st.bytes_downloaded += m->pb.buffers[b].bytes;
     }
@@ -173,24 +200,96 @@ static si_result run_host_step_on_gpu_data(si_model *m, const ck_step *st, si_er
     return rc;
 }
 
+/* Is step s one that makes a derived weight: a CK_DEQUANT on the GPU of a
+ * stored weight (or constant) into a whole buffer that is no output? */
+static int derives(const si_model *m, int s)
+{
+    const core_program *p = m->prog;
+    const ck_step *st = &p->steps[s];
+    if (st->kind != CK_DEQUANT || st->n_in != 1 || st->in[0] < 0 || on_host(m, st))
+        return 0;
+    int bi = m->buf_of[core_storage(p, st->in[0])], r = core_storage(p, st->out), bo = m->buf_of[r];
+    if (bi < 0 || bo < 0 || r != st->out || m->pb.buffers[bo].is_output)
+        return 0;
+    pg_kind k = m->pb.buffers[bi].kind;
+    return (k == PG_WEIGHT || k == PG_CONST) && m->pb.buffers[bo].kind == PG_ACT &&
+           (uint64_t)st->u.dequant.count * CK_ELEM == m->pb.buffers[bo].bytes;
+}
+
+/* With no budget, the derived weights get a buffer of their own, made at the
+ * first run and kept: each is made once, not every run (a quantized model
+ * dequantized hundreds of weights a run). The same kernel makes them, so the
+ * bits are those of every budget. Under a budget (the plan's room is the
+ * budget's) or in a context sharing one, nothing changes. */
+static si_result derived_setup(si_model *m, si_error *err)
+{
+    m->derived_set = 1;
+    si_model *root = m->parent ? m->parent : m;
+    if (m->opt.vram_budget || (root->ctx && rt_ctx_one_arena(root->ctx)))
+        return SI_OK;
+    const core_program *p = m->prog;
+    int nb = m->pb.n_buffers;
+    uint64_t at = 0, align = glk_offset_align(m->gpu);
+    for (int s = 0; s < p->n_steps; s++) {
+        if (!derives(m, s))
+            continue;
+        if (!m->derived_off) {
+            m->derived_off = malloc((size_t)nb * sizeof *m->derived_off);
+            m->derived_done = calloc((size_t)p->n_steps, 1);
+            if (!m->derived_off || !m->derived_done) {
+                derived_free(m);
+                m->derived_set = 1;
+                return SI_OK; /* made every run, as without */
+            }
+            for (int b = 0; b < nb; b++)
+                m->derived_off[b] = UINT64_MAX;
+        }
+        int bo = m->buf_of[p->steps[s].out];
+        m->derived_off[bo] = at;
+        at += (m->pb.buffers[bo].bytes + align - 1) / align * align;
+    }
+    if (!m->derived_off)
+        return SI_OK;
+    si_result st = glk_buffer_create(m->gpu, at, &m->derived_buf, err);
+    if (st != SI_OK) {
+        derived_free(m);
+        m->derived_set = 1;
+        return st;
+    }
+    m->derived_bytes = at;
+    if (rt_arenas_held(root) > root->st.peak_vram_bytes)
+        root->st.peak_vram_bytes = rt_arenas_held(root);
+    return SI_OK;
+}
+
 static si_result gpu_run_step(si_model *m, int s, si_error *err)
 {
     const core_program *p = m->prog;
     const ck_step *st = &p->steps[s];
+    if (!m->derived_set) {
+        si_result rc = derived_setup(m, err);
+        if (rc != SI_OK)
+            return rc;
+    }
     if (on_host(m, st))
         return run_host_step_on_gpu_data(m, st, err);
+    int bo = m->buf_of[core_storage(p, st->out)];
+    int derived = m->derived_off && m->derived_off[bo] != UINT64_MAX && m->derived_buf;
+    if (derived && m->derived_done[s]) /* made at an earlier run, still there */
+        return SI_OK;
     glk_range r[CK_MAX_IN];
     si_dtype dts[CK_MAX_IN];
     for (int i = 0; i < st->n_in; i++) {
         if (st->in[i] < 0)
             continue;
-        int b = m->buf_of[core_storage(p, st->in[i])];
-        r[i] = (glk_range){m->arena, m->arena_base + m->off[b], m->pb.buffers[b].bytes};
+        r[i] = buf_range(m, m->buf_of[core_storage(p, st->in[i])]);
         dts[i] = p->tensors[st->in[i]].dtype;
     }
-    int b = m->buf_of[core_storage(p, st->out)];
-    glk_range ro = {m->arena, m->arena_base + m->off[b], m->pb.buffers[b].bytes};
-    return glk_run_step(m->gpu, st, r, dts, &ro, p->tensors[st->out].dtype, err);
+    glk_range ro = buf_range(m, bo);
+    si_result rc = glk_run_step(m->gpu, st, r, dts, &ro, p->tensors[st->out].dtype, err);
+    if (rc == SI_OK && derived)
+        m->derived_done[s] = 1;
+    return rc;
 }
 
 /* Every program a GPU step of the plan runs, compiled now. */
@@ -231,7 +330,7 @@ static void gpu_check_step(si_model *m, int s)
     si_result rc = gpu.data && host.data ? read_inputs(m, st, ins, insp, &err) : SI_ERR_NOMEM;
     m->st.bytes_downloaded = down; /* a check is not the run's traffic */
     if (rc == SI_OK)
-        rc = gpu_read(m, m->off[ob], gpu.data, bytes, &err);
+        rc = read_buf(m, ob, gpu.data, &err);
     if (rc != SI_OK) {
         fprintf(stderr, "check: step %d not checked: %s\n", s, rc == SI_ERR_NOMEM ? "out of memory" : err.message);
         free_inputs(st, ins, insp);

@@ -23,7 +23,7 @@ uint64_t rt_arenas_held(const si_model *root)
     uint64_t held = 0;
     for (int i = -1; i < root->n_stages; i++)
         if (rt_member(root, i)->arena)
-            held += rt_member(root, i)->plan->arena_bytes;
+            held += rt_member(root, i)->plan->arena_bytes + rt_member(root, i)->derived_bytes;
     return held;
 }
 

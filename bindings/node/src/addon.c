@@ -745,7 +745,7 @@ static napi_value js_stats(napi_env env, napi_callback_info info)
     NUM(bytes_reloaded) NUM(evictions) NUM(segments) NUM(gpu_steps) NUM(open_ms) NUM(run_ms)
     NUM(upload_ms) NUM(compute_ms) NUM(stall_ms) NUM(host_ms) NUM(open_read_ms) NUM(open_gpu_ms)
     NUM(open_plan_ms) NUM(open_tile_ms) NUM(open_compile_ms) NUM(run_plan_ms) NUM(run_tile_ms)
-    NUM(run_compile_ms) NUM(programs_from_cache) NUM(programs_compiled)
+    NUM(run_compile_ms) NUM(programs_from_cache) NUM(programs_compiled) NUM(derived_bytes)
 #undef NUM
     return o;
 }
