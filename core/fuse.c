@@ -12,7 +12,10 @@
  * (ck_apply_act and the shaders' epilogue(): RELU6, LEAKYRELU, ELU, SIGMOID,
  * TANH, and Relu as RELU_OP, which keeps NaN and -0 as the Relu op does). Only
  * a tensor that nothing else reads (no other step, no output, nothing the host
- * interpreter takes) is fused away. si_options.no_fuse (SI_NO_FUSE) leaves the
+ * interpreter takes) is fused away. A Minimum or Maximum with a scalar after
+ * that (up to two: a relu6 written out as Relu, Minimum(6), Maximum(0)) joins
+ * the epilogue as its clips, binary.comp's formula with the value first.
+ * si_options.no_fuse (SI_NO_FUSE) leaves the
  * program as lowered, to compare. */
 #include <stdlib.h>
 #include <string.h>
@@ -22,18 +25,20 @@
 typedef struct {
     int32_t *has_bias, *act, *has_alpha;
     float *alpha;
+    int32_t *n_clip, *clip_op;
 } epi_fields;
 
 static int epilogue_of(ck_step *s, epi_fields *e)
 {
     if (s->kind == CK_CONV2D || s->kind == CK_DWCONV2D) {
         *e = (epi_fields){&s->u.conv.has_bias, &s->u.conv.act, &s->u.conv.has_alpha_tensor,
-                          &s->u.conv.alpha};
+                          &s->u.conv.alpha, &s->u.conv.n_clip, s->u.conv.clip_op};
         return 1;
     }
     if (s->kind == CK_MATMUL) {
         *e = (epi_fields){&s->u.matmul.has_bias, &s->u.matmul.act,
-                          &s->u.matmul.has_alpha_tensor, &s->u.matmul.alpha};
+                          &s->u.matmul.has_alpha_tensor, &s->u.matmul.alpha,
+                          &s->u.matmul.n_clip, s->u.matmul.clip_op};
         return 1;
     }
     return 0;
@@ -115,6 +120,65 @@ static void hoist(fuser *f, int from, int to)
     index_steps(f);
 }
 
+/* Tensor b must exist when step *j runs: made before it, or by a
+ * dequantization of a weight made after it, which moves up to just before it
+ * (*j one later then). 0 where it cannot. */
+static int ready_before(fuser *f, int b, int *j)
+{
+    core_program *p = f->p;
+    int pb = f->producer[core_storage(p, b)];
+    if (pb == -2 || pb == *j)
+        return 0;
+    if (pb > *j) {
+        if (p->steps[pb].kind != CK_DEQUANT || p->steps[pb].n_in != 1 ||
+            p->tensors[p->steps[pb].in[0]].kind != PT_WEIGHT || f->dead[pb])
+            return 0;
+        hoist(f, pb, *j); /* steps j..pb-1 one later; the step fused (after pb) stays */
+        (*j)++;
+    }
+    return 1;
+}
+
+/* Step k, a Minimum or Maximum of step j's output (as a) and a float scalar
+ * b, into j's clips after its epilogue (at most two: Relu -> Minimum(6) ->
+ * Maximum(0), as models exported with a relu6 written out have it). */
+static int fuse_clip(fuser *f, int k)
+{
+    core_program *p = f->p;
+    ck_step *s = &p->steps[k];
+    if (f->dead[k] || s->kind != CK_BINARY || s->n_in != 2 ||
+        (s->u.binary.op != CK_B_MIN && s->u.binary.op != CK_B_MAX) ||
+        s->u.binary.in_dtype != SI_FLOAT32 || s->u.binary.out_dtype != SI_FLOAT32)
+        return 0;
+    int a = s->in[0], b = s->in[1], j;
+    if (b < 0 || b == a || !fusable_input(f, k, a, &j))
+        return 0;
+    epi_fields e;
+    ck_step *c = &p->steps[j];
+    if (!epilogue_of(c, &e) || *e.n_clip >= 2 || *e.has_alpha)
+        return 0;
+    const core_tensor *ta = &p->tensors[a], *tb = &p->tensors[b];
+    if (ta->dtype != SI_FLOAT32 || tb->dtype != SI_FLOAT32 || core_shape_count(&tb->shape) != 1 ||
+        !same_shape(&p->tensors[s->out].shape, &ta->shape) || !ready_before(f, b, &j))
+        return 0;
+    c = &p->steps[j];
+    epilogue_of(c, &e);
+    if (c->n_in < 4) { /* the optional inputs before the clips' stay absent */
+        for (int i = c->n_in; i < 4; i++)
+            c->in[i] = -1;
+        c->n_in = 4;
+    }
+    c->in[4 + *e.n_clip] = b;
+    c->n_in = 5 + *e.n_clip;
+    e.clip_op[*e.n_clip] = s->u.binary.op;
+    (*e.n_clip)++;
+    c->out = s->out;
+    f->dead[k] = 1;
+    f->readers[a] = 0;
+    f->producer[core_storage(p, c->out)] = j;
+    return 1;
+}
+
 /* Step k, an Add of step j's output and a channel vector b, into j's bias. */
 static int fuse_bias(fuser *f, int k)
 {
@@ -139,19 +203,10 @@ static int fuse_bias(fuser *f, int k)
             (tb->shape.rank > 0 && tb->shape.d[tb->shape.rank - 1] != n) ||
             tb->shape.rank > ta->shape.rank || !same_shape(&p->tensors[s->out].shape, &ta->shape))
             continue;
-        /* b must exist when step j runs: a dequantization made after it moves up */
-        int pb = f->producer[core_storage(p, b)];
-        if (pb == -2 || pb == j)
+        if (!ready_before(f, b, &j))
             continue;
-        if (pb > j) {
-            if (p->steps[pb].kind != CK_DEQUANT || p->steps[pb].n_in != 1 ||
-                p->tensors[p->steps[pb].in[0]].kind != PT_WEIGHT || f->dead[pb])
-                continue;
-            hoist(f, pb, j); /* steps j..pb-1 one later; k (after pb) stays */
-            j++;
-            c = &p->steps[j];
-            epilogue_of(c, &e);
-        }
+        c = &p->steps[j];
+        epilogue_of(c, &e);
         c->in[2] = b;
         c->in[3] = -1;
         c->n_in = 3;
@@ -178,7 +233,7 @@ static int fuse_act(fuser *f, int k)
         return 0;
     epi_fields e;
     ck_step *c = &p->steps[j];
-    if (!epilogue_of(c, &e) || *e.act != CK_ACT_NONE || *e.has_alpha ||
+    if (!epilogue_of(c, &e) || *e.act != CK_ACT_NONE || *e.has_alpha || *e.n_clip ||
         !same_shape(&p->tensors[s->out].shape, &p->tensors[a].shape))
         return 0;
     *e.act = act;
@@ -214,7 +269,7 @@ int core_fuse_epilogues(core_program *p)
                 f.readers[core_storage(p, p->steps[k].in[i])]++;
     index_steps(&f);
     for (int k = 0; k < p->n_steps; k++)
-        fused += fuse_bias(&f, k) || fuse_act(&f, k);
+        fused += fuse_bias(&f, k) || fuse_act(&f, k) || fuse_clip(&f, k);
     int n = 0;
     for (int k = 0; k < p->n_steps; k++)
         if (!f.dead[k])

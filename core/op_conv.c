@@ -33,6 +33,17 @@ static float epilogue(float v, int64_t oc, int has_bias, int act, int has_alpha,
     return ck_apply_act(act, v, alpha);
 }
 
+/* The clips fused after the epilogue (ck_conv_p.n_clip): binary's Minimum and
+ * Maximum with the value as a, the scalar inputs 4 and 5 as b. */
+static float clips(float v, int n, const int32_t *op, const core_buf *const *ins)
+{
+    for (int i = 0; i < n && i < 2; i++) {
+        float c = ((const float *)ins[4 + i]->data)[0];
+        v = op[i] == CK_B_MIN ? (v < c || isnan(v) ? v : c) : (v > c || isnan(v) ? v : c);
+    }
+    return v;
+}
+
 /* One loop for both: a depthwise output channel oc reads input channel
  * oc / ch_mult alone, with its weights laid out [kh, kw, out_c]; a full conv
  * sums every input channel, weights [kh, kw, in_c, out_c]. The order of the
@@ -69,8 +80,8 @@ static void host_conv_any(const ck_step *s, const core_buf *const *ins, core_buf
                                 acc = acc_f32(acc, xp[ic], wp[ic * p->out_c]);
                         }
                     }
-                    y[o] = epilogue(acc, oc, p->has_bias, p->act, p->has_alpha_tensor, p->alpha,
-                                    ins);
+                    float v = epilogue(acc, oc, p->has_bias, p->act, p->has_alpha_tensor, p->alpha, ins);
+                    y[o] = clips(v, p->n_clip, p->clip_op, ins);
                 }
 }
 
@@ -186,8 +197,9 @@ void ck_host_matmul(const ck_step *s, const core_buf *const *ins, core_buf *out)
                 if (dt == SI_INT32)
                     ((int32_t *)out->data)[o] = (int32_t)v;
                 else
-                    ((float *)out->data)[o] = epilogue((float)v, j, p->has_bias, p->act,
-                                                       p->has_alpha_tensor, p->alpha, ins);
+                    ((float *)out->data)[o] = clips(epilogue((float)v, j, p->has_bias, p->act,
+                                                             p->has_alpha_tensor, p->alpha, ins),
+                                                    p->n_clip, p->clip_op, ins);
             }
 }
 

@@ -204,7 +204,8 @@ typedef struct {
     int32_t dtype;
 } ck_addn_p;
 
-/* CK_CONV2D, CK_DWCONV2D, CK_DECONV2D. Inputs: x, filter, [bias], [prelu alpha].
+/* CK_CONV2D, CK_DWCONV2D, CK_DECONV2D. Inputs: x, filter, [bias], [prelu alpha],
+ * [clip scalars] (not DECONV2D's).
  * For DECONV2D, in_* is the deconv input (dy) and out_* its output; pad_* are the
  * forward conv's paddings. */
 typedef struct {
@@ -216,16 +217,21 @@ typedef struct {
     int32_t ch_mult;              /* depthwise */
     int32_t has_bias, act, has_alpha_tensor; /* act: ck_act */
     float alpha;                  /* leaky relu */
+    /* after the activation, n_clip (<= 2) Minimum/Maximum (clip_op: CK_B_MIN or
+     * CK_B_MAX) of the value and the scalar input 4 (then 5), fused (core/fuse.c) */
+    int32_t n_clip, clip_op[2];
 } ck_conv_p;
 
 /* out[b] = act(A[b] · B[b] + bias). A is [M,K] (or [K,M] if trans_a), B [K,N] (or [N,K]).
- * Batch strides in elements, 0 broadcasts. Inputs: a, b, [bias], [prelu alpha]. */
+ * Batch strides in elements, 0 broadcasts. Inputs: a, b, [bias], [prelu alpha],
+ * [clip scalars]. */
 typedef struct {
     int32_t batch, m, n, k;
     int32_t trans_a, trans_b;
     int32_t a_batch_stride, b_batch_stride;
     int32_t has_bias, act, has_alpha_tensor;
     float alpha;
+    int32_t n_clip, clip_op[2];   /* as ck_conv_p's */
 } ck_matmul_p;
 
 typedef struct {

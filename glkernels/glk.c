@@ -511,7 +511,19 @@ static const char *prelude =
     "    return wild(r.x) ? vec2(a.x + v, 0.0) : r;\n"
     "}\n"
     "/* the pair rounded to float once */\n"
-    "float dd_round(vec2 a) { return wild(a.x) ? a.x : dd_add_to(0.0, a); }\n";
+    "float dd_round(vec2 a) { return wild(a.x) ? a.x : dd_add_to(0.0, a); }\n"
+    "/* a conv's or matmul's clips after its epilogue (core/fuse.c): n of them, each a\n"
+    " * Minimum or Maximum of the value and the scalar in4[0] (then in5[0]), binary.comp's\n"
+    " * formula with the value as a */\n"
+    "float clip1(float v, int op, float c) {\n"
+    "    if (op == B_MIN) return (v < c || isnan(v)) ? v : c;\n"
+    "    return (v > c || isnan(v)) ? v : c;\n"
+    "}\n"
+    "float clips(float v, int n, int op0, int op1) {\n"
+    "    if (n > 0) v = clip1(v, op0, float(in4[0]));\n"
+    "    if (n > 1) v = clip1(v, op1, float(in5[0]));\n"
+    "    return v;\n"
+    "}\n";
 
 void glk_set_binaries(glk_ctx *g, const glk_binaries *b)
 {

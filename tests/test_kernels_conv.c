@@ -18,6 +18,9 @@ typedef struct {
     core_buf bias, alpha;
     int has_bias, act, has_alpha;
     float alpha_f;
+    /* clips after it (core/fuse.c's fuse_clip): Minimum/Maximum with scalars */
+    int n_clip, clip_op[2];
+    core_buf clip[2];
 } epi_case;
 
 static void epi_make(epi_case *e, int rep, int out_c)
@@ -34,15 +37,24 @@ static void epi_make(epi_case *e, int rep, int out_c)
         e->alpha = kt_random(SI_FLOAT32, 1, &ac, -0.5f, 0.5f);
         e->has_alpha = 1;
     }
+    e->n_clip = kt_randint(0, 2);
+    for (int i = 0; i < e->n_clip; i++) {
+        int64_t one = 1;
+        e->clip_op[i] = kt_rand() % 2 ? CK_B_MIN : CK_B_MAX;
+        e->clip[i] = kt_random(SI_FLOAT32, 1, &one, -0.5f, 0.5f);
+    }
 }
 
 static void epi_free(epi_case *e)
 {
     kt_free(&e->bias);
     kt_free(&e->alpha);
+    kt_free(&e->clip[0]);
+    kt_free(&e->clip[1]);
 }
 
-/* Wires the epilogue into a step with x and filter as inputs 0 and 1. */
+/* Wires the epilogue into a step with x and filter as inputs 0 and 1 (ins:
+ * 6 entries, 4 for CK_DECONV2D). */
 static void epi_wire(const epi_case *e, ck_step *s, const core_buf **ins)
 {
     s->n_in = e->has_alpha ? 4 : e->has_bias ? 3 : 2;
@@ -53,6 +65,20 @@ static void epi_wire(const epi_case *e, ck_step *s, const core_buf **ins)
     s->out = 4;
     ins[2] = e->has_bias ? &e->bias : NULL;
     ins[3] = e->has_alpha ? &e->alpha : NULL;
+    if (s->kind == CK_DECONV2D) /* no clips there (never fused): a 4-input step */
+        return;
+    if (e->n_clip) {
+        s->n_in = 4 + e->n_clip;
+        for (int i = 0; i < 2; i++) {
+            s->in[4 + i] = i < e->n_clip ? 5 + i : -1;
+            ins[4 + i] = i < e->n_clip ? &e->clip[i] : NULL;
+        }
+    }
+    int32_t *n = s->kind == CK_MATMUL ? &s->u.matmul.n_clip : &s->u.conv.n_clip;
+    int32_t *op = s->kind == CK_MATMUL ? s->u.matmul.clip_op : s->u.conv.clip_op;
+    *n = e->n_clip;
+    op[0] = e->clip_op[0];
+    op[1] = e->clip_op[1];
 }
 
 /* TF's padding for one spatial dim: mode 0 VALID, 1 SAME, 2 explicit (random). */
@@ -138,7 +164,7 @@ static void conv_cases(ck_kind kind, int reps)
         core_buf f = kt_random(SI_FLOAT32, 4, fd, -1.f, 1.f);
         ck_step s = {.kind = kind};
         s.u.conv = p;
-        const core_buf *ins[4] = {&x, &f, NULL, NULL};
+        const core_buf *ins[6] = {&x, &f, NULL, NULL, NULL, NULL};
         epi_wire(&e, &s, ins);
         core_shape os = {.rank = 4, .d = {p.n, p.out_h, p.out_w, out_c}};
         check(kind == CK_CONV2D ? "conv2d" : "dwconv2d", rep,
@@ -327,7 +353,7 @@ static void test_matmul(void **state)
         core_buf b = kt_random(SI_FLOAT32, 3, bd, -1.f, 1.f);
         ck_step s = {.kind = CK_MATMUL};
         s.u.matmul = p;
-        const core_buf *ins[4] = {&a, &b, NULL, NULL};
+        const core_buf *ins[6] = {&a, &b, NULL, NULL, NULL, NULL};
         epi_wire(&e, &s, ins);
         core_shape os = {.rank = 3, .d = {p.batch, p.m, p.n}};
         check("matmul", rep, kt_compare(&s, ins, SI_FLOAT32, &os, NULL));
@@ -393,7 +419,7 @@ static void test_matmul_int(void **state)
         core_buf b = kt_random(SI_INT32, 3, bd, -300, 300);
         ck_step s = {.kind = CK_MATMUL, .n_in = 2, .in = {0, 1, -1, -1}, .out = 2};
         s.u.matmul = p;
-        const core_buf *ins[4] = {&a, &b, NULL, NULL};
+        const core_buf *ins[6] = {&a, &b, NULL, NULL, NULL, NULL};
         core_shape os = {.rank = 3, .d = {p.batch, p.m, p.n}};
         double e = kt_compare(&s, ins, SI_INT32, &os, NULL);
         if (e != 0)
