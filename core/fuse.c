@@ -14,7 +14,9 @@
  * a tensor that nothing else reads (no other step, no output, nothing the host
  * interpreter takes) is fused away. A Minimum or Maximum with a scalar after
  * that (up to two: a relu6 written out as Relu, Minimum(6), Maximum(0)) joins
- * the epilogue as its clips, binary.comp's formula with the value first.
+ * the epilogue as its clips, binary.comp's formula with the value first; and
+ * MobileNetV3's hard swish, Mul(Mul(c1, x), Relu6(Add(x, c2))), as a step of
+ * its own after the bias (each of its four float ops rounded as its step's).
  * si_options.no_fuse (SI_NO_FUSE) leaves the
  * program as lowered, to compare. */
 #include <stdlib.h>
@@ -25,20 +27,21 @@
 typedef struct {
     int32_t *has_bias, *act, *has_alpha;
     float *alpha;
-    int32_t *n_clip, *clip_op;
+    int32_t *n_clip, *clip_op, *hswish;
 } epi_fields;
 
 static int epilogue_of(ck_step *s, epi_fields *e)
 {
     if (s->kind == CK_CONV2D || s->kind == CK_DWCONV2D) {
         *e = (epi_fields){&s->u.conv.has_bias, &s->u.conv.act, &s->u.conv.has_alpha_tensor,
-                          &s->u.conv.alpha, &s->u.conv.n_clip, s->u.conv.clip_op};
+                          &s->u.conv.alpha, &s->u.conv.n_clip, s->u.conv.clip_op,
+                          &s->u.conv.hswish};
         return 1;
     }
     if (s->kind == CK_MATMUL) {
         *e = (epi_fields){&s->u.matmul.has_bias, &s->u.matmul.act,
                           &s->u.matmul.has_alpha_tensor, &s->u.matmul.alpha,
-                          &s->u.matmul.n_clip, s->u.matmul.clip_op};
+                          &s->u.matmul.n_clip, s->u.matmul.clip_op, &s->u.matmul.hswish};
         return 1;
     }
     return 0;
@@ -155,7 +158,7 @@ static int fuse_clip(fuser *f, int k)
         return 0;
     epi_fields e;
     ck_step *c = &p->steps[j];
-    if (!epilogue_of(c, &e) || *e.n_clip >= 2 || *e.has_alpha)
+    if (!epilogue_of(c, &e) || *e.n_clip >= 2 || *e.has_alpha || *e.hswish)
         return 0;
     const core_tensor *ta = &p->tensors[a], *tb = &p->tensors[b];
     if (ta->dtype != SI_FLOAT32 || tb->dtype != SI_FLOAT32 || core_shape_count(&tb->shape) != 1 ||
@@ -177,6 +180,88 @@ static int fuse_clip(fuser *f, int k)
     f->readers[a] = 0;
     f->producer[core_storage(p, c->out)] = j;
     return 1;
+}
+
+/* The step writing tensor t (a whole storage of its own, read once, pinned by
+ * nothing, made before step k) if it is a float binary op of kind op with a
+ * float scalar on one side: *x the other input, *c the scalar; else -1. */
+static int scalar_binary(fuser *f, int k, int t, int op, int *x, int *c)
+{
+    core_program *p = f->p;
+    int w;
+    if (!fusable_input(f, k, t, &w))
+        return -1;
+    const ck_step *s = &p->steps[w];
+    if (s->kind != CK_BINARY || s->u.binary.op != op || s->n_in != 2 ||
+        s->u.binary.in_dtype != SI_FLOAT32 || s->u.binary.out_dtype != SI_FLOAT32)
+        return -1;
+    for (int side = 0; side < 2; side++) {
+        int a = s->in[side], b = s->in[1 - side];
+        if (a >= 0 && b >= 0 && a != b && p->tensors[b].dtype == SI_FLOAT32 &&
+            core_shape_count(&p->tensors[b].shape) == 1 &&
+            same_shape(&p->tensors[a].shape, &p->tensors[s->out].shape)) {
+            *x = a;
+            *c = b;
+            return w;
+        }
+    }
+    return -1;
+}
+
+/* Step k, Mul(Mul(c1, x), Relu6(Add(x, c2))) where x is step j's output (read
+ * by those two alone), into j's epilogue as a hard swish: MobileNetV3's
+ * x * relu6(x + 3) / 6, as the converter leaves it in four steps. */
+static int fuse_hswish(fuser *f, int k)
+{
+    core_program *p = f->p;
+    ck_step *s = &p->steps[k];
+    if (f->dead[k] || s->kind != CK_BINARY || s->u.binary.op != CK_B_MUL || s->n_in != 2 ||
+        s->u.binary.in_dtype != SI_FLOAT32 || s->u.binary.out_dtype != SI_FLOAT32)
+        return 0;
+    for (int side = 0; side < 2; side++) {
+        int m1 = s->in[side], r = s->in[1 - side], x, x2, c1, c2, kr;
+        if (m1 < 0 || r < 0 || m1 == r || !fusable_input(f, k, r, &kr))
+            continue;
+        const ck_step *rs = &p->steps[kr];
+        if (rs->kind != CK_UNARY || rs->u.unary.op != CK_U_RELU6 ||
+            rs->u.unary.in_dtype != SI_FLOAT32 || rs->u.unary.out_dtype != SI_FLOAT32)
+            continue;
+        int km = scalar_binary(f, k, m1, CK_B_MUL, &x, &c1);
+        int ka = scalar_binary(f, kr, rs->in[0], CK_B_ADD, &x2, &c2);
+        if (km < 0 || ka < 0 || x != x2)
+            continue;
+        /* x: step j's output, read by the Mul and the Add alone */
+        int j = f->producer[x];
+        if (j < 0 || j >= ka || j >= km || f->dead[j] || p->steps[j].out != x ||
+            p->tensors[x].alias_of >= 0 || p->tensors[x].kind != PT_ACT || f->readers[x] != 2 ||
+            f->pinned[x] || !same_shape(&p->tensors[s->out].shape, &p->tensors[x].shape))
+            continue;
+        epi_fields e;
+        ck_step *c = &p->steps[j];
+        if (!epilogue_of(c, &e) || *e.act != CK_ACT_NONE || *e.has_alpha || *e.n_clip ||
+            *e.hswish || !ready_before(f, c1, &j))
+            continue;
+        if (!ready_before(f, c2, &j)) /* c1's hoist (if any) stays: harmless */
+            continue;
+        c = &p->steps[j];
+        epilogue_of(c, &e);
+        for (int i = c->n_in; i < 4; i++)
+            c->in[i] = -1;
+        c->in[4] = c1;
+        c->in[5] = c2;
+        c->n_in = 6;
+        *e.hswish = 1;
+        c->out = s->out;
+        /* a hoist moved the steps after j one later: found again */
+        km = f->producer[m1];
+        kr = f->producer[r];
+        ka = f->producer[p->steps[kr].in[0]];
+        f->dead[k] = f->dead[kr] = f->dead[km] = f->dead[ka] = 1;
+        f->readers[x] = 0;
+        f->producer[core_storage(p, c->out)] = j;
+        return 1;
+    }
+    return 0;
 }
 
 /* Step k, an Add of step j's output and a channel vector b, into j's bias. */
@@ -233,7 +318,7 @@ static int fuse_act(fuser *f, int k)
         return 0;
     epi_fields e;
     ck_step *c = &p->steps[j];
-    if (!epilogue_of(c, &e) || *e.act != CK_ACT_NONE || *e.has_alpha || *e.n_clip ||
+    if (!epilogue_of(c, &e) || *e.act != CK_ACT_NONE || *e.has_alpha || *e.n_clip || *e.hswish ||
         !same_shape(&p->tensors[s->out].shape, &p->tensors[a].shape))
         return 0;
     *e.act = act;
@@ -269,7 +354,7 @@ int core_fuse_epilogues(core_program *p)
                 f.readers[core_storage(p, p->steps[k].in[i])]++;
     index_steps(&f);
     for (int k = 0; k < p->n_steps; k++)
-        fused += fuse_bias(&f, k) || fuse_act(&f, k) || fuse_clip(&f, k);
+        fused += fuse_bias(&f, k) || fuse_act(&f, k) || fuse_clip(&f, k) || fuse_hswish(&f, k);
     int n = 0;
     for (int k = 0; k < p->n_steps; k++)
         if (!f.dead[k])

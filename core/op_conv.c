@@ -34,9 +34,14 @@ static float epilogue(float v, int64_t oc, int has_bias, int act, int has_alpha,
 }
 
 /* The clips fused after the epilogue (ck_conv_p.n_clip): binary's Minimum and
- * Maximum with the value as a, the scalar inputs 4 and 5 as b. */
-static float clips(float v, int n, const int32_t *op, const core_buf *const *ins)
+ * Maximum with the value as a, the scalar inputs 4 and 5 as b; or (hs) the hard
+ * swish (c1 * v) * relu6(v + c2), each op a float32 op as its step's. */
+static float clips(float v, int n, const int32_t *op, int hs, const core_buf *const *ins)
 {
+    if (hs) {
+        float m = ((const float *)ins[4]->data)[0] * v, a = v + ((const float *)ins[5]->data)[0];
+        return m * (a < 0.f ? 0.f : (a > 6.f ? 6.f : a));
+    }
     for (int i = 0; i < n && i < 2; i++) {
         float c = ((const float *)ins[4 + i]->data)[0];
         v = op[i] == CK_B_MIN ? (v < c || isnan(v) ? v : c) : (v > c || isnan(v) ? v : c);
@@ -81,7 +86,7 @@ static void host_conv_any(const ck_step *s, const core_buf *const *ins, core_buf
                         }
                     }
                     float v = epilogue(acc, oc, p->has_bias, p->act, p->has_alpha_tensor, p->alpha, ins);
-                    y[o] = clips(v, p->n_clip, p->clip_op, ins);
+                    y[o] = clips(v, p->n_clip, p->clip_op, p->hswish, ins);
                 }
 }
 
@@ -199,7 +204,7 @@ void ck_host_matmul(const ck_step *s, const core_buf *const *ins, core_buf *out)
                 else
                     ((float *)out->data)[o] = clips(epilogue((float)v, j, p->has_bias, p->act,
                                                              p->has_alpha_tensor, p->alpha, ins),
-                                                    p->n_clip, p->clip_op, ins);
+                                                    p->n_clip, p->clip_op, p->hswish, ins);
             }
 }
 

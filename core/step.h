@@ -218,8 +218,11 @@ typedef struct {
     int32_t has_bias, act, has_alpha_tensor; /* act: ck_act */
     float alpha;                  /* leaky relu */
     /* after the activation, n_clip (<= 2) Minimum/Maximum (clip_op: CK_B_MIN or
-     * CK_B_MAX) of the value and the scalar input 4 (then 5), fused (core/fuse.c) */
-    int32_t n_clip, clip_op[2];
+     * CK_B_MAX) of the value and the scalar input 4 (then 5), fused (core/fuse.c);
+     * or (hswish, no activation, no clips) a hard swish as MobileNetV3 writes it:
+     * (c1 * v) * relu6(v + c2), c1 input 4, c2 input 5, each op rounded as the
+     * Mul, Add, Relu6, Mul steps it replaces */
+    int32_t n_clip, clip_op[2], hswish;
 } ck_conv_p;
 
 /* out[b] = act(A[b] · B[b] + bias). A is [M,K] (or [K,M] if trans_a), B [K,N] (or [N,K]).
@@ -231,7 +234,7 @@ typedef struct {
     int32_t a_batch_stride, b_batch_stride;
     int32_t has_bias, act, has_alpha_tensor;
     float alpha;
-    int32_t n_clip, clip_op[2];   /* as ck_conv_p's */
+    int32_t n_clip, clip_op[2], hswish; /* as ck_conv_p's */
 } ck_matmul_p;
 
 typedef struct {

@@ -21,6 +21,7 @@ typedef struct {
     /* clips after it (core/fuse.c's fuse_clip): Minimum/Maximum with scalars */
     int n_clip, clip_op[2];
     core_buf clip[2];
+    int hswish; /* or a hard swish: (clip[0] * v) * relu6(v + clip[1]) */
 } epi_case;
 
 static void epi_make(epi_case *e, int rep, int out_c)
@@ -42,6 +43,12 @@ static void epi_make(epi_case *e, int rep, int out_c)
         int64_t one = 1;
         e->clip_op[i] = kt_rand() % 2 ? CK_B_MIN : CK_B_MAX;
         e->clip[i] = kt_random(SI_FLOAT32, 1, &one, -0.5f, 0.5f);
+    }
+    if (e->n_clip == 0 && kt_rand() % 2) {
+        int64_t one = 1;
+        e->hswish = 1;
+        e->clip[0] = kt_random(SI_FLOAT32, 1, &one, 0.1f, 0.3f);
+        e->clip[1] = kt_random(SI_FLOAT32, 1, &one, -1.f, 1.f);
     }
 }
 
@@ -67,13 +74,18 @@ static void epi_wire(const epi_case *e, ck_step *s, const core_buf **ins)
     ins[3] = e->has_alpha ? &e->alpha : NULL;
     if (s->kind == CK_DECONV2D) /* no clips there (never fused): a 4-input step */
         return;
-    if (e->n_clip) {
-        s->n_in = 4 + e->n_clip;
+    int scalars = e->hswish ? 2 : e->n_clip;
+    if (scalars) {
+        s->n_in = 4 + scalars;
         for (int i = 0; i < 2; i++) {
-            s->in[4 + i] = i < e->n_clip ? 5 + i : -1;
-            ins[4 + i] = i < e->n_clip ? &e->clip[i] : NULL;
+            s->in[4 + i] = i < scalars ? 5 + i : -1;
+            ins[4 + i] = i < scalars ? &e->clip[i] : NULL;
         }
     }
+    if (s->kind == CK_MATMUL)
+        s->u.matmul.hswish = e->hswish;
+    else
+        s->u.conv.hswish = e->hswish;
     int32_t *n = s->kind == CK_MATMUL ? &s->u.matmul.n_clip : &s->u.conv.n_clip;
     int32_t *op = s->kind == CK_MATMUL ? s->u.matmul.clip_op : s->u.conv.clip_op;
     *n = e->n_clip;
