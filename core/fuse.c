@@ -93,6 +93,13 @@ static void index_steps(fuser *f)
     }
 }
 
+/* A float32 binary step of op with two inputs. */
+static int float_binary(const ck_step *s, int op)
+{
+    return s->kind == CK_BINARY && s->u.binary.op == op && s->n_in == 2 &&
+           s->u.binary.in_dtype == SI_FLOAT32 && s->u.binary.out_dtype == SI_FLOAT32;
+}
+
 /* Step k's tensor a, written by step j alone, read by step k alone (once), a
  * whole storage of its own, pinned by nothing: *j, else 0. */
 static int fusable_input(fuser *f, int k, int a, int *j)
@@ -149,9 +156,7 @@ static int fuse_clip(fuser *f, int k)
 {
     core_program *p = f->p;
     ck_step *s = &p->steps[k];
-    if (f->dead[k] || s->kind != CK_BINARY || s->n_in != 2 ||
-        (s->u.binary.op != CK_B_MIN && s->u.binary.op != CK_B_MAX) ||
-        s->u.binary.in_dtype != SI_FLOAT32 || s->u.binary.out_dtype != SI_FLOAT32)
+    if (f->dead[k] || (!float_binary(s, CK_B_MIN) && !float_binary(s, CK_B_MAX)))
         return 0;
     int a = s->in[0], b = s->in[1], j;
     if (b < 0 || b == a || !fusable_input(f, k, a, &j))
@@ -192,8 +197,7 @@ static int scalar_binary(fuser *f, int k, int t, int op, int *x, int *c)
     if (!fusable_input(f, k, t, &w))
         return -1;
     const ck_step *s = &p->steps[w];
-    if (s->kind != CK_BINARY || s->u.binary.op != op || s->n_in != 2 ||
-        s->u.binary.in_dtype != SI_FLOAT32 || s->u.binary.out_dtype != SI_FLOAT32)
+    if (!float_binary(s, op))
         return -1;
     for (int side = 0; side < 2; side++) {
         int a = s->in[side], b = s->in[1 - side];
@@ -215,8 +219,7 @@ static int fuse_hswish(fuser *f, int k)
 {
     core_program *p = f->p;
     ck_step *s = &p->steps[k];
-    if (f->dead[k] || s->kind != CK_BINARY || s->u.binary.op != CK_B_MUL || s->n_in != 2 ||
-        s->u.binary.in_dtype != SI_FLOAT32 || s->u.binary.out_dtype != SI_FLOAT32)
+    if (f->dead[k] || !float_binary(s, CK_B_MUL))
         return 0;
     for (int side = 0; side < 2; side++) {
         int m1 = s->in[side], r = s->in[1 - side], x, x2, c1, c2, kr;
@@ -269,8 +272,7 @@ static int fuse_bias(fuser *f, int k)
 {
     core_program *p = f->p;
     ck_step *s = &p->steps[k];
-    if (f->dead[k] || s->kind != CK_BINARY || s->u.binary.op != CK_B_ADD || s->n_in != 2 ||
-        s->u.binary.in_dtype != SI_FLOAT32 || s->u.binary.out_dtype != SI_FLOAT32)
+    if (f->dead[k] || !float_binary(s, CK_B_ADD))
         return 0;
     for (int side = 0; side < 2; side++) {
         int a = s->in[side], b = s->in[1 - side], j;
