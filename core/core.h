@@ -129,8 +129,10 @@ int core_storage(const core_program *p, int t);
 
 /* Epilogue fusion (core/fuse.c): per-channel bias adds and activations that
  * follow a conv or matmul step as steps of their own become its epilogue,
- * bitwise the same; returns how many steps it removed. Run before tiling. */
-int core_fuse_epilogues(core_program *p);
+ * bitwise the same; returns how many steps it removed. Run before tiling.
+ * exact_mul_add: the kernels round a product and then a sum apart (GLSL ES
+ * 3.2's precise, or the host), so a per-channel Mul before the bias fuses too. */
+int core_fuse_epilogues(core_program *p, int exact_mul_add);
 
 /* ---- the graph ---------------------------------------------------------- */
 

@@ -16,7 +16,10 @@
  * that (up to two: a relu6 written out as Relu, Minimum(6), Maximum(0)) joins
  * the epilogue as its clips, binary.comp's formula with the value first; and
  * MobileNetV3's hard swish, Mul(Mul(c1, x), Relu6(Add(x, c2))), as a step of
- * its own after the bias (each of its four float ops rounded as its step's).
+ * its own after the bias (each of its four float ops rounded as its step's);
+ * and a Mul by a channel vector before the bias (a batch norm left as Mul then
+ * Add), where the device rounds the product before the sum (GLSL ES 3.2's
+ * `precise`; on 3.1 a compiler may fuse them, and the Mul stays a step).
  * si_options.no_fuse (SI_NO_FUSE) leaves the
  * program as lowered, to compare. */
 #include <stdlib.h>
@@ -27,7 +30,7 @@
 typedef struct {
     int32_t *has_bias, *act, *has_alpha;
     float *alpha;
-    int32_t *n_clip, *clip_op, *hswish;
+    int32_t *n_clip, *clip_op, *hswish, *has_scale;
 } epi_fields;
 
 static int epilogue_of(ck_step *s, epi_fields *e)
@@ -35,13 +38,14 @@ static int epilogue_of(ck_step *s, epi_fields *e)
     if (s->kind == CK_CONV2D || s->kind == CK_DWCONV2D) {
         *e = (epi_fields){&s->u.conv.has_bias, &s->u.conv.act, &s->u.conv.has_alpha_tensor,
                           &s->u.conv.alpha, &s->u.conv.n_clip, s->u.conv.clip_op,
-                          &s->u.conv.hswish};
+                          &s->u.conv.hswish, &s->u.conv.has_scale};
         return 1;
     }
     if (s->kind == CK_MATMUL) {
         *e = (epi_fields){&s->u.matmul.has_bias, &s->u.matmul.act,
                           &s->u.matmul.has_alpha_tensor, &s->u.matmul.alpha,
-                          &s->u.matmul.n_clip, s->u.matmul.clip_op, &s->u.matmul.hswish};
+                          &s->u.matmul.n_clip, s->u.matmul.clip_op, &s->u.matmul.hswish,
+                          &s->u.matmul.has_scale};
         return 1;
     }
     return 0;
@@ -78,6 +82,7 @@ typedef struct {
     int *readers;  /* by storage root: inputs of steps reading it */
     uint8_t *pinned; /* by storage root: an output or boundary tensor */
     uint8_t *dead;   /* by step */
+    int exact_mul_add; /* the device rounds a product and a sum apart when fused */
 } fuser;
 
 static void index_steps(fuser *f)
@@ -177,7 +182,8 @@ static int fuse_clip(fuser *f, int k)
         c->n_in = 4;
     }
     c->in[4 + *e.n_clip] = b;
-    c->n_in = 5 + *e.n_clip;
+    if (c->n_in < 5 + *e.n_clip) /* a scale (input 6) stays */
+        c->n_in = 5 + *e.n_clip;
     e.clip_op[*e.n_clip] = s->u.binary.op;
     (*e.n_clip)++;
     c->out = s->out;
@@ -252,7 +258,8 @@ static int fuse_hswish(fuser *f, int k)
             c->in[i] = -1;
         c->in[4] = c1;
         c->in[5] = c2;
-        c->n_in = 6;
+        if (c->n_in < 6) /* a scale (input 6) stays */
+            c->n_in = 6;
         *e.hswish = 1;
         c->out = s->out;
         /* a hoist moved the steps after j one later: found again */
@@ -267,12 +274,14 @@ static int fuse_hswish(fuser *f, int k)
     return 0;
 }
 
-/* Step k, an Add of step j's output and a channel vector b, into j's bias. */
-static int fuse_bias(fuser *f, int k)
+/* Step k, an Add (or, as scale, a Mul) of step j's output and a channel
+ * vector b, into j's bias (scale: into its scale before the bias, where the
+ * device keeps a product and a sum apart, exact_mul_add). */
+static int fuse_channel(fuser *f, int k, int scale)
 {
     core_program *p = f->p;
     ck_step *s = &p->steps[k];
-    if (f->dead[k] || !float_binary(s, CK_B_ADD))
+    if (f->dead[k] || !float_binary(s, scale ? CK_B_MUL : CK_B_ADD) || (scale && !f->exact_mul_add))
         return 0;
     for (int side = 0; side < 2; side++) {
         int a = s->in[side], b = s->in[1 - side], j;
@@ -280,8 +289,9 @@ static int fuse_bias(fuser *f, int k)
             continue;
         epi_fields e;
         ck_step *c = &p->steps[j];
+        /* nothing after it in the epilogue yet, inputs 2.. free but a scale's */
         if (!epilogue_of(c, &e) || *e.has_bias || *e.act != CK_ACT_NONE || *e.has_alpha ||
-            c->n_in > 2)
+            *e.n_clip || *e.hswish || (scale && *e.has_scale) || c->n_in > (*e.has_scale ? 7 : 2))
             continue;
         const core_tensor *ta = &p->tensors[a], *tb = &p->tensors[b];
         int64_t n = ta->shape.rank ? ta->shape.d[ta->shape.rank - 1] : 0;
@@ -294,10 +304,19 @@ static int fuse_bias(fuser *f, int k)
             continue;
         c = &p->steps[j];
         epilogue_of(c, &e);
-        c->in[2] = b;
-        c->in[3] = -1;
-        c->n_in = 3;
-        *e.has_bias = 1;
+        for (int i = c->n_in; i < 7; i++)
+            c->in[i] = -1;
+        if (scale) {
+            c->in[6] = b;
+            c->n_in = 7;
+            *e.has_scale = 1;
+        } else {
+            c->in[2] = b;
+            c->in[3] = -1;
+            if (c->n_in < 3)
+                c->n_in = 3;
+            *e.has_bias = 1;
+        }
         c->out = s->out;
         f->dead[k] = 1;
         f->readers[a] = 0;
@@ -332,9 +351,9 @@ static int fuse_act(fuser *f, int k)
     return 1;
 }
 
-int core_fuse_epilogues(core_program *p)
+int core_fuse_epilogues(core_program *p, int exact_mul_add)
 {
-    fuser f = {.p = p};
+    fuser f = {.p = p, .exact_mul_add = exact_mul_add};
     size_t nt = (size_t)p->n_tensors + 1;
     f.producer = malloc(nt * sizeof *f.producer);
     f.readers = calloc(nt, sizeof *f.readers);
@@ -356,7 +375,8 @@ int core_fuse_epilogues(core_program *p)
                 f.readers[core_storage(p, p->steps[k].in[i])]++;
     index_steps(&f);
     for (int k = 0; k < p->n_steps; k++)
-        fused += fuse_bias(&f, k) || fuse_act(&f, k) || fuse_clip(&f, k) || fuse_hswish(&f, k);
+        fused += fuse_channel(&f, k, 1) || fuse_channel(&f, k, 0) || fuse_act(&f, k) ||
+                 fuse_clip(&f, k) || fuse_hswish(&f, k);
     int n = 0;
     for (int k = 0; k < p->n_steps; k++)
         if (!f.dead[k])

@@ -21,9 +21,11 @@ static inline float acc_f32(float acc, float x, float w)
 
 /* Bias add (a float32 add, as tfjs's Add kernel) then the activation. The
  * PReLU alpha tensor holds one value per output channel, or one for all. */
-static float epilogue(float v, int64_t oc, int has_bias, int act, int has_alpha, float alpha,
-                      const core_buf *const *ins)
+static float epilogue(float v, int64_t oc, int has_scale, int has_bias, int act, int has_alpha,
+                      float alpha, const core_buf *const *ins)
 {
+    if (has_scale) /* a per-channel Mul before the bias, fused (input 6) */
+        v *= ((const float *)ins[6]->data)[oc];
     if (has_bias)
         v += ((const float *)ins[2]->data)[oc];
     if (act == CK_ACT_PRELU && has_alpha) {
@@ -85,7 +87,8 @@ static void host_conv_any(const ck_step *s, const core_buf *const *ins, core_buf
                                 acc = acc_f32(acc, xp[ic], wp[ic * p->out_c]);
                         }
                     }
-                    float v = epilogue(acc, oc, p->has_bias, p->act, p->has_alpha_tensor, p->alpha, ins);
+                    float v = epilogue(acc, oc, p->has_scale, p->has_bias, p->act,
+                                       p->has_alpha_tensor, p->alpha, ins);
                     y[o] = clips(v, p->n_clip, p->clip_op, p->hswish, ins);
                 }
 }
@@ -135,7 +138,7 @@ void ck_host_deconv2d(const ck_step *s, const core_buf *const *ins, core_buf *ou
                                 dot += (double)dp[d] * (double)wp[d];
                         }
                     }
-                    y[o] = epilogue((float)dot, oc, p->has_bias, p->act, p->has_alpha_tensor,
+                    y[o] = epilogue((float)dot, oc, 0, p->has_bias, p->act, p->has_alpha_tensor,
                                     p->alpha, ins);
                 }
 }
@@ -202,9 +205,10 @@ void ck_host_matmul(const ck_step *s, const core_buf *const *ins, core_buf *out)
                 if (dt == SI_INT32)
                     ((int32_t *)out->data)[o] = (int32_t)v;
                 else
-                    ((float *)out->data)[o] = clips(epilogue((float)v, j, p->has_bias, p->act,
-                                                             p->has_alpha_tensor, p->alpha, ins),
-                                                    p->n_clip, p->clip_op, p->hswish, ins);
+                    ((float *)out->data)[o] =
+                        clips(epilogue((float)v, j, p->has_scale, p->has_bias, p->act,
+                                       p->has_alpha_tensor, p->alpha, ins),
+                              p->n_clip, p->clip_op, p->hswish, ins);
             }
 }
 

@@ -223,6 +223,9 @@ typedef struct {
      * (c1 * v) * relu6(v + c2), c1 input 4, c2 input 5, each op rounded as the
      * Mul, Add, Relu6, Mul steps it replaces */
     int32_t n_clip, clip_op[2], hswish;
+    /* before the bias: the value times input 6's element of the output
+     * channel, rounded (a batch norm's Mul left unfolded; core/fuse.c) */
+    int32_t has_scale;
 } ck_conv_p;
 
 /* out[b] = act(A[b] · B[b] + bias). A is [M,K] (or [K,M] if trans_a), B [K,N] (or [N,K]).
@@ -234,7 +237,7 @@ typedef struct {
     int32_t a_batch_stride, b_batch_stride;
     int32_t has_bias, act, has_alpha_tensor;
     float alpha;
-    int32_t n_clip, clip_op[2], hswish; /* as ck_conv_p's */
+    int32_t n_clip, clip_op[2], hswish, has_scale; /* as ck_conv_p's */
 } ck_matmul_p;
 
 typedef struct {

@@ -68,14 +68,17 @@ int tile_channels(tiler *T, const ck_step *s, const tile_rule *r, si_error *err)
     float *w = host_value(T, s->in[1], err);
     if (!w)
         return -1;
-    float *bias = NULL, *alpha = NULL;
+    float *bias = NULL, *alpha = NULL, *scale = NULL;
     int has_bias = s->n_in > 2 && s->in[2] >= 0, has_alpha = s->n_in > 3 && s->in[3] >= 0;
+    int has_scale = s->n_in > 6 && s->in[6] >= 0; /* a fused per-channel Mul (core/fuse.c) */
     int64_t alpha_n = has_alpha ? tile_count(p, s->in[3]) : 0;
     if ((has_bias && !(bias = host_value(T, s->in[2], err))) ||
-        (has_alpha && !(alpha = host_value(T, s->in[3], err)))) {
+        (has_alpha && !(alpha = host_value(T, s->in[3], err))) ||
+        (has_scale && !(scale = host_value(T, s->in[6], err)))) {
         free(w);
         free(bias);
         free(alpha);
+        free(scale);
         return -1;
     }
     uint64_t per_max = T->limit / 2 < T->max_tensor ? T->limit / 2 : T->max_tensor;
@@ -92,6 +95,8 @@ int tile_channels(tiler *T, const ck_step *s, const tile_rule *r, si_error *err)
             ts.in[2] = const_cols(T, s->in[2], bias, 1, cols, c0, c1);
         if (has_alpha && alpha_n > 1)
             ts.in[3] = const_cols(T, s->in[3], alpha, 1, cols, c0, c1);
+        if (has_scale)
+            ts.in[6] = const_cols(T, s->in[6], scale, 1, cols, c0, c1);
         r->set_channels(&ts, (int32_t)(c1 - c0));
         ts.out = tile_new_tensor(T, out_root, out_rows * (c1 - c0), "(%lld:%lld)", c0, c1);
         if (ts.out < 0)
@@ -113,6 +118,7 @@ int tile_channels(tiler *T, const ck_step *s, const tile_rule *r, si_error *err)
     free(w);
     free(bias);
     free(alpha);
+    free(scale);
     return 0;
 }
 

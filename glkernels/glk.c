@@ -42,6 +42,10 @@ static si_result gl_check(glk_ctx *g, si_error *err, const char *what)
 
 int glk_lost(const glk_ctx *g) { return g->lost; }
 
+/* GLSL ES 3.2: `precise` keeps a product and a sum apart (3.1 has no such
+ * word: the compiler may fuse them into one rounding) */
+int glk_precise(const glk_ctx *g) { return g && g->gles32; }
+
 void glk_set_faults(glk_ctx *g, const glk_faults *f)
 {
     g->faults = f ? *f : (glk_faults){0};
@@ -145,6 +149,7 @@ si_result glk_open(glk_ctx **out, si_error *err)
     g->offset_align = align > 0 ? (uint32_t)align : 256;
     g->max_binding = maxsz > 0 ? (uint64_t)maxsz : (1u << 27);
     g->max_groups_y = groups_y > 0 ? (uint64_t)groups_y : 65535; /* the least ES 3.1 allows */
+    g->gles32 = epoxy_gl_version() >= 32;
     if (blocks < CK_MAX_IN + 1) {
         glk_close(g);
         return base_fail(err, SI_ERR_GPU, "GPU allows %d storage buffers per compute shader, %d needed",
@@ -518,6 +523,12 @@ static const char *prelude =
     "float clip1(float v, int op, float c) {\n"
     "    if (op == B_MIN) return (v < c || isnan(v)) ? v : c;\n"
     "    return (v > c || isnan(v)) ? v : c;\n"
+    "}\n"
+    "/* a conv's or matmul's per-channel scale before its bias (has: fused), rounded */\n"
+    "float scaled(float v, int oc, int has) {\n"
+    "    if (has == 0) return v;\n"
+    "    precise float t = v * float(in6[oc]);\n"
+    "    return t;\n"
     "}\n"
     "/* or (hs) a hard swish, (c1 * v) * relu6(v + c2), c1 in4[0], c2 in5[0], each op\n"
     " * rounded as binary.comp's Mul and Add and unary.comp's Relu6 do */\n"

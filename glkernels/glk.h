@@ -55,6 +55,9 @@ uint64_t glk_max_tensor_bytes(const glk_limits *l);
  * every call that would touch the GPU fails with SI_ERR_GPU, and only closing
  * it and opening a new one helps. Seen as GL_CONTEXT_LOST or, where the driver
  * has KHR/EXT_robustness, a reset status other than none. */
+/* Whether the shaders' `precise` holds (GLSL ES 3.2): a fused product then sum
+ * rounds twice, as the steps it replaces (core_fuse_epilogues' exact_mul_add). */
+int glk_precise(const glk_ctx *g);
 int glk_lost(const glk_ctx *g);
 
 /* Injected failures, so that what a GPU failure leaves behind can be tested on

@@ -23,6 +23,7 @@ struct glk_ctx {
     uint64_t max_binding;
     uint64_t max_groups_y;   /* GL_MAX_COMPUTE_WORK_GROUP_COUNT[1] (x is at least 65535) */
     int fused_fma;           /* fma() rounds once */
+    int gles32;              /* GLSL ES 3.2: `precise` holds (glk_precise) */
     int n_programs;
     glk_program programs[GLK_MAX_PROGRAMS];
     uint64_t batch_cmds, batch_bytes; /* the batch being queued (glk_throttle) */

@@ -193,7 +193,7 @@ static si_result attempt_at(si_model *m, const core_shape *shapes, const core_bu
         return st;
     m->unfused = unfused || m->opt.no_fuse;
     if (!m->unfused)
-        core_fuse_epilogues(m->prog);
+        core_fuse_epilogues(m->prog, !m->gpu || glk_precise(m->gpu));
     m->untiled_bound = largest_step(m->prog, NULL);
     m->tile_limit = limit;
     m->n_split = 0;

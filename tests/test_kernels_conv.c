@@ -22,6 +22,8 @@ typedef struct {
     int n_clip, clip_op[2];
     core_buf clip[2];
     int hswish; /* or a hard swish: (clip[0] * v) * relu6(v + clip[1]) */
+    int has_scale; /* a per-channel scale before the bias */
+    core_buf scale;
 } epi_case;
 
 static void epi_make(epi_case *e, int rep, int out_c)
@@ -44,6 +46,10 @@ static void epi_make(epi_case *e, int rep, int out_c)
         e->clip_op[i] = kt_rand() % 2 ? CK_B_MIN : CK_B_MAX;
         e->clip[i] = kt_random(SI_FLOAT32, 1, &one, -0.5f, 0.5f);
     }
+    if (kt_rand() % 2) {
+        e->has_scale = 1;
+        e->scale = kt_random(SI_FLOAT32, 1, &bc, -2.f, 2.f);
+    }
     if (e->n_clip == 0 && kt_rand() % 2) {
         int64_t one = 1;
         e->hswish = 1;
@@ -58,10 +64,11 @@ static void epi_free(epi_case *e)
     kt_free(&e->alpha);
     kt_free(&e->clip[0]);
     kt_free(&e->clip[1]);
+    kt_free(&e->scale);
 }
 
 /* Wires the epilogue into a step with x and filter as inputs 0 and 1 (ins:
- * 6 entries, 4 for CK_DECONV2D). */
+ * 7 entries, 4 for CK_DECONV2D). */
 static void epi_wire(const epi_case *e, ck_step *s, const core_buf **ins)
 {
     s->n_in = e->has_alpha ? 4 : e->has_bias ? 3 : 2;
@@ -75,17 +82,22 @@ static void epi_wire(const epi_case *e, ck_step *s, const core_buf **ins)
     if (s->kind == CK_DECONV2D) /* no clips there (never fused): a 4-input step */
         return;
     int scalars = e->hswish ? 2 : e->n_clip;
-    if (scalars) {
-        s->n_in = 4 + scalars;
+    if (scalars || e->has_scale) {
+        s->n_in = e->has_scale ? 7 : 4 + scalars;
         for (int i = 0; i < 2; i++) {
             s->in[4 + i] = i < scalars ? 5 + i : -1;
             ins[4 + i] = i < scalars ? &e->clip[i] : NULL;
         }
+        s->in[6] = e->has_scale ? 7 : -1;
+        ins[6] = e->has_scale ? &e->scale : NULL;
     }
-    if (s->kind == CK_MATMUL)
+    if (s->kind == CK_MATMUL) {
         s->u.matmul.hswish = e->hswish;
-    else
+        s->u.matmul.has_scale = e->has_scale;
+    } else {
         s->u.conv.hswish = e->hswish;
+        s->u.conv.has_scale = e->has_scale;
+    }
     int32_t *n = s->kind == CK_MATMUL ? &s->u.matmul.n_clip : &s->u.conv.n_clip;
     int32_t *op = s->kind == CK_MATMUL ? s->u.matmul.clip_op : s->u.conv.clip_op;
     *n = e->n_clip;
@@ -176,7 +188,7 @@ static void conv_cases(ck_kind kind, int reps)
         core_buf f = kt_random(SI_FLOAT32, 4, fd, -1.f, 1.f);
         ck_step s = {.kind = kind};
         s.u.conv = p;
-        const core_buf *ins[6] = {&x, &f, NULL, NULL, NULL, NULL};
+        const core_buf *ins[7] = {&x, &f, NULL, NULL, NULL, NULL, NULL};
         epi_wire(&e, &s, ins);
         core_shape os = {.rank = 4, .d = {p.n, p.out_h, p.out_w, out_c}};
         check(kind == CK_CONV2D ? "conv2d" : "dwconv2d", rep,
@@ -365,7 +377,7 @@ static void test_matmul(void **state)
         core_buf b = kt_random(SI_FLOAT32, 3, bd, -1.f, 1.f);
         ck_step s = {.kind = CK_MATMUL};
         s.u.matmul = p;
-        const core_buf *ins[6] = {&a, &b, NULL, NULL, NULL, NULL};
+        const core_buf *ins[7] = {&a, &b, NULL, NULL, NULL, NULL, NULL};
         epi_wire(&e, &s, ins);
         core_shape os = {.rank = 3, .d = {p.batch, p.m, p.n}};
         check("matmul", rep, kt_compare(&s, ins, SI_FLOAT32, &os, NULL));
@@ -431,7 +443,7 @@ static void test_matmul_int(void **state)
         core_buf b = kt_random(SI_INT32, 3, bd, -300, 300);
         ck_step s = {.kind = CK_MATMUL, .n_in = 2, .in = {0, 1, -1, -1}, .out = 2};
         s.u.matmul = p;
-        const core_buf *ins[6] = {&a, &b, NULL, NULL, NULL, NULL};
+        const core_buf *ins[7] = {&a, &b, NULL, NULL, NULL, NULL, NULL};
         core_shape os = {.rank = 3, .d = {p.batch, p.m, p.n}};
         double e = kt_compare(&s, ins, SI_INT32, &os, NULL);
         if (e != 0)

@@ -396,6 +396,16 @@ static void test_conv_channels(void **state)
         s.u.conv = (ck_conv_p){.n = 1, .in_h = h, .in_w = w, .in_c = c, .out_h = h, .out_w = w,
                                .out_c = oc, .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1,
                                .dil_h = 1, .dil_w = 1, .has_bias = 1, .act = CK_ACT_SIGMOID};
+        if (rep % 2) { /* a fused scale (sliced with the channels) and a clip */
+            int64_t one[1] = {1};
+            s.n_in = 7;
+            s.in[3] = s.in[5] = -1;
+            s.in[4] = prog_random(p, 1, one, 0.2f, 0.8f);
+            s.in[6] = prog_random(p, 1, bd, -2.f, 2.f);
+            s.u.conv.has_scale = 1;
+            s.u.conv.n_clip = 1;
+            s.u.conv.clip_op[0] = CK_B_MIN;
+        }
         s.out = prog_tensor(p, SI_FLOAT32, 4, od, NULL);
         prog_step(p, &s);
         p->outputs[p->n_outputs++] = s.out;

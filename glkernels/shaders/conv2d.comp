@@ -1,7 +1,8 @@
 // CK_CONV2D: P = ck_conv_p {0 n, 1 in_h, 2 in_w, 3 in_c, 4 out_h, 5 out_w, 6 out_c, 7 k_h, 8 k_w,
 // 9 stride_h, 10 stride_w, 11 dil_h, 12 dil_w, 13 pad_top, 14 pad_left, 15 ch_mult, 16 has_bias,
-// 17 act, 18 has_alpha_tensor, 19 alpha, 20 n_clip, 21 clip_op0, 22 clip_op1, 23 hswish}. in0 x NHWC,
-// in1 filter HWIO, in2 bias, in3 alpha, in4 and in5 the clips' (or hard swish's) scalars (clips(), the prelude).
+// 17 act, 18 has_alpha_tensor, 19 alpha, 20 n_clip, 21 clip_op0, 22 clip_op1, 23 hswish, 24 has_scale}. in0 x NHWC,
+// in1 filter HWIO, in2 bias, in3 alpha, in4 and in5 the clips' (or hard swish's) scalars (clips(), the prelude), in6
+// the scale (scaled()).
 // One invocation per output element; sums taps (ky, kx, ic) in the host's order.
 float tanh_safe(float x) { float e = exp(-2.0 * abs(clamp(x, -20.0, 20.0))); return sign(x) * (1.0 - e) / (1.0 + e); }
 // Bias add then activation, as ck_apply_act on the host. PReLU alphas come one
@@ -49,5 +50,5 @@ void main() {
             }
         }
     }
-    outv[gi] = TO(clips(epilogue(acc, oc, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22], P[23]));
+    outv[gi] = TO(clips(epilogue(scaled(acc, oc, P[24]), oc, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22], P[23]));
 }

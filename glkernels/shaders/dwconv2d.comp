@@ -43,5 +43,5 @@ void main() {
             acc = mad1(float(in0[(xrow + ix) * in_c + ic]), float(in1[(ky * k_w + kx) * out_c + oc]), acc);
         }
     }
-    outv[gi] = TO(clips(epilogue(acc, oc, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22], P[23]));
+    outv[gi] = TO(clips(epilogue(scaled(acc, oc, P[24]), oc, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22], P[23]));
 }

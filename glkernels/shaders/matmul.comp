@@ -1,6 +1,6 @@
 // CK_MATMUL: P = ck_matmul_p {0 batch, 1 m, 2 n, 3 k, 4 trans_a, 5 trans_b, 6 a_batch_stride,
 // 7 b_batch_stride, 8 has_bias, 9 act, 10 has_alpha_tensor, 11 alpha, 12 n_clip, 13 clip_op0,
-// 14 clip_op1, 15 hswish}. One invocation per
+// 14 clip_op1, 15 hswish, 16 has_scale}. One invocation per
 // output element out[b, i, j]; the epilogue's channel is j.
 float tanh_safe(float x) { float e = exp(-2.0 * abs(clamp(x, -20.0, 20.0))); return sign(x) * (1.0 - e) / (1.0 + e); }
 // Bias add then activation, as ck_apply_act on the host. PReLU alphas come one
@@ -44,5 +44,5 @@ void main() {
         }
         acc = dd_add_to(acc, blk);
     }
-    outv[gi] = TO(clips(epilogue(acc, j, P[8], P[9], P[10], PF(11)), P[12], P[13], P[14], P[15]));
+    outv[gi] = TO(clips(epilogue(scaled(acc, j, P[16]), j, P[8], P[9], P[10], PF(11)), P[12], P[13], P[14], P[15]));
 }
