@@ -133,9 +133,10 @@ typedef struct {
      * again and replaced. The folder is made if its parent exists; failing to
      * write costs only the saving. */
     const char *plan_cache_dir;
-    /* 1: run every step as lowered: no epilogue fusion (a per-channel bias add
-     * or an activation after a conv or matmul as steps of their own, as the
-     * model's graph has them); the outputs are bitwise the same either way.
+    /* 1: run every step as lowered: no epilogue fusion (a per-channel scale or
+     * bias, an activation, a clip or a hard swish after a conv or matmul as steps
+     * of their own, as the model's graph has them); the outputs are bitwise the
+     * same either way.
      * SI_NO_FUSE (set, whatever its value) overrides it. For comparing. */
     int no_fuse;
 } si_options;

@@ -259,6 +259,8 @@ static si_result derived_setup(si_model *m, si_error *err)
     m->derived_bytes = at;
     if (rt_arenas_held(root) > root->st.peak_vram_bytes)
         root->st.peak_vram_bytes = rt_arenas_held(root);
+    if (root->ctx) /* a context with no budget: its peak counts them too */
+        rt_ctx_note_peak(root->ctx);
     return SI_OK;
 }
 
