@@ -15,7 +15,7 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do builds="$builds $1"; shift; done
 [ $# -gt 0 ] && shift
 printf '| model |'
 for b in $builds; do printf ' %s run_ms |' "${b%%=*}"; done
-printf ' ratio to %s |\n|---|' "$(echo $builds | cut -d= -f1)"
+printf ' ratios to %s, each build |\n|---|' "$(echo $builds | cut -d= -f1)"
 for b in $builds; do printf -- '---:|'; done
 printf -- '---|\n'
 for m in "$@"; do

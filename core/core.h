@@ -133,6 +133,12 @@ int core_storage(const core_program *p, int t);
  * exact_mul_add: the kernels round a product and then a sum apart (GLSL ES
  * 3.2's precise, or the host), so a per-channel Mul before the bias fuses too. */
 int core_fuse_epilogues(core_program *p, int exact_mul_add);
+/* For a device that is a CPU (llvmpipe) or the host backend: a sorted TopK
+ * whose rows need more than one CK_TOPK_BLOCK level (n > CK_TOPK_SORT) selects
+ * on the host from x instead, its levels dropped (the same answer: bitonic
+ * blocks in a software rasterizer cost more than tfjs's select on the CPU);
+ * returns how many (core/op_select.c). */
+int core_topk_to_host(core_program *p);
 
 /* ---- the graph ---------------------------------------------------------- */
 

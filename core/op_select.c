@@ -355,6 +355,45 @@ static si_result lower_topk_gpu(lower_ctx *c, const core_tensor *x, int64_t oute
     return SI_OK;
 }
 
+int core_topk_to_host(core_program *p)
+{
+    int *readers = calloc((size_t)p->n_tensors + 1, sizeof *readers);
+    uint8_t *dead = calloc((size_t)p->n_steps + 1, 1);
+    int moved = 0;
+    if (!readers || !dead)
+        goto done; /* left on the GPU: the same answer */
+    for (int k = 0; k < p->n_steps; k++) {
+        ck_step *s = &p->steps[k];
+        if (s->kind == CK_TOPK && s->u.topk.cand && s->n_in == 2 && s->u.topk.n > CK_TOPK_SORT) {
+            s->u.topk.cand = 0; /* the host's select on x, every row */
+            s->n_in = 1;
+            s->in[1] = -1;
+            moved++;
+        }
+        for (int i = 0; i < s->n_in; i++)
+            if (s->in[i] >= 0)
+                readers[core_storage(p, s->in[i])]++;
+    }
+    for (int k = p->n_steps - 1; k >= 0; k--) { /* levels nothing reads any more */
+        const ck_step *s = &p->steps[k];
+        if (s->kind != CK_TOPK_BLOCK || readers[core_storage(p, s->out)])
+            continue;
+        dead[k] = 1;
+        for (int i = 0; i < s->n_in; i++)
+            if (s->in[i] >= 0)
+                readers[core_storage(p, s->in[i])]--;
+    }
+    int n = 0;
+    for (int k = 0; k < p->n_steps; k++)
+        if (!dead[k])
+            p->steps[n++] = p->steps[k];
+    p->n_steps = n;
+done:
+    free(readers);
+    free(dead);
+    return moved;
+}
+
 static si_result lower_topk(lower_ctx *c, si_error *err)
 {
     if (lc_n_inputs(c) < 2)

@@ -46,6 +46,13 @@ int glk_lost(const glk_ctx *g) { return g->lost; }
  * word: the compiler may fuse them into one rounding) */
 int glk_precise(const glk_ctx *g) { return g && g->gles32; }
 
+/* a rasterizer that runs on the CPU: Mesa's llvmpipe and softpipe, SwiftShader */
+int glk_software(const glk_ctx *g)
+{
+    return !g || strstr(g->renderer, "llvmpipe") || strstr(g->renderer, "softpipe") ||
+           strstr(g->renderer, "SwiftShader");
+}
+
 void glk_set_faults(glk_ctx *g, const glk_faults *f)
 {
     g->faults = f ? *f : (glk_faults){0};

@@ -58,6 +58,8 @@ uint64_t glk_max_tensor_bytes(const glk_limits *l);
 /* Whether the shaders' `precise` holds (GLSL ES 3.2): a fused product then sum
  * rounds twice, as the steps it replaces (core_fuse_epilogues' exact_mul_add). */
 int glk_precise(const glk_ctx *g);
+/* Whether the device is a CPU (llvmpipe, softpipe, SwiftShader; or none). */
+int glk_software(const glk_ctx *g);
 int glk_lost(const glk_ctx *g);
 
 /* Injected failures, so that what a GPU failure leaves behind can be tested on

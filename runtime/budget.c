@@ -194,6 +194,8 @@ static si_result attempt_at(si_model *m, const core_shape *shapes, const core_bu
     m->unfused = unfused || m->opt.no_fuse;
     if (!m->unfused)
         core_fuse_epilogues(m->prog, !m->gpu || glk_precise(m->gpu));
+    if (m->be != &rt_backend_gpu || glk_software(m->gpu))
+        core_topk_to_host(m->prog);
     m->untiled_bound = largest_step(m->prog, NULL);
     m->tile_limit = limit;
     m->n_split = 0;
