@@ -135,6 +135,17 @@ static void hoist(fuser *f, int from, int to)
     index_steps(f);
 }
 
+/* Step j takes step k's output as its own (k fused into it, dead): a, what
+ * k read of j's, is read by nothing now. */
+static void absorb(fuser *f, int j, int k, int a)
+{
+    core_program *p = f->p;
+    p->steps[j].out = p->steps[k].out;
+    f->dead[k] = 1;
+    f->readers[a] = 0;
+    f->producer[core_storage(p, p->steps[j].out)] = j;
+}
+
 /* Tensor b must exist when step *j runs: made before it, or by a
  * dequantization of a weight made after it, which moves up to just before it
  * (*j one later then). 0 where it cannot. */
@@ -186,10 +197,7 @@ static int fuse_clip(fuser *f, int k)
         c->n_in = 5 + *e.n_clip;
     e.clip_op[*e.n_clip] = s->u.binary.op;
     (*e.n_clip)++;
-    c->out = s->out;
-    f->dead[k] = 1;
-    f->readers[a] = 0;
-    f->producer[core_storage(p, c->out)] = j;
+    absorb(f, j, k, a);
     return 1;
 }
 
@@ -261,14 +269,12 @@ static int fuse_hswish(fuser *f, int k)
         if (c->n_in < 6) /* a scale (input 6) stays */
             c->n_in = 6;
         *e.hswish = 1;
-        c->out = s->out;
         /* a hoist moved the steps after j one later: found again */
         km = f->producer[m1];
         kr = f->producer[r];
         ka = f->producer[p->steps[kr].in[0]];
-        f->dead[k] = f->dead[kr] = f->dead[km] = f->dead[ka] = 1;
-        f->readers[x] = 0;
-        f->producer[core_storage(p, c->out)] = j;
+        f->dead[kr] = f->dead[km] = f->dead[ka] = 1;
+        absorb(f, j, k, x);
         return 1;
     }
     return 0;
@@ -317,10 +323,7 @@ static int fuse_channel(fuser *f, int k, int scale)
                 c->n_in = 3;
             *e.has_bias = 1;
         }
-        c->out = s->out;
-        f->dead[k] = 1;
-        f->readers[a] = 0;
-        f->producer[core_storage(p, c->out)] = j;
+        absorb(f, j, k, a);
         return 1;
     }
     return 0;
@@ -344,10 +347,7 @@ static int fuse_act(fuser *f, int k)
         return 0;
     *e.act = act;
     *e.alpha = s->u.unary.alpha;
-    c->out = s->out;
-    f->dead[k] = 1;
-    f->readers[a] = 0;
-    f->producer[core_storage(p, c->out)] = j;
+    absorb(f, j, k, a);
     return 1;
 }
 

@@ -42,6 +42,8 @@ static si_result gl_check(glk_ctx *g, si_error *err, const char *what)
 
 int glk_lost(const glk_ctx *g) { return g->lost; }
 
+static GLuint readback_buffer(glk_ctx *g);
+
 /* GLSL ES 3.2: `precise` keeps a product and a sum apart (3.1 has no such
  * word: the compiler may fuse them into one rounding) */
 int glk_precise(const glk_ctx *g) { return g && g->gles32; }
@@ -166,6 +168,7 @@ si_result glk_open(glk_ctx **out, si_error *err)
         glk_close(g);
         return st;
     }
+    readback_buffer(g); /* made with the context, so its memory is the empty context's */
     *out = g;
     return SI_OK;
 }
@@ -271,7 +274,8 @@ si_result glk_upload(glk_ctx *g, uint32_t buf, uint64_t offset, const void *src,
 static GLenum wait_sync(GLsync sync);
 static void clear_errors(glk_ctx *g);
 
-/* The readback staging buffer, made at the first download where the driver
+/* The readback staging buffer (GLK_READBACK bytes of mapped host memory, the
+ * GPU's page tables for it a few KiB), made with the context where the driver
  * maps buffers persistently; 0 where it cannot be (downloads map then). */
 static GLuint readback_buffer(glk_ctx *g)
 {

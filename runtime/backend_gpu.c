@@ -221,58 +221,50 @@ static int derives(const si_model *m, int s)
  * dequantized hundreds of weights a run). The same kernel makes them, so the
  * bits are those of every budget. Under a budget (the plan's room is the
  * budget's) or in a context sharing one, nothing changes. */
-static si_result derived_setup(si_model *m, si_error *err)
+static void derived_setup(si_model *m)
 {
     m->derived_set = 1;
     si_model *root = m->parent ? m->parent : m;
     if (m->opt.vram_budget || (root->ctx && rt_ctx_one_arena(root->ctx)))
-        return SI_OK;
+        return;
     const core_program *p = m->prog;
     int nb = m->pb.n_buffers;
     uint64_t at = 0, align = glk_offset_align(m->gpu);
-    for (int s = 0; s < p->n_steps; s++) {
+    uint64_t *off = malloc((size_t)nb * sizeof *off);
+    uint8_t *done = calloc((size_t)p->n_steps + 1, 1);
+    for (int b = 0; off && b < nb; b++)
+        off[b] = UINT64_MAX;
+    for (int s = 0; off && done && s < p->n_steps; s++) {
         if (!derives(m, s))
             continue;
-        if (!m->derived_off) {
-            m->derived_off = malloc((size_t)nb * sizeof *m->derived_off);
-            m->derived_done = calloc((size_t)p->n_steps, 1);
-            if (!m->derived_off || !m->derived_done) {
-                derived_free(m);
-                m->derived_set = 1;
-                return SI_OK; /* made every run, as without */
-            }
-            for (int b = 0; b < nb; b++)
-                m->derived_off[b] = UINT64_MAX;
-        }
         int bo = m->buf_of[p->steps[s].out];
-        m->derived_off[bo] = at;
+        off[bo] = at;
         at += (m->pb.buffers[bo].bytes + align - 1) / align * align;
     }
-    if (!m->derived_off)
-        return SI_OK;
-    si_result st = glk_buffer_create(m->gpu, at, &m->derived_buf, err);
-    if (st != SI_OK) {
-        derived_free(m);
-        m->derived_set = 1;
-        return st;
+    si_error ignored = {0};
+    uint32_t buf = 0;
+    /* none to make, or no memory for them: made every run, as under a budget */
+    if (!off || !done || !at || glk_buffer_create(m->gpu, at, &buf, &ignored) != SI_OK) {
+        free(off);
+        free(done);
+        return;
     }
+    m->derived_off = off;
+    m->derived_done = done;
+    m->derived_buf = buf;
     m->derived_bytes = at;
     if (rt_arenas_held(root) > root->st.peak_vram_bytes)
         root->st.peak_vram_bytes = rt_arenas_held(root);
     if (root->ctx) /* a context with no budget: its peak counts them too */
         rt_ctx_note_peak(root->ctx);
-    return SI_OK;
 }
 
 static si_result gpu_run_step(si_model *m, int s, si_error *err)
 {
     const core_program *p = m->prog;
     const ck_step *st = &p->steps[s];
-    if (!m->derived_set) {
-        si_result rc = derived_setup(m, err);
-        if (rc != SI_OK)
-            return rc;
-    }
+    if (!m->derived_set)
+        derived_setup(m);
     if (on_host(m, st))
         return run_host_step_on_gpu_data(m, st, err);
     int bo = m->buf_of[core_storage(p, st->out)];
