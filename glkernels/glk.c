@@ -77,6 +77,61 @@ static si_result cmd_gate(glk_ctx *g, const char *what, si_error *err)
     return SI_OK;
 }
 
+/* ---- ordering: barriers only where a command depends on an earlier one ----
+ * A dispatch is not followed by a barrier of its own. What the shader commands
+ * since the last barrier read and wrote is kept (pend_r, pend_w); a shader
+ * command that reads or writes a range one of them wrote, or writes one they
+ * read, gets a barrier first (and the lists start again). Commands that do not
+ * touch each other's ranges may so run at once: a transfer kernel of the next
+ * step's weights beside this step (issue 19), independent branches. Other GL
+ * commands (copies, uploads, read backs) come after a barrier whenever a
+ * shader command is pending, as every command did before. */
+static int span_hits(const struct glk_span *v, int n, const glk_range *r)
+{
+    uint64_t lo = r->offset, hi = r->offset + (r->bytes ? r->bytes : 4);
+    for (int i = 0; i < n; i++)
+        if (v[i].buf == r->buf && v[i].lo < hi && lo < v[i].hi)
+            return 1;
+    return 0;
+}
+
+static void barrier(glk_ctx *g)
+{
+    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
+    g->n_r = g->n_w = 0;
+    g->n_barriers++;
+}
+
+/* Before a GL command other than a dispatch. */
+static void settle(glk_ctx *g)
+{
+    if (g->n_r || g->n_w)
+        barrier(g);
+}
+
+static int conflicts(const glk_ctx *g, const glk_range *rd, int nr, const glk_range *wr)
+{
+    for (int i = 0; i < nr; i++)
+        if (rd[i].buf && span_hits(g->pend_w, g->n_w, &rd[i]))
+            return 1;
+    return wr && (span_hits(g->pend_w, g->n_w, wr) || span_hits(g->pend_r, g->n_r, wr));
+}
+
+/* Before a dispatch reading rd[0..nr) (buf 0: none) and writing wr: a barrier
+ * if it depends on a pending command; then its ranges are pending. */
+static void hazard(glk_ctx *g, const glk_range *rd, int nr, const glk_range *wr)
+{
+    if (conflicts(g, rd, nr, wr) || g->n_r + nr > GLK_PENDING || g->n_w + 1 > GLK_PENDING)
+        barrier(g);
+    for (int i = 0; i < nr; i++)
+        if (rd[i].buf)
+            g->pend_r[g->n_r++] = (struct glk_span){rd[i].buf, rd[i].offset,
+                                                    rd[i].offset + (rd[i].bytes ? rd[i].bytes : 4)};
+    g->pend_w[g->n_w++] = (struct glk_span){wr->buf, wr->offset, wr->offset + (wr->bytes ? wr->bytes : 4)};
+}
+
+uint64_t glk_barriers(const glk_ctx *g) { return g->n_barriers; }
+
 static si_result alloc_gate(glk_ctx *g, const char *what, si_error *err)
 {
     if (g->lost)
@@ -266,6 +321,7 @@ si_result glk_upload(glk_ctx *g, uint32_t buf, uint64_t offset, const void *src,
     si_result gate = cmd_gate(g, "upload", err);
     if (gate != SI_OK)
         return gate;
+    settle(g);
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, buf);
     glBufferSubData(GL_SHADER_STORAGE_BUFFER, (GLintptr)offset, (GLsizeiptr)bytes, src);
     return gl_check(g, err, "upload");
@@ -311,7 +367,7 @@ si_result glk_download(glk_ctx *g, uint32_t buf, uint64_t offset, void *dst, uin
     si_result gate = cmd_gate(g, "download", err);
     if (gate != SI_OK)
         return gate;
-    glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+    settle(g);
     GLuint rb = readback_buffer(g);
     if (rb) {
         for (uint64_t at = 0; at < bytes; at += GLK_READBACK) {
@@ -385,11 +441,78 @@ si_result glk_copy(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uin
     si_result gate = cmd_gate(g, "copy", err);
     if (gate != SI_OK)
         return gate;
+    settle(g);
     glBindBuffer(GL_COPY_READ_BUFFER, src);
     glBindBuffer(GL_COPY_WRITE_BUFFER, dst);
     glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, (GLintptr)src_off,
                         (GLintptr)dst_off, (GLsizeiptr)bytes);
     return gl_check(g, err, "copy");
+}
+
+static si_result get_named_program(glk_ctx *g, const char *key, const char *shader, const char *defines,
+                                   glk_program **out, si_error *err);
+
+/* The transfer kernel's grid: 1,024 workgroups of 64 (65,536 invocations)
+ * keep enough reads in flight for the bus, and leave most of a big GPU to the
+ * step dispatched after it. */
+#define XFER_GROUPS 1024u
+#define XFER_DEFS(t)                                                                               \
+    "#define T0 " t "\n#define T1 " t "\n#define T2 " t "\n#define T3 " t "\n#define T4 " t "\n"     \
+    "#define T5 " t "\n#define T6 " t "\n#define T7 " t "\n#define TO " t "\n"
+
+/* One dispatch of the transfer kernel over n bytes (a multiple of es, 16 or
+ * 4), in chunks a binding may hold, each bound from an aligned offset below
+ * its start (one aligned to es where es is 16). */
+static si_result xfer(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uint64_t dst_off,
+                      uint64_t bytes, uint64_t es, si_error *err)
+{
+    glk_program *p;
+    si_result st = get_named_program(g, es == 16 ? "xfer4" : "xfer", "xfer",
+                                     es == 16 ? XFER_DEFS("ivec4") : XFER_DEFS("int"), &p, err);
+    if (st != SI_OK)
+        return st;
+    glUseProgram(p->prog);
+    uint64_t a = g->offset_align > es ? g->offset_align : es, chunk = (g->max_binding - 2 * a) / a * a;
+    if (chunk > (1ull << 30)) /* element indices stay below 2^31 */
+        chunk = 1ull << 30;
+    for (uint64_t at = 0; at < bytes; at += chunk) {
+        uint64_t n = bytes - at < chunk ? bytes - at : chunk;
+        uint64_t s0 = (src_off + at) / a * a, d0 = (dst_off + at) / a * a;
+        glk_range rd = {src, s0, src_off + at - s0 + n}, wr = {dst, d0, dst_off + at - d0 + n};
+        hazard(g, &rd, 1, &wr);
+        GLint P[3] = {(GLint)(n / es), (GLint)((src_off + at - s0) / es), (GLint)((dst_off + at - d0) / es)};
+        glUniform1iv(p->loc_p, 3, P);
+        glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 0, src, (GLintptr)s0, (GLsizeiptr)rd.bytes);
+        for (int i = 1; i < CK_MAX_IN; i++) /* declared blocks must be backed */
+            glBindBufferRange(GL_SHADER_STORAGE_BUFFER, (GLuint)i, dst, (GLintptr)d0, (GLsizeiptr)wr.bytes);
+        glBindBufferRange(GL_SHADER_STORAGE_BUFFER, CK_MAX_IN, dst, (GLintptr)d0, (GLsizeiptr)wr.bytes);
+        uint64_t groups = (n / es + GLK_LOCAL - 1) / GLK_LOCAL;
+        glDispatchCompute(groups < XFER_GROUPS ? (GLuint)groups : XFER_GROUPS, 1, 1);
+    }
+    return SI_OK;
+}
+
+si_result glk_copy_words(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uint64_t dst_off,
+                         uint64_t bytes, si_error *err)
+{
+    if ((src_off | dst_off | bytes) & 3)
+        return base_fail(err, SI_ERR_ARG, "internal: a transfer kernel moves whole words");
+    si_result st = cmd_gate(g, "copy", err);
+    if (st != SI_OK)
+        return st;
+    /* 16 bytes an element where both ends are 16-aligned, the last words apart */
+    uint64_t bulk = (src_off % 16 == 0 && dst_off % 16 == 0) ? bytes / 16 * 16 : 0;
+    if (bulk)
+        st = xfer(g, src, src_off, dst, dst_off, bulk, 16, err);
+    if (st == SI_OK && bulk < bytes)
+        st = xfer(g, src, src_off + bulk, dst, dst_off + bulk, bytes - bulk, 4, err);
+    return st != SI_OK ? st : gl_check(g, err, "copy");
+}
+
+void glk_sync(glk_ctx *g, const glk_range *ins, int n_in, const glk_range *out)
+{
+    if (conflicts(g, ins, n_in, out))
+        barrier(g);
 }
 
 /* Waits for sync (GPU commands complete), then deletes it. */
@@ -815,6 +938,33 @@ static const glk_kernel kernels[CK__COUNT] = {
 #undef KERNEL
 };
 
+static glk_program *find_program(glk_ctx *g, const char *key)
+{
+    for (int i = 0; i < g->n_programs; i++)
+        if (!strcmp(g->programs[i].key, key))
+            return &g->programs[i];
+    return NULL;
+}
+
+/* Compiles shader with the op enums and defines, and keeps it under key. */
+static si_result add_program(glk_ctx *g, const char *key, const char *shader, const char *defines,
+                             glk_program **out, si_error *err)
+{
+    if (g->n_programs == GLK_MAX_PROGRAMS)
+        return base_fail(err, SI_ERR_GPU, "program cache full");
+    char defs[4096];
+    int m = enum_defines(defs, sizeof defs);
+    snprintf(defs + m, sizeof defs - (size_t)m, "%s", defines);
+    glk_program *p = &g->programs[g->n_programs];
+    si_result st = compile(g, shader, defs, p, err);
+    if (st != SI_OK)
+        return st;
+    snprintf(p->key, sizeof p->key, "%s", key);
+    g->n_programs++;
+    *out = p;
+    return SI_OK;
+}
+
 static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, si_dtype out_dt,
                              glk_program **out, si_error *err)
 {
@@ -828,28 +978,24 @@ static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
         key[n++] = i < s->n_in && s->in[i] >= 0 ? (in_dt[i] == SI_FLOAT32 ? 'f' : 'i') : '-';
     key[n++] = out_dt == SI_FLOAT32 ? 'f' : 'i';
     key[n] = 0;
-    for (int i = 0; i < g->n_programs; i++)
-        if (!strcmp(g->programs[i].key, key)) {
-            *out = &g->programs[i];
-            return SI_OK;
-        }
-    if (g->n_programs == GLK_MAX_PROGRAMS)
-        return base_fail(err, SI_ERR_GPU, "program cache full");
-    char defs[4096];
-    int m = enum_defines(defs, sizeof defs);
-    m += snprintf(defs + m, sizeof defs - (size_t)m, "#define OPC %d\n", opc);
+    if ((*out = find_program(g, key)))
+        return SI_OK;
+    char defs[1024];
+    int m = snprintf(defs, sizeof defs, "#define OPC %d\n", opc);
     for (int i = 0; i < CK_MAX_IN; i++)
         m += snprintf(defs + m, sizeof defs - (size_t)m, "#define T%d %s\n", i,
                       dtype_glsl(i < s->n_in && s->in[i] >= 0 ? in_dt[i] : SI_FLOAT32));
     snprintf(defs + m, sizeof defs - (size_t)m, "#define TO %s\n", dtype_glsl(out_dt));
-    glk_program *p = &g->programs[g->n_programs];
-    si_result st = compile(g, k->shader, defs, p, err);
-    if (st != SI_OK)
-        return st;
-    snprintf(p->key, sizeof p->key, "%s", key);
-    g->n_programs++;
-    *out = p;
-    return SI_OK;
+    return add_program(g, key, k->shader, defs, out, err);
+}
+
+/* A program that is no step's (the transfer kernel), by shader name. */
+static si_result get_named_program(glk_ctx *g, const char *key, const char *shader, const char *defines,
+                                   glk_program **out, si_error *err)
+{
+    if ((*out = find_program(g, key)))
+        return SI_OK;
+    return add_program(g, key, shader, defines, out, err);
 }
 
 si_result glk_prepare_step(glk_ctx *g, const ck_step *s, const si_dtype *in_dtypes,
@@ -872,6 +1018,10 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
     st = get_program(g, s, in_dtypes, out_dtype, &p, err);
     if (st != SI_OK)
         return st;
+    glk_range rd[CK_MAX_IN];
+    for (int i = 0; i < CK_MAX_IN; i++)
+        rd[i] = i < s->n_in && s->in[i] >= 0 ? ins[i] : (glk_range){0, 0, 0};
+    hazard(g, rd, CK_MAX_IN, out);
     glUseProgram(p->prog);
     if (p->loc_p >= 0)
         glUniform1iv(p->loc_p, CK_MAX_P, s->u.p);
@@ -898,7 +1048,5 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
         GLuint gy = (GLuint)((groups + gx - 1) / gx);
         glDispatchCompute(gx, gy, 1);
     }
-    /* Each step reads what the previous ones wrote. */
-    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
     return gl_check(g, err, ck_kind_name(s->kind));
 }

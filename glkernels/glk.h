@@ -114,6 +114,21 @@ typedef struct {
     uint64_t bytes;
 } glk_range;
 
+/* glk_copy as a compute kernel (a grid of fixed size striding over the words):
+ * unlike glCopyBufferSubData, a dispatch after it that does not touch its
+ * ranges runs beside it (measured on the H200: ../shared/gpu/probes/overlap.c),
+ * so a load hides behind the step dispatched after it. Offsets and bytes are
+ * multiples of 4 (any alignment otherwise). */
+si_result glk_copy_words(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uint64_t dst_off,
+                         uint64_t bytes, si_error *err);
+/* Issues the barrier a dispatch reading ins[0..n_in) (buf 0: none) and
+ * writing out would need now, if any, so that commands queued after this and
+ * before that dispatch run beside it (glk_run_step would find no conflict). */
+void glk_sync(glk_ctx *g, const glk_range *ins, int n_in, const glk_range *out);
+/* Barriers issued since glk_open (dispatches follow one only where they
+ * depend on an earlier command). */
+uint64_t glk_barriers(const glk_ctx *g);
+
 /* Dispatches one step; ins[i] ignored where s->in[i] < 0. in_dtypes give the
  * tensors' dtypes (shader variants), out_dtype the output's. */
 si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,

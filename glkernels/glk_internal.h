@@ -8,6 +8,7 @@
 
 #define GLK_LOCAL 64
 #define GLK_MAX_PROGRAMS 128
+#define GLK_PENDING 64
 
 typedef struct {
     char key[96];
@@ -38,6 +39,16 @@ struct glk_ctx {
     GLuint rb;
     uint8_t *rb_ptr;
     int rb_tried;
+    /* What the shader commands since the last glMemoryBarrier read and wrote
+     * (glk.c hazard()): a command that touches what one of them wrote, or
+     * writes what one of them read, waits behind a barrier; others may run
+     * beside them. */
+    struct glk_span {
+        uint32_t buf;
+        uint64_t lo, hi;
+    } pend_r[GLK_PENDING], pend_w[GLK_PENDING];
+    int n_r, n_w;
+    uint64_t n_barriers;
 };
 
 #define GLK_READBACK (1u << 20)

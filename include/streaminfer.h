@@ -139,6 +139,13 @@ typedef struct {
      * same either way.
      * SI_NO_FUSE (set, whatever its value) overrides it. For comparing. */
     int no_fuse;
+    /* How loads from the host pool reach the GPU: 0 (default) as transfer
+     * kernels, which a following step runs beside, on a GPU, and as
+     * glCopyBufferSubData (which never overlaps a kernel) on a CPU device
+     * (llvmpipe, softpipe, SwiftShader); 1: transfer kernels everywhere; -1:
+     * glCopyBufferSubData everywhere. The same bytes arrive either way.
+     * SI_COPY_KERNELS (1 or -1) overrides it. For measuring and tests. */
+    int copy_kernels;
 } si_options;
 
 typedef struct {

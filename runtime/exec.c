@@ -133,6 +133,26 @@ static void trace_action(si_model *m, const pg_action *ac, double run0, double t
     trace_add(&m->trace, track, name, detail, (ta - run0) * 1e3, (tb - run0) * 1e3, m->in_use);
 }
 
+/* Is the load at action a one the next step does without (a prefetch of a
+ * later step's)? Then, where loads overlap dispatches, it is held back and
+ * queued after what the next step waits for, so it runs beside that step. */
+static int held_back(const si_model *m, const pg_plan *pl, int a)
+{
+    const pg_action *ac = &pl->actions[a];
+    if (ac->kind != PA_UPLOAD && ac->kind != PA_RELOAD)
+        return 0;
+    for (int n = a + 1; n < pl->n_actions; n++) {
+        const pg_action *r = &pl->actions[n];
+        if (r->kind != PA_RUN)
+            continue;
+        for (int k = m->pb.step_start[r->step]; k < m->pb.step_start[r->step + 1]; k++)
+            if (m->pb.step_bufs[k] == ac->buf)
+                return 0;
+        return 1;
+    }
+    return 0; /* loads after the last step (the next run's resident set) */
+}
+
 /* Runs the current program's plan: inputs into their homes, weights read once,
  * the prologue where the resident set is not resident, then every action. */
 si_result rt_run_plan(si_model *m, si_error *err)
@@ -168,8 +188,24 @@ si_result rt_run_plan(si_model *m, si_error *err)
     trace_reset(&m->trace);
     double run0 = rt_now_ms();
     m->in_use = pl->resident_bytes;
+    /* loads held back for the next step's dispatch (held_back) */
+    enum { HELD = 64 };
+    int held[HELD], n_held = 0;
+    int overlap = m->be->copies_overlap && m->be->copies_overlap(m) && !m->opt.trace_path;
     for (int a = 0; a < pl->n_actions && st == SI_OK; a++) {
         const pg_action *ac = &pl->actions[a];
+        if (overlap && n_held < HELD && held_back(m, pl, a)) {
+            held[n_held++] = a;
+            continue;
+        }
+        if (ac->kind == PA_RUN && n_held) {
+            m->be->sync_step(m, ac->step);
+            for (int h = 0; h < n_held && st == SI_OK; h++)
+                st = do_action(m, &pl->actions[held[h]], held[h], err);
+            n_held = 0;
+            if (st != SI_OK)
+                break;
+        }
         double ta = rt_now_ms();
         st = do_action(m, ac, a, err);
         if (!m->opt.trace_path || st != SI_OK)

@@ -158,6 +158,12 @@ struct rt_backend {
     si_result (*transfer_pool)(si_model *m, int b, uint64_t at, uint64_t len, uint64_t pool_off,
                                int to_arena, void **fence, si_error *err);
     si_result (*fence_wait)(si_model *m, void **fence, si_error *err);
+    /* 1: a load queued between a step's own loads and its dispatch runs
+     * beside that dispatch (transfer kernels); then sync_step(m, s) issues
+     * what step s waits for, so that loads queued after it (the next step's)
+     * overlap it. NULL: loads and dispatches run one after another. */
+    int (*copies_overlap)(const si_model *m);
+    void (*sync_step)(si_model *m, int s);
     si_result (*run_step)(si_model *m, int s, si_error *err);
     /* compiles what the plan's steps run (shaders), before any run; NULL: nothing to compile */
     si_result (*prepare)(si_model *m, si_error *err);

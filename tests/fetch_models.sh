@@ -25,6 +25,8 @@ fi
 
 command -v tar >/dev/null 2>&1 || die "tar not found"
 mkdir -p "$DEST" || die "cannot create $DEST"
+DEST=$(cd "$DEST" && pwd) # absolute: npm pack runs in a folder of its own
+STAMP=$DEST/VERSION
 TMP=$(mktemp -d "$DEST/.fetch.XXXXXX") || die "cannot make a temporary folder in $DEST"
 trap 'rm -rf "$TMP"' EXIT INT TERM
 

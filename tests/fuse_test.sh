@@ -11,14 +11,6 @@ set -u
 SI=$1
 M=$2/human-models/models
 . "$(dirname "$0")/lib.sh"
-pass=0
-fail=0
-ok() { echo "  ok   $*"; pass=$((pass + 1)); }
-bad() { echo "  FAIL $*"; fail=$((fail + 1)); }
-same() { # DIR DIR: the same outputs, bitwise
-    [ -n "$(ls "$1")" ] || return 1
-    for x in "$1"/*.npy; do cmp -s "$x" "$2/$(basename "$x")" || return 1; done
-}
 for m in handlandmark-full selfie faceres-deep; do
     SI_NO_FUSE=1 "$SI" -q --no-plan-cache --output "$T/$m-nf" --stats "$T/$m-nf.json" "$M/$m.json" >/dev/null &&
         "$SI" -q --no-plan-cache --output "$T/$m-f" --stats "$T/$m-f.json" "$M/$m.json" >/dev/null ||

@@ -2,6 +2,16 @@
 # T: a scratch folder, removed when the script exits.
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
+# ok/bad WHAT: a check passed or failed, counted in pass and fail.
+pass=0
+fail=0
+ok() { echo "  ok   $*"; pass=$((pass + 1)); }
+bad() { echo "  FAIL $*"; fail=$((fail + 1)); }
+# same DIR DIR: the same .npy outputs, bitwise (the first not empty)
+same() {
+    [ -n "$(ls "$1")" ] || return 1
+    for x in "$1"/*.npy; do cmp -s "$x" "$2/$(basename "$x")" || return 1; done
+}
 # key NAME FILE: the number of "NAME" in a --stats JSON file.
 key() { sed -n "s/.*\"$1\": \([0-9.]*\).*/\1/p" "$2"; }
 # in_lanes FUNC ITEM...: FUNC INDEX ITEM for every item (INDEX from 0), SI_TEST_JOBS

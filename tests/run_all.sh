@@ -149,6 +149,9 @@ if [ $refs_ok -eq 1 ]; then
     # issue 17: bias adds and activations fused into the conv before them, bitwise
     check "epilogue fusion: fewer steps, bitwise the program as lowered; unfused where the fused placement misses" \
         "$HERE/fuse_test.sh" "$B/streaminfer" "$CACHE"
+    # issue 19: loads as transfer kernels, with and without prefetch, bitwise at budgets
+    check "transfer kernels: bitwise at the lower bound and 1.25x it, with and without prefetch" \
+        "$HERE/stream_test.sh" "$B/streaminfer" "$CACHE"
     # issue 15: every op of tfjs's converter list known or in tests/ops/EXCLUDED, and
     # single-op models (tests/ops/gen.js) on the host and the GPU against TensorFlow.js
     check "ops: the converter's list known or excluded" sh -c \

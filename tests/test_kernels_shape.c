@@ -1,7 +1,8 @@
 /* Copy, pad, gather and gathernd kernels against the host reference on random
  * shapes and values (float and int32), and the shape family's lowerings
  * (StridedSlice masks, concat, unpack, tile ...) against hand-computed results
- * on small graphs. */
+ * on small graphs; the transfer kernel, and barriers only where a dispatch
+ * depends on an earlier one. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -859,6 +860,103 @@ static void test_lower_space_batch(void **state)
     }
 }
 
+/* glk_copy_words (issue 19's transfer kernel): words from the mapped host pool
+ * into a device buffer at random offsets and lengths (16-byte aligned or not,
+ * a tail of 1-3 words or none), several queued with no wait between; each
+ * lands exactly in its range and nothing outside it changes. */
+static void test_copy_words(void **state)
+{
+    (void)state;
+    si_error err = {0};
+    enum { POOL = 1 << 20, DEV = 1 << 20 };
+    uint32_t pool, dev;
+    uint32_t *host;
+    if (glk_host_pool_create(kt_gpu, POOL, &pool, (void **)&host, &err) == SI_ERR_UNSUPPORTED)
+        skip();
+    assert_int_equal(err.status, SI_OK);
+    assert_int_equal(glk_buffer_create(kt_gpu, DEV, &dev, &err), SI_OK);
+    uint32_t *want = malloc(DEV), *got = malloc(DEV);
+    assert_non_null(want);
+    assert_non_null(got);
+    for (int i = 0; i < POOL / 4; i++)
+        host[i] = kt_rand();
+    for (int i = 0; i < DEV / 4; i++)
+        want[i] = ~(uint32_t)i;
+    assert_int_equal(glk_upload(kt_gpu, dev, 0, want, DEV, &err), SI_OK);
+    for (int rep = 0; rep < 60; rep++) {
+        /* disjoint destinations in one batch: each a slot of DEV / 8 */
+        int slot = rep % 8;
+        uint64_t words = (uint64_t)kt_randint(1, rep % 3 == 0 ? 40 : 30000);
+        uint64_t so = (uint64_t)kt_randint(0, POOL / 4 - (int)words - 1);
+        uint64_t dmax = DEV / 8 / 4 - words - 1;
+        uint64_t dofs = (uint64_t)slot * (DEV / 8 / 4) + (uint64_t)kt_randint(0, (int)dmax);
+        if (rep % 4 == 0) { /* both 16-byte aligned */
+            so &= ~3ull;
+            dofs &= ~3ull;
+        }
+        assert_int_equal(glk_copy_words(kt_gpu, pool, so * 4, dev, dofs * 4, words * 4, &err), SI_OK);
+        memcpy(want + dofs, host + so, words * 4);
+        if (slot == 7) {
+            assert_int_equal(glk_download(kt_gpu, dev, 0, got, DEV, &err), SI_OK);
+            assert_memory_equal(got, want, DEV);
+        }
+    }
+    assert_int_equal(glk_copy_words(kt_gpu, pool, 2, dev, 0, 8, &err), SI_ERR_ARG);
+    free(want);
+    free(got);
+    glk_buffer_destroy(kt_gpu, dev);
+    glk_host_pool_destroy(kt_gpu, pool);
+}
+
+/* Barriers only where a dispatch depends on an earlier one: two copies into
+ * separate buffers need none between them; one reading what a pending one
+ * wrote (read after write) or writing what a pending one reads (write after
+ * read) gets one; and the values are right in each case. */
+static void test_barriers_where_needed(void **state)
+{
+    (void)state;
+    si_error err = {0};
+    enum { N = 4096 };
+    uint32_t b[4];
+    int32_t *v = malloc(N * 4), *got = malloc(N * 4);
+    assert_non_null(v);
+    assert_non_null(got);
+    for (int i = 0; i < N; i++)
+        v[i] = (int32_t)kt_rand();
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(glk_buffer_create(kt_gpu, N * 4, &b[i], &err), SI_OK);
+        assert_int_equal(glk_upload(kt_gpu, b[i], 0, v, N * 4, &err), SI_OK);
+    }
+    int64_t dim[1] = {N}, one[1] = {1};
+    ck_step s = copy_step(1, dim, one, one);
+    si_dtype dt[CK_MAX_IN] = {SI_INT32};
+    glk_range r0 = {b[0], 0, N * 4}, r1 = {b[1], 0, N * 4}, r2 = {b[2], 0, N * 4}, r3 = {b[3], 0, N * 4};
+    /* b0 -> b1, then b2 -> b3: independent */
+    assert_int_equal(glk_run_step(kt_gpu, &s, &r0, dt, &r1, SI_INT32, &err), SI_OK);
+    uint64_t n0 = glk_barriers(kt_gpu);
+    assert_int_equal(glk_run_step(kt_gpu, &s, &r2, dt, &r3, SI_INT32, &err), SI_OK);
+    assert_int_equal(glk_barriers(kt_gpu), n0);
+    /* reads b1, which the first wrote: a barrier */
+    s.u.copy.in_offset = 1; /* shifted by one, so the result tells the order */
+    s.u.copy.dim[0] = N - 1;
+    assert_int_equal(glk_run_step(kt_gpu, &s, &r1, dt, &r2, SI_INT32, &err), SI_OK);
+    assert_int_equal(glk_barriers(kt_gpu), n0 + 1);
+    /* writes b1, which the last one reads: a barrier again */
+    s.u.copy.in_offset = 0;
+    assert_int_equal(glk_run_step(kt_gpu, &s, &r3, dt, &r1, SI_INT32, &err), SI_OK);
+    assert_int_equal(glk_barriers(kt_gpu), n0 + 2);
+    assert_int_equal(glk_download(kt_gpu, b[2], 0, got, N * 4, &err), SI_OK);
+    for (int i = 0; i < N - 1; i++) /* b2[i] = b1[i + 1] = v[i + 1] */
+        assert_int_equal(got[i], v[i + 1]);
+    assert_int_equal(got[N - 1], v[N - 1]);
+    assert_int_equal(glk_download(kt_gpu, b[1], 0, got, N * 4, &err), SI_OK);
+    assert_memory_equal(got, v, N * 4); /* b1[i] = b3[i] = v[i] */
+    for (int i = 0; i < 4; i++)
+        glk_buffer_destroy(kt_gpu, b[i]);
+    free(v);
+    free(got);
+}
+
 static int setup(void **state) { (void)state; return kt_gpu_open(); }
 static int teardown(void **state) { (void)state; kt_gpu_close(); return 0; }
 
@@ -872,6 +970,7 @@ int main(void)
         cmocka_unit_test(test_lower_alias_and_errors), cmocka_unit_test(test_lower_fold),
         cmocka_unit_test(test_lower_matmul_both_sides), cmocka_unit_test(test_lower_dwconv_nchw),
         cmocka_unit_test(test_lower_depth_space), cmocka_unit_test(test_lower_space_batch),
+        cmocka_unit_test(test_copy_words),      cmocka_unit_test(test_barriers_where_needed),
     };
     return cmocka_run_group_tests_name("kernels_shape", tests, setup, teardown);
 }

@@ -1,0 +1,37 @@
+#!/bin/sh
+# Loads as transfer kernels (issue 19; si_options.copy_kernels, the default on a
+# GPU, forced here with SI_COPY_KERNELS=1 since llvmpipe uses
+# glCopyBufferSubData), with and without loads planned a step early
+# (SI_PLAN_PREFETCH=1, held back in the run so they are queued beside the step
+# before the one that reads them): at the lower bound and 1.25x it, outputs
+# bitwise those of the run with no budget and glCopyBufferSubData; and the
+# budget runs did load bytes (the path was taken).
+#   tests/stream_test.sh STREAMINFER CACHE_DIR
+set -u
+SI=$1
+M=$2/human-models/models
+. "$(dirname "$0")/lib.sh"
+for m in faceres-deep handlandmark-full selfie; do
+    SI_COPY_KERNELS=-1 "$SI" -q --no-plan-cache --output "$T/$m" --stats "$T/$m.json" "$M/$m.json" >/dev/null ||
+        { bad "$m: the run with no budget failed"; continue; }
+    lb=$(key lower_bound_bytes "$T/$m.json")
+    for f in 4 5; do
+        b=$((lb * f / 4))
+        for pf in "" 1; do
+            d="$T/$m-$f-$pf"
+            if ! env SI_COPY_KERNELS=1 ${pf:+SI_PLAN_PREFETCH=1} "$SI" -q --no-plan-cache --runs 2 \
+                --vram "$b" --output "$d" --stats "$d.json" "$M/$m.json" >/dev/null 2>"$d.err"; then
+                bad "$m at $b bytes${pf:+, prefetch}: $(tail -n 1 "$d.err")"
+                continue
+            fi
+            up=$(key bytes_uploaded "$d.json")
+            if same "$T/$m" "$d" && [ "${up:-0}" -gt 0 ]; then
+                ok "$m at $b bytes${pf:+, prefetch}: $up bytes loaded a run by transfer kernels, outputs bitwise"
+            else
+                bad "$m at $b bytes${pf:+, prefetch}: outputs differ from no budget's, or nothing loaded ($up)"
+            fi
+        done
+    done
+done
+echo "stream_test: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
