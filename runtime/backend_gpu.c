@@ -97,7 +97,7 @@ static si_result read_buf(si_model *m, int b, void *dst, si_error *err)
     return glk_download(m->gpu, r.buf, r.offset, dst, r.bytes, err);
 }
 
-/* Loads from the mapped pool as transfer kernels (si_options.copy_kernels):
+/* Loads from the mapped pool, and spills into it, as transfer kernels (si_options.copy_kernels):
  * by default on a GPU, not on a CPU device (where glCopyBufferSubData is a
  * memcpy and nothing runs beside it). */
 static int gpu_copies_overlap(const si_model *m)
@@ -120,6 +120,10 @@ static si_result gpu_transfer(si_model *m, int b, int to_arena, si_error *err)
     if (m->home_buf && to_arena && gpu_copies_overlap(m) &&
         m->prog->tensors[m->pb.buffers[b].tensor].kind != PT_INPUT)
         return glk_copy_words(m->gpu, m->home_buf, home, m->arena, off, bytes, err);
+    /* a spill no one on the host reads (not an output, a band of one or a
+     * stage's boundary): only a later reload (a kernel too) reads it back */
+    if (m->home_buf && !to_arena && gpu_copies_overlap(m) && !m->pb.buffers[b].is_output)
+        return glk_copy_words(m->gpu, m->arena, off, m->home_buf, home, bytes, err);
     if (m->home_buf)
         return to_arena ? glk_copy(m->gpu, m->home_buf, home, m->arena, off, bytes, err)
                         : glk_copy(m->gpu, m->arena, off, m->home_buf, home, bytes, err);
