@@ -117,12 +117,11 @@ static si_result gpu_transfer(si_model *m, int b, int to_arena, si_error *err)
     /* an input the CPU has just written goes by the copy engine: a kernel
      * reading it took 0.1-0.8 ms more a run on the H200 (the lines still in
      * the CPU's cache, it seems) */
-    if (m->home_buf && to_arena && gpu_copies_overlap(m) &&
-        m->prog->tensors[m->pb.buffers[b].tensor].kind != PT_INPUT)
+    if (to_arena && gpu_copies_overlap(m) && m->prog->tensors[m->pb.buffers[b].tensor].kind != PT_INPUT)
         return glk_copy_words(m->gpu, m->home_buf, home, m->arena, off, bytes, err);
     /* a spill no one on the host reads (not an output, a band of one or a
      * stage's boundary): only a later reload (a kernel too) reads it back */
-    if (m->home_buf && !to_arena && gpu_copies_overlap(m) && !m->pb.buffers[b].is_output)
+    if (!to_arena && gpu_copies_overlap(m) && !m->pb.buffers[b].is_output)
         return glk_copy_words(m->gpu, m->arena, off, m->home_buf, home, bytes, err);
     if (m->home_buf)
         return to_arena ? glk_copy(m->gpu, m->home_buf, home, m->arena, off, bytes, err)
