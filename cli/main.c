@@ -124,7 +124,8 @@ static const char usage[] =
     "  -h, --help           this text\n"
     "\n"
     "debug options (the environment variables SI_STAGES, SI_DRIVER_RESERVE,\n"
-    "SI_CHECK_STEPS, SI_PLAN_PREFETCH, SI_PLAN_DEBUG and SI_COPY_KERNELS override them):\n"
+    "SI_CHECK_STEPS, SI_PLAN_PREFETCH, SI_PLAN_DEBUG, SI_COPY_KERNELS and SI_CONV override\n"
+    "them):\n"
     "  --no-stages          everything after the first host-interpreter node stays on\n"
     "                       the host (no later GPU stages)\n"
     "  --driver-reserve     leave the GPU driver's share of the budget free on llvmpipe\n"
@@ -136,6 +137,9 @@ static const char usage[] =
     "  --copy-kernels MODE  how loads reach the GPU: auto (default: transfer kernels,\n"
     "                       which the next step runs beside, on a GPU; glCopyBufferSubData\n"
     "                       on a CPU device like llvmpipe), on or off; the same bytes arrive\n"
+    "  --conv-kernel KIND   which conv2d kernel runs: auto (default: the device's choice),\n"
+    "                       plain, tiled[:BM,BN,TM,TN,BK] or split[:DIV,MAX,AIM]; plain and\n"
+    "                       tiled give the same bits, split others (float rounding apart)\n"
     "\n"
     "Options may come in any order, as --opt VALUE or --opt=VALUE; -- ends them.\n"
     "On a terminal, work that lasts over a second (planning, reading weights, runs) shows its\n"
@@ -178,7 +182,7 @@ static int parse_tolerance(const char *v, double *out)
 enum {
     O_VRAM = 256, O_MAXBUF, O_HOSTMEM, O_SPILLDIR, O_INPUT, O_SEED, O_OUTPUT, O_STATS, O_TRACE, O_IO, O_BACKEND, O_RUNS,
     O_JSON, O_RESIZE, O_NO_STAGES, O_DRIVER_RESERVE, O_CHECK_STEPS, O_PLAN_PREFETCH, O_PLAN_DEBUG, O_SMALLEST,
-    O_PLAN_CACHE, O_NO_PLAN_CACHE, O_COPY_KERNELS
+    O_PLAN_CACHE, O_NO_PLAN_CACHE, O_COPY_KERNELS, O_CONV_KERNEL
 };
 
 static const struct option longopts[] = {
@@ -196,6 +200,7 @@ static const struct option longopts[] = {
     {"plan-prefetch", no_argument, NULL, O_PLAN_PREFETCH},
     {"plan-debug", no_argument, NULL, O_PLAN_DEBUG},
     {"copy-kernels", required_argument, NULL, O_COPY_KERNELS},
+    {"conv-kernel", required_argument, NULL, O_CONV_KERNEL},
     {"smallest", no_argument, NULL, O_SMALLEST},
     {"plan-cache", required_argument, NULL, O_PLAN_CACHE},
     {"no-plan-cache", no_argument, NULL, O_NO_PLAN_CACHE},
@@ -303,6 +308,9 @@ static int parse_one(int c, const char *v, const char *arg, cli_args *a)
             a->opt.copy_kernels = -1;
         else
             return cli_fail(EXIT_USAGE, "--copy-kernels: '%s' is not auto, on or off", v);
+        return 0;
+    case O_CONV_KERNEL: /* the library checks the rest (SI_ERR_ARG at si_open) */
+        a->opt.conv_kernel = strcmp(v, "auto") ? v : NULL;
         return 0;
     case O_SMALLEST: a->smallest = 1; return 0;
     case ':': return cli_fail(EXIT_USAGE, "option %s needs a value; see --help", arg);

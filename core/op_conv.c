@@ -637,6 +637,7 @@ static si_result lower_conv_any(lower_ctx *c, si_error *err, ck_kind kind, int f
     p->pad_top = (int32_t)pt;
     p->pad_left = (int32_t)pl;
     p->ch_mult = kind == CK_DWCONV2D ? (int32_t)f->shape.d[3] : 1;
+    p->whole_out = ck_conv_whole_out(p);
     if (!a.nchw)
         return emit_with_epilogue(c, err, &s, &os, out_c, os.rank, &e, &p->has_bias, &p->act,
                                   &p->has_alpha_tensor, &p->alpha);

@@ -233,6 +233,7 @@ static si_result lower_conv1d(lower_ctx *c, si_error *err)
     p->ch_mult = 1;
     p->act = CK_ACT_NONE;
     p->alpha = 0.2f;
+    p->whole_out = ck_conv_whole_out(p);
     lc_emit(c, &s);
     int y = lc_new_alias(c, s.out, &os);
     if (y < 0)

@@ -131,3 +131,9 @@ si_result ck_host_run(const ck_step *s, const core_buf *const *ins, core_buf *ou
     fns[s->kind](s, ins, out);
     return SI_OK;
 }
+
+int32_t ck_conv_whole_out(const ck_conv_p *p)
+{
+    int64_t n = (int64_t)p->n * p->out_h * p->out_w * p->out_c;
+    return n > INT32_MAX ? INT32_MAX : (int32_t)n;
+}

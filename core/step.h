@@ -226,6 +226,10 @@ typedef struct {
     /* before the bias: the value times input 6's element of the output
      * channel, rounded (a batch norm's Mul left unfolded; core/fuse.c) */
     int32_t has_scale;
+    /* the whole op's output elements (INT32_MAX at most), as lowered: the same
+     * in every tile a budget splits it into (a GPU's conv2d variant hangs on it,
+     * glkernels/glk.c conv_slices); 0: the step's own */
+    int32_t whole_out;
 } ck_conv_p;
 
 /* out[b] = act(A[b] · B[b] + bias). A is [M,K] (or [K,M] if trans_a), B [K,N] (or [N,K]).
@@ -494,6 +498,8 @@ const char *ck_kind_shader(ck_kind k);
 int ck_runs_on_host(ck_kind k);
 /* Loop iterations one GPU invocation of the step runs (nested loops multiplied). */
 uint64_t ck_loop_iterations(const ck_step *s);
+/* a conv's output elements, INT32_MAX at most (ck_conv_p.whole_out) */
+int32_t ck_conv_whole_out(const ck_conv_p *p);
 
 /* Input rows [*lo, *hi] that output row oy of a whole resize reads. */
 void ck_resize_rows(const ck_resize_p *p, int32_t oy, int32_t *lo, int32_t *hi);

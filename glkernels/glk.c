@@ -55,6 +55,128 @@ int glk_software(const glk_ctx *g)
            strstr(g->renderer, "SwiftShader");
 }
 
+/* Which conv2d variant runs (conv2d.comp's OPC; bench/results/speed-h200.md):
+ * - on a GPU, split (OPC 2) where K is long and the whole op has few outputs,
+ *   else plain (OPC 0, an invocation an output): the tiled one measured slower
+ *   there (too few invocations in flight on batch-1 layers);
+ * - on a device that is a CPU (llvmpipe), tiled (OPC 1), the big tile or, where
+ *   its ragged edges would add over half the work, the small one, else (a few
+ *   pixels, or a few channels) plain.
+ * Plain and tiled give the same bits; split others, the same in every tile.
+ * glk_set_conv overrides it (si_options.conv_kernel, SI_CONV: a bench's knob,
+ * bench/conv_tiles.sh): "plain", "tiled[:BM,BN,TM,TN,BK]" (that tile alone) or
+ * "split[:DIV,MAX,AIM]". */
+static const int conv_tiles_dflt[2][5] = {{64, 64, 8, 8, 16}, {32, 32, 4, 4, 16}};
+static const int conv_split_dflt[3] = {64, 8, 1 << 18};
+
+static int conv_tile_ok(const int t[5])
+{
+    int bm = t[0], bn = t[1], tm = t[2], tn = t[3], bk = t[4];
+    return bm > 0 && bn > 0 && tm > 0 && tn > 0 && bk > 0 && bm % tm == 0 && bn % tn == 0 &&
+           (bm / tm) * (bn / tn) == GLK_LOCAL && GLK_LOCAL % bk == 0 && GLK_LOCAL % bn == 0 &&
+           bm * bk % GLK_LOCAL == 0 && bn * bk % GLK_LOCAL == 0 && bm <= 256 && bk <= 64 &&
+           bk * (bm + 1 + bn) * 4 <= 16384; /* the shared memory GLES 3.1 promises */
+}
+
+/* the device's choice (conv_variant's comment) */
+static void conv_setup(glk_ctx *g)
+{
+    memcpy(g->conv_tile, conv_tiles_dflt, sizeof g->conv_tile);
+    memcpy(g->conv_split, conv_split_dflt, sizeof g->conv_split);
+    g->conv_mode = glk_software(g) ? 1 : 2;
+}
+
+si_result glk_set_conv(glk_ctx *g, const char *spec, si_error *err)
+{
+    int mode, tile[2][5], split[3], t[5], n = 0;
+    memcpy(tile, conv_tiles_dflt, sizeof tile);
+    memcpy(split, conv_split_dflt, sizeof split);
+    if (!spec || !*spec) {
+        if (g)
+            conv_setup(g);
+        return SI_OK;
+    }
+    if (!strcmp(spec, "plain"))
+        mode = 0;
+    else if (!strcmp(spec, "tiled") || (sscanf(spec, "tiled:%d,%d,%d,%d,%d%n", &t[0], &t[1], &t[2],
+                                               &t[3], &t[4], &n) == 5 && !spec[n] && conv_tile_ok(t))) {
+        mode = 1;
+        if (n) {
+            memcpy(tile[0], t, sizeof t);
+            memcpy(tile[1], t, sizeof t);
+        }
+    } else if (!strcmp(spec, "split") ||
+               (sscanf(spec, "split:%d,%d,%d%n", &t[0], &t[1], &t[2], &n) == 3 && !spec[n] &&
+                t[0] > 0 && t[1] > 0 && t[1] <= GLK_LOCAL && t[2] > 0)) {
+        mode = 2;
+        if (n)
+            memcpy(split, t, sizeof split);
+    } else
+        return base_fail(err, SI_ERR_ARG, "conv2d variant \"%s\": not plain, tiled, "
+                         "tiled:BM,BN,TM,TN,BK (BM/TM x BN/TN = 64 invocations), split or "
+                         "split:DIV,MAX,AIM", spec);
+    if (g) {
+        g->conv_mode = mode;
+        memcpy(g->conv_tile, tile, sizeof tile);
+        memcpy(g->conv_split, split, sizeof split);
+    }
+    return SI_OK;
+}
+
+/* A conv2d step's variant: OPC, the tile (OPC 1) and the runs (OPC 2). */
+typedef struct {
+    int opc;
+    const int *tile;
+    int slices;
+} conv_pick;
+
+/* rows (pixels) and columns (channels) of the output as a GEMM, padded to whole tiles */
+static uint64_t conv_padded(const ck_conv_p *c, const int *t)
+{
+    uint64_t m = (uint64_t)c->n * (uint64_t)c->out_h * (uint64_t)c->out_w, n = (uint64_t)c->out_c;
+    return (m + (uint64_t)t[0] - 1) / (uint64_t)t[0] * (uint64_t)t[0] *
+           ((n + (uint64_t)t[1] - 1) / (uint64_t)t[1] * (uint64_t)t[1]);
+}
+
+/* Split: the runs each output's taps are cut into, a power of two, at most
+ * conv_split[1], each run at least conv_split[0] taps, and no more runs than
+ * bring the whole op's outputs times runs to conv_split[2] invocations. It hangs
+ * on K and the whole op's outputs alone, which no split of rows or channels
+ * changes: every tile of a conv sums in the same order. */
+static conv_pick conv_variant(const glk_ctx *g, const ck_step *s)
+{
+    const ck_conv_p *c = &s->u.conv;
+    conv_pick r = {g->conv_mode == 1, g->conv_tile[0], 1};
+    if (g->conv_mode == 1) { /* the first tile whose ragged edges add at most half, else plain */
+        uint64_t real = (uint64_t)c->n * (uint64_t)c->out_h * (uint64_t)c->out_w * (uint64_t)c->out_c;
+        r.opc = 0;
+        for (int i = 0; i < 2 && !r.opc; i++)
+            if (conv_padded(c, g->conv_tile[i]) * 2 <= real * 3) {
+                r.opc = 1;
+                r.tile = g->conv_tile[i];
+            }
+    }
+    if (g->conv_mode != 2)
+        return r;
+    int64_t k = (int64_t)c->k_h * c->k_w * c->in_c, n = 1;
+    int64_t whole = c->whole_out > 0 ? c->whole_out : (int64_t)c->n * c->out_h * c->out_w * c->out_c;
+    while (n * 2 <= g->conv_split[1] && n * 2 <= k / g->conv_split[0] &&
+           whole * n * 2 <= g->conv_split[2])
+        n *= 2;
+    r.slices = (int)n;
+    r.opc = n > 1 ? 2 : 0;
+    return r;
+}
+
+/* invocations of a conv2d: an output's (plain), its runs' (split) or 64 a tile */
+static uint64_t conv_inv(const glk_ctx *g, const ck_step *s, uint64_t out_elems)
+{
+    conv_pick v = conv_variant(g, s);
+    if (v.opc != 1)
+        return out_elems * (uint64_t)v.slices;
+    return conv_padded(&s->u.conv, v.tile) / ((uint64_t)v.tile[0] * (uint64_t)v.tile[1]) * GLK_LOCAL;
+}
+
 void glk_set_faults(glk_ctx *g, const glk_faults *f)
 {
     g->faults = f ? *f : (glk_faults){0};
@@ -223,6 +345,7 @@ si_result glk_open(glk_ctx **out, si_error *err)
         glk_close(g);
         return st;
     }
+    conv_setup(g);
     readback_buffer(g); /* made with the context, so its memory is the empty context's */
     *out = g;
     return SI_OK;
@@ -973,7 +1096,13 @@ static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
     const glk_kernel *k = &kernels[s->kind];
     char key[96];
     int opc = glk_variant(s, k->op_slot);
+    conv_pick cv = {opc, g->conv_tile[0], 1};
     int n = snprintf(key, sizeof key, "%s:%d:", k->shader, opc);
+    if (s->kind == CK_CONV2D) { /* the variant, its runs or its tile */
+        opc = (cv = conv_variant(g, s)).opc;
+        n = snprintf(key, sizeof key, "%s:%d:%d.%d.%d.%d.%d.%d:", k->shader, opc, cv.slices,
+                     cv.tile[0], cv.tile[1], cv.tile[2], cv.tile[3], cv.tile[4]);
+    }
     for (int i = 0; i < CK_MAX_IN && n < (int)sizeof key - 2; i++)
         key[n++] = i < s->n_in && s->in[i] >= 0 ? (in_dt[i] == SI_FLOAT32 ? 'f' : 'i') : '-';
     key[n++] = out_dt == SI_FLOAT32 ? 'f' : 'i';
@@ -982,6 +1111,12 @@ static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
         return SI_OK;
     char defs[1024];
     int m = snprintf(defs, sizeof defs, "#define OPC %d\n", opc);
+    if (s->kind == CK_CONV2D) {
+        const int *t = cv.tile;
+        m += snprintf(defs + m, sizeof defs - (size_t)m,
+                      "#define CT_BM %d\n#define CT_BN %d\n#define CT_TM %d\n#define CT_TN %d\n"
+                      "#define CT_BK %d\n#define CL_S %d\n", t[0], t[1], t[2], t[3], t[4], cv.slices);
+    }
     for (int i = 0; i < CK_MAX_IN; i++)
         m += snprintf(defs + m, sizeof defs - (size_t)m, "#define T%d %s\n", i,
                       dtype_glsl(i < s->n_in && s->in[i] >= 0 ? in_dt[i] : SI_FLOAT32));
@@ -1025,7 +1160,8 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
     glUseProgram(p->prog);
     if (p->loc_p >= 0)
         glUniform1iv(p->loc_p, CK_MAX_P, s->u.p);
-    uint64_t inv = kernels[s->kind].invocations(s, out->bytes / CK_ELEM);
+    uint64_t inv = s->kind == CK_CONV2D ? conv_inv(g, s, out->bytes / CK_ELEM)
+                                        : kernels[s->kind].invocations(s, out->bytes / CK_ELEM);
     glk_limits lim;
     glk_get_limits(g, &lim);
     if (inv > lim.dispatch_elements) /* the plan keeps tensors smaller: not reached */

@@ -49,6 +49,13 @@ struct glk_ctx {
     } pend_r[GLK_PENDING], pend_w[GLK_PENDING];
     int n_r, n_w;
     uint64_t n_barriers;
+    /* CK_CONV2D's variant (glk.c conv_setup, conv_variant): conv_mode 0 plain
+     * (conv2d.comp OPC 0), 1 tiled (OPC 1; conv_tile: a big and a small tile,
+     * each rows, columns, outputs an invocation makes down and across, taps
+     * staged at once), 2 split along k where it pays (OPC 2; conv_split: least
+     * taps a run, most runs, invocations aimed at) */
+    int conv_mode;
+    int conv_tile[2][5], conv_split[3];
 };
 
 #define GLK_READBACK (1u << 20)

@@ -51,12 +51,19 @@ si_result si_context_open(const si_options *opt, si_context **out, si_error *err
     c->opt.progress_user = NULL;
     c->opt.trace_path = NULL;
     c->be = &rt_backend_host;
+    si_result cs = glk_set_conv(NULL, c->opt.conv_kernel, err); /* a bad one is the caller's error */
+    if (cs != SI_OK) {
+        pthread_mutex_destroy(&c->lock);
+        free(c);
+        return cs;
+    }
     if (c->opt.backend != SI_BACKEND_HOST) {
         glk_binding before; /* the caller's current context, put back */
         glk_current_save(&before);
         si_result st = glk_open(&c->gpu, err);
         glk_current_restore(&before);
         if (st == SI_OK) {
+            glk_set_conv(c->gpu, c->opt.conv_kernel, NULL);
             glk_set_faults(c->gpu, &(glk_faults){c->opt.fail_gpu_alloc, c->opt.fail_gpu_command,
                                                  c->opt.fail_gpu_lost});
             rt_programs_bind(c->gpu, c->opt.plan_cache_dir);

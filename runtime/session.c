@@ -139,6 +139,8 @@ si_result rt_open_model(si_context *ctx, const char *path, const si_options *opt
     m->st.open_read_ms = rt_now_ms() - t_read;
     glk_binding before; /* the caller's current context, put back on return */
     int saved = 0;
+    if (st == SI_OK && !ctx)
+        st = glk_set_conv(NULL, m->opt.conv_kernel, err); /* a bad one is the caller's error */
     if (st == SI_OK && !ctx && m->opt.backend != SI_BACKEND_HOST) {
         t_gpu = rt_now_ms();
         glk_current_save(&before);
@@ -146,6 +148,7 @@ si_result rt_open_model(si_context *ctx, const char *path, const si_options *opt
         st = glk_open(&m->gpu, err);
         if (st == SI_OK) {
             m->be = &rt_backend_gpu;
+            glk_set_conv(m->gpu, m->opt.conv_kernel, NULL);
             glk_set_faults(m->gpu, &(glk_faults){m->opt.fail_gpu_alloc, m->opt.fail_gpu_command,
                                                  m->opt.fail_gpu_lost});
             rt_programs_bind(m->gpu, m->opt.plan_cache_dir);

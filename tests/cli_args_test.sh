@@ -150,10 +150,14 @@ code "--json is info's" 2 "--json" --json "$M"
 code "no progress when stderr is not a terminal" 0 "" --runs 4 "$M"
 [ ! -s "$T/err" ] && ok "stderr empty off a terminal" || bad "progress off a terminal: $(cat -v "$T/err")"
 if command -v script >/dev/null 2>&1; then
-    # progress shows once the work has lasted a second: enough runs to last longer
-    # (four took under a second here with the plan cached)
-    script -qec "'$SI' --runs 16 '$M' >/dev/null" "$T/tty" >/dev/null 2>&1
-    grep -q "streaminfer: run [0-9]* of 16: step [0-9]* of [0-9]*" "$T/tty" && ok "progress on a terminal" ||
+    # progress shows once the work has lasted a second: enough runs to last three,
+    # from what one run takes here (a fixed count went under a second as kernels
+    # got faster)
+    "$SI" -q --runs 2 --stats "$T/pace.json" "$M" >/dev/null 2>&1
+    ms=$(sed -n 's/.*"run_ms_median": \([0-9]*\).*/\1/p' "$T/pace.json")
+    runs=$((3000 / (${ms:-0} + 1) + 4))
+    script -qec "'$SI' --runs $runs '$M' >/dev/null" "$T/tty" >/dev/null 2>&1
+    grep -q "streaminfer: run [0-9]* of $runs: step [0-9]* of [0-9]*" "$T/tty" && ok "progress on a terminal ($runs runs)" ||
         bad "no progress on a terminal: $(cat -v "$T/tty" | head -c 300)"
     script -qec "'$SI' -q --runs 4 '$M'" "$T/tty" >/dev/null 2>&1
     ! grep -q "step" "$T/tty" && ok "-q: no progress on a terminal" || bad "-q shows progress"

@@ -199,6 +199,8 @@ if [ -f "$BIG/effdet-d0/model.json" ] || node "$HERE/../bench/gen/gen.js" effdet
     took "(generate effdet-d0)" "$g0"
     check "effdet-d0 split into parts at 40M and 24M: bitwise the no-limit answer" \
         "$HERE/tiling_test.sh" "$B/streaminfer" "$BIG/effdet-d0" 40M 24M
+    check "effdet-d0's conv2d variants: tiled bitwise plain, split bitwise the same in parts at 24M" \
+        "$HERE/conv_variants_test.sh" "$B/streaminfer" "$BIG/effdet-d0" 24M
     # the GPU's limit on one buffer lowered (llvmpipe's is 128 MiB): tensors over it live as bands
     check "effdet-d0 with an 8M limit on one buffer: bitwise the no-limit answer at no budget and 24M, monotone acceptance" \
         "$HERE/limits_test.sh" "$B/streaminfer" "$BIG/effdet-d0" 8M 24M

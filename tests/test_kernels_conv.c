@@ -131,6 +131,33 @@ static int pick_pad(int mode, int in, int k, int stride, int dil, int *pad_befor
     return 0;
 }
 
+/* A forward conv's random geometry: batch, spatial sizes up to max_hw, kernels up
+ * to max_k (k_h up to 5 on every fourth case where max_k is smaller), strides and
+ * dilations up to max_sd, padding mode rep % 3; retried until the output is not empty. */
+static void random_geometry(ck_conv_p *p, int rep, int max_hw, int max_k, int max_sd)
+{
+    for (;;) {
+        p->n = kt_randint(1, 2);
+        p->in_h = kt_randint(1, max_hw);
+        p->in_w = kt_randint(1, max_hw);
+        p->k_h = kt_randint(1, rep % 4 == 0 && max_k < 5 ? 5 : max_k);
+        p->k_w = kt_randint(1, max_k);
+        p->stride_h = kt_randint(1, max_sd);
+        p->stride_w = kt_randint(1, max_sd);
+        p->dil_h = kt_randint(1, 2);
+        p->dil_w = kt_randint(1, 2);
+        int pt, pl, oh, ow;
+        if (pick_pad(rep % 3, p->in_h, p->k_h, p->stride_h, p->dil_h, &pt, &oh) == 0 &&
+            pick_pad(rep % 3, p->in_w, p->k_w, p->stride_w, p->dil_w, &pl, &ow) == 0) {
+            p->pad_top = pt;
+            p->pad_left = pl;
+            p->out_h = oh;
+            p->out_w = ow;
+            return;
+        }
+    }
+}
+
 static void check(const char *what, int rep, double e)
 {
     if (!(e >= 0 && e <= TOL))
@@ -143,28 +170,8 @@ static void conv_cases(ck_kind kind, int reps)
 {
     for (int rep = 0; rep < reps; rep++) {
         ck_conv_p p = {0};
-        int mode, in_c, mult = 1, out_c;
-        for (;;) {
-            p.n = kt_randint(1, 2);
-            p.in_h = kt_randint(1, 17);
-            p.in_w = kt_randint(1, 17);
-            p.k_h = kt_randint(1, 5);
-            p.k_w = kt_randint(1, 5);
-            p.stride_h = kt_randint(1, 3);
-            p.stride_w = kt_randint(1, 3);
-            p.dil_h = kt_randint(1, 2);
-            p.dil_w = kt_randint(1, 2);
-            mode = rep % 3;
-            int pt, pl, oh, ow;
-            if (pick_pad(mode, p.in_h, p.k_h, p.stride_h, p.dil_h, &pt, &oh) == 0 &&
-                pick_pad(mode, p.in_w, p.k_w, p.stride_w, p.dil_w, &pl, &ow) == 0) {
-                p.pad_top = pt;
-                p.pad_left = pl;
-                p.out_h = oh;
-                p.out_w = ow;
-                break;
-            }
-        }
+        int in_c, mult = 1, out_c;
+        random_geometry(&p, rep, 17, 5, 3);
         in_c = kt_randint(1, kind == CK_CONV2D ? 9 : 12);
         if (kind == CK_DWCONV2D) {
             mult = kt_randint(1, 3);
@@ -209,6 +216,81 @@ static void test_dwconv2d(void **state)
 {
     (void)state;
     conv_cases(CK_DWCONV2D, 48);
+}
+
+/* conv2d's variants (glkernels/glk.c conv_variant, forced with glk_set_conv) on bigger random shapes than conv_cases', so that tiles have
+ * ragged edges and k runs across several staged chunks: every tiled variant
+ * bitwise the plain one (each output sums its taps in the same order), the plain
+ * and split ones (runs of taps added in a tree) within TOL of the host. */
+#define VAR_REPS 20
+static void test_conv2d_variants(void **state)
+{
+    (void)state;
+    static const char *modes[] = {"plain", "tiled:64,64,8,8,16", "tiled:32,32,4,4,16",
+                                  "tiled:16,64,2,8,8", "", "split:4,8,1000000000",
+                                  "split:1,64,1000000000"};
+    enum { N_MODES = sizeof modes / sizeof modes[0] };
+    ck_step steps[VAR_REPS];
+    epi_case epis[VAR_REPS];
+    core_buf xs[VAR_REPS], fs[VAR_REPS], outs[N_MODES][VAR_REPS];
+    for (int rep = 0; rep < VAR_REPS; rep++) {
+        ck_conv_p p = {0};
+        random_geometry(&p, rep, 24, 3, 2);
+        p.in_c = kt_randint(1, 48);
+        p.out_c = kt_randint(1, 80);
+        p.ch_mult = 1;
+        epi_make(&epis[rep], rep, p.out_c);
+        p.has_bias = epis[rep].has_bias;
+        p.act = epis[rep].act;
+        p.has_alpha_tensor = epis[rep].has_alpha;
+        p.alpha = epis[rep].alpha_f;
+        int64_t xd[] = {p.n, p.in_h, p.in_w, p.in_c}, fd[] = {p.k_h, p.k_w, p.in_c, p.out_c};
+        xs[rep] = kt_random(SI_FLOAT32, 4, xd, -1.f, 1.f);
+        fs[rep] = kt_random(SI_FLOAT32, 4, fd, -1.f, 1.f);
+        steps[rep] = (ck_step){.kind = CK_CONV2D};
+        steps[rep].u.conv = p;
+    }
+    for (int m = 0; m < N_MODES; m++) {
+        si_error err = {0};
+        assert_int_equal(glk_set_conv(kt_gpu, modes[m], &err), SI_OK); /* "": the device's own */
+        for (int rep = 0; rep < VAR_REPS; rep++) {
+            const ck_conv_p *p = &steps[rep].u.conv;
+            const core_buf *ins[7] = {&xs[rep], &fs[rep], NULL, NULL, NULL, NULL, NULL};
+            epi_wire(&epis[rep], &steps[rep], ins);
+            int64_t od[] = {p->n, p->out_h, p->out_w, p->out_c};
+            outs[m][rep] = kt_buf(SI_FLOAT32, 4, od);
+            assert_int_equal(kt_run_gpu(&steps[rep], ins, &outs[m][rep]), 0);
+            if (strncmp(modes[m], "tiled", 5) != 0 && modes[m][0]) {
+                char what[64];
+                snprintf(what, sizeof what, "conv2d %s", modes[m]);
+                check(what, rep, kt_compare(&steps[rep], ins, SI_FLOAT32, &outs[m][rep].shape, NULL));
+            }
+        }
+    }
+    for (int rep = 0; rep < VAR_REPS; rep++) {
+        size_t bytes = (size_t)core_shape_count(&outs[0][rep].shape) * CORE_ELEM;
+        for (int m = 1; m < N_MODES; m++) {
+            if (!strncmp(modes[m], "split", 5))
+                continue;
+            if (memcmp(outs[0][rep].data, outs[m][rep].data, bytes) != 0)
+                fprintf(stderr, "conv2d %s case %d: not the plain variant's bits\n",
+                        modes[m][0] ? modes[m] : "(default)", rep);
+            assert_memory_equal(outs[0][rep].data, outs[m][rep].data, bytes);
+        }
+        for (int m = 0; m < N_MODES; m++)
+            kt_free(&outs[m][rep]);
+        kt_free(&xs[rep]);
+        kt_free(&fs[rep]);
+        epi_free(&epis[rep]);
+    }
+    si_error err = {0};
+    assert_int_equal(glk_set_conv(kt_gpu, NULL, &err), SI_OK);
+    static const char *bad[] = {"tiles", "tiled:64,64,8,8", "tiled:64,64,4,4,16", "tiled:64,64,8,8,16x",
+                                "split:0,8,100", "split:8,128,100", "split:8,8"};
+    for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
+        assert_int_equal(glk_set_conv(NULL, bad[i], &err), SI_ERR_ARG);
+        assert_non_null(strstr(err.message, bad[i]));
+    }
 }
 
 /* A known small case: 3x3 SAME conv of a ramp with an all-ones filter sums
@@ -490,6 +572,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv2d_known),  cmocka_unit_test(test_conv2d),
+        cmocka_unit_test(test_conv2d_variants),
         cmocka_unit_test(test_dwconv2d),      cmocka_unit_test(test_deconv2d),
         cmocka_unit_test(test_deconv2d_adjoint), cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_matmul_known),

@@ -22,6 +22,141 @@ float epilogue(float v, int oc, int has_bias, int act, int has_alpha, float alph
     if (act == ACT_TANH) return tanh_safe(v);
     return v;
 }
+#if OPC == 1
+// The tiled variant (glk.c conv_tiled): a workgroup makes a CT_BM x CT_BN tile of the
+// output as a GEMM (rows: output pixels, columns: output channels, k: the taps
+// (ky, kx, ic) in the order above), staging CT_BK taps of x and of the filter in
+// shared memory; each invocation makes CT_TM x CT_TN outputs, rows CT_BM / CT_TM apart
+// and columns CT_BN / CT_TN apart. Each output still sums its taps one by one in
+// the order above, the same mad1: a tap in the padding adds 0 * w, which leaves
+// the sum as it was (the sum is never -0), so its bits are the plain variant's
+// (for finite weights).
+#define CT_RM (CT_BM / CT_TM)
+#define CT_RN (CT_BN / CT_TN)
+#define CT_AR (CT_BM * CT_BK / 64)
+#define CT_BR (CT_BN * CT_BK / 64)
+shared float As[CT_BK][CT_BM + 1];
+shared float Bs[CT_BK][CT_BN];
+void main() {
+    int in_h = P[1], in_w = P[2], in_c = P[3], out_h = P[4], out_w = P[5], out_c = P[6];
+    int k_w = P[8], dil_h = P[11], dil_w = P[12];
+    int M = P[0] * out_h * out_w, N = out_c, K = P[7] * k_w * in_c;
+    int lane = int(gl_LocalInvocationID.x);
+    int wg = int(gidx() / 64u);
+    int tiles_n = (N + CT_BN - 1) / CT_BN;
+    if (wg >= ((M + CT_BM - 1) / CT_BM) * tiles_n) return; // the whole workgroup
+    int m0 = (wg / tiles_n) * CT_BM, n0 = (wg % tiles_n) * CT_BN;
+    // the rows of x this invocation stages: tap lane % CT_BK of rows lane / CT_BK + 64 / CT_BK * r
+    int akl = lane % CT_BK;
+    int abase[CT_AR], ay[CT_AR], ax[CT_AR];
+    for (int r = 0; r < CT_AR; r++) {
+        int m = m0 + lane / CT_BK + (64 / CT_BK) * r;
+        if (m < M) {
+            int ox = m % out_w, t = m / out_w, oy = t % out_h, b = t / out_h;
+            abase[r] = b * in_h;
+            ay[r] = oy * P[9] - P[13];
+            ax[r] = ox * P[10] - P[14];
+        } else {
+            abase[r] = -1; ay[r] = 0; ax[r] = 0;
+        }
+    }
+    int bnl = lane % CT_BN, bkl = lane / CT_BN;
+    int tn = lane % CT_RN, tm = lane / CT_RN;
+    float acc[CT_TM][CT_TN];
+    for (int i = 0; i < CT_TM; i++)
+        for (int j = 0; j < CT_TN; j++) acc[i][j] = 0.0;
+    for (int k0 = 0; k0 < K; k0 += CT_BK) {
+        int k = k0 + akl;
+        int ic = k % in_c, tap = k / in_c;
+        int ky = tap / k_w, kx = tap % k_w;
+        for (int r = 0; r < CT_AR; r++) {
+            int iy = ay[r] + ky * dil_h, ix = ax[r] + kx * dil_w;
+            float v = 0.0;
+            if (k < K && abase[r] >= 0 && iy >= 0 && iy < in_h && ix >= 0 && ix < in_w)
+                v = float(in0[((abase[r] + iy) * in_w + ix) * in_c + ic]);
+            As[akl][lane / CT_BK + (64 / CT_BK) * r] = v;
+        }
+        for (int r = 0; r < CT_BR; r++) {
+            int kb = k0 + bkl + (64 / CT_BN) * r, n = n0 + bnl;
+            Bs[bkl + (64 / CT_BN) * r][bnl] = (kb < K && n < N) ? float(in1[kb * N + n]) : 0.0;
+        }
+        barrier();
+        for (int kk = 0; kk < CT_BK; kk++) {
+            float a[CT_TM], w[CT_TN];
+            for (int i = 0; i < CT_TM; i++) a[i] = As[kk][tm + CT_RM * i];
+            for (int j = 0; j < CT_TN; j++) w[j] = Bs[kk][tn + CT_RN * j];
+            for (int i = 0; i < CT_TM; i++)
+                for (int j = 0; j < CT_TN; j++) acc[i][j] = mad1(a[i], w[j], acc[i][j]);
+        }
+        barrier();
+    }
+    for (int i = 0; i < CT_TM; i++) {
+        int m = m0 + tm + CT_RM * i;
+        if (m >= M) continue;
+        for (int j = 0; j < CT_TN; j++) {
+            int oc = n0 + tn + CT_RN * j;
+            if (oc < N)
+                outv[m * N + oc] = TO(clips(epilogue(scaled(acc[i][j], oc, P[24]), oc, P[16], P[17], P[18], PF(19)),
+                                            P[20], P[21], P[22], P[23]));
+        }
+    }
+}
+#elif OPC == 2
+// The split variant (glk.c conv_split): CL_S invocations of a workgroup share an
+// output, each summing one of CL_S runs of its taps (the order above cut into runs of
+// ceil(K / CL_S)) one by one, the runs' sums then added in a fixed tree ((s0 + s1) +
+// (s2 + s3)) ...; CL_S hangs on K alone, which no split of rows or channels changes.
+shared float part[64];
+void main() {
+    int in_h = P[1], in_w = P[2], in_c = P[3], out_h = P[4], out_w = P[5], out_c = P[6];
+    int k_w = P[8];
+    int K = P[7] * k_w * in_c, per = 64 / CL_S;
+    int lane = int(gl_LocalInvocationID.x), sl = lane / per;
+    int o = int(gidx() / 64u) * per + lane % per;
+    bool live = uint(o) < NT / uint(CL_S);
+    float acc = 0.0;
+    int oc = 0;
+    if (live) {
+        oc = o % out_c;
+        int t = o / out_c;
+        int ox = t % out_w;
+        t /= out_w;
+        int oy = t % out_h;
+        int b = t / out_h;
+        int y0 = oy * P[9] - P[13], x0 = ox * P[10] - P[14];
+        int chunk = (K + CL_S - 1) / CL_S;
+        int k = sl * chunk, ke = min(K, k + chunk);
+        int ic = k % in_c, tap = k / in_c;
+        int ky = tap / k_w, kx = tap % k_w;
+        while (k < ke) {
+            int run = min(in_c - ic, ke - k);
+            int iy = y0 + ky * P[11], ix = x0 + kx * P[12];
+            if (iy >= 0 && iy < in_h && ix >= 0 && ix < in_w) {
+                int xi = ((b * in_h + iy) * in_w + ix) * in_c + ic;
+                int wi = k * out_c + oc;
+                for (int r = 0; r < run; r++) {
+                    acc = mad1(float(in0[xi + r]), float(in1[wi]), acc);
+                    wi += out_c;
+                }
+            }
+            k += run;
+            ic = 0;
+            if (++kx == k_w) { kx = 0; ky++; }
+        }
+    }
+    part[lane] = acc;
+    barrier();
+    for (int h = 1; h < CL_S; h *= 2) {
+        if (sl % (2 * h) == 0) {
+            precise float v = part[lane] + part[lane + h * per];
+            part[lane] = v;
+        }
+        barrier();
+    }
+    if (live && sl == 0)
+        outv[o] = TO(clips(epilogue(scaled(part[lane], oc, P[24]), oc, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22], P[23]));
+}
+#else
 void main() {
     uint gi = gidx();
     if (gi >= NT) return;
@@ -52,3 +187,4 @@ void main() {
     }
     outv[gi] = TO(clips(epilogue(scaled(acc, oc, P[24]), oc, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22], P[23]));
 }
+#endif
