@@ -56,9 +56,13 @@ int glk_software(const glk_ctx *g)
 }
 
 /* Which conv2d variant runs (conv2d.comp's OPC; bench/results/speed-h200.md):
- * - on a GPU, split (OPC 2) where K is long and the whole op has few outputs,
- *   else plain (OPC 0, an invocation an output): the tiled one measured slower
- *   there (too few invocations in flight on batch-1 layers);
+ * - on a GPU, plain (OPC 0, an invocation an output): the tiled one measured
+ *   slower there (too few invocations in flight on batch-1 layers), and split
+ *   (OPC 2: runs of each output's taps added in a tree where K is long and the
+ *   whole op has few outputs), up to 1.7x faster, moves away from TensorFlow.js's
+ *   rounding (it sums each output's taps one by one in float32) by more than the
+ *   models' tolerance on two rows (faceboxes at 320x320 keeps another box), so it
+ *   is asked for, never chosen;
  * - on a device that is a CPU (llvmpipe), tiled (OPC 1), the big tile or, where
  *   its ragged edges would add over half the work, the small one, else (a few
  *   pixels, or a few channels) plain.
@@ -83,7 +87,7 @@ static void conv_setup(glk_ctx *g)
 {
     memcpy(g->conv_tile, conv_tiles_dflt, sizeof g->conv_tile);
     memcpy(g->conv_split, conv_split_dflt, sizeof g->conv_split);
-    g->conv_mode = glk_software(g) ? 1 : 2;
+    g->conv_mode = glk_software(g) ? 1 : 0;
 }
 
 si_result glk_set_conv(glk_ctx *g, const char *spec, si_error *err)
