@@ -138,7 +138,7 @@ static const char usage[] =
     "                       which the next step runs beside, on a GPU; glCopyBufferSubData\n"
     "                       on a CPU device like llvmpipe), on or off; the same bytes arrive\n"
     "  --conv-kernel KIND   which conv2d kernel runs: auto (default: the device's choice),\n"
-    "                       plain, tiled[:BM,BN,TM,TN,BK] (the same bits) or\n"
+    "                       plain, vec, tiled[:BM,BN,TM,TN,BK] (the same bits) or\n"
     "                       split[:DIV,MAX,AIM] (faster on a GPU, other bits: not always\n"
     "                       TensorFlow.js's answer where a model selects)\n"
     "\n"

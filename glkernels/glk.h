@@ -61,7 +61,8 @@ int glk_precise(const glk_ctx *g);
 /* Whether the device is a CPU (llvmpipe, softpipe, SwiftShader; or none). */
 int glk_software(const glk_ctx *g);
 /* conv2d's variant (glk.c conv_variant): NULL or "" the device's choice, "plain"
- * (an invocation an output), "tiled[:BM,BN,TM,TN,BK]" (the same bits),
+ * (an invocation an output), "vec" (plain reading x four channels a load where
+ * it can), "tiled[:BM,BN,TM,TN,BK]" (both the same bits),
  * "split[:DIV,MAX,AIM]" (runs of taps added in a tree: other bits); anything else
  * is SI_ERR_ARG. g NULL: the spec checked alone. */
 si_result glk_set_conv(glk_ctx *g, const char *spec, si_error *err);

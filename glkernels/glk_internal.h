@@ -53,7 +53,8 @@ struct glk_ctx {
      * (conv2d.comp OPC 0), 1 tiled (OPC 1; conv_tile: a big and a small tile,
      * each rows, columns, outputs an invocation makes down and across, taps
      * staged at once), 2 split along k where it pays (OPC 2; conv_split: least
-     * taps a run, most runs, invocations aimed at) */
+     * taps a run, most runs, invocations aimed at), 3 vec (OPC 3 where x can
+     * be read four channels a load, else plain) */
     int conv_mode;
     int conv_tile[2][5], conv_split[3];
 };

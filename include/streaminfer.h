@@ -147,9 +147,11 @@ typedef struct {
      * SI_COPY_KERNELS (1 or -1) overrides it. For measuring and tests. */
     int copy_kernels;
     /* Which conv2d kernel runs: NULL or "" (default) the device's choice (on a
-     * GPU an invocation an output; on a CPU device tiles of the output through
-     * shared memory, with the same bits); "plain", "tiled[:BM,BN,TM,TN,BK]" or
-     * "split[:DIV,MAX,AIM]" force one (glkernels/glk.c conv_variant). split cuts
+     * GPU "vec": an invocation an output, x read four channels a load where it
+     * can; on a CPU device tiles of the output through shared memory; both the
+     * bits of "plain", an invocation an output); "plain", "vec",
+     * "tiled[:BM,BN,TM,TN,BK]" or "split[:DIV,MAX,AIM]" force one
+     * (glkernels/glk.c conv_variant). split cuts
      * each output's taps into runs added in a tree where the op has few outputs
      * and long sums: faster on a GPU (up to 1.7x), but other bits, which move
      * away from TensorFlow.js's by more than float rounding where a model

@@ -1,6 +1,7 @@
 #!/bin/sh
 # conv2d's variants on a real model (glkernels/glk.c conv_variant, forced with
-# SI_CONV, as --conv-kernel): the device's own choice (tiled on llvmpipe) bitwise the plain one,
+# SI_CONV, as --conv-kernel): the device's own choice (tiled on llvmpipe, vec on a
+# GPU), vec (x four channels a load) and tiled each bitwise the plain one,
 # and the split one (runs of taps added in a tree) bitwise the same with no
 # budget and at a budget that splits its convs into row and channel parts: the
 # runs hang on the whole op's outputs (ck_conv_p.whole_out), not the part's.
@@ -15,9 +16,16 @@ run() { # NAME SI_CONV VRAM
     env ${2:+SI_CONV=$2} "$SI" -q --no-plan-cache ${3:+--vram "$3"} --output "$T/$1" --stats "$T/$1.json" "$M" \
         2>"$T/$1.err" || { bad "$1: $(tail -n 1 "$T/$1.err")"; return 1; }
 }
-run plain plain "" && run own "" "" &&
-    { same "$T/plain" "$T/own" && ok "the device's own conv2d variant: bitwise the plain one" ||
-        bad "the device's own conv2d variant differs from the plain one"; }
+if run plain plain ""; then
+    for k in "" vec tiled; do
+        run "own$k" "$k" "" &&
+            { same "$T/plain" "$T/own$k" && ok "conv2d ${k:-as the device chooses}: bitwise the plain one" ||
+                bad "conv2d ${k:-as the device chooses}: differs from the plain one"; }
+    done
+    run vecb vec "$B" &&
+        { same "$T/plain" "$T/vecb" && ok "conv2d vec at $B (parts, bands): bitwise the plain one" ||
+            bad "conv2d vec at $B: differs from the plain one"; }
+fi
 S=split:8,8,1048576
 if run split "$S" "" && run split-b "$S" "$B"; then
     n=$(key steps_split "$T/split-b.json")

@@ -22,8 +22,12 @@ float epilogue(float v, int oc, int has_bias, int act, int has_alpha, float alph
     if (act == ACT_TANH) return tanh_safe(v);
     return v;
 }
+// a sum's way out: the scale, the bias, the activation, the clips, the store's type
+TO finish(float acc, int oc) {
+    return TO(clips(epilogue(scaled(acc, oc, P[24]), oc, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22], P[23]));
+}
 #if OPC == 1
-// The tiled variant (glk.c conv_tiled): a workgroup makes a CT_BM x CT_BN tile of the
+// The tiled variant (glk.c conv_variant): a workgroup makes a CT_BM x CT_BN tile of the
 // output as a GEMM (rows: output pixels, columns: output channels, k: the taps
 // (ky, kx, ic) in the order above), staging CT_BK taps of x and of the filter in
 // shared memory; each invocation makes CT_TM x CT_TN outputs, rows CT_BM / CT_TM apart
@@ -96,13 +100,12 @@ void main() {
         for (int j = 0; j < CT_TN; j++) {
             int oc = n0 + tn + CT_RN * j;
             if (oc < N)
-                outv[m * N + oc] = TO(clips(epilogue(scaled(acc[i][j], oc, P[24]), oc, P[16], P[17], P[18], PF(19)),
-                                            P[20], P[21], P[22], P[23]));
+                outv[m * N + oc] = finish(acc[i][j], oc);
         }
     }
 }
 #elif OPC == 2
-// The split variant (glk.c conv_split): CL_S invocations of a workgroup share an
+// The split variant (glk.c conv_variant): CL_S invocations of a workgroup share an
 // output, each summing one of CL_S runs of its taps (the order above cut into runs of
 // ceil(K / CL_S)) one by one, the runs' sums then added in a fixed tree ((s0 + s1) +
 // (s2 + s3)) ...; CL_S hangs on K alone, which no split of rows or channels changes.
@@ -154,9 +157,12 @@ void main() {
         barrier();
     }
     if (live && sl == 0)
-        outv[o] = TO(clips(epilogue(scaled(part[lane], oc, P[24]), oc, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22], P[23]));
+        outv[o] = finish(part[lane], oc);
 }
 #else
+// The plain variant (OPC 0), or (OPC 3, glk.c conv_variant) the same reading x four
+// channels a load (in0 is vec4 then: in_c a multiple of 4, the binding 16-byte
+// aligned): the same sums in the same order, half the load instructions.
 void main() {
     uint gi = gidx();
     if (gi >= NT) return;
@@ -177,14 +183,26 @@ void main() {
         for (int kx = 0; kx < k_w; kx++) {
             int ix = x0 + kx * P[12];
             if (ix < 0 || ix >= in_w) continue;
-            int xi = ((b * in_h + iy) * in_w + ix) * in_c;
             int wi = (ky * k_w + kx) * in_c * out_c + oc;
+#if OPC == 3
+            int xi = ((b * in_h + iy) * in_w + ix) * (in_c / 4);
+            for (int q = 0; q < in_c / 4; q++) {
+                vec4 xv = in0[xi + q];
+                acc = mad1(xv.x, float(in1[wi]), acc);
+                acc = mad1(xv.y, float(in1[wi + out_c]), acc);
+                acc = mad1(xv.z, float(in1[wi + 2 * out_c]), acc);
+                acc = mad1(xv.w, float(in1[wi + 3 * out_c]), acc);
+                wi += 4 * out_c;
+            }
+#else
+            int xi = ((b * in_h + iy) * in_w + ix) * in_c;
             for (int ic = 0; ic < in_c; ic++) {
                 acc = mad1(float(in0[xi + ic]), float(in1[wi]), acc);
                 wi += out_c;
             }
+#endif
         }
     }
-    outv[gi] = TO(clips(epilogue(scaled(acc, oc, P[24]), oc, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22], P[23]));
+    outv[gi] = finish(acc, oc);
 }
 #endif
