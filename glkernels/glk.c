@@ -67,7 +67,7 @@ int glk_software(const glk_ctx *g)
  *   is asked for, never chosen;
  * - on a device that is a CPU (llvmpipe), tiled (OPC 1), the big tile or, where
  *   its ragged edges would add over half the work, the small one, else (a few
- *   pixels, or a few channels) plain.
+ *   pixels, or a few channels) vec where it can, else plain.
  * Plain and tiled give the same bits; split others, the same in every tile.
  * glk_set_conv overrides it (si_options.conv_kernel, SI_CONV: a bench's knob,
  * bench/conv_tiles.sh): "plain", "vec", "tiled[:BM,BN,TM,TN,BK]" (that tile
@@ -159,10 +159,10 @@ static conv_pick conv_variant(const glk_ctx *g, const ck_step *s, int x_aligned)
         r.opc = c->in_c % 4 == 0 && x_aligned ? 3 : 0;
         return r;
     }
-    if (g->conv_mode == 1) { /* the first tile whose ragged edges add at most half, else plain */
+    if (g->conv_mode == 1) { /* the first tile whose ragged edges add at most half, else vec */
         uint64_t real = (uint64_t)c->n * (uint64_t)c->out_h * (uint64_t)c->out_w * (uint64_t)c->out_c;
-        r.opc = 0;
-        for (int i = 0; i < 2 && !r.opc; i++)
+        r.opc = c->in_c % 4 == 0 && x_aligned ? 3 : 0;
+        for (int i = 0; i < 2 && r.opc != 1; i++)
             if (conv_padded(c, g->conv_tile[i]) * 2 <= real * 3) {
                 r.opc = 1;
                 r.tile = g->conv_tile[i];
