@@ -228,7 +228,7 @@ typedef struct {
     int32_t has_scale;
     /* the whole op's output elements (INT32_MAX at most), as lowered: the same
      * in every tile a budget splits it into (a GPU's conv2d variant hangs on it,
-     * glkernels/glk.c conv_slices); 0: the step's own */
+     * glkernels/glk.c conv_variant); 0: the step's own */
     int32_t whole_out;
 } ck_conv_p;
 

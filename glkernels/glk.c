@@ -146,7 +146,8 @@ static uint64_t conv_padded(const ck_conv_p *c, const int *t)
            ((n + (uint64_t)t[1] - 1) / (uint64_t)t[1] * (uint64_t)t[1]);
 }
 
-/* Split: the runs each output's taps are cut into, a power of two, at most
+/* The variant of one conv2d step (x_aligned: x's binding is 16-byte aligned).
+ * Split: the runs each output's taps are cut into, a power of two, at most
  * conv_split[1], each run at least conv_split[0] taps, and no more runs than
  * bring the whole op's outputs times runs to conv_split[2] invocations. It hangs
  * on K and the whole op's outputs alone, which no split of rows or channels
@@ -154,14 +155,11 @@ static uint64_t conv_padded(const ck_conv_p *c, const int *t)
 static conv_pick conv_variant(const glk_ctx *g, const ck_step *s, int x_aligned)
 {
     const ck_conv_p *c = &s->u.conv;
-    conv_pick r = {g->conv_mode == 1, g->conv_tile[0], 1};
-    if (g->conv_mode == 3) { /* vec: x four channels a load where it can be */
-        r.opc = c->in_c % 4 == 0 && x_aligned ? 3 : 0;
-        return r;
-    }
-    if (g->conv_mode == 1) { /* the first tile whose ragged edges add at most half, else vec */
+    /* plain, or vec where x can be read four channels a load */
+    conv_pick r = {(g->conv_mode == 3 || g->conv_mode == 1) && c->in_c % 4 == 0 && x_aligned ? 3 : 0,
+                   g->conv_tile[0], 1};
+    if (g->conv_mode == 1) { /* the first tile whose ragged edges add at most half */
         uint64_t real = (uint64_t)c->n * (uint64_t)c->out_h * (uint64_t)c->out_w * (uint64_t)c->out_c;
-        r.opc = c->in_c % 4 == 0 && x_aligned ? 3 : 0;
         for (int i = 0; i < 2 && r.opc != 1; i++)
             if (conv_padded(c, g->conv_tile[i]) * 2 <= real * 3) {
                 r.opc = 1;
@@ -180,10 +178,9 @@ static conv_pick conv_variant(const glk_ctx *g, const ck_step *s, int x_aligned)
     return r;
 }
 
-/* invocations of a conv2d: an output's (plain), its runs' (split) or 64 a tile */
-static uint64_t conv_inv(const glk_ctx *g, const ck_step *s, uint64_t out_elems, int x_aligned)
+/* invocations of a conv2d run as v: an output's (plain, vec), its runs' (split) or 64 a tile */
+static uint64_t conv_inv(conv_pick v, const ck_step *s, uint64_t out_elems)
 {
-    conv_pick v = conv_variant(g, s, x_aligned);
     if (v.opc != 1)
         return out_elems * (uint64_t)v.slices;
     return conv_padded(&s->u.conv, v.tile) / ((uint64_t)v.tile[0] * (uint64_t)v.tile[1]) * GLK_LOCAL;
@@ -1101,7 +1098,7 @@ static si_result add_program(glk_ctx *g, const char *key, const char *shader, co
 }
 
 static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, si_dtype out_dt,
-                             int x_aligned, glk_program **out, si_error *err)
+                             int x_aligned, glk_program **out, conv_pick *pick, si_error *err)
 {
     if ((unsigned)s->kind >= CK__COUNT || !kernels[s->kind].shader)
         return base_fail(err, SI_ERR_UNSUPPORTED, "no GPU kernel for %s", ck_kind_name(s->kind));
@@ -1115,6 +1112,8 @@ static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
         n = snprintf(key, sizeof key, "%s:%d:%d.%d.%d.%d.%d.%d:", k->shader, opc, cv.slices,
                      cv.tile[0], cv.tile[1], cv.tile[2], cv.tile[3], cv.tile[4]);
     }
+    if (pick)
+        *pick = cv;
     for (int i = 0; i < CK_MAX_IN && n < (int)sizeof key - 2; i++)
         key[n++] = i < s->n_in && s->in[i] >= 0 ? (in_dt[i] == SI_FLOAT32 ? 'f' : 'i') : '-';
     key[n++] = out_dt == SI_FLOAT32 ? 'f' : 'i';
@@ -1153,7 +1152,7 @@ si_result glk_prepare_step(glk_ctx *g, const ck_step *s, const si_dtype *in_dtyp
     if (g->lost)
         return lost_fail(err, "compile");
     glk_program *p;
-    return get_program(g, s, in_dtypes, out_dtype, 1, &p, err); /* bindings are aligned, as a rule */
+    return get_program(g, s, in_dtypes, out_dtype, 1, &p, NULL, err); /* bindings are aligned, as a rule */
 }
 
 si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
@@ -1165,7 +1164,8 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
         return st;
     glk_program *p;
     int x_aligned = s->n_in > 0 && s->in[0] >= 0 && ins[0].offset % 16 == 0;
-    st = get_program(g, s, in_dtypes, out_dtype, x_aligned, &p, err);
+    conv_pick cv;
+    st = get_program(g, s, in_dtypes, out_dtype, x_aligned, &p, &cv, err);
     if (st != SI_OK)
         return st;
     glk_range rd[CK_MAX_IN];
@@ -1175,7 +1175,7 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
     glUseProgram(p->prog);
     if (p->loc_p >= 0)
         glUniform1iv(p->loc_p, CK_MAX_P, s->u.p);
-    uint64_t inv = s->kind == CK_CONV2D ? conv_inv(g, s, out->bytes / CK_ELEM, x_aligned)
+    uint64_t inv = s->kind == CK_CONV2D ? conv_inv(cv, s, out->bytes / CK_ELEM)
                                         : kernels[s->kind].invocations(s, out->bytes / CK_ELEM);
     glk_limits lim;
     glk_get_limits(g, &lim);

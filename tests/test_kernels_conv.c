@@ -218,10 +218,12 @@ static void test_dwconv2d(void **state)
     conv_cases(CK_DWCONV2D, 48);
 }
 
-/* conv2d's variants (glkernels/glk.c conv_variant, forced with glk_set_conv) on bigger random shapes than conv_cases', so that tiles have
- * ragged edges and k runs across several staged chunks: every tiled variant
- * bitwise the plain one (each output sums its taps in the same order), the plain
- * and split ones (runs of taps added in a tree) within TOL of the host. */
+/* conv2d's variants (glkernels/glk.c conv_variant, forced with glk_set_conv) on
+ * bigger random shapes than conv_cases', so that tiles have ragged edges and k runs
+ * across several staged chunks: vec, every tiled variant and the device's own
+ * choice bitwise the plain one (each output sums its taps in the same order), the
+ * plain and split ones (runs of taps added in a tree) within TOL of the host; and
+ * kinds that are none of them refused by name. */
 #define VAR_REPS 20
 static void test_conv2d_variants(void **state)
 {

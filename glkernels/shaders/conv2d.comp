@@ -22,6 +22,18 @@ float epilogue(float v, int oc, int has_bias, int act, int has_alpha, float alph
     if (act == ACT_TANH) return tanh_safe(v);
     return v;
 }
+// output element i's channel, batch and window corner (y0, x0)
+void out_pos(int i, out int oc, out int b, out int y0, out int x0) {
+    int out_h = P[4], out_w = P[5], out_c = P[6];
+    oc = i % out_c;
+    int t = i / out_c;
+    int ox = t % out_w;
+    t /= out_w;
+    int oy = t % out_h;
+    b = t / out_h;
+    y0 = oy * P[9] - P[13];
+    x0 = ox * P[10] - P[14];
+}
 // a sum's way out: the scale, the bias, the activation, the clips, the store's type
 TO finish(float acc, int oc) {
     return TO(clips(epilogue(scaled(acc, oc, P[24]), oc, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22], P[23]));
@@ -108,10 +120,11 @@ void main() {
 // The split variant (glk.c conv_variant): CL_S invocations of a workgroup share an
 // output, each summing one of CL_S runs of its taps (the order above cut into runs of
 // ceil(K / CL_S)) one by one, the runs' sums then added in a fixed tree ((s0 + s1) +
-// (s2 + s3)) ...; CL_S hangs on K alone, which no split of rows or channels changes.
+// (s2 + s3)) ...; CL_S hangs on K and the whole op's outputs alone, which no split of
+// rows or channels changes.
 shared float part[64];
 void main() {
-    int in_h = P[1], in_w = P[2], in_c = P[3], out_h = P[4], out_w = P[5], out_c = P[6];
+    int in_h = P[1], in_w = P[2], in_c = P[3], out_c = P[6];
     int k_w = P[8];
     int K = P[7] * k_w * in_c, per = 64 / CL_S;
     int lane = int(gl_LocalInvocationID.x), sl = lane / per;
@@ -120,13 +133,8 @@ void main() {
     float acc = 0.0;
     int oc = 0;
     if (live) {
-        oc = o % out_c;
-        int t = o / out_c;
-        int ox = t % out_w;
-        t /= out_w;
-        int oy = t % out_h;
-        int b = t / out_h;
-        int y0 = oy * P[9] - P[13], x0 = ox * P[10] - P[14];
+        int b, y0, x0;
+        out_pos(o, oc, b, y0, x0);
         int chunk = (K + CL_S - 1) / CL_S;
         int k = sl * chunk, ke = min(K, k + chunk);
         int ic = k % in_c, tap = k / in_c;
@@ -166,16 +174,10 @@ void main() {
 void main() {
     uint gi = gidx();
     if (gi >= NT) return;
-    int in_h = P[1], in_w = P[2], in_c = P[3], out_h = P[4], out_w = P[5], out_c = P[6];
+    int in_h = P[1], in_w = P[2], in_c = P[3], out_c = P[6];
     int k_h = P[7], k_w = P[8];
-    int i = int(gi);
-    int oc = i % out_c;
-    int t = i / out_c;
-    int ox = t % out_w;
-    t /= out_w;
-    int oy = t % out_h;
-    int b = t / out_h;
-    int y0 = oy * P[9] - P[13], x0 = ox * P[10] - P[14];
+    int oc, b, y0, x0;
+    out_pos(int(gi), oc, b, y0, x0);
     float acc = 0.0;
     for (int ky = 0; ky < k_h; ky++) {
         int iy = y0 + ky * P[11];
