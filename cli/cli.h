@@ -36,6 +36,7 @@ typedef struct {
 typedef struct {
     int runs, timed;            /* runs made; runs timed (all but the warm-up) */
     double min, median, p90, max; /* run_ms over the timed runs */
+    double first;               /* run_ms of the first run (the warm-up, if any) */
     double wall_ms;
 } cli_timing;
 

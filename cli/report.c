@@ -216,7 +216,7 @@ static cJSON *stats_json(si_model *m, const cli_args *a, const cli_timing *t, ch
         {"open_compile_ms", st.open_compile_ms}, {"run_plan_ms", st.run_plan_ms},
         {"run_tile_ms", st.run_tile_ms}, {"run_compile_ms", st.run_compile_ms},
         {"wall_ms", t->wall_ms}, {"run_ms_min", t->min}, {"run_ms_median", t->median},
-        {"run_ms_p90", t->p90}, {"run_ms_max", t->max}};
+        {"run_ms_p90", t->p90}, {"run_ms_max", t->max}, {"first_run_ms", t->first}};
     for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
         cJSON_AddNumberToObject(r, times[i].key, ms3(times[i].v));
     cJSON_AddNumberToObject(r, "runs", t->runs);

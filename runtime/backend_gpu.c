@@ -13,7 +13,9 @@ static uint32_t gpu_offset_align(const si_model *m) { return glk_offset_align(m-
 
 /* The one GPU allocation: the arena the plan asks for, made before a run.
  * The stages of a model run in turns, each with its own plan: only the one
- * running holds its arena (the budget is for all of them together). */
+ * running holds its arena (the budget is for all of them together). The
+ * arena a stage gave up for this turn (the root's spare) is taken where it is
+ * large enough, else deleted before another is made. */
 static si_result gpu_arena_ensure(si_model *m, si_error *err)
 {
     if (m->arena)
@@ -22,7 +24,23 @@ static si_result gpu_arena_ensure(si_model *m, si_error *err)
     if (root->ctx && rt_ctx_one_arena(root->ctx)) /* a range of the context's one buffer */
         return rt_ctx_arena_take(root->ctx, m, err);
     m->arena_base = 0;
-    return glk_buffer_create(m->gpu, m->plan->arena_bytes, &m->arena, err);
+    uint64_t need = m->plan->arena_bytes;
+    if (root->spare_arena && root->spare_cap >= need) {
+        m->arena = root->spare_arena;
+        m->arena_cap = root->spare_cap;
+        root->spare_arena = 0;
+        root->spare_cap = 0;
+        return SI_OK;
+    }
+    if (root->spare_arena)
+        glk_buffer_destroy(m->gpu, root->spare_arena);
+    root->spare_arena = 0;
+    root->spare_cap = 0;
+    m->arena_cap = need;
+    root->arena_made += need;
+    if (need > root->arena_largest)
+        root->arena_largest = need;
+    return glk_buffer_create(m->gpu, need, &m->arena, err);
 }
 
 /* The derived weights' buffer goes with the arena (and with the program). */
@@ -44,17 +62,41 @@ static void gpu_arena_free(si_model *m)
     derived_free(m);
     if (m->arena && !m->arena_shared) /* a range of the context's goes back to it */
         glk_buffer_destroy(m->gpu, m->arena);
+    if (!m->parent && m->spare_arena) /* the root's program goes: its stages are gone */
+        glk_buffer_destroy(m->gpu, m->spare_arena);
+    if (!m->parent)
+        m->spare_arena = 0, m->spare_cap = 0;
     m->arena = 0;
     m->arena_base = 0;
     m->arena_shared = 0;
+    m->arena_cap = 0;
 }
 
+/* Between turns: the arena of a buffer of its own is kept as the root's spare
+ * for the stage that runs next (the larger where there is one already). */
 static void gpu_arena_release(si_model *m)
 {
-    if (m->arena) {
-        gpu_arena_free(m);
-        m->resident = 0; /* what stayed between runs is gone */
+    if (!m->arena)
+        return;
+    si_model *root = m->parent ? m->parent : m;
+    if (!m->arena_shared) {
+        uint32_t give = m->arena;
+        uint64_t cap = m->arena_cap;
+        if (root->spare_arena && root->spare_cap >= cap) {
+            glk_buffer_destroy(m->gpu, give);
+        } else {
+            if (root->spare_arena)
+                glk_buffer_destroy(m->gpu, root->spare_arena);
+            root->spare_arena = give;
+            root->spare_cap = cap;
+        }
     }
+    derived_free(m);
+    m->arena = 0; /* (a range of the context's goes back to it) */
+    m->arena_base = 0;
+    m->arena_shared = 0;
+    m->arena_cap = 0;
+    m->resident = 0; /* what stayed between runs is gone */
 }
 
 /* The pool mapped for the GPU, else (no GL_EXT_buffer_storage) host memory;

@@ -17,13 +17,18 @@ si_model *rt_member(const si_model *root, int i)
     return i < 0 ? (si_model *)root : root->stages[i];
 }
 
-/* Bytes of the arenas the model and its stages hold now. */
+/* Bytes of the arenas the model and its stages hold now (a buffer of its own
+ * by its size, which a stage's passed on can make more than the plan's arena),
+ * with the spare one a stage gave up. */
 uint64_t rt_arenas_held(const si_model *root)
 {
-    uint64_t held = 0;
-    for (int i = -1; i < root->n_stages; i++)
-        if (rt_member(root, i)->arena)
-            held += rt_member(root, i)->plan->arena_bytes + rt_member(root, i)->derived_bytes;
+    uint64_t held = root->spare_cap;
+    for (int i = -1; i < root->n_stages; i++) {
+        const si_model *x = rt_member(root, i);
+        if (x->arena)
+            held += (x->arena_shared || x->arena_cap < x->plan->arena_bytes ? x->plan->arena_bytes : x->arena_cap) +
+                    x->derived_bytes;
+    }
     return held;
 }
 
@@ -35,7 +40,16 @@ void rt_make_room(si_model *root, si_model *active)
     uint64_t budget = root->opt.vram_budget;
     if (!budget || !root->be->holds_vram)
         return;
-    uint64_t need = rt_arenas_held(root) + (active->arena ? 0 : active->plan->arena_bytes);
+    uint64_t need = rt_arenas_held(root);
+    int makes = 0;
+    if (!active->arena && root->spare_cap >= active->plan->arena_bytes)
+        ; /* it takes the spare */
+    else if (!active->arena) { /* the spare goes before active's is made */
+        need += active->plan->arena_bytes - root->spare_cap;
+        makes = 1;
+    }
+    if (makes && root->be->holds_vram && root->arena_made + active->plan->arena_bytes > budget)
+        need = budget + 1; /* a new one would not fit beside what was made: take one made */
     if (root->ctx) /* the context's other models first */
         need += rt_ctx_make_room(root->ctx, root, need);
     if (need <= budget)
@@ -43,6 +57,18 @@ void rt_make_room(si_model *root, si_model *active)
     for (int i = -1; i < root->n_stages; i++)
         if (rt_member(root, i) != active)
             rt_member(root, i)->be->arena_release(rt_member(root, i));
+}
+
+/* The budget a later stage of root plans within: the largest arena made so
+ * far (the stage takes it in its turn) or what the budget has beyond every
+ * arena made, whichever is more (see si_model.arena_made); 0: no budget. */
+uint64_t rt_stage_budget(const si_model *root)
+{
+    uint64_t b = root->opt.vram_budget;
+    if (!b || !root->be->holds_vram || root->ctx)
+        return b;
+    uint64_t left = b > root->arena_made ? b - root->arena_made : 0;
+    return left > root->arena_largest ? left : root->arena_largest;
 }
 
 /* What a GPU driver allocates in VRAM for us beyond an empty context and our

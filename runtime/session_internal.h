@@ -59,6 +59,20 @@ struct si_model {
     uint64_t arena_base;     /* where the arena starts in it: 0 in a buffer of its own, or
                               * its place in the context's one arena buffer (arena_shared) */
     int arena_shared;        /* the arena is a range of the context's arena buffer */
+    uint64_t arena_cap;      /* the size of arena when it is a buffer of its own (it can be
+                              * larger than this plan's arena: a stage's, passed on) */
+    /* the root: the arena a stage gave up for another's turn, kept for the next
+     * to take (0: none). A buffer deleted and another made at once can hold the
+     * card's memory for both: the driver frees the old one only later. */
+    uint32_t spare_arena;
+    uint64_t spare_cap;
+    /* the root: the bytes of the arena buffers made for the model and its
+     * stages, and the largest of them. The card keeps a deleted buffer's memory
+     * for a while after (H200: frcnn-irv2-od at --vram 256M measured 403 MiB
+     * when its stages' 148.5 and 252.9 MiB arenas were made in turn), so a
+     * later stage plans within the largest made (it takes that one in its
+     * turn) or within what the budget has beyond all made (rt_stage_budget). */
+    uint64_t arena_made, arena_largest;
     uint8_t *host_arena;     /* host backend: the same arena in host memory */
     uint64_t *off;           /* per buffer: its offset while allocated */
     /* The host pool: each buffer's home in host memory (a weight's stored bytes,
@@ -252,6 +266,7 @@ si_result rt_build_program(si_model *m, const core_shape *shapes, void *const *v
                            si_error *err);
 si_model *rt_member(const si_model *root, int i);
 uint64_t rt_arenas_held(const si_model *root);
+uint64_t rt_stage_budget(const si_model *root);
 void rt_make_room(si_model *root, si_model *active);
 
 /* exec.c */

@@ -80,6 +80,7 @@ static si_result stage_get(si_model *m, const core_valmap *vm, si_model **out, i
         return base_fail(err, SI_ERR_NOMEM, "out of memory");
     }
     s->opt = m->opt;
+    s->opt.vram_budget = rt_stage_budget(m);
     s->opt.trace_path = NULL;
     s->io = m->io;
     s->g = m->g;

@@ -106,6 +106,11 @@ node -e 'const s = JSON.parse(require("fs").readFileSync(process.argv[1]));
          if (!(s.runs === 3 && s.timed_runs === 2 && s.run_ms_min > 0 && s.run_ms_min <= s.run_ms_median &&
                s.run_ms_median <= s.run_ms_p90 && s.run_ms_p90 <= s.run_ms_max)) process.exit(1)' "$T/r.json" &&
     ok "--stats has runs, timed_runs and run_ms_min <= median <= p90 <= max" || bad "--runs stats: $(cat "$T/r.json")"
+# first_run_ms: the first run's time (the warm-up's with --runs 3, the run's with one)
+code "--runs 1 --stats" 0 "" --stats "$T/r1.json" "$M"
+node -e 'const [a, b] = process.argv.slice(1).map((f) => JSON.parse(require("fs").readFileSync(f)));
+         if (!(a.first_run_ms > 0 && b.runs === 1 && b.first_run_ms === b.run_ms)) process.exit(1)' "$T/r.json" "$T/r1.json" &&
+    ok "--stats has first_run_ms (= run_ms with one run)" || bad "first_run_ms: $(grep first_run "$T/r.json" "$T/r1.json")"
 # --stats keeps the "key": number lines that tests/ and bench/ read with sed
 for k in peak_vram_bytes lower_bound_bytes wall_ms run_ms max_dispatch_elements; do
     grep -q "^  \"$k\": [0-9.]*,$" "$T/r.json" || bad "--stats: no '\"$k\": number' line"

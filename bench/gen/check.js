@@ -109,15 +109,17 @@ function iouOf(b, i, j) {
 
 // Greedy hard NMS as TensorFlow's: candidates by descending score, a candidate
 // kept unless it overlaps a kept one by more than iou; stops at maxOut kept.
-// Returns [candidates, kept, suppressed before the stop].
-function nmsWork(boxes, scores, stride, off, n, maxOut, iou, thr) {
+// Candidate a's box is box a (boxes shared by the classes) or, with perClass,
+// box a * stride + off. Returns [candidates, kept, suppressed before the stop].
+function nmsWork(boxes, scores, stride, off, n, maxOut, iou, thr, perClass = false) {
   const cand = [];
   for (let a = 0; a < n; a++) if (scores[a * stride + off] > thr) cand.push(a);
   cand.sort((p, q) => scores[q * stride + off] - scores[p * stride + off] || p - q);
+  const bi = (a) => (perClass ? a * stride + off : a);
   const kept = []; let supp = 0;
   for (const a of cand) {
     if (kept.length >= maxOut) break;
-    if (kept.some((k) => iouOf(boxes, k, a) > iou)) supp++; else kept.push(a);
+    if (kept.some((k) => iouOf(boxes, bi(k), bi(a)) > iou)) supp++; else kept.push(a);
   }
   return [cand.length, kept.length, supp];
 }
@@ -126,10 +128,7 @@ function nms(outDir, model) {
   const json = JSON.parse(fs.readFileSync(path.join(model, 'model.json'), 'utf8'));
   const outs = json.signature.outputs;
   const file = (k) => path.join(outDir, `${outs[k].name.replace(/:0$/, '').replace(/\//g, '_')}.npy`);
-  const boxes = oracle.readNpy(file('raw_detection_boxes'));
-  const scores = oracle.readNpy(file('raw_detection_scores'));
   const nodes = json.modelTopology.node;
-  const nmsNode = nodes.find((n) => n.op.startsWith('NonMaxSuppression'));
   const wv = (name) => {
     const w = json.weightsManifest[0].weights;
     const i = w.findIndex((x) => x.name === name);
@@ -138,17 +137,32 @@ function nms(outDir, model) {
     const all = Buffer.concat(json.weightsManifest[0].paths.map((p) => fs.readFileSync(path.join(model, p))));
     return w[i].dtype === 'int32' ? all.readInt32LE(off) : all.readFloatLE(off);
   };
-  const [maxOut, iou, thr] = [2, 3, 4].map((k) => wv(nmsNode.input[k]));
-  const [, A, C] = scores.shape;
-  let tc = 0; let tk = 0; let ts = 0; let minC = Infinity; let maxC = 0; let noWork = 0;
-  for (let c = 0; c < C; c++) {
-    const [nc, nk, ns] = nmsWork(boxes.values, scores.values, C, c, A, maxOut, iou, thr);
-    tc += nc; tk += nk; ts += ns; minC = Math.min(minC, nc); maxC = Math.max(maxC, nc);
-    if (ns === 0 || nk === 0) noWork++;
+  // effdet-*-od: one NMS per class on the anchors' boxes; frcnn-irv2-od: the
+  // proposals' NMS (one class) on the decoded anchors, then one per class on
+  // each class's boxes decoded from the proposals
+  const stages = outs.raw_proposal_boxes ? [
+    ['proposals', 'raw_proposal_boxes', 'raw_proposal_scores', 'FirstStagePostprocessor/', 'anchors'],
+    ['detections', 'raw_detection_boxes', 'raw_detection_scores', 'SecondStagePostprocessor/', 'proposals'],
+  ] : [['detections', 'raw_detection_boxes', 'raw_detection_scores', '', 'anchors']];
+  let ok = true;
+  for (const [what, bk, sk, scope, per] of stages) {
+    const boxes = oracle.readNpy(file(bk));
+    const scores = oracle.readNpy(file(sk));
+    const nmsNode = nodes.find((n) => n.op.startsWith('NonMaxSuppression') && n.name.includes(scope));
+    const [maxOut, iou, thr] = [2, 3, 4].map((k) => wv(nmsNode.input[k]));
+    const A = scores.shape[1]; const C = scores.shape.length > 2 ? scores.shape[2] : 1;
+    const perClass = boxes.shape.length === 4;
+    let tc = 0; let tk = 0; let ts = 0; let minC = Infinity; let maxC = 0; let noWork = 0;
+    for (let c = 0; c < C; c++) {
+      const [nc, nk, ns] = nmsWork(boxes.values, scores.values, C, c, A, maxOut, iou, thr, perClass);
+      tc += nc; tk += nk; ts += ns; minC = Math.min(minC, nc); maxC = Math.max(maxC, nc);
+      if (ns === 0 || nk === 0) noWork++;
+    }
+    console.log(`${path.basename(model)} ${what}: ${C} classes x ${A} ${per}, score threshold ${thr}, IoU ${iou}, at most ${maxOut} per class: ` +
+      `candidates ${tc} (per class ${minC} to ${maxC}), kept ${tk}, suppressed ${ts}; classes where nothing was suppressed or nothing kept: ${noWork}`);
+    ok = ok && noWork === 0;
   }
-  console.log(`${path.basename(model)}: ${C} classes x ${A} anchors, score threshold ${thr}, IoU ${iou}, at most ${maxOut} per class: ` +
-    `candidates ${tc} (per class ${minC} to ${maxC}), kept ${tk}, suppressed ${ts}; classes where nothing was suppressed or nothing kept: ${noWork}`);
-  return noWork === 0;
+  return ok;
 }
 
 module.exports = { nmsWork };

@@ -3,11 +3,20 @@
 // the converter left un-fused (conv, then Mul and AddV2 by constants), a region
 // proposal head, and a box classifier run on a fixed grid of pooled regions (so
 // every shape after the crop is static: no CropAndResize, no NMS).
+// frcnn-irv2-od (`od` set) is the same network as a TF1 Object Detection API
+// export writes it: proposals from the region proposal head through anchor
+// decoding and NonMaxSuppressionV3 in a map_fn loop (postproc.js), CropAndResize
+// of the feature map to 14x14 for each proposal and a 2x2 max pool, the second
+// stage at batch maxProposals, and the per-class NMS of the detections. Its
+// weights are the plain model's, in the same order (the crops are used before
+// the nodes that make them are built); the post-processing's constants come last.
 //
 // The real model has 17,653 weight tensors and 255,915,844 weight bytes: many
 // small tensors. To reach that count with the same bytes the stages repeat
 // more often than in Inception-ResNet-v2 (10/20/10 blocks) at a reduced width.
 'use strict';
+
+const postproc = require('./postproc');
 
 const CONFIG = {
   width: 0.27, // branch and trunk widths relative to Inception-ResNet-v2
@@ -17,8 +26,12 @@ const CONFIG = {
   classes: 601,
   anchors: 12,
 };
+// frcnn-irv2-od: faster_rcnn_inception_resnet_v2_atrous_oidv4's post-processing
+// settings (first stage: 300 proposals at IoU 0.7; second: IoU 0.6, 100 a class, 100 in all)
+const OD = { maxProposals: 300, rpnIou: 0.7, iou: 0.6, maxPerClass: 100, maxTotal: 100 };
 
-function build(g, name, cfg, size) {
+function build(g, name, cfg, size, od) {
+  if (od && !size) throw new Error(`${name}-od needs --size (its anchors are constants)`);
   const rng = g.rng;
   const P = 'StatefulPartitionedCall';
   const c = (n) => Math.max(8, Math.round((n * cfg.width) / 8) * 8);
@@ -134,10 +147,18 @@ function build(g, name, cfg, size) {
   const objS = g.unary(`${R}/Softmax`, 'Softmax', objR);
 
   // ------------------------------------------------ regions: a fixed grid of crops
-  const side = cfg.regions * cfg.crop;
-  x = g.resize(`${P}/CropAndResize/ResizeBilinear`, 'ResizeBilinear', features, side, side, true);
-  g.calibOverrides = { [x]: [cfg.crop, cfg.crop] }; // calibrate on one region
-  g.shapes.set(x, [1, side, side, c17]);
+  // (-od: the proposals' crops, built after the second stage: see above)
+  let cropSize = null;
+  if (od) {
+    cropSize = g.constI(`${P}/CropAndResize/crop_size`, [cfg.crop * 2, cfg.crop * 2]); // where the plain model has the resize's size
+    x = g.reserve(`${P}/MaxPool2D/MaxPool`);
+  } else {
+    const side = cfg.regions * cfg.crop;
+    x = g.resize(`${P}/CropAndResize/ResizeBilinear`, 'ResizeBilinear', features, side, side, true);
+    g.calibOverrides = { [x]: [cfg.crop, cfg.crop] }; // calibrate on one region
+    g.shapes.set(x, [1, side, side, c17]);
+  }
+  const crops = x;
   const S = `${P}/SecondStageFeatureExtractor/InceptionResnetV2`;
   M = `${S}/Mixed_7a`;
   {
@@ -165,7 +186,7 @@ function build(g, name, cfg, size) {
   x = cbr(`${S}/Conv2d_7b_1x1`, x, c8, 1536, 1, 1);
 
   // ------------------------------------------------ box classifier per region
-  const nR = cfg.regions * cfg.regions;
+  const nR = od ? -1 : cfg.regions * cfg.regions;
   const C = `${P}/SecondStageBoxPredictor`;
   x = g.pool(`${C}/AvgPool/AvgPool`, 'AvgPool', x, cfg.crop, cfg.crop, 'VALID');
   const cls = headConv(`${C}/ClassPredictor`, x, 1536, cfg.classes + 1, 3);
@@ -173,6 +194,7 @@ function build(g, name, cfg, size) {
   const clsS = g.unary(`${C}/Softmax`, 'Softmax', g.reshape(`${C}/ClassPredictor/Reshape`, cls, [1, nR, cfg.classes + 1]));
   const bxR = g.reshape(`${C}/BoxEncodingPredictor/Reshape`, bx, [1, nR, cfg.classes, 4]);
 
+  if (od) return buildPost(g, P, cfg, size, od, { features, crops, cropSize, rpnBox: boxR, rpnObj: objS, cls: clsS, box: bxR, input, shape });
   const outs = [
     ['detection_multiclass_scores', g.identity('Identity', clsS), [1, nR, cfg.classes + 1]],
     ['raw_detection_boxes', g.identity('Identity_1', bxR), [1, nR, cfg.classes, 4]],
@@ -185,4 +207,46 @@ function build(g, name, cfg, size) {
   return { signature: { inputs: { input_tensor: sig('input_tensor', shape) }, outputs } };
 }
 
-module.exports = { CONFIG, build };
+// frcnn-irv2-od: the proposals, their crops (the node reserved as the second
+// stage's input), the detections. Returns the signature.
+function buildPost(g, P, cfg, size, od, t) {
+  // the feature map's side: the stem's valid convs and pools (output stride 8)
+  const co = (n, k, s) => Math.floor((n - k) / s) + 1;
+  const side = co(co(co(co(co(size, 3, 2), 3, 1), 3, 2), 3, 1), 3, 2);
+  const R = od.maxProposals;
+  const first = postproc.frcnnProposals(g, P, t.rpnBox, t.rpnObj, { size, fh: side, fw: side, maxProposals: R, iou: od.rpnIou });
+  const C = `${P}/CropAndResize`;
+  const flat = g.reshape(`${C}/Reshape`, first.proposals, [-1, 4]);
+  // box_ind: each proposal's image, range(batch) repeated maxProposals times
+  const n = postproc.dimOf(g, `${C}/batch`, first.proposals, 0);
+  const rng = g.node(`${C}/range`, 'Range', [g.constI(`${C}/range/start`, [0], []), n, g.constI(`${C}/range/delta`, [1], [])], { Tidx: { type: 'DT_INT32' } });
+  const ex = g.node(`${C}/ExpandDims`, 'ExpandDims', [rng, g.constI(`${C}/ExpandDims/dim`, [1], [])], { T: { type: 'DT_INT32' }, Tdim: { type: 'DT_INT32' } });
+  const tl = g.node(`${C}/Tile`, 'Tile', [ex, g.constI(`${C}/Tile/multiples`, [1, R])], { T: { type: 'DT_INT32' }, Tmultiples: { type: 'DT_INT32' } });
+  const ind = g.node(`${C}/Reshape_1`, 'Reshape', [tl, g.constI(`${C}/Reshape_1/shape`, [-1])], { T: { type: 'DT_INT32' }, Tshape: { type: 'DT_INT32' } });
+  const crop = g.node(C, 'CropAndResize', [t.features, flat, ind, t.cropSize], {
+    T: { type: 'DT_FLOAT' }, method: { s: Buffer.from('bilinear').toString('base64') }, extrapolation_value: { f: 0 },
+  });
+  g.nodeAs(t.crops, 'MaxPool', [crop], {
+    T: { type: 'DT_FLOAT' }, ksize: { list: { i: ['1', '2', '2', '1'] } }, strides: { list: { i: ['1', '2', '2', '1'] } },
+    padding: { s: Buffer.from('VALID').toString('base64') }, data_format: { s: Buffer.from('NHWC').toString('base64') }, explicit_paddings: { list: {} },
+  });
+  const second = postproc.frcnnDetections(g, P, t.box, t.cls, first.proposals, { classes: cfg.classes, maxPerClass: od.maxPerClass, maxTotal: od.maxTotal, iou: od.iou, maxProposals: R });
+  const [db, ds, dc, dn] = second.det;
+  const outs = [
+    ['detection_boxes', db, [1, od.maxTotal, 4]], ['detection_scores', ds, [1, od.maxTotal]],
+    ['detection_classes', dc, [1, od.maxTotal]], ['num_detections', dn, [1]],
+    ['raw_detection_boxes', second.boxes, [1, R, cfg.classes, 4]], ['raw_detection_scores', second.scores, [1, R, cfg.classes]],
+    ['proposal_boxes', first.proposals, [1, R, 4]], ['num_proposals', first.num, [1]],
+    ['raw_proposal_boxes', first.boxes, [1, first.A, 4]], ['raw_proposal_scores', first.scores, [1, first.A]],
+  ];
+  const outputs = {};
+  outs.forEach(([k, node, dims], i) => {
+    const dt = k === 'num_proposals' ? 'DT_INT32' : 'DT_FLOAT';
+    const o = g.node(i ? `Identity_${i}` : 'Identity', 'Identity', [node], { T: { type: dt } });
+    outputs[k] = { name: `${o}:0`, dtype: dt, tensorShape: { dim: dims.map((d) => ({ size: String(d) })) } };
+  });
+  const sig = { name: 'input_tensor:0', dtype: 'DT_FLOAT', tensorShape: { dim: t.shape.map((d) => ({ size: String(d) })) } };
+  return { signature: { inputs: { input_tensor: sig }, outputs } };
+}
+
+module.exports = { CONFIG, OD, build };

@@ -60,6 +60,20 @@ class Graph {
     return n.name;
   }
 
+  // A name taken now for a node built later (nodeAs): the -od replicas use a
+  // value (the crops) before the nodes that make it, so that the weights the
+  // plain model has keep their order and the post-processing's come after.
+  reserve(name) { const n = this.uniq(name); this.shapes.set(n, null); return n; }
+
+  nodeAs(reserved, op, inputs, attr) {
+    if (!this.used.has(reserved) || this.nodes.some((x) => x.name === reserved)) throw new Error(`${reserved}: not reserved, or built`);
+    const n = { name: reserved, op };
+    if (inputs && inputs.length) n.input = inputs;
+    n.attr = attr || {};
+    this.nodes.push(n);
+    return reserved;
+  }
+
   constant(name, dtype, shape, data) {
     const count = shape.reduce((a, b) => a * b, 1);
     if (data.length !== count) throw new Error(`${name}: ${data.length} values for [${shape}]`);
@@ -205,12 +219,12 @@ class Graph {
   // ---------------------------------------------------------------- output
 
   // params: the network's float32 values, without the post-processing's
-  // constants (postproc.js, named .../Postprocessor/...), counted apart
+  // constants (postproc.js, named .../Postprocessor/..., .../FirstStagePostprocessor/...), counted apart
   stats() {
     let params = 0; let bytes = 0; let postParams = 0; let postTensors = 0;
     for (const w of this.weights) {
       const n = w.data.length;
-      const post = w.name.includes('/Postprocessor/');
+      const post = /Postprocessor\//.test(w.name);
       if (post) { postTensors++; if (w.dtype === 'float32') postParams += n; } else if (w.dtype === 'float32') params += n;
       bytes += n * 4;
     }
