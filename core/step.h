@@ -87,7 +87,7 @@
     /* CropAndResize: boxes, box_ind → per-box sampling table */                           \
     X(CROP_BOXES, crop_boxes, crop, NULL, -1, out, one, none)                              \
     /* CropAndResize: image, that table → crops */                                         \
-    X(CROP_RESIZE, crop_resize, crop, "crop_resize", -1, out, one, none)                   \
+    X(CROP_RESIZE, crop_resize, crop, "crop_resize", -1, out, one, crop)                   \
     /* Multinomial: logits [batch, events] → int32 [batch, samples] (core/op_random.c) */  \
     X(MULTINOMIAL, multinomial, multinomial, NULL, -1, out, one, none)                     \
     /* ImageProjectiveTransformV3 (core/op_image.c) */                                     \

@@ -66,7 +66,7 @@ static void rows_needed(int64_t r0, int64_t r1, int64_t stride, int64_t pad, int
 
 /* ---- windowed kernels: convolution, depthwise, pooling, resize ---- */
 
-/* The row plan of a windowed kernel (batch 1 only): out_h rows of out_row
+/* The row plan of a windowed kernel at batch 1: out_h rows of out_row
  * elements; a 1-row, stride-1, unpadded window of the same height reads row r
  * of its input for row r of its output. */
 static int window_rows(rowplan *rp, int32_t n, int64_t out_h, int64_t out_row, int32_t k_h,
@@ -102,9 +102,25 @@ static void window_part(int64_t r0, int64_t r1, int whole0, int32_t stride_h, in
     }
 }
 
+/* Above batch 1, a windowed kernel splits along the batch: a "row" is one
+ * image of the output, and part r reads image r of its input. Each output
+ * element sums the same taps in the same order in any part (the conv's split
+ * variant hangs on whole_out, set at lowering): bitwise the unsplit step. */
+static int batch_rows(rowplan *rp, int32_t n, int64_t out_img, int64_t in_img)
+{
+    rp->rows = n;
+    rp->row_elems = out_img;
+    rp->main_in = 0;
+    rp->in_row = in_img;
+    return 0;
+}
+
 static int conv_rows(const ck_step *s, rowplan *rp)
 {
     const ck_conv_p *c = &s->u.conv;
+    if (c->n > 1)
+        return batch_rows(rp, c->n, (int64_t)c->out_h * c->out_w * c->out_c,
+                          (int64_t)c->in_h * c->in_w * c->in_c);
     return window_rows(rp, c->n, c->out_h, (int64_t)c->out_w * c->out_c, c->k_h, c->stride_h,
                        c->pad_top, c->in_h, (int64_t)c->in_w * c->in_c);
 }
@@ -113,14 +129,49 @@ static void conv_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck_s
                       int64_t *a, int64_t *b)
 {
     const ck_conv_p *c = &s->u.conv;
+    if (c->n > 1) {
+        int64_t img = (int64_t)c->in_h * c->in_w * c->in_c;
+        ts->u.conv.n = (int32_t)(r1 - r0);
+        a[0] = r0 * img;
+        b[0] = r1 * img;
+        return;
+    }
     window_part(r0, r1, whole0, c->stride_h, c->pad_top, (int64_t)(c->k_h - 1) * c->dil_h + 1,
                 c->in_h, (int64_t)c->in_w * c->in_c, &ts->u.conv.in_h, &ts->u.conv.out_h,
                 &ts->u.conv.pad_top, a, b);
 }
 
+/* CropAndResize's crops along the boxes: the image whole, the sampling
+ * table's rows (one a box) as the part's boxes; each crop element is
+ * computed the same in any part. */
+static int crop_rows(const ck_step *s, rowplan *rp)
+{
+    const ck_crop_p *c = &s->u.crop;
+    rp->rows = c->n;
+    rp->row_elems = (int64_t)c->crop_h * c->crop_w * c->c;
+    rp->can_whole = 1;
+    rp->need_whole = 1;
+    return 0;
+}
+
+static void crop_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck_step *ts,
+                      int64_t *a, int64_t *b)
+{
+    (void)whole0;
+    const ck_crop_p *c = &s->u.crop;
+    int64_t trow = 1 + 3 * ((int64_t)c->crop_h + c->crop_w);
+    ts->u.crop.n = (int32_t)(r1 - r0);
+    a[1] = r0 * trow;
+    b[1] = r1 * trow;
+}
+
 static int pool_rows(const ck_step *s, rowplan *rp)
 {
     const ck_pool_p *c = &s->u.pool;
+    if (c->n > 1 && c->include_batch)
+        return -1; /* its indices count the images before the part's */
+    if (c->n > 1)
+        return batch_rows(rp, c->n, (int64_t)c->out_h * c->out_w * c->c, (int64_t)c->in_h * c->in_w * c->c);
     return window_rows(rp, c->n, c->out_h, (int64_t)c->out_w * c->c, c->k_h, c->stride_h,
                        c->pad_top, c->in_h, (int64_t)c->in_w * c->c);
 }
@@ -129,6 +180,13 @@ static void pool_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck_s
                       int64_t *a, int64_t *b)
 {
     const ck_pool_p *c = &s->u.pool;
+    if (c->n > 1) {
+        int64_t img = (int64_t)c->in_h * c->in_w * c->c;
+        ts->u.pool.n = (int32_t)(r1 - r0);
+        a[0] = r0 * img;
+        b[0] = r1 * img;
+        return;
+    }
     window_part(r0, r1, whole0, c->stride_h, c->pad_top, c->k_h, c->in_h, (int64_t)c->in_w * c->c,
                 &ts->u.pool.in_h, &ts->u.pool.out_h, &ts->u.pool.pad_top, a, b);
 }
@@ -594,6 +652,7 @@ static const tile_rule tile_rule_gather = {ROWS(gather)};
 static const tile_rule tile_rule_select = {ROWS(bcast_kind)};
 static const tile_rule tile_rule_scan = {ROWS(scan)};
 static const tile_rule tile_rule_lrn = {ROWS(lrn)};
+static const tile_rule tile_rule_crop = {ROWS(crop)};
 #undef ROWS
 
 const tile_rule *tile_rule_of(ck_kind k)

@@ -65,7 +65,10 @@ void rt_make_room(si_model *root, si_model *active)
 uint64_t rt_stage_budget(const si_model *root)
 {
     uint64_t b = root->opt.vram_budget;
-    if (!b || !root->be->holds_vram || root->ctx)
+    /* as the driver's share: not on llvmpipe, which has no VRAM, unless
+     * si_options.driver_reserve asks (tests of the rule) */
+    if (!b || !root->be->holds_vram || root->ctx ||
+        (strstr(root->be->renderer(root), "llvmpipe") && !root->opt.driver_reserve))
         return b;
     uint64_t left = b > root->arena_made ? b - root->arena_made : 0;
     return left > root->arena_largest ? left : root->arena_largest;
@@ -330,13 +333,23 @@ static si_result explain_refusal(si_model *m, si_result st, const refusals *rf, 
         /* a node's name can be long, and the message is cut at sizeof err->message */
         char b[BASE_SIZE_CHARS], need[BASE_SIZE_CHARS], max[BASE_SIZE_CHARS], part[BASE_SIZE_CHARS],
             untiled[BASE_SIZE_CHARS];
-        base_fail(err, st, "no plan fits in a budget of %s; the smallest budget that could work is "
+        /* a later stage planned within less than the budget (rt_stage_budget):
+         * the figures are the budget's, with the arenas made before it */
+        char made[2 * BASE_SIZE_CHARS + 96] = "";
+        uint64_t shown = budget;
+        if (m->made_before && m->parent) {
+            shown = m->parent->opt.vram_budget;
+            snprintf(made, sizeof made, " (%s of it left to this stage: the arenas made before it, "
+                     "%s, the driver keeps)", base_size(budget, (char[BASE_SIZE_CHARS]){0}),
+                     base_size(m->made_before, (char[BASE_SIZE_CHARS]){0}));
+        }
+        base_fail(err, st, "no plan fits in a budget of %s%s; the smallest budget that could work is "
              "%s (the limit that bound it: the budget, every tensor within the device's "
              "max_buffer_bytes of %s; even with steps split into parts of %s, a step of that "
              "size is left, node '%s'; untiled, the largest step needs %s)",
-             base_size(budget, b), base_size(rf->best_ws, need), base_size(m->max_tensor, max),
-             base_size(rf->best_limit, part), si_model_node_name(m, rf->best_node),
-             base_size(m->untiled_bound, untiled));
+             base_size(shown, b), made, base_size(rf->best_ws + m->made_before, need),
+             base_size(m->max_tensor, max), base_size(rf->best_limit, part),
+             si_model_node_name(m, rf->best_node), base_size(m->untiled_bound, untiled));
     }
     if (err && st == SI_ERR_BUDGET && m->reserve) {
         size_t k = strlen(err->message);

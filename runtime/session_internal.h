@@ -73,6 +73,8 @@ struct si_model {
      * later stage plans within the largest made (it takes that one in its
      * turn) or within what the budget has beyond all made (rt_stage_budget). */
     uint64_t arena_made, arena_largest;
+    uint64_t made_before;    /* a later stage: the root's arena_made when its budget was cut
+                              * to what is left beside it (0: not cut), for its refusal */
     uint8_t *host_arena;     /* host backend: the same arena in host memory */
     uint64_t *off;           /* per buffer: its offset while allocated */
     /* The host pool: each buffer's home in host memory (a weight's stored bytes,

@@ -81,6 +81,8 @@ static si_result stage_get(si_model *m, const core_valmap *vm, si_model **out, i
     }
     s->opt = m->opt;
     s->opt.vram_budget = rt_stage_budget(m);
+    if (s->opt.vram_budget && s->opt.vram_budget < m->opt.vram_budget)
+        s->made_before = m->arena_made;
     s->opt.trace_path = NULL;
     s->io = m->io;
     s->g = m->g;

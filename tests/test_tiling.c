@@ -260,7 +260,7 @@ static int rnd_pad(int in, int k, int stride, int dil, int same, int *before)
 
 /* ---- cases ---- */
 
-static void conv_case(int depthwise, int rep)
+static void conv_case(int depthwise, int rep, int n)
 {
     core_program *p = prog_new();
     int h = kt_randint(24, 60), w = kt_randint(8, 24), c = kt_randint(4, 12);
@@ -276,23 +276,23 @@ static void conv_case(int depthwise, int rep)
     }
     int mult = depthwise ? kt_randint(1, 2) : 1;
     int oc = depthwise ? c * mult : kt_randint(4, 16);
-    int64_t xd[4] = {1, h, w, c}, fd[4] = {kh, kw, c, depthwise ? mult : oc}, bd[1] = {oc};
+    int64_t xd[4] = {n, h, w, c}, fd[4] = {kh, kw, c, depthwise ? mult : oc}, bd[1] = {oc};
     int x = prog_random(p, 4, xd, -1.f, 1.f);
     int f = prog_random(p, 4, fd, -1.f, 1.f);
     int b = prog_random(p, 1, bd, -1.f, 1.f);
-    int64_t od[4] = {1, oh, ow, oc};
+    int64_t od[4] = {n, oh, ow, oc};
     ck_step s = {.kind = depthwise ? CK_DWCONV2D : CK_CONV2D, .n_in = 3};
     s.in[0] = x;
     s.in[1] = f;
     s.in[2] = b;
-    s.u.conv = (ck_conv_p){.n = 1, .in_h = h, .in_w = w, .in_c = c, .out_h = oh, .out_w = ow,
+    s.u.conv = (ck_conv_p){.n = n, .in_h = h, .in_w = w, .in_c = c, .out_h = oh, .out_w = ow,
                            .out_c = oc, .k_h = kh, .k_w = kw, .stride_h = sh, .stride_w = sw,
                            .dil_h = dh, .dil_w = 1, .pad_top = pt, .pad_left = pl,
                            .ch_mult = mult, .has_bias = 1, .act = rep % 3 ? CK_ACT_RELU : CK_ACT_NONE};
     s.out = prog_tensor(p, SI_FLOAT32, 4, od, NULL);
     prog_step(p, &s);
     p->outputs[p->n_outputs++] = s.out;
-    check_tiled(p, 0, depthwise ? "dwconv2d" : "conv2d");
+    check_tiled(p, 0, n > 1 ? (depthwise ? "dwconv2d batch" : "conv2d batch") : depthwise ? "dwconv2d" : "conv2d");
     core_program_free(p);
 }
 
@@ -300,35 +300,91 @@ static void test_conv(void **state)
 {
     (void)state;
     for (int rep = 0; rep < 12; rep++)
-        conv_case(0, rep);
+        conv_case(0, rep, 1);
 }
 
 static void test_dwconv(void **state)
 {
     (void)state;
     for (int rep = 0; rep < 12; rep++)
-        conv_case(1, rep);
+        conv_case(1, rep, 1);
 }
+
+static void pool_case(int rep, int n);
 
 static void test_pool(void **state)
 {
     (void)state;
-    for (int rep = 0; rep < 12; rep++) {
+    for (int rep = 0; rep < 12; rep++)
+        pool_case(rep, 1);
+}
+
+/* Above batch 1 (frcnn-irv2-od's second stage at batch 300) windowed kernels
+ * split along the batch, a part a run of whole images */
+static void test_batch_windows(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 8; rep++) {
+        conv_case(0, rep, kt_randint(4, 7));
+        conv_case(1, rep, kt_randint(4, 7));
+        pool_case(rep, kt_randint(4, 7));
+    }
+}
+
+/* CropAndResize's crops split along the boxes: the image bound whole, the
+ * sampling table's rows cut with the crops */
+static void test_crop_boxes(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 8; rep++) {
+        core_program *p = prog_new();
+        ck_crop_p cp = {.n = kt_randint(24, 60), .batch = kt_randint(1, 3), .in_h = kt_randint(4, 20),
+                        .in_w = kt_randint(4, 20), .c = kt_randint(1, 6), .crop_h = kt_randint(2, 9),
+                        .crop_w = kt_randint(2, 9), .bilinear = rep % 2, .extrapolation = kt_randf(-2, 2)};
+        int64_t bd[] = {cp.n, 4}, nd[] = {cp.n}, xd[] = {cp.batch, cp.in_h, cp.in_w, cp.c};
+        int64_t td[] = {cp.n, 1 + 3 * (cp.crop_h + cp.crop_w)}, od[] = {cp.n, cp.crop_h, cp.crop_w, cp.c};
+        core_buf boxes = kt_random(SI_FLOAT32, 2, bd, -0.3f, 1.3f);
+        core_buf ind = kt_random(SI_INT32, 1, nd, 0, (float)cp.batch);
+        core_buf tab = kt_buf(SI_INT32, 2, td);
+        ck_step tb = {.kind = CK_CROP_BOXES, .n_in = 2, .in = {0, 1}, .out = 2};
+        tb.u.crop = cp;
+        const core_buf *ins[] = {&boxes, &ind};
+        assert_int_equal(ck_host_run(&tb, ins, &tab, NULL), SI_OK);
+        ck_step s = {.kind = CK_CROP_RESIZE, .n_in = 2};
+        s.in[0] = prog_random(p, 4, xd, -3.f, 3.f);
+        s.in[1] = prog_tensor(p, SI_INT32, 2, td, tab.data);
+        s.u.crop = cp;
+        s.out = prog_tensor(p, SI_FLOAT32, 4, od, NULL);
+        prog_step(p, &s);
+        p->outputs[p->n_outputs++] = s.out;
+        /* the image is whole in every part: the limit leaves it room */
+        uint64_t img = p->tensors[s.in[0]].bytes, rest = p->tensors[s.in[1]].bytes + p->tensors[s.out].bytes;
+        check_tiled(p, img + 256 + rest / 2, "crop_resize");
+        core_program_free(p);
+        kt_free(&boxes);
+        kt_free(&ind);
+        kt_free(&tab);
+    }
+}
+
+static void pool_case(int rep, int n)
+{
+    {
         core_program *p = prog_new();
         int h = kt_randint(24, 60), w = kt_randint(8, 24), c = kt_randint(4, 12);
         int kh = kt_randint(1, 4), kw = kt_randint(1, 3), sh = kt_randint(1, 3), sw = kt_randint(1, 2);
         int pt, pl, same = rep % 2;
         int oh = rnd_pad(h, kh, sh, 1, same, &pt), ow = rnd_pad(w, kw, sw, 1, same, &pl);
-        int64_t xd[4] = {1, h, w, c}, od[4] = {1, oh, ow, c};
+        int64_t xd[4] = {n, h, w, c}, od[4] = {n, oh, ow, c};
         ck_step s = {.kind = CK_POOL, .n_in = 1};
         s.in[0] = prog_random(p, 4, xd, -2.f, 2.f);
-        s.u.pool = (ck_pool_p){.is_max = rep % 3 != 0, .n = 1, .in_h = h, .in_w = w, .c = c,
+        s.u.pool = (ck_pool_p){.is_max = rep % 3 != 0, .n = n, .in_h = h, .in_w = w, .c = c,
                                .out_h = oh, .out_w = ow, .k_h = kh, .k_w = kw, .stride_h = sh,
                                .stride_w = sw, .pad_top = pt, .pad_left = pl};
         s.out = prog_tensor(p, SI_FLOAT32, 4, od, NULL);
         prog_step(p, &s);
         p->outputs[p->n_outputs++] = s.out;
-        check_tiled(p, 0, "pool");
+        check_tiled(p, 0, n > 1 ? "pool batch" : "pool");
         core_program_free(p);
     }
 }
@@ -766,6 +822,7 @@ int main(void)
         cmocka_unit_test(test_reduce_carry), cmocka_unit_test(test_chain),
         cmocka_unit_test(test_pad),      cmocka_unit_test(test_concat_bands),
         cmocka_unit_test(test_rows_misc), cmocka_unit_test(test_rows_scan_lrn),
+        cmocka_unit_test(test_batch_windows), cmocka_unit_test(test_crop_boxes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
