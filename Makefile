@@ -133,7 +133,8 @@ models-table: all $(TESTS) $(B)/bench/hold_context
 # random weights, tensorflowjs_converter format, into a git-ignored cache; and
 # effdet-d0-od ... effdet-d7-od (issue 16): the same EfficientDets with the TF2
 # OD API's post-processing (per-class NMS in a while loop), their weights taken
-# from the plain ones.
+# from the plain ones; frcnn-irv2-od and frcnn-irv2-od-1024: frcnn-irv2 as a TF1
+# OD API export (proposals, CropAndResize, second stage at batch 300, NMS).
 BIG ?= .cache/big
 models:
 	node bench/gen/gen.js all $(BIG)

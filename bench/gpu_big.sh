@@ -13,7 +13,7 @@ mkdir -p "$OUT"
 gen=""
 for spec in "$@"; do
     n=${spec%@*}
-    case $n in *-od) gen="$gen ${n%-od}" ;; esac
+    case $n in *-od | *-od-*) gen="$gen ${n%-od*}" ;; esac
     gen="$gen $n"
 done
 # shellcheck disable=SC2046,SC2086

@@ -11,14 +11,14 @@ NODE=${NODE:-node}
 [ $# -gt 0 ] || set -- effdet-d0 effdet-d1 effdet-d2 effdet-d3 effdet-d4 effdet-d5 effdet-d6 effdet-d7 frcnn-irv2
 mkdir -p "$BIG" "$LOG"
 for m in "$@"; do
-    case $m in *-od) continue ;; esac
+    case $m in *-od | *-od-*) continue ;; esac
     [ -f "$BIG/$m/model.json" ] || "$NODE" "$HERE/gen/gen.js" "$m" "$BIG/$m" >"$LOG/gen-$m.txt" 2>&1 &
 done
 wait
 # NAME-od after NAME, with its weights (NAME must be generated too, or be there)
 for m in "$@"; do
-    case $m in *-od) ;; *) continue ;; esac
-    [ -f "$BIG/$m/model.json" ] || "$NODE" "$HERE/gen/gen.js" "$m" "$BIG/$m" --weights-from "$BIG/${m%-od}" \
+    case $m in *-od | *-od-*) ;; *) continue ;; esac
+    [ -f "$BIG/$m/model.json" ] || "$NODE" "$HERE/gen/gen.js" "$m" "$BIG/$m" --weights-from "$BIG/${m%-od*}" \
         >"$LOG/gen-$m.txt" 2>&1 &
 done
 wait

@@ -10,9 +10,9 @@
 // NAME: effdet-d0 ... effdet-d7, frcnn-irv2; effdet-d0-od ... effdet-d7-od: the
 // same networks (same weights) with the detection post-processing of a TF2 OD API
 // export (bench/gen/postproc.js: box decoding, sigmoid, per-class NMS in a loop);
-// frcnn-irv2-od: frcnn-irv2 (same weights) as a TF1 OD API export, with its
-// proposals (NMS in a map_fn loop), CropAndResize, the second stage at batch 300
-// and the per-class NMS of the detections. --size sets the input resolution
+// frcnn-irv2-od (and -od-1024, at 1024x1024): frcnn-irv2 (same weights) as a TF1
+// OD API export, with its proposals (NMS in a map_fn loop), CropAndResize, the
+// second stage at batch 300 and the per-class NMS of the detections. --size sets the input resolution
 // (effdet: a multiple of 128, default native; frcnn-irv2: default [1,-1,-1,3],
 // any size; frcnn-irv2-od: default 600). --dry builds the graph and prints its figures without writing (or
 // calibrating). --weights-from DIR takes the weights from DIR, a model that
@@ -41,9 +41,11 @@ const CALIB_EFFDET_N = 1;
 // effdet-d0-od at 512 with the seeded input (node bench/gen/check.js nms: 188 to
 // 4219 candidates per class, at least one suppressed in each, 35209 kept)
 const OD = { scoreThreshold: 0.2, iou: 0.5, maxPerClass: 400, maxTotal: 100 };
-const NAMES = [...Object.keys(effdet.CONFIGS), 'frcnn-irv2', ...Object.keys(effdet.CONFIGS).map((n) => `${n}-od`), 'frcnn-irv2-od'];
-// NAME-od is NAME with the post-processing: same backbone, same weights (same seed)
-const baseName = (name) => name.replace(/-od$/, '');
+const NAMES = [...Object.keys(effdet.CONFIGS), 'frcnn-irv2', ...Object.keys(effdet.CONFIGS).map((n) => `${n}-od`),
+  'frcnn-irv2-od', 'frcnn-irv2-od-1024'];
+// NAME-od is NAME with the post-processing: same backbone, same weights (same
+// seed); frcnn-irv2-od-1024 is frcnn-irv2-od at 1024x1024
+const baseName = (name) => name.replace(/-od(-1024)?$/, '');
 const USAGE = 'usage: node bench/gen/gen.js NAME|all OUTDIR [--seed N] [--quant none|uint8|float16] [--size S] [--dry] [--weights-from DIR]';
 
 function parseArgs(argv) {
@@ -145,7 +147,7 @@ function generate(name, outdir, o) {
     calSize = CALIB_EFFDET;
   } else {
     calSize = CALIB_FRCNN;
-    if (name !== baseName(name)) size = size || 600; // the -od replica's anchors need a size
+    if (name !== baseName(name)) size = size || (name.endsWith('-1024') ? 1024 : 600); // the -od replica's anchors need a size
   }
   calSize = Number(process.env.GEN_CALIB_SIZE) || calSize;
   const { g, built } = buildGraph(name, modelSeed(baseName(name), o.seed), size);
