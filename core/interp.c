@@ -114,17 +114,28 @@ static int vm_grow(core_valmap *vm)
 
 si_result core_valmap_put(core_valmap *vm, int node, int idx, const core_buf *v, si_error *err)
 {
+    core_buf c = *v;
+    if (v->shape.rank >= 0 && v->shape.rank <= SI_MAX_RANK) { /* else refused below */
+        size_t bytes = (size_t)core_shape_count(&v->shape) * core_elem_bytes(v->dtype);
+        if (!(c.data = malloc(bytes ? bytes : 1)))
+            return base_fail(err, SI_ERR_NOMEM, "out of memory");
+        if (bytes)
+            memcpy(c.data, v->data, bytes);
+    }
+    si_result st = core_valmap_adopt(vm, node, idx, &c, err);
+    if (st != SI_OK && c.data != v->data)
+        free(c.data);
+    return st;
+}
+
+si_result core_valmap_adopt(core_valmap *vm, int node, int idx, core_buf *v, si_error *err)
+{
     if (node < 0 || (vm->g && node >= vm->g->n_nodes) || idx < 0 || v->shape.rank < 0 ||
         v->shape.rank > SI_MAX_RANK)
         return base_fail(err, SI_ERR_ARG, "valmap: bad tensor (node %d, output %d)", node, idx);
     if ((vm->n + 1) * 2 > vm->cap && vm_grow(vm))
         return base_fail(err, SI_ERR_NOMEM, "out of memory");
-    size_t bytes = (size_t)core_shape_count(&v->shape) * core_elem_bytes(v->dtype);
-    void *d = malloc(bytes ? bytes : 1);
-    if (!d)
-        return base_fail(err, SI_ERR_NOMEM, "out of memory");
-    if (bytes)
-        memcpy(d, v->data, bytes);
+    void *d = v->data;
     vm_slot *s = vm_find(vm, node, idx);
     if (s->node >= 0) {
         free(s->b.data);
@@ -807,10 +818,11 @@ static si_result seed_known(interp *in, const core_valmap *vm, uint8_t *known)
             const core_buf *b = core_valmap_get(vm, k, j);
             if (!b)
                 continue;
-            ival *v = ip_val_new(b->dtype, &b->shape);
+            /* read in place: vm outlives the run and values are never written */
+            ival *v = ip_val_wrap(*b);
             if (!v)
                 return ip_nomem(in);
-            memcpy(v->b.data, b->data, (size_t)core_shape_count(&b->shape) * core_elem_bytes(b->dtype));
+            v->lent = 1;
             e->v[j] = v;
         }
     }

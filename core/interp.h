@@ -15,6 +15,9 @@ typedef struct core_valmap core_valmap;
 core_valmap *core_valmap_new(const core_graph *g);
 void core_valmap_free(core_valmap *vm);
 si_result core_valmap_put(core_valmap *vm, int node, int idx, const core_buf *v, si_error *err);
+/* The same, taking v->data (malloc'd) as the map's own: no copy. On failure
+ * the caller keeps it. */
+si_result core_valmap_adopt(core_valmap *vm, int node, int idx, core_buf *v, si_error *err);
 const core_buf *core_valmap_get(const core_valmap *vm, int node, int idx);
 size_t core_valmap_size(const core_valmap *vm);
 /* Iterates: slot = core_valmap_next(vm, slot, &node, &idx) from slot -1; -1 at the end. */
@@ -66,6 +69,12 @@ si_result core_interp_run_stage(const core_graph *g, core_valmap *vm, const uint
  * or max_out when pad); idx/score (may be NULL) receive max(n_sel, padded) values. */
 int core_nms_host(const float *boxes, const float *scores, int n, int max_out, double iou_thr,
                   double score_thr, double soft_sigma, int pad, int32_t *idx, float *score);
+/* The same with the loop chosen: general 1 always runs tfjs's own loop (every
+ * kept box tested in turn), 0 takes the grid of kept boxes where it gives the
+ * same picks (hard NMS, finite boxes); for tests. */
+int core_nms_host_loop(const float *boxes, const float *scores, int n, int max_out, double iou_thr,
+                       double score_thr, double soft_sigma, int pad, int32_t *idx, float *score,
+                       int general);
 /* Coordinates of the non-zero elements of cond: a new int32 [count, rank] tensor. */
 si_result core_where_host(const core_buf *cond, core_buf *out, si_error *err);
 /* tfjs unique along axis (0 <= axis < rank): values (x's dtype, the axis cut to

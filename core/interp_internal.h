@@ -10,9 +10,13 @@
 #include "graph.h"
 #include "interp.h"
 
-typedef struct {
+/* A host value, counted. Values are never written once made (shared by refs),
+ * so a view (base set) reads part of its base's data in place. */
+typedef struct ival {
     core_buf b;
     int refs;
+    struct ival *base;   /* a view: b.data points into base's, base held */
+    int lent;            /* b.data is someone else's (a valmap's the run reads): never freed */
 } ival;
 
 typedef struct {
@@ -144,6 +148,8 @@ si_result ip_tensor_list(opctx *o);
 /* Values are reference counted; the constructors return NULL when out of memory. */
 ival *ip_val_new(si_dtype dt, const core_shape *s);
 ival *ip_val_wrap(core_buf b);
+/* A view of base's data from byte off, of shape s (base's dtype): no copy. */
+ival *ip_val_view(ival *base, const core_shape *s, size_t off);
 ival *ip_val_ref(ival *v);
 void ip_val_unref(ival *v);
 ival *ip_val_scalar_f(float x);

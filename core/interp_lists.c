@@ -141,15 +141,13 @@ static si_result stack_items(opctx *o, iresource *r, const int *idx, int n, cons
     return SI_OK;
 }
 
-/* Row i of x (along axis 0) as a new tensor of shape s (same count). */
-static ival *slice_rows(const core_buf *x, int64_t row0, int64_t rows, const core_shape *s)
+/* The rows of x (along axis 0) from row0 as a value of shape s (its count
+ * count): a view, no copy (effdet-d7-od's list of one [441936, 90] row). */
+static ival *slice_rows(ival *x, int64_t row0, const core_shape *s)
 {
-    int64_t per = x->shape.rank ? core_shape_count(&x->shape) / (x->shape.d[0] ? x->shape.d[0] : 1) : 1;
-    ival *v = ip_val_new(x->dtype, s);
-    if (v && rows * per > 0)
-        memcpy(v->b.data, (const char *)x->data + (size_t)(row0 * per) * CORE_ELEM,
-               (size_t)(rows * per) * CORE_ELEM);
-    return v;
+    const core_buf *b = &x->b;
+    int64_t per = b->shape.rank ? core_shape_count(&b->shape) / (b->shape.d[0] ? b->shape.d[0] : 1) : 1;
+    return ip_val_view(x, s, (size_t)(row0 * per) * CORE_ELEM);
 }
 
 static int res_reserve(iresource *r, int n)
@@ -468,7 +466,7 @@ static si_result ta_scatter(opctx *o, iresource *r, int32_t h)
     for (int d = 1; d < t->shape.rank; d++)
         es.d[d - 1] = t->shape.d[d];
     for (int64_t i = 0; i < ni; i++) {
-        ival *row = slice_rows(t, i, 1, &es);
+        ival *row = slice_rows(o->data[2], i, &es);
         if (!row)
             return ip_nomem(o->in);
         st = ta_write(o, r, (int64_t)ip_buf_num(ib, i), row);
@@ -519,10 +517,11 @@ static int reshape_to(const core_shape *to, int64_t count, core_shape *out)
  * shape, the TensorList's row shape merged with its element shape); to NULL
  * (a TensorArray of unknown element shape, where tfjs fails) keeps the
  * part's own shape. */
-static si_result split_rows(opctx *o, iresource *r, const core_buf *t, const core_buf *lb,
+static si_result split_rows(opctx *o, iresource *r, ival *tv, const core_buf *lb,
                             const core_shape *to,
                             si_result (*store)(opctx *, iresource *, int64_t, ival *))
 {
+    const core_buf *t = &tv->b;
     int64_t row = 0;
     for (int64_t i = 0; i < core_shape_count(&lb->shape); i++) {
         int64_t len = (int64_t)ip_buf_num(lb, i);
@@ -536,7 +535,7 @@ static si_result split_rows(opctx *o, iresource *r, const core_buf *t, const cor
                                 "part %lld (%lld rows of %s) cannot be reshaped to %s", (long long)i,
                                 (long long)len, a, b);
         }
-        ival *part = slice_rows(t, row, len, &s);
+        ival *part = slice_rows(tv, row, &s);
         if (!part)
             return ip_nomem(o->in);
         si_result st = store(o, r, i, part);
@@ -560,7 +559,7 @@ static si_result ta_split(opctx *o, iresource *r, int32_t h)
     if (!r->dynamic && nl != r->max_size)
         return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "%lld lengths for a TensorArray of %d",
                             (long long)nl, r->max_size);
-    if ((st = split_rows(o, r, t, lb, r->shape_known ? &r->shape : NULL, ta_write)) != SI_OK)
+    if ((st = split_rows(o, r, o->data[1], lb, r->shape_known ? &r->shape : NULL, ta_write)) != SI_OK)
         return st;
     return ip_set_out(o, 0, ip_val_scalar_i(h));
 }
@@ -719,7 +718,7 @@ static si_result tl_from_rows(opctx *o, si_dtype dt, int known, const core_shape
     if (ib && core_shape_count(&ib->shape) != rows)
         return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "indices do not match the tensor's rows");
     for (int64_t i = 0; i < rows; i++) {
-        ival *row = slice_rows(t, i, 1, rs);
+        ival *row = slice_rows(o->data[0], i, rs);
         if (!row)
             return ip_nomem(o->in);
         st = tl_set(o, r, ib ? (int64_t)ip_buf_num(ib, i) : i, row);
@@ -781,7 +780,7 @@ static si_result tl_split(opctx *o, const tl_args *a)
         return ip_node_fail(o->in, o->node, SI_ERR_SHAPE, "incompatible element shapes");
     if ((st = tl_new(o, t->dtype, known, &es, (int)nl, &r, &h)))
         return st;
-    if ((st = split_rows(o, r, t, lb, &ms, tl_set)) != SI_OK)
+    if ((st = split_rows(o, r, o->data[0], lb, &ms, tl_set)) != SI_OK)
         return st;
     return ip_set_out(o, 0, ip_val_scalar_i(h));
 }
@@ -838,13 +837,12 @@ static si_result tl_resize(opctx *o, const tl_args *a)
     return ip_set_out(o, 0, ip_val_scalar_i(dh));
 }
 
-/* A copy of element it reshaped to out (same count). */
-static si_result tl_reshaped(opctx *o, const ival *it, const core_shape *out)
+/* Element it seen as shape out (same count): a view, no copy. */
+static si_result tl_reshaped(opctx *o, ival *it, const core_shape *out)
 {
-    ival *v = ip_val_new(it->b.dtype, out);
+    ival *v = ip_val_view(it, out, 0);
     if (!v)
         return ip_nomem(o->in);
-    memcpy(v->b.data, it->b.data, (size_t)core_shape_count(out) * CORE_ELEM);
     return ip_set_out(o, 0, v);
 }
 

@@ -19,6 +19,8 @@ ival *ip_val_new(si_dtype dt, const core_shape *s)
     size_t bytes = (size_t)core_shape_count(s) * core_elem_bytes(dt);
     v->b = (core_buf){.dtype = dt, .shape = *s, .data = malloc(bytes ? bytes : 1)};
     v->refs = 1;
+    v->base = NULL;
+    v->lent = 0;
     if (!v->b.data) {
         free(v);
         return NULL;
@@ -33,6 +35,22 @@ ival *ip_val_wrap(core_buf b)
         return NULL;
     v->b = b;
     v->refs = 1;
+    v->base = NULL;
+    v->lent = 0;
+    return v;
+}
+
+ival *ip_val_view(ival *base, const core_shape *s, size_t off)
+{
+    ival *v = malloc(sizeof *v);
+    if (!v)
+        return NULL;
+    while (base->base) /* a view of a view reads the first base */
+        off += (size_t)((char *)base->b.data - (char *)base->base->b.data), base = base->base;
+    v->b = (core_buf){.dtype = base->b.dtype, .shape = *s, .data = (char *)base->b.data + off};
+    v->refs = 1;
+    v->lent = 0;
+    v->base = ip_val_ref(base);
     return v;
 }
 
@@ -46,7 +64,10 @@ ival *ip_val_ref(ival *v)
 void ip_val_unref(ival *v)
 {
     if (v && --v->refs == 0) {
-        free(v->b.data);
+        if (v->base)
+            ip_val_unref(v->base);
+        else if (!v->lent)
+            free(v->b.data);
         free(v);
     }
 }

@@ -12,19 +12,58 @@
 
 /* ---- host references ---- */
 
+/* One 2-D block of a copy: dims a (in_stride 1: reads run along it) and l (the
+ * innermost output dim), 32 x 32 at a time so that the strided side stays in
+ * cache; a transpose's strided reads one element a line were most of its time. */
+enum { COPY_BLOCK = 32 };
+
+static void copy_2d(const int32_t *x, int32_t *y, int64_t na, int64_t nl, int64_t isa,
+                    int64_t osa, int64_t isl, int64_t osl)
+{
+    for (int64_t a0 = 0; a0 < na; a0 += COPY_BLOCK)
+        for (int64_t l0 = 0; l0 < nl; l0 += COPY_BLOCK) {
+            int64_t a1 = a0 + COPY_BLOCK < na ? a0 + COPY_BLOCK : na;
+            int64_t l1 = l0 + COPY_BLOCK < nl ? l0 + COPY_BLOCK : nl;
+            for (int64_t l = l0; l < l1; l++)
+                for (int64_t a = a0; a < a1; a++)
+                    y[a * osa + l * osl] = x[a * isa + l * isl];
+        }
+}
+
 void ck_host_copy(const ck_step *s, const core_buf *const *ins, core_buf *out)
 {
     const ck_copy_p *p = &s->u.copy;
     const int32_t *x = ins[0]->data;
     int32_t *y = out->data; /* 4-byte elements copied as bits: float, int and bool alike */
-    int64_t n = 1;
-    for (int d = 0; d < p->rank; d++)
-        n *= p->dim[d];
+    int r = p->rank;
+    for (int d = 0; d < r; d++)
+        if (p->dim[d] <= 0)
+            return;
+    /* The inner part: the last dim (l), and where reads are strided along it,
+     * the dim a whose reads are contiguous; the rest is walked one by one. */
+    int l = r - 1, a = -1;
+    if (r > 0 && p->in_stride[l] != 1)
+        for (int d = r - 2; d >= 0 && a < 0; d--)
+            if (p->in_stride[d] == 1 && p->dim[d] > 1)
+                a = d;
+    int outer[SI_MAX_RANK], n_outer = 0;
+    for (int d = 0; d < r - 1; d++)
+        if (d != a)
+            outer[n_outer++] = d;
+    int64_t nl = r ? p->dim[l] : 1, isl = r ? p->in_stride[l] : 0, osl = r ? p->out_stride[l] : 0;
     int32_t idx[SI_MAX_RANK] = {0};
     int64_t ii = p->in_offset, io = p->out_offset;
-    for (int64_t e = 0; e < n; e++) {
-        y[io] = x[ii];
-        for (int d = p->rank - 1; d >= 0; d--) {
+    for (;;) {
+        if (a >= 0)
+            copy_2d(x + ii, y + io, p->dim[a], nl, p->in_stride[a], p->out_stride[a], isl, osl);
+        else if (isl == 1 && osl == 1)
+            memcpy(y + io, x + ii, (size_t)nl * sizeof *y);
+        else
+            for (int64_t e = 0; e < nl; e++)
+                y[io + e * osl] = x[ii + e * isl];
+        int k = n_outer - 1;
+        for (; k >= 0; k--) {
+            int d = outer[k];
             ii += p->in_stride[d];
             io += p->out_stride[d];
             if (++idx[d] < p->dim[d])
@@ -33,6 +72,8 @@ void ck_host_copy(const ck_step *s, const core_buf *const *ins, core_buf *out)
             io -= (int64_t)p->out_stride[d] * p->dim[d];
             idx[d] = 0;
         }
+        if (k < 0)
+            return;
     }
 }
 

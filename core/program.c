@@ -903,6 +903,24 @@ void core_program_free(core_program *p)
 
 /* ---- one node on the host ---- */
 
+/* May output k of node take storage root r's buffer rather than a copy? When
+ * r holds exactly its bytes, is not an input read in place, and no other output
+ * of the node is a view of it. */
+static int takes_storage(const builder *b, int node, int k, int n_in, const int *ins, int r,
+                         size_t bytes)
+{
+    const core_program *p = b->p;
+    if (!p->tensors[r].host || p->tensors[r].bytes != bytes || !bytes)
+        return 0;
+    for (int i = 0; i < n_in; i++)
+        if (core_storage(p, ins[i]) == r)
+            return 0;
+    for (int j = 0; j < b->g->n_outs[node]; j++)
+        if (j != k && b->node_out[node][j] >= 0 && core_storage(p, b->node_out[node][j]) == r)
+            return 0;
+    return 1;
+}
+
 si_result core_eval_node(const core_graph *g, int node, const core_buf *const *in, int n_in,
                          core_buf *out, int max_out, core_weight_loader load, void *load_user,
                          si_error *err)
@@ -911,7 +929,7 @@ si_result core_eval_node(const core_graph *g, int node, const core_buf *const *i
     si_result st = SI_OK;
     const io_node *n = &g->m->nodes[node];
     int n_outs = g->n_outs[node] > max_out ? max_out : g->n_outs[node];
-    int *ins = calloc((size_t)n_in + 1, sizeof *ins);
+    int *ins = calloc((size_t)n_in + 1, sizeof *ins), n_lent = 0;
     b.p = calloc(1, sizeof *b.p);
     b.node_out = calloc((size_t)g->n_nodes + 1, sizeof *b.node_out);
     if (!ins || !b.p || !b.node_out ||
@@ -931,13 +949,16 @@ si_result core_eval_node(const core_graph *g, int node, const core_buf *const *i
             goto done;
         }
         int t = pg_add_tensor(&b, n->name, in[i]->dtype, &in[i]->shape, PT_CONST);
-        size_t bytes = (size_t)core_shape_count(&in[i]->shape) * CORE_ELEM;
-        if (t < 0 || !(b.p->tensors[t].host = malloc(bytes ? bytes : 1))) {
+        if (t < 0) {
             st = base_fail(err, SI_ERR_NOMEM, "out of memory");
             goto done;
         }
-        memcpy(b.p->tensors[t].host, in[i]->data, bytes);
+        /* read in place, never written (steps write their own outputs); given
+         * back before the program is freed. The interpreter's loops pass
+         * tensors of many MiB through here. */
+        b.p->tensors[t].host = (void *)in[i]->data;
         ins[i] = t;
+        n_lent = i + 1;
     }
     if (!strcmp(n->op, "Const")) {
         st = lower_const(&b, node, err);
@@ -962,6 +983,12 @@ si_result core_eval_node(const core_graph *g, int node, const core_buf *const *i
         if (st != SI_OK)
             break;
         size_t bytes = (size_t)core_shape_count(&v.shape) * CORE_ELEM;
+        int r = core_storage(b.p, t);
+        if (takes_storage(&b, node, k, n_in, ins, r, bytes)) {
+            out[k] = (core_buf){.dtype = v.dtype, .shape = v.shape, .data = b.p->tensors[r].host};
+            b.p->tensors[r].host = NULL; /* the output's now */
+            continue;
+        }
         out[k] = (core_buf){.dtype = v.dtype, .shape = v.shape, .data = malloc(bytes ? bytes : 1)};
         if (!out[k].data) {
             st = base_fail(err, SI_ERR_NOMEM, "out of memory");
@@ -970,6 +997,9 @@ si_result core_eval_node(const core_graph *g, int node, const core_buf *const *i
         memcpy(out[k].data, v.data, bytes);
     }
 done:
+    for (int i = 0; i < n_lent; i++)
+        if (b.p->tensors[ins[i]].host == in[i]->data)
+            b.p->tensors[ins[i]].host = NULL; /* the caller's */
     if (st != SI_OK) {
         if (err)
             err->status = st;

@@ -280,7 +280,8 @@ si_result rt_put_value(si_model *m, int t, core_valmap *vm, int node, int idx, s
     si_result st = rt_tensor_value(m, t, words, err);
     if (st == SI_OK) {
         core_buf v = {ct->dtype, ct->shape, words};
-        st = core_valmap_put(vm, node, idx, &v, err);
+        if ((st = core_valmap_adopt(vm, node, idx, &v, err)) == SI_OK)
+            return st; /* the map's now */
     }
     free(words);
     return st;

@@ -371,6 +371,51 @@ static void test_nms_host(void **state)
     assert_memory_equal(idx, v4, sizeof v4);
 }
 
+/* The grid of kept boxes (hard NMS) picks what tfjs's loop picks: random
+ * boxes, dense and sparse, with repeated scores, zero-area, reversed corners,
+ * infinite and NaN corners and boxes wide enough to span the grid, over
+ * thresholds and counts. */
+static void test_nms_grid(void **state)
+{
+    (void)state;
+    srand(17);
+    enum { N = 3000 };
+    float *boxes = malloc(N * 4 * sizeof *boxes), *scores = malloc(N * sizeof *scores);
+    int32_t *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+    float *sa = malloc(N * sizeof *sa), *sb = malloc(N * sizeof *sb);
+    assert_non_null(boxes && scores && a && b && sa && sb);
+    for (int round = 0; round < 60; round++) {
+        int n = 1 + rand() % N;
+        double spread = round % 3 == 0 ? 1.0 : round % 3 == 1 ? 50.0 : 5000.0;
+        for (int i = 0; i < n; i++) {
+            float *q = boxes + i * 4;
+            double cy = spread * rand() / RAND_MAX, cx = spread * rand() / RAND_MAX;
+            double h = (round % 5 == 0 && i % 7 == 0 ? spread : 0.2) * rand() / RAND_MAX;
+            double w = (round % 5 == 0 && i % 11 == 0 ? spread : 0.2) * rand() / RAND_MAX;
+            if (i % 13 == 0)
+                h = 0; /* zero area */
+            q[0] = (float)(cy - h), q[1] = (float)(cx - w), q[2] = (float)(cy + h), q[3] = (float)(cx + w);
+            if (i % 5 == 0) { /* corners the other way round */
+                float t = q[0];
+                q[0] = q[2], q[2] = t;
+            }
+            if (round % 6 == 3 && i % 17 == 0) /* decoded boxes overflow: inf, and inf - inf */
+                q[i % 4] = i % 3 == 0 ? INFINITY : i % 3 == 1 ? -INFINITY : NAN;
+            scores[i] = (float)(rand() % 200) / 200.0f; /* ties */
+        }
+        double iou = 0.05 + 0.9 * rand() / RAND_MAX;
+        double thr = round % 4 == 0 ? -INFINITY : round % 4 == 1 ? 0.0 : 0.3;
+        int max_out = 1 + rand() % (n + 10);
+        int na = core_nms_host_loop(boxes, scores, n, max_out, iou, thr, 0, round & 1, a, sa, 0);
+        int nb = core_nms_host_loop(boxes, scores, n, max_out, iou, thr, 0, round & 1, b, sb, 1);
+        assert_int_equal(na, nb);
+        int total = (round & 1) && na < max_out ? (max_out > n ? n : max_out) : na;
+        assert_memory_equal(a, b, (size_t)total * sizeof *a);
+        assert_memory_equal(sa, sb, (size_t)total * sizeof *sa);
+    }
+    free(boxes), free(scores), free(a), free(b), free(sa), free(sb);
+}
+
 static void test_nms_where_graph(void **state)
 {
     (void)state;
@@ -701,7 +746,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_while_loop),   cmocka_unit_test(test_cond),
-        cmocka_unit_test(test_tensor_array), cmocka_unit_test(test_nms_host),
+        cmocka_unit_test(test_tensor_array), cmocka_unit_test(test_nms_host), cmocka_unit_test(test_nms_grid),
         cmocka_unit_test(test_dynamic_ops),
         cmocka_unit_test(test_nms_where_graph), cmocka_unit_test(test_errors),
         cmocka_unit_test(test_ragged_errors),
