@@ -137,6 +137,9 @@ static const char usage[] =
     "  --copy-kernels MODE  how loads reach the GPU: auto (default: transfer kernels,\n"
     "                       which the next step runs beside, on a GPU; glCopyBufferSubData\n"
     "                       on a CPU device like llvmpipe), on or off; the same bytes arrive\n"
+    "  --loop-nodes MODE    where the host interpreter's nodes that move big tensors run:\n"
+    "                       off (default: the host) or on (the GPU, with no --vram only;\n"
+    "                       slower on the H200: a round trip); the same bits either way\n"
     "  --conv-kernel KIND   which conv2d kernel runs: auto (default: the device's choice),\n"
     "                       plain, vec, tiled[:BM,BN,TM,TN,BK] (the same bits) or\n"
     "                       split[:DIV,MAX,AIM] (faster on a GPU, other bits: not always\n"
@@ -183,7 +186,8 @@ static int parse_tolerance(const char *v, double *out)
 enum {
     O_VRAM = 256, O_MAXBUF, O_HOSTMEM, O_SPILLDIR, O_INPUT, O_SEED, O_OUTPUT, O_STATS, O_TRACE, O_IO, O_BACKEND, O_RUNS,
     O_JSON, O_RESIZE, O_NO_STAGES, O_DRIVER_RESERVE, O_CHECK_STEPS, O_PLAN_PREFETCH, O_PLAN_DEBUG, O_SMALLEST,
-    O_PLAN_CACHE, O_NO_PLAN_CACHE, O_COPY_KERNELS, O_CONV_KERNEL
+    O_PLAN_CACHE, O_NO_PLAN_CACHE, O_COPY_KERNELS, O_CONV_KERNEL,
+    O_LOOP_NODES
 };
 
 static const struct option longopts[] = {
@@ -201,6 +205,7 @@ static const struct option longopts[] = {
     {"plan-prefetch", no_argument, NULL, O_PLAN_PREFETCH},
     {"plan-debug", no_argument, NULL, O_PLAN_DEBUG},
     {"copy-kernels", required_argument, NULL, O_COPY_KERNELS},
+    {"loop-nodes", required_argument, NULL, O_LOOP_NODES},
     {"conv-kernel", required_argument, NULL, O_CONV_KERNEL},
     {"smallest", no_argument, NULL, O_SMALLEST},
     {"plan-cache", required_argument, NULL, O_PLAN_CACHE},
@@ -309,6 +314,14 @@ static int parse_one(int c, const char *v, const char *arg, cli_args *a)
             a->opt.copy_kernels = -1;
         else
             return cli_fail(EXIT_USAGE, "--copy-kernels: '%s' is not auto, on or off", v);
+        return 0;
+    case O_LOOP_NODES:
+        if (!strcmp(v, "on"))
+            a->opt.loop_nodes = 1;
+        else if (!strcmp(v, "off"))
+            a->opt.loop_nodes = -1;
+        else
+            return cli_fail(EXIT_USAGE, "--loop-nodes: '%s' is not on or off", v);
         return 0;
     case O_CONV_KERNEL: /* the library checks the rest (SI_ERR_ARG at si_open) */
         a->opt.conv_kernel = strcmp(v, "auto") ? v : NULL;

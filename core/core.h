@@ -200,6 +200,14 @@ si_result core_program_build_given(const core_graph *g, const core_shape *input_
                                    const struct core_valmap *given, const uint8_t *host_only,
                                    core_weight_loader load, void *load_user, core_program **out,
                                    int *fail_node, si_error *err);
+/* One node's program (the host interpreter's ordinary node over big tensors,
+ * run on the GPU): what it reads is in `given` (or constant), its outputs are
+ * the program's boundary (every graph output -1). */
+si_result core_program_build_node(const core_graph *g, const core_shape *input_shapes,
+                                  const core_buf *const *input_values,
+                                  const struct core_valmap *given, int node,
+                                  core_weight_loader load, void *load_user, core_program **out,
+                                  int *fail_node, si_error *err);
 void core_program_free(core_program *p);
 
 /* Bytes of the buffers step s touches, each rounded up to 256 as the planner places them. */

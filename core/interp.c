@@ -149,6 +149,13 @@ si_result core_valmap_adopt(core_valmap *vm, int node, int idx, core_buf *v, si_
     return SI_OK;
 }
 
+void core_valmap_take(core_valmap *vm, int node, int idx)
+{
+    vm_slot *s = vm_find(vm, node, idx);
+    if (s->node >= 0)
+        s->b.data = NULL;
+}
+
 const core_buf *core_valmap_get(const core_valmap *vm, int node, int idx)
 {
     vm_slot *s = vm_find(vm, node, idx);
@@ -934,10 +941,10 @@ static si_result finish_stage(interp *in, core_valmap *vm, const uint8_t *known,
 }
 
 static si_result interp_run(const core_graph *g, core_valmap *vm, const uint8_t *host_only,
-                            core_weight_loader load, void *load_user, int staged, int *complete,
-                            si_error *err)
+                            core_weight_loader load, void *load_user, const core_offload *gpu,
+                            int staged, int *complete, si_error *err)
 {
-    interp in = {.g = g, .load = load, .load_user = load_user, .err = err};
+    interp in = {.g = g, .load = load, .load_user = load_user, .gpu = gpu, .err = err};
     uint8_t *known = calloc((size_t)g->n_nodes + 1, 1);
     si_result st = interp_init(&in);
     if (st == SI_OK && !known)
@@ -964,14 +971,14 @@ static si_result interp_run(const core_graph *g, core_valmap *vm, const uint8_t 
 }
 
 si_result core_interp_run(const core_graph *g, core_valmap *vm, core_weight_loader load,
-                          void *load_user, si_error *err)
+                          void *load_user, const core_offload *gpu, si_error *err)
 {
-    return interp_run(g, vm, NULL, load, load_user, 0, NULL, err);
+    return interp_run(g, vm, NULL, load, load_user, gpu, 0, NULL, err);
 }
 
 si_result core_interp_run_stage(const core_graph *g, core_valmap *vm, const uint8_t *host_only,
-                                core_weight_loader load, void *load_user, int *complete,
-                                si_error *err)
+                                core_weight_loader load, void *load_user,
+                                const core_offload *gpu, int *complete, si_error *err)
 {
-    return interp_run(g, vm, host_only, load, load_user, 1, complete, err);
+    return interp_run(g, vm, host_only, load, load_user, gpu, 1, complete, err);
 }

@@ -18,6 +18,8 @@ si_result core_valmap_put(core_valmap *vm, int node, int idx, const core_buf *v,
 /* The same, taking v->data (malloc'd) as the map's own: no copy. On failure
  * the caller keeps it. */
 si_result core_valmap_adopt(core_valmap *vm, int node, int idx, core_buf *v, si_error *err);
+/* Gives (node, idx)'s data up: the caller's (freed no more by the map). */
+void core_valmap_take(core_valmap *vm, int node, int idx);
 const core_buf *core_valmap_get(const core_valmap *vm, int node, int idx);
 size_t core_valmap_size(const core_valmap *vm);
 /* Iterates: slot = core_valmap_next(vm, slot, &node, &idx) from slot -1; -1 at the end. */
@@ -44,13 +46,28 @@ int core_edge_host_only(const core_graph *g, int node, int idx);
  * syntax JavaScript and RE2 share; core/interp_strings.c. */
 si_result core_string_check_node(const core_graph *g, int k, si_error *err);
 
+/* Where the interpreter meets an ordinary node (one the op table lowers) over
+ * big tensors, it asks run first: SI_OK, out[0..n_out) filled (malloc'd,
+ * the interpreter's; in[i] is edge (in_node[i], in_idx[i])); SI_ERR_UNSUPPORTED, not taken: the host evaluates it;
+ * anything else fails the run. The loop bodies of detectors transpose and
+ * split [anchors, classes] score tensors of many MiB each iteration. */
+/* Inputs of fewer bytes stay on the host; so do nodes whose outputs are under
+ * it (the runner declines them: a Gather of a few boxes from many). */
+#define CORE_OFFLOAD_MIN ((size_t)1 << 20)
+typedef struct {
+    si_result (*run)(void *user, const core_graph *g, int node, const int *in_node,
+                     const int *in_idx, const core_buf *const *in, int n_in, core_buf *out,
+                     int n_out, si_error *err);
+    void *user;
+} core_offload;
+
 /* Computes the model's outputs into vm. vm holds, on entry, the model inputs
  * (at their Placeholder nodes) and any tensor already computed elsewhere (the
  * GPU program's boundary values); anything else is computed here, weights read
- * through load. On success every graph output (core_graph output i: node,
+ * through load (gpu: may be NULL). On success every graph output (core_graph output i: node,
  * index) has a value in vm. */
 si_result core_interp_run(const core_graph *g, core_valmap *vm, core_weight_loader load,
-                          void *load_user, si_error *err);
+                          void *load_user, const core_offload *gpu, si_error *err);
 
 /* One stage of a model run in stages: computes what the interpreter must
  * (loops, tensor arrays, data-dependent ops) as far as it can without the
@@ -60,8 +77,8 @@ si_result core_interp_run(const core_graph *g, core_valmap *vm, core_weight_load
  * node, may be NULL): ordinary ops to run here anyway (a GPU program could not
  * hold them). */
 si_result core_interp_run_stage(const core_graph *g, core_valmap *vm, const uint8_t *host_only,
-                                core_weight_loader load, void *load_user, int *complete,
-                                si_error *err);
+                                core_weight_loader load, void *load_user,
+                                const core_offload *gpu, int *complete, si_error *err);
 
 /* Host references of the data-dependent ops, as TensorFlow.js computes them
  * (tfjs-core non_max_suppression_impl.js, where_impl.js); exposed for tests.

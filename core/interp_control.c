@@ -137,7 +137,7 @@ static si_result call_function(opctx *o, const char *attr, ival **args, int n_ar
     for (int i = 0; st == SI_OK && i < n_args; i++)
         st = core_valmap_put(vm, fg->inputs[i], 0, &args[i]->b, in->err);
     if (st == SI_OK)
-        st = core_interp_run(fg, vm, in->load, in->load_user, in->err);
+        st = core_interp_run(fg, vm, in->load, in->load_user, in->gpu, in->err);
     for (int i = 0; st == SI_OK && i < fg->n_outputs; i++) {
         const core_buf *b = core_valmap_get(vm, fg->outputs[i].node, fg->outputs[i].idx);
         if (!b) {

@@ -84,6 +84,7 @@ typedef struct {
     const core_graph *g;
     core_weight_loader load;
     void *load_user;
+    const core_offload *gpu; /* may be NULL */
     si_error *err;
     ictx *ctx;
     int n_ctx, cap_ctx;

@@ -318,6 +318,27 @@ si_result ip_listdiff(opctx *o)
 
 /* ---- executing one node ---- */
 
+/* The node on the GPU (core_offload), its data inputs named by their edges. */
+static si_result offload(opctx *o, const core_buf **bufs, core_buf *out)
+{
+    interp *in = o->in;
+    int *en = malloc(((size_t)o->n_data + 1) * 2 * sizeof *en), d = 0;
+    if (!en)
+        return ip_nomem(in);
+    const io_node *n = &in->g->m->nodes[o->node];
+    for (int j = 0; j < n->n_inputs && d < o->n_data; j++)
+        if (!in->g->edges[o->node][j].ctrl) {
+            en[d] = in->g->edges[o->node][j].node;
+            en[o->n_data + 1 + d++] = in->g->edges[o->node][j].idx;
+        }
+    si_result st = d < o->n_data ? SI_ERR_UNSUPPORTED
+                                 : in->gpu->run(in->gpu->user, in->g, o->node, en,
+                                                en + o->n_data + 1, bufs, o->n_data, out,
+                                                o->n_outs, in->err);
+    free(en);
+    return st;
+}
+
 si_result ip_eval_ordinary(opctx *o)
 {
     interp *in = o->in;
@@ -328,10 +349,17 @@ si_result ip_eval_ordinary(opctx *o)
         free(out);
         return ip_nomem(in);
     }
-    for (int i = 0; i < o->n_data; i++)
+    size_t bytes = 0;
+    for (int i = 0; i < o->n_data; i++) {
         bufs[i] = &o->data[i]->b;
-    si_result st = core_eval_node(in->g, o->node, bufs, o->n_data, out, o->n_outs, in->load,
-                                  in->load_user, in->err);
+        bytes += (size_t)core_shape_count(&bufs[i]->shape) * core_elem_bytes(bufs[i]->dtype);
+    }
+    si_result st = SI_ERR_UNSUPPORTED;
+    if (in->gpu && bytes >= CORE_OFFLOAD_MIN)
+        st = offload(o, bufs, out);
+    if (st == SI_ERR_UNSUPPORTED)
+        st = core_eval_node(in->g, o->node, bufs, o->n_data, out, o->n_outs, in->load,
+                            in->load_user, in->err);
     for (int i = 0; i < o->n_outs; i++) {
         if (st == SI_OK && out[i].data) {
             ival *v = ip_val_wrap(out[i]);

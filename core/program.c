@@ -258,8 +258,8 @@ static si_result order_from(const core_graph *g, const core_valmap *vm, int root
  * nodes only through the back edge (NextIteration), so bodies are walked too:
  * the static tensors a body reads (say a backbone's output a TensorArray
  * scatters) must be computed for the interpreter. */
-static si_result order_nodes(const core_graph *g, const core_valmap *vm, int *order, int *n_order,
-                             si_error *err)
+static si_result order_nodes(const core_graph *g, const core_valmap *vm, int target, int *order,
+                             int *n_order, si_error *err)
 {
     uint8_t *state = calloc((size_t)g->n_nodes + 1, 1);
     int *stack = malloc(((size_t)g->n_nodes + 1) * sizeof *stack);
@@ -270,6 +270,10 @@ static si_result order_nodes(const core_graph *g, const core_valmap *vm, int *or
         goto done;
     }
     *n_order = 0;
+    if (target >= 0) { /* one node's program: what it reads, given or constant */
+        st = order_from(g, vm, target, state, stack, pos, order, n_order, err);
+        goto done;
+    }
     for (int o = 0; o < g->n_outputs && st == SI_OK; o++)
         st = order_from(g, vm, g->outputs[o].node, state, stack, pos, order, n_order, err);
     for (int i = 0; i < *n_order && st == SI_OK; i++) {
@@ -836,11 +840,33 @@ static si_result builder_init(builder *b, si_error *err)
     return SI_OK;
 }
 
-si_result core_program_build_given(const core_graph *g, const core_shape *input_shapes,
-                                   const core_buf *const *input_values, const core_valmap *given,
-                                   const uint8_t *host_only, core_weight_loader load,
-                                   void *load_user, core_program **out, int *fail_node,
-                                   si_error *err)
+/* A node's program: every graph output the interpreter's (-1), and the
+ * node's outputs its boundary, brought back after it runs. */
+static si_result node_outputs(builder *b, int target, const uint8_t *dyn, si_error *err)
+{
+    const core_graph *g = b->g;
+    if (dyn[target])
+        return base_fail(err, SI_ERR_UNSUPPORTED, "%s: node '%s' (%s) runs on the host",
+                         g->m->json_path, g->m->nodes[target].name, g->m->nodes[target].op);
+    for (int o = 0; o < g->n_outputs; o++)
+        b->p->outputs[o] = -1;
+    b->p->has_dynamic = 1;
+    for (int j = 0; j < g->n_outs[target]; j++) {
+        int t = b->node_out[target][j];
+        if (t < 0)
+            return base_fail(err, SI_ERR_UNSUPPORTED, "%s: node '%s' output %d has no value",
+                             g->m->json_path, g->m->nodes[target].name, j);
+        si_result st = add_boundary(b->p, t, target, j, err);
+        if (st != SI_OK)
+            return st;
+    }
+    return SI_OK;
+}
+
+static si_result build(const core_graph *g, const core_shape *input_shapes,
+                       const core_buf *const *input_values, const core_valmap *given,
+                       const uint8_t *host_only, int target, core_weight_loader load,
+                       void *load_user, core_program **out, int *fail_node, si_error *err)
 {
     if (fail_node)
         *fail_node = -1;
@@ -852,14 +878,16 @@ si_result core_program_build_given(const core_graph *g, const core_shape *input_
     if (st == SI_OK && (!order || !dyn))
         st = base_fail(err, SI_ERR_NOMEM, "out of memory");
     if (st == SI_OK)
-        st = order_nodes(g, given, order, &n_order, err);
+        st = order_nodes(g, given, target, order, &n_order, err);
     if (st == SI_OK) {
         mark_dynamic(g, given, host_only, order, n_order, dyn);
         st = lower_all(&b, order, n_order, dyn, input_shapes, input_values, fail_node, err);
     }
-    if (st == SI_OK)
+    if (st == SI_OK && target >= 0)
+        st = node_outputs(&b, target, dyn, err);
+    if (st == SI_OK && target < 0)
         st = find_boundary(&b, order, n_order, dyn, err);
-    if (st == SI_OK)
+    if (st == SI_OK && target < 0)
         st = set_outputs(&b, dyn, err);
     if (st == SI_OK)
         st = finalize(&b, err);
@@ -877,6 +905,25 @@ si_result core_program_build_given(const core_graph *g, const core_shape *input_
     free(dyn);
     builder_free(&b);
     return st;
+}
+
+si_result core_program_build_given(const core_graph *g, const core_shape *input_shapes,
+                                   const core_buf *const *input_values, const core_valmap *given,
+                                   const uint8_t *host_only, core_weight_loader load,
+                                   void *load_user, core_program **out, int *fail_node,
+                                   si_error *err)
+{
+    return build(g, input_shapes, input_values, given, host_only, -1, load, load_user, out,
+                 fail_node, err);
+}
+
+si_result core_program_build_node(const core_graph *g, const core_shape *input_shapes,
+                                  const core_buf *const *input_values, const core_valmap *given,
+                                  int node, core_weight_loader load, void *load_user,
+                                  core_program **out, int *fail_node, si_error *err)
+{
+    return build(g, input_shapes, input_values, given, NULL, node, load, load_user, out,
+                 fail_node, err);
 }
 
 void core_program_free(core_program *p)

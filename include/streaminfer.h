@@ -146,6 +146,17 @@ typedef struct {
      * glCopyBufferSubData everywhere. The same bytes arrive either way.
      * SI_COPY_KERNELS (1 or -1) overrides it. For measuring and tests. */
     int copy_kernels;
+    /* Where the host interpreter's ordinary nodes over big tensors that only
+     * move data (a detector's loop body transposing and splitting its
+     * [anchors, classes] scores) run: 0 or -1 (default) on the host; 1 on the
+     * GPU as programs of their own, with no VRAM budget only. The same bits
+     * either way (--stats gpu_host_nodes counts them). Not the default: the
+     * values go back to the host for what follows (NMS), and on the H200 the
+     * round trip took longer than the host's copy (effdet-d7-od: 117 against
+     * 111 ms for the transpose, 107 against 32-81 for the split), and under
+     * a budget the card's memory measured over it (273 MiB at 256M).
+     * SI_LOOP_NODES (1 or -1) overrides it. */
+    int loop_nodes;
     /* Which conv2d kernel runs: NULL or "" (default) the device's choice (on a
      * GPU "vec": an invocation an output, x read four channels a load where it
      * can; on a CPU device tiles of the output through shared memory; both the
@@ -203,6 +214,10 @@ typedef struct {
     uint64_t evictions;
     uint64_t segments;
     uint64_t gpu_steps;          /* kernel dispatches per run */
+    /* per run: ordinary nodes the host interpreter met over big tensors (1 MiB
+     * and more in and out: a detector's loop body transposing and splitting its
+     * scores) and ran on the GPU as programs of their own, in the budget */
+    uint64_t gpu_host_nodes;
     double open_ms, run_ms, upload_ms, compute_ms, stall_ms;
     double host_ms;              /* in the host interpreter (loops, NMS, ...) */
     double file_ms;              /* reading the shards (waits for reads ahead) and the spill file */

@@ -216,9 +216,13 @@ static si_result attempt_at(si_model *m, const core_shape *shapes, const core_bu
     *over = -2;
     rt_drop_program(m);
     m->fail_node = -1;
-    if ((st = core_program_build_given(m->g, shapes, vp, m->given,
-                                       m->parent ? m->parent->host_only : NULL, rt_load_weight,
-                                       m, &m->prog, &m->fail_node, err)) != SI_OK)
+    if ((st = m->node_prog
+                  ? core_program_build_node(m->g, shapes, vp, m->given, m->node_prog - 1,
+                                            rt_load_weight, m, &m->prog, &m->fail_node, err)
+                  : core_program_build_given(m->g, shapes, vp, m->given,
+                                             m->parent ? m->parent->host_only : NULL,
+                                             rt_load_weight, m, &m->prog, &m->fail_node, err)) !=
+        SI_OK)
         return st;
     m->unfused = unfused || m->opt.no_fuse;
     if (!m->unfused)

@@ -31,6 +31,8 @@ void rt_effective_options(const si_options *opt, si_options *eff)
         eff->no_fuse = 1;
     if ((e = getenv("SI_COPY_KERNELS")))
         eff->copy_kernels = atoi(e) > 0 ? 1 : atoi(e) < 0 ? -1 : 0;
+    if ((e = getenv("SI_LOOP_NODES")))
+        eff->loop_nodes = atoi(e) > 0 ? 1 : atoi(e) < 0 ? -1 : 0;
     if ((e = getenv("SI_CONV")))
         eff->conv_kernel = e;
     if ((e = getenv("SI_FAIL_SPILL_WRITE")))

@@ -13,6 +13,11 @@ void rt_drop_program(si_model *m)
     free(m->stages);
     m->stages = NULL;
     m->n_stages = 0;
+    for (int i = 0; i < m->n_declined; i++)
+        free(m->declined[i]);
+    free(m->declined);
+    m->declined = NULL;
+    m->n_declined = 0;
     m->be->arena_free(m);
     rt_host_close(m);
     m->be->pool_free(m);

@@ -135,6 +135,12 @@ struct si_model {
     si_model **stages;
     int n_stages;
     char *stage_key;          /* a later stage: the shapes (and small values) it was built for */
+    int node_prog;            /* a later stage that is one node's program (stages.c
+                               * rt_offload): the node + 1; 0 otherwise */
+    char **declined;          /* the root: keys of nodes the GPU was not given (outputs
+                               * too small, or no GPU lowering): the host runs them */
+    int n_declined;
+    double offload_ms;        /* the root, in a run: the interpreter's time in node programs */
     int fail_node;            /* the node a failed build stopped at, or -1 */
     uint8_t *host_only;       /* per graph node: the interpreter runs it, never a later stage */
     /* A handle opened by si_open: calls on it take the lock, one at a time,

@@ -38,6 +38,7 @@ expect_fail "missing model" "/nonexistent" /nonexistent/model.json
 expect_fail "missing input file" "nope.npy" --input "$T/nope.npy" "$M/emotion.json"
 expect_fail "too small a budget" "budget" --vram 1000 "$M/emotion.json"
 expect_fail "bad --host-mem" "--host-mem" --host-mem 12X "$M/emotion.json"
+expect_fail "bad --loop-nodes" "--loop-nodes" --loop-nodes sometimes "$M/emotion.json"
 expect_fail "--spill-dir not a folder" "--spill-dir" --spill-dir "$T/nope" "$M/emotion.json"
 expect_fail "too small a host budget" "smallest host budget that works is" --host-mem 1000 "$M/emotion.json"
 expect_fail "bad --io" "--io" --io floppy "$M/emotion.json"

@@ -146,7 +146,7 @@ static const core_buf *get(const core_valmap *vm, const model *md, const char *n
 
 static si_result run(model *md, core_valmap *vm, si_error *err)
 {
-    return core_interp_run(md->g, vm, loader, md, err);
+    return core_interp_run(md->g, vm, loader, md, NULL, err);
 }
 
 /* ---- TF1 while loop: sum of 0..9 ---- */
@@ -660,7 +660,7 @@ static int check_reference(const char *model_json, const char *ref_dir)
         free(data);
     }
     double t0 = now_s();
-    si_result st = core_interp_run(md.g, vm, loader, &md, &err);
+    si_result st = core_interp_run(md.g, vm, loader, &md, NULL, &err);
     double dt_run = now_s() - t0;
     if (st != SI_OK)
         fail_msg("%s: %s", model_json, err.message);
