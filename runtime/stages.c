@@ -287,9 +287,9 @@ si_result rt_run_dynamic_part(si_model *m, core_valmap *vm, si_error *err)
     if (!m->host_only && !(m->host_only = calloc((size_t)core_graph_n_nodes(m->g) + 1, 1)))
         return base_fail(err, SI_ERR_NOMEM, "out of memory");
     int stage_no = 2; /* the first GPU program is stage 1 */
-    /* si_options.no_stages: the interpreter runs its ordinary nodes too */
+    /* the loop nodes on the GPU only where asked for and with no budget (see
+     * si_options.loop_nodes); never with no_stages */
     const core_offload gpu = {rt_offload, m};
-    /* only asked for, and with no budget: see si_options.loop_nodes */
     const core_offload *off =
         m->opt.no_stages || m->opt.loop_nodes <= 0 || m->opt.vram_budget ? NULL : &gpu;
     m->offload_ms = 0;

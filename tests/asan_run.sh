@@ -78,6 +78,14 @@ check "streaminfer --io uring selfie" "$B/streaminfer" -q --io uring "$MODELS_DI
 # slots, spills to the spill file, the output handed back from the pool
 check "streaminfer --vram 1M --host-mem 760K emotion (host tiers)" "$B/streaminfer" -q --vram 1M \
     --host-mem 760K "$MODELS_DIR/emotion.json"
+# a detector's NMS loop (the interpreter's views, the grid NMS) with its transpose
+# and split of the scores as GPU node programs (--loop-nodes on); make test made
+# the model. ASan's quarantine kept small: llvmpipe's big buffers otherwise hold GBs
+if [ -f "$CACHE/big/effdet-d0-od/model.json" ]; then
+    check "streaminfer --loop-nodes on effdet-d0-od (NMS loop, node programs)" \
+        env ASAN_OPTIONS="$ASAN_OPTIONS:quarantine_size_mb=64" "$B/streaminfer" -q --loop-nodes on \
+        --runs 2 "$CACHE/big/effdet-d0-od"
+fi
 # plans and compiled programs read back from the cache folder, damaged entries included
 check "plancache_test.sh (entries cut short or edited)" "$HERE/plancache_test.sh" "$B/streaminfer" "$CACHE"
 
