@@ -139,7 +139,7 @@ static const char usage[] =
     "                       on a CPU device like llvmpipe), on or off; the same bytes arrive\n"
     "  --loop-nodes MODE    where the host interpreter's nodes that move big tensors run:\n"
     "                       off (default: the host) or on (the GPU, with no --vram only;\n"
-    "                       slower on the H200: a round trip); the same bits either way\n"
+    "                       measured no faster on the H200); the same bits either way\n"
     "  --conv-kernel KIND   which conv2d kernel runs: auto (default: the device's choice),\n"
     "                       plain, vec, tiled[:BM,BN,TM,TN,BK] (the same bits) or\n"
     "                       split[:DIV,MAX,AIM] (faster on a GPU, other bits: not always\n"

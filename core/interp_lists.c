@@ -142,7 +142,7 @@ static si_result stack_items(opctx *o, iresource *r, const int *idx, int n, cons
 }
 
 /* The rows of x (along axis 0) from row0 as a value of shape s (its count
- * count): a view, no copy (effdet-d7-od's list of one [441936, 90] row). */
+ * the rows'): a view, no copy (effdet-d7-od's list of one [441936, 90] row). */
 static ival *slice_rows(ival *x, int64_t row0, const core_shape *s)
 {
     const core_buf *b = &x->b;

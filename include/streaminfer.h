@@ -151,10 +151,9 @@ typedef struct {
      * [anchors, classes] scores) run: 0 or -1 (default) on the host; 1 on the
      * GPU as programs of their own, with no VRAM budget only. The same bits
      * either way (--stats gpu_host_nodes counts them). Not the default: the
-     * values go back to the host for what follows (NMS), and on the H200 the
-     * round trip took longer than the host's copy (effdet-d7-od: 117 against
-     * 111 ms for the transpose, 107 against 32-81 for the split), and under
-     * a budget the card's memory measured over it (273 MiB at 256M).
+     * values go back to the host for what follows (NMS), so the round trip
+     * bought no time on the H200, and under a budget the card's memory
+     * measured over it (effdet-d7-od: 273 MiB at 256M, bench/results/big-h200.md).
      * SI_LOOP_NODES (1 or -1) overrides it. */
     int loop_nodes;
     /* Which conv2d kernel runs: NULL or "" (default) the device's choice (on a
