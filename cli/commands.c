@@ -72,12 +72,26 @@ static int run(si_model *m, const cli_args *a, const si_tensor_in *tin, int ni, 
     return rc;
 }
 
+/* The budget a refusal names (SI_ERR_BUDGET's "the smallest budget that
+ * could work is X (N bytes)") plus the driver's share it names; 0 where none. */
+static uint64_t named_budget(si_result st, const si_error *err)
+{
+    const char *s = st == SI_ERR_BUDGET ? strstr(err->message, "the smallest budget that could work is ") : NULL;
+    unsigned long long need = 0, reserve = 0;
+    if (!s || !(s = strchr(s, '(')) || sscanf(s, "(%llu bytes)", &need) != 1)
+        return 0;
+    const char *r = strstr(s, "on this GPU ");
+    if (r && (r = strchr(r, '(')))
+        sscanf(r, "(%llu bytes)", &reserve);
+    return need + reserve;
+}
+
 /* Plans the model at budget b from a fresh handle (nothing compiled, nothing
  * run): SI_OK where accepted, SI_ERR_BUDGET where refused, else the failure
  * (err set). A refusal's "the smallest budget that could work is X (N bytes)"
  * plus the driver's share it names goes to *named (0 where none). */
 static si_result plan_at(const cli_args *a, uint64_t b, const si_tensor_in *tin, int ni,
-                         uint64_t *named, si_error *err)
+                         uint64_t *named, int *dyn, si_error *err)
 {
     si_options o = a->opt;
     o.defer_compile = 1;
@@ -90,67 +104,71 @@ static si_result plan_at(const cli_args *a, uint64_t b, const si_tensor_in *tin,
     si_result st = si_open(a->model, &o, &m, err); /* static shapes: planned here already */
     if (st == SI_OK)
         st = si_plan(m, tin, ni, err);
-    if (named) {
-        *named = 0;
-        const char *s = st == SI_ERR_BUDGET ? strstr(err->message, "the smallest budget that could work is ") : NULL;
-        unsigned long long need = 0, reserve = 0;
-        if (s && (s = strchr(s, '(')) && sscanf(s, "(%llu bytes)", &need) == 1) {
-            const char *r = strstr(err->message, "on this GPU ");
-            if (r && (r = strchr(r, '(')))
-                sscanf(r, "(%llu bytes)", &reserve);
-            *named = need + reserve;
-        }
+    if (st == SI_OK) {
+        si_stats s;
+        si_get_stats(m, &s);
+        *dyn = (int)s.dynamic_part;
     }
+    if (named)
+        *named = named_budget(st, err);
     si_close(m);
     return st;
 }
 
-/* plan --smallest: the least budget B whose plan is accepted while B-1's is
- * refused, by bisection between a refused budget (1 byte, then the budget
- * the refusals name less one) and an accepted one (the named budget, doubled
- * until accepted). Only planning; acceptance is taken to be monotone between
- * the probes, and is checked only at B-1 and B. */
-static int plan_smallest(const cli_args *a, const si_tensor_in *tin, int ni)
+/* Runs the model once at budget b from a fresh handle: SI_OK where every
+ * stage was accepted (and ran), SI_ERR_BUDGET where one was refused, else the
+ * failure (err set). *named as plan_at's. */
+static si_result run_at(const cli_args *a, uint64_t b, const si_tensor_in *tin, int ni,
+                        uint64_t *named, si_error *err)
+{
+    si_options o = a->opt;
+    o.vram_budget = b;
+    o.progress = NULL;
+    o.progress_stop = NULL;
+    o.plan_debug = 0;
+    o.trace_path = NULL;
+    si_model *m = NULL;
+    *err = (si_error){0};
+    si_result st = si_open(a->model, &o, &m, err);
+    if (st == SI_OK)
+        st = si_run(m, tin, ni, err);
+    *named = named_budget(st, err);
+    si_close(m);
+    return st;
+}
+
+/* For a model with a dynamic part: the least budget at least lo (stage 1's
+ * smallest, accepted by planning) at which a run on these inputs is accepted
+ * by every stage, by runs: lo first, then the budget a refusal names, doubled
+ * until a run is accepted, then bisection between the last refused and the
+ * first accepted. *runs counts them. 0 and *out set, or the exit status. */
+static int run_smallest(const cli_args *a, uint64_t lo, const si_tensor_in *tin, int ni,
+                        uint64_t *out, int *runs)
 {
     si_error err;
-    uint64_t named = 0, lo = 1, hi;
-    si_result st = plan_at(a, lo, tin, ni, &named, &err);
+    uint64_t named = 0, hi = lo;
+    si_result st = run_at(a, hi, tin, ni, &named, &err);
+    ++*runs;
     if (st == SI_OK) {
-        printf("smallest accepted budget 1 byte (every budget is accepted; 1 plan made, nothing run)\nbytes 1\n");
+        *out = hi;
         return 0;
     }
-    if (st != SI_ERR_BUDGET)
-        return cli_fail_status(&err);
-    hi = named > lo ? named : 2;
-    int probes = 1;
-    for (;;) {
-        st = plan_at(a, hi, tin, ni, NULL, &err);
-        probes++;
-        if (st == SI_OK)
-            break;
-        if (st != SI_ERR_BUDGET)
-            return cli_fail_status(&err);
+    while (st == SI_ERR_BUDGET) { /* lo refused: up to the named budget, then doubling */
         lo = hi;
         if (hi > UINT64_MAX / 4)
-            return cli_fail(EXIT_BUDGET, "plan --smallest: no budget up to %llu bytes is accepted: %s",
+            return cli_fail(EXIT_BUDGET, "plan --smallest: no run up to %llu bytes is accepted: %s",
                             (unsigned long long)hi, err.message);
-        hi *= 2;
+        hi = named > hi ? named : hi * 2;
+        st = run_at(a, hi, tin, ni, &named, &err);
+        ++*runs;
     }
-    /* the cheap case: the named budget is the answer */
-    if (hi - 1 > lo) {
-        st = plan_at(a, hi - 1, tin, ni, NULL, &err);
-        probes++;
-        if (st == SI_ERR_BUDGET)
-            lo = hi - 1;
-        else if (st != SI_OK)
-            return cli_fail_status(&err);
-        else
-            hi = hi - 1;
-    }
+    if (st != SI_OK)
+        return cli_fail_status(&err);
     while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        st = plan_at(a, mid, tin, ni, NULL, &err);
-        probes++;
+        /* the named budget is often the answer: try just below it first */
+        uint64_t mid = *runs == 2 ? hi - 1 : lo + (hi - lo) / 2;
+        st = run_at(a, mid, tin, ni, &named, &err);
+        ++*runs;
         if (st == SI_OK)
             hi = mid;
         else if (st == SI_ERR_BUDGET)
@@ -158,9 +176,86 @@ static int plan_smallest(const cli_args *a, const si_tensor_in *tin, int ni)
         else
             return cli_fail_status(&err);
     }
-    char b1[64];
-    printf("smallest accepted budget %s (refused at %llu bytes; %d plans made, nothing run)\n",
-           cli_size(hi, b1), (unsigned long long)(hi - 1), probes);
+    *out = hi;
+    return 0;
+}
+
+/* plan --smallest: the least budget B whose plan is accepted while B-1's is
+ * refused, by bisection between a refused budget (1 byte, then the budget
+ * the refusals name less one) and an accepted one (the named budget, doubled
+ * until accepted). Only planning; acceptance is taken to be monotone between
+ * the probes, and is checked only at B-1 and B. Where the plan is stage 1's
+ * only (si_stats.dynamic_part), the search goes on from stage 1's smallest by
+ * runs (run_smallest): a budget only stage 1 meets is no answer. */
+static int plan_smallest(const cli_args *a, const si_tensor_in *tin, int ni)
+{
+    si_error err;
+    uint64_t named = 0, lo = 1, hi = 1;
+    int probes = 1, dyn = 0;
+    si_result st = plan_at(a, lo, tin, ni, &named, &dyn, &err);
+    if (st != SI_OK && st != SI_ERR_BUDGET)
+        return cli_fail_status(&err);
+    if (st == SI_ERR_BUDGET) {
+        hi = named > lo ? named : 2;
+        for (;;) {
+            st = plan_at(a, hi, tin, ni, NULL, &dyn, &err);
+            probes++;
+            if (st == SI_OK)
+                break;
+            if (st != SI_ERR_BUDGET)
+                return cli_fail_status(&err);
+            lo = hi;
+            if (hi > UINT64_MAX / 4)
+                return cli_fail(EXIT_BUDGET, "plan --smallest: no budget up to %llu bytes is accepted: %s",
+                                (unsigned long long)hi, err.message);
+            hi *= 2;
+        }
+        /* the cheap case: the named budget is the answer */
+        if (hi - 1 > lo) {
+            st = plan_at(a, hi - 1, tin, ni, NULL, &dyn, &err);
+            probes++;
+            if (st == SI_ERR_BUDGET)
+                lo = hi - 1;
+            else if (st != SI_OK)
+                return cli_fail_status(&err);
+            else
+                hi = hi - 1;
+        }
+        while (hi - lo > 1) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            st = plan_at(a, mid, tin, ni, NULL, &dyn, &err);
+            probes++;
+            if (st == SI_OK)
+                hi = mid;
+            else if (st == SI_ERR_BUDGET)
+                lo = mid;
+            else
+                return cli_fail_status(&err);
+        }
+    }
+    char b1[64], b2[64];
+    if (!dyn) {
+        if (hi == 1)
+            printf("smallest accepted budget 1 byte (every budget is accepted; 1 plan made, nothing run)\n");
+        else
+            printf("smallest accepted budget %s (refused at %llu bytes; %d plans made, nothing run)\n",
+                   cli_size(hi, b1), (unsigned long long)(hi - 1), probes);
+        printf("bytes %llu\n", (unsigned long long)hi);
+        return 0;
+    }
+    /* stage 1's smallest; the later stages are planned only as the model runs */
+    int runs = 0, rc;
+    uint64_t first = hi;
+    if ((rc = run_smallest(a, first, tin, ni, &hi, &runs)))
+        return rc;
+    if (hi == 1)
+        printf("smallest accepted budget 1 byte (every budget is accepted; %d plans made and %d runs "
+               "on these inputs)\n", probes, runs);
+    else
+        printf("smallest accepted budget %s (refused at %llu bytes; %d plans made and %d runs on "
+               "these inputs: the GPU stages after the model's host part are planned as it runs; "
+               "stage 1 alone is accepted from %s)\n",
+               cli_size(hi, b1), (unsigned long long)(hi - 1), probes, runs, cli_size(first, b2));
     printf("bytes %llu\n", (unsigned long long)hi);
     return 0;
 }

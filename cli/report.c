@@ -202,6 +202,7 @@ static cJSON *stats_json(si_model *m, const cli_args *a, const cli_timing *t, ch
         {"bytes_spilled", st.bytes_spilled}, {"bytes_reloaded", st.bytes_reloaded},
         {"evictions", st.evictions}, {"segments", st.segments}, {"gpu_steps", st.gpu_steps},
         {"gpu_host_nodes", st.gpu_host_nodes},
+        {"dynamic_part", st.dynamic_part},
         {"plan_from_cache", st.plan_from_cache}, {"programs_from_cache", st.programs_from_cache},
         {"programs_compiled", st.programs_compiled}, {"derived_bytes", st.derived_bytes}};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {

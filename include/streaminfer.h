@@ -245,6 +245,12 @@ typedef struct {
      * buffer of their own and kept, so later runs skip those steps; part of
      * peak_vram_bytes. 0 under a budget (they are made every run). */
     uint64_t derived_bytes;
+    /* 1: the model has parts the host interpreter runs (loops, NMS, Where,
+     * ...) with GPU stages after them that take shapes only the interpreter
+     * computes, so they are planned as it runs, in the same budget: the plan
+     * made at si_open/si_plan is stage 1's only (streaminfer plan --smallest
+     * finds such a model's smallest budget by running it). */
+    uint64_t dynamic_part;
 } si_stats;
 
 typedef struct si_model si_model;

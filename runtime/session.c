@@ -538,6 +538,7 @@ static void fill_stats(si_model *m)
         for (int i = 0; i < m->n_stages; i++)
             m->st.derived_bytes += m->stages[i]->derived_bytes;
         m->st.steps_split = (uint64_t)m->n_split;
+        m->st.dynamic_part = m->prog && m->prog->has_dynamic;
         m->st.max_buffer_bytes = m->max_tensor;
         m->st.storage_block_bytes = m->limits.storage_block_bytes;
         m->st.max_dispatch_elements = m->limits.dispatch_elements;

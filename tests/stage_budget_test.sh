@@ -26,4 +26,13 @@ if (!(s.peak_vram_bytes > 0 && s.peak_vram_bytes <= need))
 ' "$T/s.json" "$need" || fail "run at $need"
 "$SI" plan --vram 1M --input "$I" "$M" > "$T/plan" || fail "plan failed"
 grep -q "cannot be planned here" "$T/plan" || fail "plan does not say which stages it cannot plan"
-echo "stage_budget_test: 1M refused naming stage 2; ran on the GPU at $need bytes"
+# plan --smallest of a staged model: stage 1 alone takes any budget here, so
+# the answer comes from runs (it printed "1 byte" when only plans were made):
+# a run at the number it prints is accepted, one a byte below it refused
+"$SI" plan --smallest --input "$I" "$M" > "$T/sm" 2> "$T/err" || fail "plan --smallest: $(cat "$T/err")"
+n=$(sed -n 's/^bytes \([0-9]*\)$/\1/p' "$T/sm")
+[ -n "$n" ] && grep -q "runs on these inputs" "$T/sm" || fail "plan --smallest prints: $(cat "$T/sm")"
+"$SI" -q --vram "$n" --input "$I" "$M" || fail "plan --smallest's $n bytes refused by a run"
+"$SI" -q --vram $((n - 1)) --input "$I" "$M" 2> "$T/err" && fail "a run at $((n - 1)) bytes accepted"
+grep -q "GPU stage" "$T/err" || fail "at $((n - 1)) bytes: $(cat "$T/err")"
+echo "stage_budget_test: 1M refused naming stage 2; ran on the GPU at $need bytes; plan --smallest $n bytes (by runs)"
