@@ -86,6 +86,18 @@ if [ -f "$CACHE/big/effdet-d0-od/model.json" ]; then
         env ASAN_OPTIONS="$ASAN_OPTIONS:quarantine_size_mb=64" "$B/streaminfer" -q --loop-nodes on \
         --runs 2 "$CACHE/big/effdet-d0-od"
 fi
+# frcnn-mini-od (bench/gen, generated here): the TF1 map_fn loops over
+# TensorArrays, CropAndResize, the second stage at the proposals' batch, split
+# along it at 700K
+FM=$(mktemp -d)
+if node "$HERE/../bench/gen/gen.js" frcnn-mini "$FM/b" >/dev/null &&
+    node "$HERE/../bench/gen/gen.js" frcnn-mini-od "$FM/m" --weights-from "$FM/b" >/dev/null; then
+    check "streaminfer frcnn-mini-od (proposal and detection loops, CropAndResize) with no budget and at 700K" \
+        sh -c '"$1" -q --runs 2 "$2" && "$1" -q --vram 700K --runs 2 "$2"' _ "$B/streaminfer" "$FM/m"
+else
+    check "generate frcnn-mini-od" false
+fi
+rm -rf "$FM"
 # plans and compiled programs read back from the cache folder, damaged entries included
 check "plancache_test.sh (entries cut short or edited)" "$HERE/plancache_test.sh" "$B/streaminfer" "$CACHE"
 

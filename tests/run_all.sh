@@ -229,6 +229,12 @@ else
     failures="$failures generate-effdet-d0-od"
 fi
 
+# issue 16: frcnn-irv2-od's graph (TF1 OD API: proposals NMS in a map_fn over
+# TensorArrays, CropAndResize, the second stage at the proposals' batch, the
+# per-class NMS) at a small size, generated and checked against TensorFlow.js here
+check "frcnn-mini-od (proposals, CropAndResize, batch second stage, per-class NMS): vs TensorFlow.js, plan --smallest by runs, bitwise at it and 1M" \
+    "$HERE/frcnn_od_test.sh" "$B/streaminfer" 1M
+
 echo "make test: seconds per group, slowest first"
 sort -rn "$LOGS/times" | awk '{ t += $1; printf "  %5d s  %s\n", $1, substr($0, index($0, " ") + 1) } END { printf "  %5d s  in all\n", t }'
 [ -z "$failures" ] || echo "failed:$failures"

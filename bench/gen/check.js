@@ -10,6 +10,11 @@
 //       (raw_detection_boxes, raw_detection_scores, by the model's signature) and the
 //       thresholds in MODEL's graph, per class the candidates over the score
 //       threshold, how many the NMS kept (at most max_output_size) and suppressed.
+//   node bench/gen/check.js ties REFDIR OUTDIR MODEL
+//       frcnn-*-od where compare fails on order alone: the proposal NMS's inputs
+//       within tolerance, each side's NMS exact on its own inputs, the same
+//       proposals kept, the detections the same as a set (rows moved only
+//       where their scores are within 1e-5 of another's: a near tie).
 'use strict';
 
 const fs = require('fs');
@@ -165,6 +170,92 @@ function nms(outDir, model) {
   return ok;
 }
 
+// Greedy hard NMS as TensorFlow's (NonMaxSuppressionV3): the kept candidates'
+// indices, candidates over thr by descending score, ties by index.
+function nmsKept(boxes, scores, maxOut, iou, thr) {
+  const cand = [];
+  for (let a = 0; a < scores.length; a++) if (scores[a] > thr) cand.push(a);
+  cand.sort((p, q) => scores[q] - scores[p] || p - q);
+  const kept = [];
+  for (const a of cand) {
+    if (kept.length >= maxOut) break;
+    if (!kept.some((k) => iouOf(boxes, k, a) > iou)) kept.push(a);
+  }
+  return kept;
+}
+
+// frcnn-*-od against a reference where float rounding reorders near ties: the
+// proposal NMS's inputs within tolerance; on each side the NMS exact (a plain
+// greedy NMS on that side's own raw boxes and scores gives its proposals bit
+// for bit); the same proposals kept on both sides (as a set: a tie in the
+// scores may order them otherwise, and the second stage's rows with them);
+// the detections the same as a set of (class, score, box) rows within
+// tolerance, the rows out of place only where scores tie.
+function ties(refDir, outDir, model) {
+  const json = JSON.parse(fs.readFileSync(path.join(model, 'model.json'), 'utf8'));
+  const outs = json.signature.outputs;
+  const rd = (d, k) => oracle.readNpy(path.join(d, `${outs[k].name.replace(/:0$/, '').replace(/\//g, '_')}.npy`)).values;
+  const nmsNode = json.modelTopology.node.find((n) => n.op.startsWith('NonMaxSuppression') && n.name.includes('FirstStagePostprocessor/'));
+  const wts = json.weightsManifest[0].weights;
+  const all = Buffer.concat(json.weightsManifest[0].paths.map((p) => fs.readFileSync(path.join(model, p))));
+  const wv = (name) => {
+    let off = 0; const i = wts.findIndex((x) => x.name === name);
+    for (let k = 0; k < i; k++) off += wts[k].shape.reduce((a, b) => a * b, 1) * 4;
+    return wts[i].dtype === 'int32' ? all.readInt32LE(off) : all.readFloatLE(off);
+  };
+  const [maxOut, iou, thr] = [2, 3, 4].map((k) => wv(nmsNode.input[k]));
+  let ok = true;
+  const say = (good, msg) => { console.log(`${good ? 'ok  ' : 'FAIL'} ${msg}`); ok = ok && good; };
+  const within = (a, b) => {
+    let m = 0; let big = 0;
+    for (let i = 0; i < a.length; i++) { m = Math.max(m, Math.abs(a[i] - b[i])); big = Math.max(big, Math.abs(a[i])); }
+    return [m <= 1e-3 * Math.max(1, big), m];
+  };
+  for (const k of ['raw_proposal_boxes', 'raw_proposal_scores']) {
+    const [good, m] = within(rd(refDir, k), rd(outDir, k));
+    say(good, `${k}: max|out-ref| ${m.toExponential(3)}`);
+  }
+  const kept = {};
+  for (const [side, d] of [['reference', refDir], ['output', outDir]]) {
+    const b = rd(d, 'raw_proposal_boxes'); const sc = rd(d, 'raw_proposal_scores'); const p = rd(d, 'proposal_boxes');
+    const k = nmsKept(b, sc, maxOut, iou, thr);
+    const exact = k.every((a, i) => [0, 1, 2, 3].every((q) => b[4 * a + q] === p[4 * i + q]));
+    say(exact, `${side}: a plain NMS on its raw proposals gives its ${k.length} proposals bit for bit`);
+    kept[side] = { k, sc };
+  }
+  const [a, c] = [kept.reference.k, kept.output.k];
+  const inC = new Set(c);
+  say(a.length === c.length && a.every((x) => inC.has(x)), `the same ${a.length} proposals kept on both sides`);
+  const first = a.findIndex((x, i) => x !== c[i]);
+  if (first >= 0) {
+    const [x, y] = [a[first], c[first]];
+    console.log(`     in another order from proposal ${first}: anchors ${x} and ${y} score ` +
+      `${kept.reference.sc[x]} and ${kept.reference.sc[y]} in the reference, ` +
+      `${kept.output.sc[x]} and ${kept.output.sc[y]} in the output`);
+  }
+  const det = (d) => {
+    const b = rd(d, 'detection_boxes'); const sc = rd(d, 'detection_scores'); const cl = rd(d, 'detection_classes');
+    return Array.from(sc, (v, i) => [cl[i], v, ...b.slice(4 * i, 4 * i + 4)]);
+  };
+  const dr = det(refDir); const dq = det(outDir);
+  const used = new Set(); let matched = 0; let moved = 0; let tied = 0; let worst = 0;
+  dr.forEach((x, i) => {
+    let best = -1; let bd = Infinity;
+    dq.forEach((y, j) => {
+      if (used.has(j) || y[0] !== x[0]) return;
+      const dd = Math.max(...x.map((v, q) => Math.abs(v - y[q])));
+      if (dd < bd) { bd = dd; best = j; }
+    });
+    if (best < 0 || bd > 1e-3) return;
+    used.add(best); matched++; worst = Math.max(worst, bd);
+    // a near tie: float rounding (~2e-6 in the raw scores) can order it either way
+    if (best !== i) { moved++; if (dr.some((z, j) => j !== i && Math.abs(z[1] - x[1]) <= 1e-5)) tied++; }
+  });
+  say(matched === dr.length && tied === moved, `detections: ${matched} of ${dr.length} the same as a set ` +
+    `(max diff ${worst.toExponential(3)}); ${moved} in another place, ${tied} of them within 1e-5 in score of another row`);
+  return ok;
+}
+
 module.exports = { nmsWork };
 async function main() {
   const [cmd, ...rest] = process.argv.slice(2);
@@ -179,8 +270,10 @@ async function main() {
     await probe(pos[0], size, every);
   } else if (cmd === 'nms') {
     if (!nms(rest[0], rest[1])) process.exit(1);
+  } else if (cmd === 'ties') {
+    if (!ties(rest[0], rest[1], rest[2])) process.exit(1);
   } else {
-    console.error('usage: check.js stats DIR... | compare REFDIR OUTDIR | probe MODEL [--size S] [--every N] | nms OUTDIR MODEL');
+    console.error('usage: check.js stats DIR... | compare REFDIR OUTDIR | probe MODEL [--size S] [--every N] | nms OUTDIR MODEL | ties REFDIR OUTDIR MODEL');
     process.exit(2);
   }
 }

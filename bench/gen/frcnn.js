@@ -29,6 +29,13 @@ const CONFIG = {
 // frcnn-irv2-od: faster_rcnn_inception_resnet_v2_atrous_oidv4's post-processing
 // settings (first stage: 300 proposals at IoU 0.7; second: IoU 0.6, 100 a class, 100 in all)
 const OD = { maxProposals: 300, rpnIou: 0.7, iou: 0.6, maxPerClass: 100, maxTotal: 100 };
+// frcnn-mini(-od): the same graph, every part of it, at a size make test runs
+// against TensorFlow.js in seconds (tests/frcnn_od_test.sh): thin, 2 blocks a
+// stage, 11 classes, 24 proposals, at most 6 a class
+const MINI = { width: 0.1, blocks: [2, 2, 2], regions: 2, crop: 7, classes: 11, anchors: 12, rpnWidth: 64, topWidth: 128 };
+const OD_MINI = { maxProposals: 24, rpnIou: 0.7, iou: 0.6, maxPerClass: 6, maxTotal: 20 };
+const CONFIGS = { 'frcnn-irv2': CONFIG, 'frcnn-mini': MINI };
+const ODS = { 'frcnn-irv2': OD, 'frcnn-mini': OD_MINI };
 
 function build(g, name, cfg, size, od) {
   if (od && !size) throw new Error(`${name}-od needs --size (its anchors are constants)`);
@@ -133,15 +140,16 @@ function build(g, name, cfg, size, od) {
 
   // ------------------------------------------------ region proposal head
   const R = `${P}/FirstStageBoxPredictor`;
-  const rpn = cbr(`${P}/Conv/Conv2D`, features, c17, 512, 3, 3, { dilation: 2 });
+  const rpnW = cfg.rpnWidth || 512, topW = cfg.topWidth || 1536;
+  const rpn = cbr(`${P}/Conv/Conv2D`, features, c17, rpnW, 3, 3, { dilation: 2 });
   const headConv = (n, t, cin, cout, gamma = 1) => {
     const y = g.conv(`${n}/BiasAdd`, t, g.heWeights(`${n}/weights`, [1, 1, cin, cout], cin),
       { bias: g.constF(`${n}/biases`, [cout], () => rng.uniform(-0.1, 0.1)) });
     g.calib.set(y, { kind: 'fold', gamma: [gamma, gamma], beta: [-0.1, 0.1] });
     return y;
   };
-  const obj = headConv(`${R}/ClassPredictor`, rpn, 512, cfg.anchors * 2, 2);
-  const box = headConv(`${R}/BoxEncodingPredictor`, rpn, 512, cfg.anchors * 4);
+  const obj = headConv(`${R}/ClassPredictor`, rpn, rpnW, cfg.anchors * 2, 2);
+  const box = headConv(`${R}/BoxEncodingPredictor`, rpn, rpnW, cfg.anchors * 4);
   const objR = g.reshape(`${R}/ClassPredictor/Reshape`, obj, [1, -1, 2], null);
   const boxR = g.reshape(`${R}/BoxEncodingPredictor/Reshape`, box, [1, -1, 4], null);
   const objS = g.unary(`${R}/Softmax`, 'Softmax', objR);
@@ -183,14 +191,14 @@ function build(g, name, cfg, size, od) {
     b = cbr(`${n}/Branch_1/Conv2d_0c_3x1`, b, c(224), c(256), 3, 1);
     x = residual(n, x, c8, [a, b], c(192) + c(256), 0.20);
   }
-  x = cbr(`${S}/Conv2d_7b_1x1`, x, c8, 1536, 1, 1);
+  x = cbr(`${S}/Conv2d_7b_1x1`, x, c8, topW, 1, 1);
 
   // ------------------------------------------------ box classifier per region
   const nR = od ? -1 : cfg.regions * cfg.regions;
   const C = `${P}/SecondStageBoxPredictor`;
   x = g.pool(`${C}/AvgPool/AvgPool`, 'AvgPool', x, cfg.crop, cfg.crop, 'VALID');
-  const cls = headConv(`${C}/ClassPredictor`, x, 1536, cfg.classes + 1, 3);
-  const bx = headConv(`${C}/BoxEncodingPredictor`, x, 1536, cfg.classes * 4);
+  const cls = headConv(`${C}/ClassPredictor`, x, topW, cfg.classes + 1, 3);
+  const bx = headConv(`${C}/BoxEncodingPredictor`, x, topW, cfg.classes * 4);
   const clsS = g.unary(`${C}/Softmax`, 'Softmax', g.reshape(`${C}/ClassPredictor/Reshape`, cls, [1, nR, cfg.classes + 1]));
   const bxR = g.reshape(`${C}/BoxEncodingPredictor/Reshape`, bx, [1, nR, cfg.classes, 4]);
 
@@ -249,4 +257,4 @@ function buildPost(g, P, cfg, size, od, t) {
   return { signature: { inputs: { input_tensor: sig }, outputs } };
 }
 
-module.exports = { CONFIG, OD, build };
+module.exports = { CONFIG, OD, CONFIGS, ODS, build };

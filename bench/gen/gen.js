@@ -14,7 +14,9 @@
 // OD API export, with its proposals (NMS in a map_fn loop), CropAndResize, the
 // second stage at batch 300 and the per-class NMS of the detections. --size sets the input resolution
 // (effdet: a multiple of 128, default native; frcnn-irv2: default [1,-1,-1,3],
-// any size; frcnn-irv2-od: default 600). --dry builds the graph and prints its figures without writing (or
+// any size; frcnn-irv2-od: default 600). frcnn-mini and frcnn-mini-od (default
+// 160): frcnn-irv2(-od)'s graph, thin and short, for make test
+// (tests/frcnn_od_test.sh); not in `all`. --dry builds the graph and prints its figures without writing (or
 // calibrating). --weights-from DIR takes the weights from DIR, a model that
 // gen.js wrote for the same network and seed (NAME-od: NAME's), instead of
 // calibrating again: every weight's name, dtype and shape must match.
@@ -43,6 +45,8 @@ const CALIB_EFFDET_N = 1;
 const OD = { scoreThreshold: 0.2, iou: 0.5, maxPerClass: 400, maxTotal: 100 };
 const NAMES = [...Object.keys(effdet.CONFIGS), 'frcnn-irv2', ...Object.keys(effdet.CONFIGS).map((n) => `${n}-od`),
   'frcnn-irv2-od', 'frcnn-irv2-od-1024'];
+// test models, not in `all`: frcnn-irv2(-od)'s graph at a small size (make test)
+const TEST_NAMES = ['frcnn-mini', 'frcnn-mini-od'];
 // NAME-od is NAME with the post-processing: same backbone, same weights (same
 // seed); frcnn-irv2-od-1024 is frcnn-irv2-od at 1024x1024
 const baseName = (name) => name.replace(/-od(-1024)?$/, '');
@@ -70,7 +74,9 @@ function parseArgs(argv) {
   if (!['none', 'uint8', 'float16'].includes(o.quant)) throw new Error(`--quant: ${o.quant}`);
   if (!Number.isInteger(o.size) || o.size < 0) throw new Error('--size: not a positive integer');
   [o.name, o.outdir] = pos;
-  if (o.name !== 'all' && !NAMES.includes(o.name)) throw new Error(`unknown model ${o.name} (${NAMES.join(', ')})`);
+  if (o.name !== 'all' && !NAMES.includes(o.name) && !TEST_NAMES.includes(o.name)) {
+    throw new Error(`unknown model ${o.name} (${[...NAMES, ...TEST_NAMES].join(', ')})`);
+  }
   return o;
 }
 
@@ -87,7 +93,7 @@ function buildGraph(name, seed, size) {
   const base = baseName(name);
   const od = base !== name;
   const built = name.startsWith('effdet-') ? effdet.build(g, base, effdet.CONFIGS[base], size, od ? OD : null)
-    : frcnn.build(g, base, frcnn.CONFIG, size, od ? frcnn.OD : null);
+    : frcnn.build(g, base, frcnn.CONFIGS[base], size, od ? frcnn.ODS[base] : null);
   return { g, built };
 }
 
@@ -147,7 +153,8 @@ function generate(name, outdir, o) {
     calSize = CALIB_EFFDET;
   } else {
     calSize = CALIB_FRCNN;
-    if (name !== baseName(name)) size = size || (name.endsWith('-1024') ? 1024 : 600); // the -od replica's anchors need a size
+    // the -od replica's anchors need a size
+    if (name !== baseName(name)) size = size || (name.endsWith('-1024') ? 1024 : name.startsWith('frcnn-mini') ? 160 : 600);
   }
   calSize = Number(process.env.GEN_CALIB_SIZE) || calSize;
   const { g, built } = buildGraph(name, modelSeed(baseName(name), o.seed), size);
