@@ -87,8 +87,12 @@ si_result core_interp_run_stage(const core_graph *g, core_valmap *vm, const uint
 int core_nms_host(const float *boxes, const float *scores, int n, int max_out, double iou_thr,
                   double score_thr, double soft_sigma, int pad, int32_t *idx, float *score);
 /* The same with the loop chosen: general 1 always runs tfjs's own loop (every
- * kept box tested in turn), 0 takes the grid of kept boxes where it gives the
- * same picks (hard NMS, finite boxes); for tests. */
+ * kept box tested in turn), 0 takes the faster hard-NMS loop where it gives the
+ * same picks (hard NMS, finite boxes or a score threshold of 0 or more): each
+ * candidate tested against the kept boxes through a grid where candidates
+ * times max_out is large, against every kept box where it is small (many
+ * short lists: frcnn-irv2-od's 601 classes of 300); 2 and 3 force the grid
+ * and the plain scan where 0 would take either; for tests. */
 int core_nms_host_loop(const float *boxes, const float *scores, int n, int max_out, double iou_thr,
                        double score_thr, double soft_sigma, int pad, int32_t *idx, float *score,
                        int general);

@@ -118,6 +118,11 @@ static void nms_sift(nms_cand *c, int n, int i)
  * box for every candidate: effdet-d7-od's 90 classes (some 180,000 candidates
  * each, most suppressed) took seconds there. */
 enum { NMS_GRID = 64, NMS_WIDE = 256 }; /* cells a side; a box over more cells is tested always */
+/* At most this many candidate-kept pairs (candidates x max_out): every kept box
+ * is tested in turn, with no grid. A short list (frcnn-irv2-od's 601 classes
+ * of 300 proposals, 100 kept a class) spent its time filing big boxes in
+ * hundreds of cells and walking them. */
+enum { NMS_PLAIN_PAIRS = 1 << 17 };
 
 typedef struct {
     double lo_y, lo_x, inv_y, inv_x;
@@ -250,18 +255,38 @@ static int nms_grid_hit(nms_grid *gr, const double *kept, const int *sel, const 
     return 0;
 }
 
+/* Is the finite candidate (area > 0) stopped by one of the ns kept boxes,
+ * each tested in turn? A non-finite kept box has a non-finite area (a finite
+ * one's is finite: float corners). The boxes tested beside the grid's are
+ * those that do not meet the candidate, IoU 0: the same answer. */
+static int nms_plain_hit(const double *kept, int ns, const int *sel, const float *boxes, int box,
+                         double y0, double x0, double y1, double x1, double area, double iou_thr)
+{
+    for (int j = 0; j < ns; j++) {
+        const double *k = kept + (size_t)j * 5;
+        if (!isfinite(k[4]) ? nms_stops(boxes, box, sel[j], iou_thr)
+                            : k[4] > 0 && nms_hits(k, y0, x0, y1, x1, area, iou_thr))
+            return 1;
+    }
+    return 0;
+}
+
+/* plain: every kept box tested in turn (no grid) */
 static int nms_hard(const float *boxes, nms_cand *c, int nc, int max_out, double iou_thr,
-                    int *sel, double *sel_score, double *kept)
+                    int plain, int *sel, double *sel_score, double *kept)
 {
     nms_grid gr = {0};
-    nms_extent(boxes, c, nc, 0, &gr.lo_y, &gr.inv_y);
-    nms_extent(boxes, c, nc, 1, &gr.lo_x, &gr.inv_x);
-    gr.head = malloc(NMS_GRID * NMS_GRID * sizeof *gr.head);
-    gr.wide = malloc(((size_t)max_out + 1) * sizeof *gr.wide);
-    gr.odd = malloc(((size_t)max_out + 1) * sizeof *gr.odd);
-    gr.stamp = malloc(((size_t)max_out + 1) * sizeof *gr.stamp);
-    int ns = gr.head && gr.wide && gr.odd && gr.stamp ? 0 : -1;
-    for (int i = 0; ns >= 0 && i < NMS_GRID * NMS_GRID; i++)
+    int ns = 0;
+    if (!plain) {
+        nms_extent(boxes, c, nc, 0, &gr.lo_y, &gr.inv_y);
+        nms_extent(boxes, c, nc, 1, &gr.lo_x, &gr.inv_x);
+        gr.head = malloc(NMS_GRID * NMS_GRID * sizeof *gr.head);
+        gr.wide = malloc(((size_t)max_out + 1) * sizeof *gr.wide);
+        gr.odd = malloc(((size_t)max_out + 1) * sizeof *gr.odd);
+        gr.stamp = malloc(((size_t)max_out + 1) * sizeof *gr.stamp);
+        ns = gr.head && gr.wide && gr.odd && gr.stamp ? 0 : -1;
+    }
+    for (int i = 0; !plain && ns >= 0 && i < NMS_GRID * NMS_GRID; i++)
         gr.head[i] = -1;
     for (int i = nc / 2 - 1; ns >= 0 && i >= 0; i--)
         nms_sift(c, nc, i);
@@ -278,18 +303,21 @@ static int nms_hard(const float *boxes, nms_cand *c, int nc, int max_out, double
             for (int j = 0; j < ns && !hit; j++)
                 hit = nms_stops(boxes, cand.box, sel[j], iou_thr);
         else if (area > 0)
-            hit = nms_grid_hit(&gr, kept, sel, boxes, cand.box, tried, y0, x0, y1, x1, area,
-                               iou_thr);
+            hit = plain ? nms_plain_hit(kept, ns, sel, boxes, cand.box, y0, x0, y1, x1, area, iou_thr)
+                        : nms_grid_hit(&gr, kept, sel, boxes, cand.box, tried, y0, x0, y1, x1,
+                                       area, iou_thr);
         if (hit)
             continue;
         double *k = kept + (size_t)ns * 5;
         k[0] = y0, k[1] = x0, k[2] = y1, k[3] = x1, k[4] = area;
-        gr.stamp[ns] = -1;
-        if (!fin)
-            gr.odd[gr.n_odd++] = ns;
-        else if (area > 0 && nms_file(&gr, ns, k)) {
-            ns = -1;
-            break;
+        if (!plain) { /* filed in the grid */
+            gr.stamp[ns] = -1;
+            if (!fin)
+                gr.odd[gr.n_odd++] = ns;
+            else if (area > 0 && nms_file(&gr, ns, k)) {
+                ns = -1;
+                break;
+            }
         }
         sel[ns] = cand.box;
         sel_score[ns++] = cand.score;
@@ -338,10 +366,11 @@ int core_nms_host_loop(const float *boxes, const float *scores, int n, int max_o
         }
     /* a NaN IoU zeroes a score; under a negative score threshold the candidate
      * goes back into the queue, which only the general loop does */
-    double *kept = !general && (finite || score_thr >= 0) && !(soft_sigma > 0) && iou_thr > 0
+    double *kept = general != 1 && (finite || score_thr >= 0) && !(soft_sigma > 0) && iou_thr > 0
                        ? malloc(((size_t)max_out + 1) * 5 * sizeof *kept) : NULL;
     if (kept) {
-        int ns = nms_hard(boxes, c, nc, max_out, iou_thr, sel, sel_score, kept);
+        int plain = general == 3 || (general != 2 && (int64_t)nc * max_out <= NMS_PLAIN_PAIRS);
+        int ns = nms_hard(boxes, c, nc, max_out, iou_thr, plain, sel, sel_score, kept);
         free(kept);
         if (ns < 0) {
             free(c);
