@@ -73,5 +73,7 @@ int cli_write_stats(si_model *m, const cli_args *a, const cli_timing *t, char fi
 void cli_progress_install(si_options *opt, int quiet);
 void cli_progress_done(void);
 void cli_progress_run(int run, int runs); /* the run about to start, from 1 */
+/* plan --smallest's search so far (hi 0: none accepted yet) */
+void cli_progress_search(int plans, int runs, uint64_t lo, uint64_t hi);
 
 #endif

@@ -143,12 +143,13 @@ static si_result run_at(const cli_args *a, uint64_t b, const si_tensor_in *tin, 
  * until a run is accepted, then bisection between the last refused and the
  * first accepted. *runs counts them. 0 and *out set, or the exit status. */
 static int run_smallest(const cli_args *a, uint64_t lo, const si_tensor_in *tin, int ni,
-                        uint64_t *out, int *runs)
+                        int plans, uint64_t *out, int *runs)
 {
     si_error err;
     uint64_t named = 0, hi = lo;
     si_result st = run_at(a, hi, tin, ni, &named, &err);
     ++*runs;
+    cli_progress_search(plans, *runs, lo - 1, st == SI_OK ? hi : 0);
     if (st == SI_OK) {
         *out = hi;
         return 0;
@@ -161,6 +162,7 @@ static int run_smallest(const cli_args *a, uint64_t lo, const si_tensor_in *tin,
         hi = named > hi ? named : hi * 2;
         st = run_at(a, hi, tin, ni, &named, &err);
         ++*runs;
+        cli_progress_search(plans, *runs, lo, st == SI_OK ? hi : 0);
     }
     if (st != SI_OK)
         return cli_fail_status(&err);
@@ -175,6 +177,7 @@ static int run_smallest(const cli_args *a, uint64_t lo, const si_tensor_in *tin,
             lo = mid;
         else
             return cli_fail_status(&err);
+        cli_progress_search(plans, *runs, lo, hi);
     }
     *out = hi;
     return 0;
@@ -200,6 +203,7 @@ static int plan_smallest(const cli_args *a, const si_tensor_in *tin, int ni)
         for (;;) {
             st = plan_at(a, hi, tin, ni, NULL, &dyn, &err);
             probes++;
+            cli_progress_search(probes, 0, st == SI_OK ? lo : hi, st == SI_OK ? hi : 0);
             if (st == SI_OK)
                 break;
             if (st != SI_ERR_BUDGET)
@@ -231,10 +235,12 @@ static int plan_smallest(const cli_args *a, const si_tensor_in *tin, int ni)
                 lo = mid;
             else
                 return cli_fail_status(&err);
+            cli_progress_search(probes, 0, lo, hi);
         }
     }
     char b1[64], b2[64];
     if (!dyn) {
+        cli_progress_done();
         if (hi == 1)
             printf("smallest accepted budget 1 byte (every budget is accepted; 1 plan made, nothing run)\n");
         else
@@ -246,7 +252,9 @@ static int plan_smallest(const cli_args *a, const si_tensor_in *tin, int ni)
     /* stage 1's smallest; the later stages are planned only as the model runs */
     int runs = 0, rc;
     uint64_t first = hi;
-    if ((rc = run_smallest(a, first, tin, ni, &hi, &runs)))
+    rc = run_smallest(a, first, tin, ni, probes, &hi, &runs);
+    cli_progress_done();
+    if (rc)
         return rc;
     if (hi == 1)
         printf("smallest accepted budget 1 byte (every budget is accepted; %d plans made and %d runs "

@@ -13,6 +13,7 @@
 #include "cli.h"
 
 static struct {
+    int on;                 /* installed: stderr is a terminal and not -q */
     char phase[32];
     double start, drawn_at; /* seconds */
     int drawn;              /* a line is on the terminal */
@@ -81,6 +82,31 @@ void cli_progress_install(si_options *opt, int quiet)
 {
     if (quiet || !isatty(STDERR_FILENO))
         return;
+    pr.on = 1;
     opt->progress = draw;
     opt->progress_user = NULL;
+}
+
+/* plan --smallest between probes (each probe plans or runs with no progress
+ * of its own): how many so far and the bounds, after a second. */
+void cli_progress_search(int plans, int runs, uint64_t lo, uint64_t hi)
+{
+    if (!pr.on)
+        return;
+    double t = now_s();
+    if (strcmp(pr.phase, "smallest")) {
+        cli_progress_done();
+        snprintf(pr.phase, sizeof pr.phase, "smallest");
+        pr.start = t;
+    }
+    if (t - pr.start < 1.0)
+        return;
+    char acc[48] = "none accepted yet";
+    if (hi)
+        snprintf(acc, sizeof acc, "accepted at %llu", (unsigned long long)hi);
+    fprintf(stderr, "\rstreaminfer: plan --smallest: %d plans, %d runs; refused at %llu bytes, %s, "
+                    "%.1f s\033[K", plans, runs, (unsigned long long)lo, acc, t - pr.start);
+    fflush(stderr);
+    pr.drawn = 1;
+    pr.drawn_at = t;
 }

@@ -29,7 +29,15 @@ grep -q "cannot be planned here" "$T/plan" || fail "plan does not say which stag
 # plan --smallest of a staged model: stage 1 alone takes any budget here, so
 # the answer comes from runs (it printed "1 byte" when only plans were made):
 # a run at the number it prints is accepted, one a byte below it refused
-"$SI" plan --smallest --input "$I" "$M" > "$T/sm" 2> "$T/err" || fail "plan --smallest: $(cat "$T/err")"
+# (on a terminal where `script` makes one: its search shows progress, over 1 s here)
+if command -v script >/dev/null 2>&1; then
+    script -qec "'$SI' plan --smallest --input '$I' '$M' > '$T/sm'" "$T/tty" >/dev/null 2>&1 ||
+        fail "plan --smallest: $(cat -v "$T/tty" | tail -c 300)"
+    grep -q "streaminfer: plan --smallest: [0-9]* plans, [0-9]* runs" "$T/tty" ||
+        fail "plan --smallest shows no progress on a terminal: $(cat -v "$T/tty" | head -c 300)"
+else
+    "$SI" plan --smallest --input "$I" "$M" > "$T/sm" 2> "$T/err" || fail "plan --smallest: $(cat "$T/err")"
+fi
 n=$(sed -n 's/^bytes \([0-9]*\)$/\1/p' "$T/sm")
 [ -n "$n" ] && grep -q "runs on these inputs" "$T/sm" || fail "plan --smallest prints: $(cat "$T/sm")"
 "$SI" -q --vram "$n" --input "$I" "$M" || fail "plan --smallest's $n bytes refused by a run"
