@@ -86,40 +86,19 @@ static uint64_t named_budget(si_result st, const si_error *err)
     return need + reserve;
 }
 
-/* Plans the model at budget b from a fresh handle (nothing compiled, nothing
- * run): SI_OK where accepted, SI_ERR_BUDGET where refused, else the failure
- * (err set). A refusal's "the smallest budget that could work is X (N bytes)"
- * plus the driver's share it names goes to *named (0 where none). */
-static si_result plan_at(const cli_args *a, uint64_t b, const si_tensor_in *tin, int ni,
-                         uint64_t *named, int *dyn, si_error *err)
-{
-    si_options o = a->opt;
-    o.defer_compile = 1;
-    o.vram_budget = b;
-    o.progress = NULL;
-    o.progress_stop = NULL;
-    o.plan_debug = 0;
-    si_model *m = NULL;
-    *err = (si_error){0};
-    si_result st = si_open(a->model, &o, &m, err); /* static shapes: planned here already */
-    if (st == SI_OK)
-        st = si_plan(m, tin, ni, err);
-    if (st == SI_OK) {
-        si_stats s;
-        si_get_stats(m, &s);
-        *dyn = (int)s.dynamic_part;
-    }
-    if (named)
-        *named = named_budget(st, err);
-    si_close(m);
-    return st;
-}
+/* What a probe of plan --smallest needs besides the budget. Probes keep
+ * nothing: no plan cache (the search makes tens of plans of one model, each a
+ * budget nobody asked for), no progress or trace of their own. */
+typedef struct {
+    const cli_args *a;
+    const si_tensor_in *tin;
+    int ni;
+    int plans, runs; /* probes made so far, each kind */
+    int dyn;         /* the last accepted plan's si_stats.dynamic_part */
+    int by_runs;     /* probe by runs (every stage), else by plans (stage 1) */
+} smallest_search;
 
-/* Runs the model once at budget b from a fresh handle: SI_OK where every
- * stage was accepted (and ran), SI_ERR_BUDGET where one was refused, else the
- * failure (err set). *named as plan_at's. */
-static si_result run_at(const cli_args *a, uint64_t b, const si_tensor_in *tin, int ni,
-                        uint64_t *named, si_error *err)
+static si_options probe_options(const cli_args *a, uint64_t b)
 {
     si_options o = a->opt;
     o.vram_budget = b;
@@ -127,143 +106,111 @@ static si_result run_at(const cli_args *a, uint64_t b, const si_tensor_in *tin, 
     o.progress_stop = NULL;
     o.plan_debug = 0;
     o.trace_path = NULL;
+    o.plan_cache_dir = NULL;
+    return o;
+}
+
+/* One probe at budget b from a fresh handle: by plans (nothing compiled,
+ * nothing run; static shapes are planned by si_open already) or by a run on
+ * the inputs (every stage). SI_OK where accepted, SI_ERR_BUDGET where refused,
+ * else the failure (err set). *named: the budget a refusal names, 0 if none. */
+static si_result probe(smallest_search *q, uint64_t b, uint64_t *named, si_error *err)
+{
+    si_options o = probe_options(q->a, b);
+    o.defer_compile = !q->by_runs;
     si_model *m = NULL;
     *err = (si_error){0};
-    si_result st = si_open(a->model, &o, &m, err);
+    si_result st = si_open(q->a->model, &o, &m, err);
     if (st == SI_OK)
-        st = si_run(m, tin, ni, err);
+        st = q->by_runs ? si_run(m, q->tin, q->ni, err) : si_plan(m, q->tin, q->ni, err);
+    if (st == SI_OK && !q->by_runs) {
+        si_stats s;
+        si_get_stats(m, &s);
+        q->dyn = (int)s.dynamic_part;
+    }
     *named = named_budget(st, err);
     si_close(m);
+    if (q->by_runs)
+        q->runs++;
+    else
+        q->plans++;
     return st;
 }
 
-/* For a model with a dynamic part: the least budget at least lo (stage 1's
- * smallest, accepted by planning) at which a run on these inputs is accepted
- * by every stage, by runs: lo first, then the budget a refusal names, doubled
- * until a run is accepted, then bisection between the last refused and the
- * first accepted. *runs counts them. 0 and *out set, or the exit status. */
-static int run_smallest(const cli_args *a, uint64_t lo, const si_tensor_in *tin, int ni,
-                        int plans, uint64_t *out, int *runs)
+/* The least budget at least lo that the probes accept, taking acceptance as
+ * monotone between them: lo first; where refused, the budget the refusal
+ * names (or double), doubled until accepted; then just below the first
+ * accepted (often the named budget is the answer), then bisection between the
+ * last refused and the first accepted. 0 and *out set, or the exit status. */
+static int least_accepted(smallest_search *q, uint64_t lo, uint64_t *out)
 {
     si_error err;
     uint64_t named = 0, hi = lo;
-    si_result st = run_at(a, hi, tin, ni, &named, &err);
-    ++*runs;
-    cli_progress_search(plans, *runs, lo - 1, st == SI_OK ? hi : 0);
-    if (st == SI_OK) {
-        *out = hi;
-        return 0;
-    }
-    while (st == SI_ERR_BUDGET) { /* lo refused: up to the named budget, then doubling */
+    si_result st = probe(q, hi, &named, &err);
+    cli_progress_search(q->plans, q->runs, lo - 1, st == SI_OK ? hi : 0);
+    int tried_below = 0;
+    while (st == SI_ERR_BUDGET) {
         lo = hi;
         if (hi > UINT64_MAX / 4)
-            return cli_fail(EXIT_BUDGET, "plan --smallest: no run up to %llu bytes is accepted: %s",
-                            (unsigned long long)hi, err.message);
+            return cli_fail(EXIT_BUDGET, "plan --smallest: no %s up to %llu bytes is accepted: %s",
+                            q->by_runs ? "run" : "budget", (unsigned long long)hi, err.message);
         hi = named > hi ? named : hi * 2;
-        st = run_at(a, hi, tin, ni, &named, &err);
-        ++*runs;
-        cli_progress_search(plans, *runs, lo, st == SI_OK ? hi : 0);
+        st = probe(q, hi, &named, &err);
+        cli_progress_search(q->plans, q->runs, lo, st == SI_OK ? hi : 0);
     }
     if (st != SI_OK)
         return cli_fail_status(&err);
     while (hi - lo > 1) {
-        /* the named budget is often the answer: try just below it first */
-        uint64_t mid = *runs == 2 ? hi - 1 : lo + (hi - lo) / 2;
-        st = run_at(a, mid, tin, ni, &named, &err);
-        ++*runs;
+        uint64_t mid = tried_below++ ? lo + (hi - lo) / 2 : hi - 1;
+        st = probe(q, mid, &named, &err);
         if (st == SI_OK)
             hi = mid;
         else if (st == SI_ERR_BUDGET)
             lo = mid;
         else
             return cli_fail_status(&err);
-        cli_progress_search(plans, *runs, lo, hi);
+        cli_progress_search(q->plans, q->runs, lo, hi);
     }
     *out = hi;
     return 0;
 }
 
 /* plan --smallest: the least budget B whose plan is accepted while B-1's is
- * refused, by bisection between a refused budget (1 byte, then the budget
- * the refusals name less one) and an accepted one (the named budget, doubled
- * until accepted). Only planning; acceptance is taken to be monotone between
- * the probes, and is checked only at B-1 and B. Where the plan is stage 1's
- * only (si_stats.dynamic_part), the search goes on from stage 1's smallest by
- * runs (run_smallest): a budget only stage 1 meets is no answer. */
+ * refused (least_accepted from 1 byte, over plans). Only planning; acceptance
+ * is checked only at B-1 and B. Where the plan is stage 1's only
+ * (si_stats.dynamic_part), the search goes on from stage 1's smallest over
+ * runs on the inputs: a budget only stage 1 meets is no answer. */
 static int plan_smallest(const cli_args *a, const si_tensor_in *tin, int ni)
 {
-    si_error err;
-    uint64_t named = 0, lo = 1, hi = 1;
-    int probes = 1, dyn = 0;
-    si_result st = plan_at(a, lo, tin, ni, &named, &dyn, &err);
-    if (st != SI_OK && st != SI_ERR_BUDGET)
-        return cli_fail_status(&err);
-    if (st == SI_ERR_BUDGET) {
-        hi = named > lo ? named : 2;
-        for (;;) {
-            st = plan_at(a, hi, tin, ni, NULL, &dyn, &err);
-            probes++;
-            cli_progress_search(probes, 0, st == SI_OK ? lo : hi, st == SI_OK ? hi : 0);
-            if (st == SI_OK)
-                break;
-            if (st != SI_ERR_BUDGET)
-                return cli_fail_status(&err);
-            lo = hi;
-            if (hi > UINT64_MAX / 4)
-                return cli_fail(EXIT_BUDGET, "plan --smallest: no budget up to %llu bytes is accepted: %s",
-                                (unsigned long long)hi, err.message);
-            hi *= 2;
-        }
-        /* the cheap case: the named budget is the answer */
-        if (hi - 1 > lo) {
-            st = plan_at(a, hi - 1, tin, ni, NULL, &dyn, &err);
-            probes++;
-            if (st == SI_ERR_BUDGET)
-                lo = hi - 1;
-            else if (st != SI_OK)
-                return cli_fail_status(&err);
-            else
-                hi = hi - 1;
-        }
-        while (hi - lo > 1) {
-            uint64_t mid = lo + (hi - lo) / 2;
-            st = plan_at(a, mid, tin, ni, NULL, &dyn, &err);
-            probes++;
-            if (st == SI_OK)
-                hi = mid;
-            else if (st == SI_ERR_BUDGET)
-                lo = mid;
-            else
-                return cli_fail_status(&err);
-            cli_progress_search(probes, 0, lo, hi);
-        }
-    }
+    smallest_search q = {.a = a, .tin = tin, .ni = ni};
+    uint64_t first = 0, hi = 0;
+    int rc = least_accepted(&q, 1, &first);
     char b1[64], b2[64];
-    if (!dyn) {
-        cli_progress_done();
-        if (hi == 1)
-            printf("smallest accepted budget 1 byte (every budget is accepted; 1 plan made, nothing run)\n");
-        else
-            printf("smallest accepted budget %s (refused at %llu bytes; %d plans made, nothing run)\n",
-                   cli_size(hi, b1), (unsigned long long)(hi - 1), probes);
-        printf("bytes %llu\n", (unsigned long long)hi);
-        return 0;
+    if (!rc && q.dyn) {
+        /* stage 1's smallest; the later stages are planned only as the model runs */
+        q.by_runs = 1;
+        rc = least_accepted(&q, first, &hi);
     }
-    /* stage 1's smallest; the later stages are planned only as the model runs */
-    int runs = 0, rc;
-    uint64_t first = hi;
-    rc = run_smallest(a, first, tin, ni, probes, &hi, &runs);
     cli_progress_done();
     if (rc)
         return rc;
+    if (!q.dyn) {
+        if (first == 1)
+            printf("smallest accepted budget 1 byte (every budget is accepted; 1 plan made, nothing run)\n");
+        else
+            printf("smallest accepted budget %s (refused at %llu bytes; %d plans made, nothing run)\n",
+                   cli_size(first, b1), (unsigned long long)(first - 1), q.plans);
+        printf("bytes %llu\n", (unsigned long long)first);
+        return 0;
+    }
     if (hi == 1)
         printf("smallest accepted budget 1 byte (every budget is accepted; %d plans made and %d runs "
-               "on these inputs)\n", probes, runs);
+               "on these inputs)\n", q.plans, q.runs);
     else
         printf("smallest accepted budget %s (refused at %llu bytes; %d plans made and %d runs on "
                "these inputs: the GPU stages after the model's host part are planned as it runs; "
                "stage 1 alone is accepted from %s)\n",
-               cli_size(hi, b1), (unsigned long long)(hi - 1), probes, runs, cli_size(first, b2));
+               cli_size(hi, b1), (unsigned long long)(hi - 1), q.plans, q.runs, cli_size(first, b2));
     printf("bytes %llu\n", (unsigned long long)hi);
     return 0;
 }

@@ -129,19 +129,31 @@ function nmsWork(boxes, scores, stride, off, n, maxOut, iou, thr, perClass = fal
   return [cand.length, kept.length, supp];
 }
 
-function nms(outDir, model) {
+// A model's json, the .npy file an output is written to, and a scalar weight
+// (an NMS's max output, IoU and score threshold) read from its shards.
+function modelReader(model) {
   const json = JSON.parse(fs.readFileSync(path.join(model, 'model.json'), 'utf8'));
   const outs = json.signature.outputs;
-  const file = (k) => path.join(outDir, `${outs[k].name.replace(/:0$/, '').replace(/\//g, '_')}.npy`);
-  const nodes = json.modelTopology.node;
-  const wv = (name) => {
-    const w = json.weightsManifest[0].weights;
-    const i = w.findIndex((x) => x.name === name);
-    let off = 0;
-    for (let k = 0; k < i; k++) off += w[k].shape.reduce((a, b) => a * b, 1) * 4;
-    const all = Buffer.concat(json.weightsManifest[0].paths.map((p) => fs.readFileSync(path.join(model, p))));
-    return w[i].dtype === 'int32' ? all.readInt32LE(off) : all.readFloatLE(off);
+  const wts = json.weightsManifest[0].weights;
+  let all = null;
+  return {
+    json,
+    outs,
+    file: (dir, k) => path.join(dir, `${outs[k].name.replace(/:0$/, '').replace(/\//g, '_')}.npy`),
+    scalar: (name) => {
+      all = all || Buffer.concat(json.weightsManifest[0].paths.map((p) => fs.readFileSync(path.join(model, p))));
+      const i = wts.findIndex((x) => x.name === name);
+      let off = 0;
+      for (let k = 0; k < i; k++) off += wts[k].shape.reduce((a, b) => a * b, 1) * 4;
+      return wts[i].dtype === 'int32' ? all.readInt32LE(off) : all.readFloatLE(off);
+    },
   };
+}
+
+function nms(outDir, model) {
+  const { json, outs, file: outFile, scalar: wv } = modelReader(model);
+  const file = (k) => outFile(outDir, k);
+  const nodes = json.modelTopology.node;
   // effdet-*-od: one NMS per class on the anchors' boxes; frcnn-irv2-od: the
   // proposals' NMS (one class) on the decoded anchors, then one per class on
   // each class's boxes decoded from the proposals
@@ -192,17 +204,9 @@ function nmsKept(boxes, scores, maxOut, iou, thr) {
 // the detections the same as a set of (class, score, box) rows within
 // tolerance, the rows out of place only where scores tie.
 function ties(refDir, outDir, model) {
-  const json = JSON.parse(fs.readFileSync(path.join(model, 'model.json'), 'utf8'));
-  const outs = json.signature.outputs;
-  const rd = (d, k) => oracle.readNpy(path.join(d, `${outs[k].name.replace(/:0$/, '').replace(/\//g, '_')}.npy`)).values;
+  const { json, file, scalar: wv } = modelReader(model);
+  const rd = (d, k) => oracle.readNpy(file(d, k)).values;
   const nmsNode = json.modelTopology.node.find((n) => n.op.startsWith('NonMaxSuppression') && n.name.includes('FirstStagePostprocessor/'));
-  const wts = json.weightsManifest[0].weights;
-  const all = Buffer.concat(json.weightsManifest[0].paths.map((p) => fs.readFileSync(path.join(model, p))));
-  const wv = (name) => {
-    let off = 0; const i = wts.findIndex((x) => x.name === name);
-    for (let k = 0; k < i; k++) off += wts[k].shape.reduce((a, b) => a * b, 1) * 4;
-    return wts[i].dtype === 'int32' ? all.readInt32LE(off) : all.readFloatLE(off);
-  };
   const [maxOut, iou, thr] = [2, 3, 4].map((k) => wv(nmsNode.input[k]));
   let ok = true;
   const say = (good, msg) => { console.log(`${good ? 'ok  ' : 'FAIL'} ${msg}`); ok = ok && good; };
