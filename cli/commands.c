@@ -228,8 +228,10 @@ int cli_command_run(const cli_args *a)
                    ? 0 : cli_fail_status(&err);
     si_options o = a->opt;
     o.defer_compile = a->cmd != CMD_RUN; /* plan and info run nothing */
-    if (a->smallest)
-        o.vram_budget = 0; /* this handle only makes the inputs; each probe plans its own */
+    if (a->smallest) { /* this handle only makes the inputs; each probe plans its own */
+        o.vram_budget = 0;
+        o.plan_cache_dir = NULL;
+    }
     if (si_open(a->model, &o, &m, &err) != SI_OK)
         return cli_fail_status(&err);
     si_tensor_in tin[MAX_INPUTS];

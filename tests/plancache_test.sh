@@ -9,7 +9,8 @@
 # Compiled GPU programs are kept in the same folder (KEY.prog, the driver's
 # glProgramBinary): a second start takes every one from there and compiles
 # none; an entry cut short or with a byte flipped is compiled again and
-# replaced; outputs bitwise the same throughout.
+# replaced; outputs bitwise the same throughout. plan --smallest's tens of
+# probes store nothing.
 #   tests/plancache_test.sh STREAMINFER CACHE_DIR
 set -u
 SI=$1
@@ -60,6 +61,10 @@ run nowrite --plan-cache "$T/afile/pc" && [ "$(hit nowrite)" = 0 ] && same nowri
 "$SI" plan -q --vram 600K --plan-cache "$T/image" "$M" >/dev/null && [ "$(entries "$T/image")" = 1 ] &&
     run fromplan --plan-cache "$T/image" && [ "$(hit fromplan)" = 1 ] && same fromplan &&
     ok "plan stores the plan a later run takes" || bad "plan then run: hit $(hit fromplan)"
+"$SI" plan --smallest --plan-cache "$T/probes" "$M" >"$T/smallest" && grep -q '^bytes [0-9]' "$T/smallest" &&
+    [ "$(ls "$T/probes" 2>/dev/null | wc -l)" = 0 ] &&
+    ok "plan --smallest stores nothing (its probes are budgets nobody asked for)" ||
+    bad "plan --smallest left $(ls "$T/probes" 2>/dev/null | wc -l) entries"
 stat() { sed -n "s/.*\"$2\": *\([0-9]*\).*/\1/p" "$T/$1.json"; }
 progs() { ls "$1" 2>/dev/null | grep -c '\.prog$'; }
 run p1 --plan-cache "$T/pp" && np=$(stat p1 programs_compiled) && [ "$np" -gt 0 ] &&
