@@ -1,6 +1,7 @@
 /* Homes in the host pool (pg_home_layout): where each buffer the plan moves
  * between host and GPU lives in host memory, laid out from the plan alone. */
 #include <stdlib.h>
+#include <string.h>
 #include "pager.h"
 
 /* The host pool's layout: a home for every buffer the plan moves between host
@@ -15,6 +16,43 @@
  * (runtime/budget.c, driver_reserve). */
 /* A home's bytes in the pool: 16-byte aligned */
 static uint64_t home_size(uint64_t bytes) { return (bytes + 15) / 16 * 16; }
+
+/* A placed home: [off, end) in the pool. */
+typedef struct {
+    uint64_t off, end;
+} span;
+
+/* The first of n spans (sorted, none overlapping) that ends above at. */
+static int first_ending_above(const span *s, int n, uint64_t at)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (s[mid].end <= at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Restores a min-heap of n buffers by key[] after its root changed. */
+static void heap_down(int *h, int n, const int *key)
+{
+    for (int j = 0;;) {
+        int l = 2 * j + 1, r = l + 1, m = j;
+        if (l < n && key[h[l]] < key[h[m]])
+            m = l;
+        if (r < n && key[h[r]] < key[h[m]])
+            m = r;
+        if (m == j)
+            return;
+        int t = h[j];
+        h[j] = h[m];
+        h[m] = t;
+        j = m;
+    }
+}
 
 uint64_t pg_home_layout(const pg_problem *prob, const pg_plan *pl, uint64_t *o)
 {
@@ -77,26 +115,51 @@ uint64_t pg_home_layout_of(const pg_problem *prob, const pg_plan *pl, const uint
         total += home_size(pb->bytes);
     }
     /* then the spilled activations, in order of first spill: each at the lowest
-     * offset clear of every home placed before it whose time overlaps */
+     * offset clear of every home placed before it whose time overlaps (whose
+     * last use is at or after its first). Those homes are kept sorted by offset
+     * (act) with a heap by last use to drop them once over: the first spills
+     * come in order, so a home once over stays over, and those left never
+     * overlap each other (each was placed clear of every one still there), so
+     * the lowest clear offset is found walking up from the first that ends
+     * above base. A home of 0 bytes blocks nothing and is not kept. */
     uint64_t base = total;
+    span *act = malloc(((size_t)n_moving + 1) * sizeof *act);
+    int *heap = malloc(((size_t)n_moving + 1) * sizeof *heap), n_act = 0, n_heap = 0;
+    if (!act || !heap) {
+        total = UINT64_MAX;
+        n_moving = 0;
+    }
     for (int i = 0; i < n_moving; i++) {
         int b = order[i];
-        uint64_t sz = home_size(prob->buffers[b].bytes), at = base;
-        for (int again = 1; again;) {
-            again = 0;
-            for (int j = 0; j < i; j++) {
-                int c = order[j];
-                uint64_t cz = home_size(prob->buffers[c].bytes);
-                if (last[c] < first[b] || o[c] + cz <= at || at + sz <= o[c])
-                    continue;
-                at = o[c] + cz;
-                again = 1;
-            }
+        while (n_heap && last[heap[0]] < first[b]) { /* over before b begins */
+            int c = heap[0];
+            heap[0] = heap[--n_heap];
+            heap_down(heap, n_heap, last);
+            int k = first_ending_above(act, n_act, o[c]);
+            memmove(act + k, act + k + 1, (size_t)(n_act - k - 1) * sizeof *act);
+            n_act--;
         }
+        uint64_t sz = home_size(prob->buffers[b].bytes), at = base;
+        int k = first_ending_above(act, n_act, at);
+        for (; k < n_act && act[k].off < at + sz; k++)
+            at = act[k].end;
         o[b] = at;
         if (at + sz > total)
             total = at + sz;
+        if (!sz)
+            continue;
+        memmove(act + k + 1, act + k, (size_t)(n_act - k) * sizeof *act);
+        act[k] = (span){at, at + sz};
+        n_act++;
+        heap[n_heap] = b; /* up the heap by last use */
+        for (int j = n_heap++; j > 0 && last[heap[(j - 1) / 2]] > last[heap[j]]; j = (j - 1) / 2) {
+            int t = heap[j];
+            heap[j] = heap[(j - 1) / 2];
+            heap[(j - 1) / 2] = t;
+        }
     }
+    free(act);
+    free(heap);
     free(first);
     free(last);
     free(order);
