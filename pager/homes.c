@@ -2,7 +2,7 @@
  * between host and GPU lives in host memory, laid out from the plan alone. */
 #include <stdlib.h>
 #include <string.h>
-#include "pager.h"
+#include "pager_internal.h"
 
 /* The host pool's layout: a home for every buffer the plan moves between host
  * and GPU, into o; returns the pool's size (UINT64_MAX: out of memory). Pure:
@@ -16,25 +16,6 @@
  * (runtime/budget.c, driver_reserve). */
 /* A home's bytes in the pool: 16-byte aligned */
 static uint64_t home_size(uint64_t bytes) { return (bytes + 15) / 16 * 16; }
-
-/* A placed home: [off, end) in the pool. */
-typedef struct {
-    uint64_t off, end;
-} span;
-
-/* The first of n spans (sorted, none overlapping) that ends above at. */
-static int first_ending_above(const span *s, int n, uint64_t at)
-{
-    int lo = 0, hi = n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (s[mid].end <= at)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
 
 /* Restores a min-heap of n buffers by key[] after its root changed. */
 static void heap_down(int *h, int n, const int *key)
@@ -123,7 +104,7 @@ uint64_t pg_home_layout_of(const pg_problem *prob, const pg_plan *pl, const uint
      * the lowest clear offset is found walking up from the first that ends
      * above base. A home of 0 bytes blocks nothing and is not kept. */
     uint64_t base = total;
-    span *act = malloc(((size_t)n_moving + 1) * sizeof *act);
+    pg_span *act = malloc(((size_t)n_moving + 1) * sizeof *act);
     int *heap = malloc(((size_t)n_moving + 1) * sizeof *heap), n_act = 0, n_heap = 0;
     if (!act || !heap) {
         total = UINT64_MAX;
@@ -135,12 +116,12 @@ uint64_t pg_home_layout_of(const pg_problem *prob, const pg_plan *pl, const uint
             int c = heap[0];
             heap[0] = heap[--n_heap];
             heap_down(heap, n_heap, last);
-            int k = first_ending_above(act, n_act, o[c]);
+            int k = pg_span_after(act, n_act, o[c]);
             memmove(act + k, act + k + 1, (size_t)(n_act - k - 1) * sizeof *act);
             n_act--;
         }
         uint64_t sz = home_size(prob->buffers[b].bytes), at = base;
-        int k = first_ending_above(act, n_act, at);
+        int k = pg_span_after(act, n_act, at);
         for (; k < n_act && act[k].off < at + sz; k++)
             at = act[k].end;
         o[b] = at;
@@ -149,7 +130,7 @@ uint64_t pg_home_layout_of(const pg_problem *prob, const pg_plan *pl, const uint
         if (!sz)
             continue;
         memmove(act + k + 1, act + k, (size_t)(n_act - k) * sizeof *act);
-        act[k] = (span){at, at + sz};
+        act[k] = (pg_span){at, at + sz};
         n_act++;
         heap[n_heap] = b; /* up the heap by last use */
         for (int j = n_heap++; j > 0 && last[heap[(j - 1) / 2]] > last[heap[j]]; j = (j - 1) / 2) {

@@ -66,6 +66,28 @@ typedef struct {
 static inline int pg_persists(const pg_buffer *b) { return b->kind == PG_WEIGHT || b->kind == PG_CONST; }
 
 /* residency.c */
+/* A range [off, end) of bytes; kept sorted and none overlapping, a set of
+ * them answers what a new range meets with one search. */
+typedef struct {
+    uint64_t off, end;
+} pg_span;
+
+/* The first of the n sorted, disjoint spans that ends above at (n if none):
+ * a range [at, e) meets one of them exactly where it meets this one (its
+ * off < e), and is inserted before it where it meets none. */
+static inline int pg_span_after(const pg_span *s, int n, uint64_t at)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (s[mid].end <= at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 int pg_ivec_push(ivec *iv, interval it);
 int pg_make_uses(const pg_problem *pb, uses *u);
 int pg_next_use(const uses *u, int b, int s);

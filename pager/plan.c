@@ -559,36 +559,13 @@ void pg_plan_free(pg_plan *p)
 
 /* ---- the checker ---- */
 
-/* The live buffers, sorted by offset: no two of them overlap (the checker
- * refuses a plan as soon as two would), and every size is at least the
- * alignment, so each offset is held by one buffer at most, and a new range
- * overlaps a live one exactly where it overlaps the first live buffer at or
- * above its start or the last one below it. */
-typedef struct {
-    uint64_t off, end;
-} live;
-
-/* The first of the n live buffers at or above offset o. */
-static int live_at(const live *l, int n, uint64_t o)
-{
-    int lo = 0, hi = n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (l[mid].off < o)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 int pg_plan_check(const pg_problem *pb, const pg_plan *p, char *msg, size_t n)
 {
     int nb = pb->n_buffers, rc = -1;
     int8_t *alloc = calloc((size_t)nb + 1, 1), *filled = calloc((size_t)nb + 1, 1);
     int8_t *written = calloc((size_t)nb + 1, 1), *host_copy = calloc((size_t)nb + 1, 1);
     uint64_t *off = calloc((size_t)nb + 1, sizeof *off);
-    live *lv = malloc(((size_t)nb + 1) * sizeof *lv);
+    pg_span *lv = malloc(((size_t)nb + 1) * sizeof *lv);
     int n_live = 0;
     if (!alloc || !filled || !written || !host_copy || !off || !lv) {
         snprintf(msg, n, "out of memory");
@@ -614,8 +591,10 @@ int pg_plan_check(const pg_problem *pb, const pg_plan *p, char *msg, size_t n)
                              (unsigned long long)p->arena_bytes);
                     goto done;
                 }
-                int at = live_at(lv, n_live, a->offset);
-                if ((at < n_live && lv[at].off < a->offset + sz) || (at > 0 && lv[at - 1].end > a->offset)) {
+                /* the live buffers sorted by offset (pg_span_after): no two overlap, as
+                 * checked here as each comes */
+                int at = pg_span_after(lv, n_live, a->offset);
+                if (at < n_live && lv[at].off < a->offset + sz) {
                     for (int o = 0; o < nb; o++) /* which one, for the message */
                         if (alloc[o] && off[o] < a->offset + sz &&
                             a->offset < off[o] + pg_size(p, pb->buffers[o].bytes)) {
@@ -627,7 +606,7 @@ int pg_plan_check(const pg_problem *pb, const pg_plan *p, char *msg, size_t n)
                     goto done;
                 }
                 memmove(lv + at + 1, lv + at, (size_t)(n_live - at) * sizeof *lv);
-                lv[at] = (live){a->offset, a->offset + sz};
+                lv[at] = (pg_span){a->offset, a->offset + sz};
                 n_live++;
                 alloc[b] = 1;
                 filled[b] = 0;
@@ -638,7 +617,7 @@ int pg_plan_check(const pg_problem *pb, const pg_plan *p, char *msg, size_t n)
                     snprintf(msg, n, "buffer %d freed while not allocated", b);
                     goto done;
                 }
-                int held = live_at(lv, n_live, off[b]); /* by b alone */
+                int held = pg_span_after(lv, n_live, off[b]); /* b's own */
                 memmove(lv + held, lv + held + 1, (size_t)(n_live - held - 1) * sizeof *lv);
                 n_live--;
                 alloc[b] = 0;
