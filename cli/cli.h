@@ -25,6 +25,7 @@ typedef struct {
     int n_ins, runs, quiet, json, backend_set, smallest; /* smallest: plan --smallest */
     const char *model, *outdir, *stats_path;
     int no_plan_cache;        /* --no-plan-cache */
+    double within;            /* plan --smallest --within PCT: stop within PCT % (0: exact) */
     char plan_cache_default[4096]; /* $XDG_CACHE_HOME/streaminfer/plans, else under $HOME */
     const char *models[MAX_MODELS]; /* every MODEL given; model is the first */
     int n_models;

@@ -96,6 +96,7 @@ typedef struct {
     int plans, runs; /* probes made so far, each kind */
     int dyn;         /* the last accepted plan's si_stats.dynamic_part */
     int by_runs;     /* probe by runs (every stage), else by plans (stage 1) */
+    uint64_t refused; /* the last search's greatest refused budget (0: none) */
 } smallest_search;
 
 static si_options probe_options(const cli_args *a, uint64_t b)
@@ -148,6 +149,7 @@ static int least_accepted(smallest_search *q, uint64_t lo, uint64_t *out)
     uint64_t named = 0, hi = lo;
     si_result st = probe(q, hi, &named, &err);
     cli_progress_search(q->plans, q->runs, lo - 1, st == SI_OK ? hi : 0);
+    lo--; /* below lo: refused, or nothing (0) */
     int tried_below = 0;
     while (st == SI_ERR_BUDGET) {
         lo = hi;
@@ -160,8 +162,10 @@ static int least_accepted(smallest_search *q, uint64_t lo, uint64_t *out)
     }
     if (st != SI_OK)
         return cli_fail_status(&err);
-    while (hi - lo > 1) {
-        uint64_t mid = tried_below++ ? lo + (hi - lo) / 2 : hi - 1;
+    /* --within: done once the refused budget is within that share below hi
+     * (then no probe just below hi either: that is the exact search's) */
+    while (hi - lo > 1 && !(q->a->within > 0 && (double)(hi - lo) <= (double)hi * q->a->within / 100)) {
+        uint64_t mid = tried_below++ || q->a->within > 0 ? lo + (hi - lo) / 2 : hi - 1;
         st = probe(q, mid, &named, &err);
         if (st == SI_OK)
             hi = mid;
@@ -172,12 +176,14 @@ static int least_accepted(smallest_search *q, uint64_t lo, uint64_t *out)
         cli_progress_search(q->plans, q->runs, lo, hi);
     }
     *out = hi;
+    q->refused = lo;
     return 0;
 }
 
 /* plan --smallest: the least budget B whose plan is accepted while B-1's is
  * refused (least_accepted from 1 byte, over plans). Only planning; acceptance
- * is checked only at B-1 and B. Where the plan is stage 1's only
+ * is checked only at B-1 and B (with --within PCT: at B and at a refused
+ * budget within PCT % below it). Where the plan is stage 1's only
  * (si_stats.dynamic_part), the search goes on from stage 1's smallest over
  * runs on the inputs: a budget only stage 1 meets is no answer. */
 static int plan_smallest(const cli_args *a, const si_tensor_in *tin, int ni)
@@ -185,32 +191,34 @@ static int plan_smallest(const cli_args *a, const si_tensor_in *tin, int ni)
     smallest_search q = {.a = a, .tin = tin, .ni = ni};
     uint64_t first = 0, hi = 0;
     int rc = least_accepted(&q, 1, &first);
-    char b1[64], b2[64];
+    char b1[64], b2[64], within[64] = "";
     if (!rc && q.dyn) {
         /* stage 1's smallest; the later stages are planned only as the model runs */
+        uint64_t refused1 = q.refused;
         q.by_runs = 1;
         rc = least_accepted(&q, first, &hi);
+        if (!rc && hi == first) /* the first run accepted: below it, stage 1's refusal */
+            q.refused = refused1;
     }
     cli_progress_done();
     if (rc)
         return rc;
-    if (!q.dyn) {
-        if (first == 1)
-            printf("smallest accepted budget 1 byte (every budget is accepted; 1 plan made, nothing run)\n");
-        else
-            printf("smallest accepted budget %s (refused at %llu bytes; %d plans made, nothing run)\n",
-                   cli_size(first, b1), (unsigned long long)(first - 1), q.plans);
-        printf("bytes %llu\n", (unsigned long long)first);
-        return 0;
-    }
+    if (!q.dyn)
+        hi = first;
+    if (a->within > 0)
+        snprintf(within, sizeof within, ", within %g%%", a->within);
     if (hi == 1)
-        printf("smallest accepted budget 1 byte (every budget is accepted; %d plans made and %d runs "
-               "on these inputs)\n", q.plans, q.runs);
+        printf("smallest accepted budget 1 byte (every budget is accepted; %d plans made and %d runs)\n",
+               q.plans, q.runs);
+    else if (!q.dyn)
+        printf("smallest accepted budget %s (refused at %llu bytes%s; %d plans made, nothing run)\n",
+               cli_size(hi, b1), (unsigned long long)q.refused, within, q.plans);
     else
-        printf("smallest accepted budget %s (refused at %llu bytes; %d plans made and %d runs on "
+        printf("smallest accepted budget %s (refused at %llu bytes%s; %d plans made and %d runs on "
                "these inputs: the GPU stages after the model's host part are planned as it runs; "
                "stage 1 alone is accepted from %s)\n",
-               cli_size(hi, b1), (unsigned long long)(hi - 1), q.plans, q.runs, cli_size(first, b2));
+               cli_size(hi, b1), (unsigned long long)q.refused, within, q.plans, q.runs,
+               cli_size(first, b2));
     printf("bytes %llu\n", (unsigned long long)hi);
     return 0;
 }

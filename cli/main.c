@@ -16,7 +16,7 @@ static const char usage[] =
     "usage: streaminfer [options] MODEL\n"
     "       streaminfer [options] MODEL1 MODEL2 ...\n"
     "       streaminfer plan [--vram SIZE] [--input ...] MODEL\n"
-    "       streaminfer plan --smallest [--input ...] MODEL\n"
+    "       streaminfer plan --smallest [--within PCT] [--input ...] MODEL\n"
     "       streaminfer info [--json] [--input ...] MODEL\n"
     "\n"
     "Runs a TensorFlow.js graph model (MODEL: a folder holding model.json, or a\n"
@@ -34,6 +34,9 @@ static const char usage[] =
     "has GPU stages after them that are planned only as it runs: from stage 1's\n"
     "smallest budget on, the bisection goes on over runs on the inputs given (or\n"
     "the seeded ones), each stage accepted, and the line says how many it made.\n"
+    "With --within PCT the search stops once the last refused budget is within PCT\n"
+    "percent below the accepted one it prints (the probes nearest the smallest\n"
+    "budget are the slowest); the line names both.\n"
     "`info` describes the model without running it: inputs and outputs (names,\n"
     "shapes with free dimensions as -1, dtypes), ops and how often each occurs,\n"
     "weights (count, bytes, stored dtypes), control flow, the lower bound and the\n"
@@ -122,6 +125,7 @@ static const char usage[] =
     "                       run_ms_median, run_ms_p90, run_ms_max); other figures are\n"
     "                       from the last run\n"
     "  --smallest           plan: find and print the smallest accepted budget (above)\n"
+    "  --within PCT         plan --smallest: stop within PCT percent of it (above)\n"
     "  --json               info: print JSON\n"
     "  -q, --quiet          print nothing on success\n"
     "  -V, --version        the version of streaminfer\n"
@@ -190,7 +194,7 @@ static int parse_tolerance(const char *v, double *out)
 
 enum {
     O_VRAM = 256, O_MAXBUF, O_HOSTMEM, O_SPILLDIR, O_INPUT, O_SEED, O_OUTPUT, O_STATS, O_TRACE, O_IO, O_BACKEND, O_RUNS,
-    O_JSON, O_RESIZE, O_NO_STAGES, O_DRIVER_RESERVE, O_CHECK_STEPS, O_PLAN_PREFETCH, O_PLAN_DEBUG, O_SMALLEST,
+    O_JSON, O_RESIZE, O_NO_STAGES, O_DRIVER_RESERVE, O_CHECK_STEPS, O_PLAN_PREFETCH, O_PLAN_DEBUG, O_SMALLEST, O_WITHIN,
     O_PLAN_CACHE, O_NO_PLAN_CACHE, O_COPY_KERNELS, O_CONV_KERNEL,
     O_LOOP_NODES
 };
@@ -213,6 +217,7 @@ static const struct option longopts[] = {
     {"loop-nodes", required_argument, NULL, O_LOOP_NODES},
     {"conv-kernel", required_argument, NULL, O_CONV_KERNEL},
     {"smallest", no_argument, NULL, O_SMALLEST},
+    {"within", required_argument, NULL, O_WITHIN},
     {"plan-cache", required_argument, NULL, O_PLAN_CACHE},
     {"no-plan-cache", no_argument, NULL, O_NO_PLAN_CACHE},
     {"quiet", no_argument, NULL, 'q'},
@@ -332,6 +337,10 @@ static int parse_one(int c, const char *v, const char *arg, cli_args *a)
         a->opt.conv_kernel = strcmp(v, "auto") ? v : NULL;
         return 0;
     case O_SMALLEST: a->smallest = 1; return 0;
+    case O_WITHIN:
+        if (parse_tolerance(v, &a->within) || a->within >= 100)
+            return cli_fail(EXIT_USAGE, "--within: '%s' is not a percentage above 0 and below 100", v);
+        return 0;
     case ':': return cli_fail(EXIT_USAGE, "option %s needs a value; see --help", arg);
     }
     return cli_fail(EXIT_USAGE, "unknown option '%s'; see --help", arg);
@@ -351,6 +360,8 @@ static int check_command(const cli_args *a)
         return cli_fail(EXIT_USAGE, "info takes no --vram: it reports the smallest budget itself");
     if (a->smallest && a->cmd != CMD_PLAN)
         return cli_fail(EXIT_USAGE, "--smallest is for plan: streaminfer plan --smallest MODEL");
+    if (a->within > 0 && !a->smallest)
+        return cli_fail(EXIT_USAGE, "--within is for plan --smallest: streaminfer plan --smallest --within 1 MODEL");
     if (a->smallest && a->opt.vram_budget)
         return cli_fail(EXIT_USAGE, "plan --smallest takes no --vram: it finds the budget itself");
     if (a->cmd != CMD_INFO && a->json)

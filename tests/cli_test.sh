@@ -94,7 +94,7 @@ node -e '
     ok "--io uring gives the same outputs" || bad "--io uring"
 # plan --smallest: the budget N it prints is accepted by plan --vram N and N-1
 # is refused (exit 4); emotion and gender end at the budget a refusal names,
-# iris below it (a real bisection)
+# iris below it (a real bisection); with --within 5, iris's search stops early
 for name in emotion gender iris; do
     if ! "$SI" plan --smallest "$M/$name.json" >"$T/sm" 2>"$T/err"; then
         bad "plan --smallest $name: $(head -c 300 "$T/err")"; continue
@@ -105,7 +105,25 @@ for name in emotion gender iris; do
         bad "plan --smallest $name: --vram $n refused"
     "$SI" plan --vram $((n - 1)) "$M/$name.json" >/dev/null 2>&1
     [ $? -eq 4 ] && ok "plan --smallest $name: $((n - 1)) bytes refused" || bad "plan --smallest $name: --vram $((n - 1)) not refused"
+    # --within 5: it prints an accepted budget W and a refused R, at most 5% of W apart, W
+    # not below the exact N, and more than 1 byte apart (it stopped early: iris bisects)
+    [ "$name" = iris ] || continue
+    if ! "$SI" plan --smallest --within 5 "$M/$name.json" >"$T/sw" 2>"$T/err"; then
+        bad "plan --smallest --within 5 $name: $(head -c 300 "$T/err")"; continue
+    fi
+    w=$(sed -n 's/^bytes \([0-9][0-9]*\)$/\1/p' "$T/sw")
+    r=$(sed -n 's/^smallest accepted budget .*(refused at \([0-9]*\) bytes, within 5%;.*/\1/p' "$T/sw")
+    "$SI" plan --vram "$r" "$M/$name.json" >/dev/null 2>&1
+    rr=$?
+    if [ -n "$w" ] && [ -n "$r" ] && [ "$w" -ge "$n" ] && [ $((w - r)) -gt 1 ] && [ $(((w - r) * 100)) -le $((w * 5)) ] &&
+        "$SI" plan --vram "$w" "$M/$name.json" >/dev/null 2>&1 && [ "$rr" -eq 4 ]; then
+        ok "plan --smallest --within 5 $name: $w accepted, $r refused (exact: $n)"
+    else
+        bad "plan --smallest --within 5 $name: $(cat "$T/sw") (exact: $n)"
+    fi
 done
+expect_fail "--within outside plan --smallest" "--within is for plan --smallest" plan --within 5 "$M/emotion.json"
+expect_fail "--within 100" "not a percentage" plan --smallest --within 100 "$M/emotion.json"
 expect_fail "--smallest outside plan" "--smallest is for plan" --smallest "$M/emotion.json"
 expect_fail "plan --smallest with --vram" "takes no --vram" plan --smallest --vram 1M "$M/emotion.json"
 [ "$fails" -eq 0 ]
