@@ -17,6 +17,7 @@
 # BUDGETS: the budgets beside no limit (default "1G 256M"), a column group each.
 # SMALLEST_ONLY=1: only the bisections. SMALLEST_RUN=1: the bisections, then a
 # run at each smallest budget against a no-limit run (OUT_DIR/smallest.md).
+# SMALLEST_WITHIN=PCT: the smallest budget from plan --smallest --within PCT.
 set -u
 B=$1; BIG=$2; OUT=$3; shift 3
 [ $# -gt 0 ] || set -- effdet-d0 effdet-d1 effdet-d2 effdet-d3 effdet-d4 effdet-d5 effdet-d6 \
@@ -57,10 +58,19 @@ run() { # NAME MODEL BUDGET INPUT_ARGS...
 # time to the first answer: open, then the first run (the warm-up), in ms
 first() { awk -v a="$(key open_ms "$1")" -v b="$(key first_run_ms "$1")" 'BEGIN { printf "%.1f", a + b }'; }
 
-# smallest accepted budget, by bisection on plans (1 MiB resolution)
+# smallest accepted budget, by bisection on plans (1 MiB resolution); with
+# SMALLEST_WITHIN=PCT by `streaminfer plan --smallest --within PCT` instead
+# (which goes on by runs where a later stage is planned only as the model runs:
+# the -od replicas), cut off after SMALLEST_TIMEOUT seconds (default 900)
 smallest() { # MODEL INPUT_ARGS...
     m=$1; shift
     [ -z "${NO_SMALLEST:-}" ] || { echo "-"; return; }
+    if [ -n "${SMALLEST_WITHIN:-}" ]; then
+        n=$(timeout "${SMALLEST_TIMEOUT:-900}" "$SI" plan --smallest --within "$SMALLEST_WITHIN" --no-plan-cache "$@" "$m" 2>/dev/null |
+            tee -a "$LOG" | sed -n 's/^bytes \([0-9][0-9]*\)$/\1/p')
+        echo "${n:--}"
+        return
+    fi
     lb=$("$SI" plan "$@" "$m" | sed -n 's/.*lower bound \([0-9.]*\) MiB.*/\1/p' | head -1)
     hi=$(awk -v x="$lb" 'BEGIN { printf "%d", x * 1048576 * 1.02 + 1048576 }')
     lo=$((hi / 16))
