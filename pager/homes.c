@@ -102,7 +102,10 @@ uint64_t pg_home_layout_of(const pg_problem *prob, const pg_plan *pl, const uint
      * come in order, so a home once over stays over, and those left never
      * overlap each other (each was placed clear of every one still there), so
      * the lowest clear offset is found walking up from the first that ends
-     * above base. A home of 0 bytes blocks nothing and is not kept. */
+     * above base. A home of 0 bytes holds nothing, so it blocks nothing and is
+     * not kept (the loop this replaced let one push a later home up past it:
+     * the only case where the offsets differ from that loop's; no byte is
+     * shared either way). */
     uint64_t base = total;
     pg_span *act = malloc(((size_t)n_moving + 1) * sizeof *act);
     int *heap = malloc(((size_t)n_moving + 1) * sizeof *heap), n_act = 0, n_heap = 0;
