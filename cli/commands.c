@@ -99,26 +99,20 @@ typedef struct {
     uint64_t refused; /* the last search's greatest refused budget (0: none) */
 } smallest_search;
 
-static si_options probe_options(const cli_args *a, uint64_t b)
-{
-    si_options o = a->opt;
-    o.vram_budget = b;
-    o.progress = NULL;
-    o.progress_stop = NULL;
-    o.plan_debug = 0;
-    o.trace_path = NULL;
-    o.plan_cache_dir = NULL;
-    return o;
-}
-
 /* One probe at budget b from a fresh handle: by plans (nothing compiled,
  * nothing run; static shapes are planned by si_open already) or by a run on
  * the inputs (every stage). SI_OK where accepted, SI_ERR_BUDGET where refused,
  * else the failure (err set). *named: the budget a refusal names, 0 if none. */
 static si_result probe(smallest_search *q, uint64_t b, uint64_t *named, si_error *err)
 {
-    si_options o = probe_options(q->a, b);
+    si_options o = q->a->opt;
+    o.vram_budget = b;
     o.defer_compile = !q->by_runs;
+    o.progress = NULL;
+    o.progress_stop = NULL;
+    o.plan_debug = 0;
+    o.trace_path = NULL;
+    o.plan_cache_dir = NULL;
     si_model *m = NULL;
     *err = (si_error){0};
     si_result st = si_open(q->a->model, &o, &m, err);
@@ -150,7 +144,6 @@ static int least_accepted(smallest_search *q, uint64_t lo, uint64_t *out)
     si_result st = probe(q, hi, &named, &err);
     cli_progress_search(q->plans, q->runs, lo - 1, st == SI_OK ? hi : 0);
     lo--; /* below lo: refused, or nothing (0) */
-    int tried_below = 0;
     while (st == SI_ERR_BUDGET) {
         lo = hi;
         if (hi > UINT64_MAX / 4)
@@ -162,10 +155,12 @@ static int least_accepted(smallest_search *q, uint64_t lo, uint64_t *out)
     }
     if (st != SI_OK)
         return cli_fail_status(&err);
-    /* --within: done once the refused budget is within that share below hi
-     * (then no probe just below hi either: that is the exact search's) */
-    while (hi - lo > 1 && !(q->a->within > 0 && (double)(hi - lo) <= (double)hi * q->a->within / 100)) {
-        uint64_t mid = tried_below++ || q->a->within > 0 ? lo + (hi - lo) / 2 : hi - 1;
+    int exact = !(q->a->within > 0);
+    for (int first = 1; hi - lo > 1; first = 0) {
+        if (!exact && (double)(hi - lo) <= (double)hi * q->a->within / 100)
+            break; /* --within: the refused budget is within that share below hi */
+        /* exact: just below the first accepted first (often the named budget is the answer) */
+        uint64_t mid = exact && first ? hi - 1 : lo + (hi - lo) / 2;
         st = probe(q, mid, &named, &err);
         if (st == SI_OK)
             hi = mid;

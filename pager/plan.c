@@ -591,8 +591,8 @@ int pg_plan_check(const pg_problem *pb, const pg_plan *p, char *msg, size_t n)
                              (unsigned long long)p->arena_bytes);
                     goto done;
                 }
-                /* the live buffers sorted by offset (pg_span_after): no two overlap, as
-                 * checked here as each comes */
+                /* lv: the live buffers sorted by offset; none overlap (each was
+                 * checked here when allocated), so pg_span_after finds any overlap */
                 int at = pg_span_after(lv, n_live, a->offset);
                 if (at < n_live && lv[at].off < a->offset + sz) {
                     for (int o = 0; o < nb; o++) /* which one, for the message */
