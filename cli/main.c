@@ -97,6 +97,19 @@ static const char usage[] =
     "                       (its storage block size, 128M on llvmpipe) to SIZE, as on a\n"
     "                       GPU whose limit is that small: tensors bigger than it live\n"
     "                       as bands of rows (same results); for tests\n"
+    "  --precision f32|f16  how float tensors are stored on the GPU and in the host pool:\n"
+    "                       f32 (default) or f16, IEEE half, two a 32-bit word: half\n"
+    "                       the bytes of activations, float32 weights and constants, so\n"
+    "                       less VRAM and less to copy; kernels compute in float32 and\n"
+    "                       round once on store, saturating at 65504. Float32 stay: the\n"
+    "                       model's inputs and outputs, what the host reads, tensors\n"
+    "                       under 4096 elements, floats that become indices, sizes or\n"
+    "                       masks (casts to int or bool, comparisons, and the\n"
+    "                       elementwise steps before them), the arguments of Exp, Log,\n"
+    "                       Softplus and Pow, and what ops with no half kernel yet read\n"
+    "                       or write (--stats: f16_tensors, f32_tensors: activations).\n"
+    "                       Outputs at every budget are bitwise those of f16 with no\n"
+    "                       budget (not those of f32)\n"
     "  --input FILE         input for a one-input model: .npy (any numeric dtype, converted\n"
     "                       to the input's as tf.cast does; refused where int32 cannot\n"
     "                       hold a value), or an image (.jpg/.png/.bmp/...; gray, RGB or\n"
@@ -195,7 +208,7 @@ static int parse_tolerance(const char *v, double *out)
 enum {
     O_VRAM = 256, O_MAXBUF, O_HOSTMEM, O_SPILLDIR, O_INPUT, O_SEED, O_OUTPUT, O_STATS, O_TRACE, O_IO, O_BACKEND, O_RUNS,
     O_JSON, O_RESIZE, O_NO_STAGES, O_DRIVER_RESERVE, O_CHECK_STEPS, O_PLAN_PREFETCH, O_PLAN_DEBUG, O_SMALLEST, O_WITHIN,
-    O_PLAN_CACHE, O_NO_PLAN_CACHE, O_COPY_KERNELS, O_CONV_KERNEL,
+    O_PLAN_CACHE, O_NO_PLAN_CACHE, O_COPY_KERNELS, O_CONV_KERNEL, O_PRECISION,
     O_LOOP_NODES
 };
 
@@ -216,6 +229,7 @@ static const struct option longopts[] = {
     {"copy-kernels", required_argument, NULL, O_COPY_KERNELS},
     {"loop-nodes", required_argument, NULL, O_LOOP_NODES},
     {"conv-kernel", required_argument, NULL, O_CONV_KERNEL},
+    {"precision", required_argument, NULL, O_PRECISION},
     {"smallest", no_argument, NULL, O_SMALLEST},
     {"within", required_argument, NULL, O_WITHIN},
     {"plan-cache", required_argument, NULL, O_PLAN_CACHE},
@@ -335,6 +349,14 @@ static int parse_one(int c, const char *v, const char *arg, cli_args *a)
         return 0;
     case O_CONV_KERNEL: /* the library checks the rest (SI_ERR_ARG at si_open) */
         a->opt.conv_kernel = strcmp(v, "auto") ? v : NULL;
+        return 0;
+    case O_PRECISION:
+        if (!strcmp(v, "f16"))
+            a->opt.precision = SI_PRECISION_F16;
+        else if (!strcmp(v, "f32"))
+            a->opt.precision = SI_PRECISION_F32;
+        else
+            return cli_fail(EXIT_USAGE, "--precision: '%s' is not f32 or f16", v);
         return 0;
     case O_SMALLEST: a->smallest = 1; return 0;
     case O_WITHIN:

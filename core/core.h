@@ -95,6 +95,11 @@ typedef struct {
     int input;          /* model input index for PT_INPUT, else -1 */
     void *host;         /* PT_CONST data (4 bytes an element) */
     int alias_of;       /* -1, or the tensor whose storage this one shares (reshape) */
+    /* 1: a float32 activation, weight or constant stored on the GPU (and in the
+     * host pool) as IEEE half, two a word (core_program_set_half); bytes is then
+     * its elements x 2 rounded up to 4. host stays float32: the runtime
+     * converts what it uploads. */
+    int half;
 } core_tensor;
 
 typedef struct {
@@ -139,6 +144,32 @@ int core_fuse_epilogues(core_program *p, int exact_mul_add);
  * blocks in a software rasterizer cost more than tfjs's select on the CPU);
  * returns how many (core/op_select.c). */
 int core_topk_to_host(core_program *p);
+
+/* Half precision (core/precision.c, si_options.precision f16): marks the
+ * float32 activations stored as IEEE half on the GPU and sets their bytes. A
+ * tensor is half only where every step that writes or reads it is a GPU
+ * kernel that loads and stores halves at that binding (core_step_half_ok),
+ * runs within max_loop (a longer one runs on the host) and does not need the
+ * input in float32 (the arguments of Exp, Log, Softplus and Pow); never a
+ * model input or output, a tensor the host interpreter reads, a tensor of
+ * fewer than CORE_HALF_MIN elements, or a float that becomes an index, a size
+ * or a mask. Float32 weights (stored unquantized; quantized ones stay as
+ * stored, their dequantized values an activation) and constants the same rule
+ * allows are half too. Run after fusion and before tiling (whose new tensors
+ * follow the ones they split), then core_program_mark_half after it. Returns
+ * how many tensors it marked. */
+int core_program_set_half(core_program *p, uint64_t max_loop);
+/* Each step's ck_step.half from its tensors' (after tiling); returns the
+ * first step with a half binding its kernel does not take (a bug), or -1. */
+int core_program_mark_half(core_program *p);
+/* Whether a kind's kernel loads (binding i < CK_MAX_IN) or stores (i ==
+ * CK_MAX_IN) halves at binding i. */
+int core_step_half_ok(const ck_step *s, int i);
+/* Adds the program's float32 activations (storage roots) stored as halves to
+ * *half, the others to *full. */
+void core_program_count_half(const core_program *p, uint64_t *half, uint64_t *full);
+/* GPU bytes of n elements of t's storage: 4 each, or 2 each rounded up to 4. */
+uint64_t core_tensor_bytes(const core_tensor *t, int64_t n);
 
 /* ---- the graph ---------------------------------------------------------- */
 

@@ -16,7 +16,10 @@
  *     among those that exist (core/step.c, glkernels/glk.c, core/tile_rules.c),
  *     or a new one written beside them;
  *  2. its host reference ck_host_<name> (declared from the row in core.h) and
- *     its shader glkernels/shaders/<shader>.comp (none for a host-only kind);
+ *     its shader glkernels/shaders/<shader>.comp (none for a host-only kind),
+ *     reading input k's element i as LDk(i) and storing through ST(i, v), so
+ *     that a binding may hold halves; core_step_half_ok (core/precision.c)
+ *     names the bindings it takes as halves (none: it stays float32);
  *  3. the lowering that emits it (core/op_*.c);
  *  4. its kernel test (tests/test_kernels_*.c: GPU against host reference),
  *     and, where it has a tiling rule, a case in tests/test_tiling.c;
@@ -487,6 +490,11 @@ typedef struct {
     /* CK_COPY into a tensor that earlier steps also write (concat, pack):
      * the output keeps what it had. */
     int accumulate;
+    /* Bindings stored as IEEE half, two a 32-bit word (si_options.precision
+     * f16; core/precision.c): bit i input i, bit CK_MAX_IN the output. The
+     * kernel loads them as float32 and rounds once on store; host references
+     * read and write float32 whatever it says. */
+    int half;
 } ck_step;
 
 /* core/step.c, from CK_KINDS. */

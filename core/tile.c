@@ -82,7 +82,8 @@ int tile_new_tensor(tiler *T, int like, int64_t count, const char *fmt, int64_t 
     t->dtype = l->dtype;
     t->shape.rank = 1;
     t->shape.d[0] = count;
-    t->bytes = (uint64_t)count * CORE_ELEM;
+    t->half = l->half;
+    t->bytes = core_tensor_bytes(t, count);
     t->kind = PT_ACT;
     t->weight = t->input = t->alias_of = -1;
     if (grow_bs(T)) {

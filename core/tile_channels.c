@@ -8,7 +8,8 @@
 #include <string.h>
 #include "tile_internal.h"
 
-/* Host value of a constant or float32 weight tensor (4 bytes an element), or NULL. */
+/* Host value of a constant or float32 weight tensor (4 bytes an element, or
+ * stored as halves), or NULL. */
 static float *host_value(tiler *T, int t, si_error *err)
 {
     core_program *p = T->p;
@@ -22,7 +23,7 @@ static float *host_value(tiler *T, int t, si_error *err)
         memcpy(v, ct->host, (size_t)n * CORE_ELEM);
         return v;
     }
-    if (ct->kind == PT_WEIGHT && T->load && ct->bytes == (uint64_t)n * CORE_ELEM &&
+    if (ct->kind == PT_WEIGHT && T->load && ct->bytes == core_tensor_bytes(ct, n) &&
         T->load(T->load_user, ct->weight, v, err) == SI_OK)
         return v;
     free(v);

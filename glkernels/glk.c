@@ -811,6 +811,12 @@ static const char *prelude =
     "    return v;\n"
     "}\n";
 
+void glk_set_source_hook(glk_ctx *g, glk_source_fn fn, void *user)
+{
+    g->on_source = fn;
+    g->source_user = user;
+}
+
 void glk_set_binaries(glk_ctx *g, const glk_binaries *b)
 {
     g->bins = b ? *b : (glk_binaries){0};
@@ -901,7 +907,7 @@ static si_result compile(glk_ctx *g, const char *shader, const char *defines, gl
         "#define precise\n#define fma(a, b, c) ((a) * (b) + (c))\n";
     if (epoxy_gl_version() >= 32)
         head = head32;
-    char decl[6144];
+    char decl[8192];
     int n = 0;
     n += snprintf(decl + n, sizeof decl - (size_t)n, "#define FUSED_FMA %d\n%s", fused, defines);
     for (int i = 0; i < CK_MAX_IN; i++)
@@ -913,6 +919,28 @@ static si_result compile(glk_ctx *g, const char *shader, const char *defines, gl
                   "uint gidx() { return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * "
                   "gl_NumWorkGroups.x * 64u; }\n",
                   CK_MAX_IN);
+    /* Kernels read element i of input k as LDk(i) and store through ST(i, v):
+     * a float32 or int32 binding is its array; a half one (Hk, HO: ck_step.half)
+     * holds IEEE halves two a 32-bit word (element i in word i/2, the low half
+     * first), read as floats. A half store rounds once (packHalf2x16), values
+     * past the largest half saturated to it, and writes its 16 bits by atomics,
+     * as the word's other half is another invocation's (or another step's). */
+    /* (a program that is no step's defines none of Hk, HO: plain arrays; GLSL ES,
+     * unlike C, refuses an undefined name in #if) */
+    for (int i = 0; i < CK_MAX_IN; i++)
+        n += snprintf(decl + n, sizeof decl - (size_t)n,
+                      "#ifndef H%d\n#define H%d 0\n#endif\n#if H%d\nfloat ld%d(int i) { return unpackHalf2x16(in%d[i >> 1])[i & 1]; }\n"
+                      "float ld%d(uint i) { return ld%d(int(i)); }\n#define LD%d(i) ld%d(i)\n"
+                      "#else\n#define LD%d(i) in%d[i]\n#endif\n",
+                      i, i, i, i, i, i, i, i, i, i, i);
+    n += snprintf(decl + n, sizeof decl - (size_t)n,
+                  "#ifndef HO\n#define HO 0\n#endif\n#if HO\nvoid st_half(int i, float v) {\n"
+                  "    if (!isinf(v) && !isnan(v)) v = clamp(v, -65504.0, 65504.0);\n"
+                  "    uint h = packHalf2x16(vec2(v, 0.0)) & 0xffffu;\n"
+                  "    if ((i & 1) == 0) { atomicAnd(outv[i >> 1], 0xffff0000u); atomicOr(outv[i >> 1], h); }\n"
+                  "    else { atomicAnd(outv[i >> 1], 0xffffu); atomicOr(outv[i >> 1], h << 16); }\n"
+                  "}\nvoid st_half(uint i, float v) { st_half(int(i), v); }\n#define ST(i, v) st_half(i, v)\n"
+                  "#else\n#define ST(i, v) outv[i] = (v)\n#endif\n");
     const char *srcs[4] = {head, decl, prelude, body};
     /* the key of the binary store (where one is set): what the driver's binary depends on */
     uint64_t key[2] = {0, 0};
@@ -936,6 +964,19 @@ static si_result compile(glk_ctx *g, const char *shader, const char *defines, gl
         out->loc_p = glGetUniformLocation(prog, "P");
         out->loc_nt = glGetUniformLocation(prog, "NT");
         return SI_OK;
+    }
+    if (g->on_source) {
+        size_t len = 1;
+        for (int i = 0; i < 4; i++)
+            len += strlen(srcs[i]);
+        char *all = malloc(len);
+        if (all) {
+            all[0] = 0;
+            for (int i = 0; i < 4; i++)
+                strcat(all, srcs[i]);
+            g->on_source(g->source_user, shader, all);
+            free(all);
+        }
     }
     GLuint sh = glCreateShader(GL_COMPUTE_SHADER);
     glShaderSource(sh, 4, srcs, NULL);
@@ -1108,19 +1149,21 @@ static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
     conv_pick cv = {opc, g->conv_tile[0], 1};
     int n = snprintf(key, sizeof key, "%s:%d:", k->shader, opc);
     if (s->kind == CK_CONV2D) { /* the variant, its runs or its tile */
-        opc = (cv = conv_variant(g, s, x_aligned && in_dt[0] == SI_FLOAT32)).opc;
+        opc = (cv = conv_variant(g, s, x_aligned && in_dt[0] == SI_FLOAT32 && !(s->half & 1))).opc;
         n = snprintf(key, sizeof key, "%s:%d:%d.%d.%d.%d.%d.%d:", k->shader, opc, cv.slices,
                      cv.tile[0], cv.tile[1], cv.tile[2], cv.tile[3], cv.tile[4]);
     }
     if (pick)
         *pick = cv;
     for (int i = 0; i < CK_MAX_IN && n < (int)sizeof key - 2; i++)
-        key[n++] = i < s->n_in && s->in[i] >= 0 ? (in_dt[i] == SI_FLOAT32 ? 'f' : 'i') : '-';
-    key[n++] = out_dt == SI_FLOAT32 ? 'f' : 'i';
+        key[n++] = i < s->n_in && s->in[i] >= 0
+                       ? (in_dt[i] == SI_FLOAT32 ? (s->half >> i & 1 ? 'h' : 'f') : 'i')
+                       : '-';
+    key[n++] = out_dt == SI_FLOAT32 ? (s->half >> CK_MAX_IN & 1 ? 'h' : 'f') : 'i';
     key[n] = 0;
     if ((*out = find_program(g, key)))
         return SI_OK;
-    char defs[1024];
+    char defs[2048];
     int m = snprintf(defs, sizeof defs, "#define OPC %d\n", opc);
     if (s->kind == CK_CONV2D) {
         const int *t = cv.tile;
@@ -1128,12 +1171,17 @@ static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
                       "#define CT_BM %d\n#define CT_BN %d\n#define CT_TM %d\n#define CT_TN %d\n"
                       "#define CT_BK %d\n#define CL_S %d\n", t[0], t[1], t[2], t[3], t[4], cv.slices);
     }
-    for (int i = 0; i < CK_MAX_IN; i++)
-        m += snprintf(defs + m, sizeof defs - (size_t)m, "#define T%d %s\n", i,
-                      opc == 3 && s->kind == CK_CONV2D && i == 0
-                          ? "vec4"
-                          : dtype_glsl(i < s->n_in && s->in[i] >= 0 ? in_dt[i] : SI_FLOAT32));
-    snprintf(defs + m, sizeof defs - (size_t)m, "#define TO %s\n", dtype_glsl(out_dt));
+    /* Tk / TO the bindings' element types, Vk / VO the values kernels compute with */
+    for (int i = 0; i < CK_MAX_IN; i++) {
+        const char *t = dtype_glsl(i < s->n_in && s->in[i] >= 0 ? in_dt[i] : SI_FLOAT32);
+        int h = s->half >> i & 1;
+        m += snprintf(defs + m, sizeof defs - (size_t)m, "#define T%d %s\n#define V%d %s\n#define H%d %d\n",
+                      i, opc == 3 && s->kind == CK_CONV2D && i == 0 ? "vec4" : h ? "uint" : t, i,
+                      h ? "float" : t, i, h);
+    }
+    int ho = s->half >> CK_MAX_IN & 1;
+    snprintf(defs + m, sizeof defs - (size_t)m, "#define TO %s\n#define VO %s\n#define HO %d\n",
+             ho ? "uint" : dtype_glsl(out_dt), ho ? "float" : dtype_glsl(out_dt), ho);
     return add_program(g, key, k->shader, defs, out, err);
 }
 
@@ -1175,8 +1223,9 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
     glUseProgram(p->prog);
     if (p->loc_p >= 0)
         glUniform1iv(p->loc_p, CK_MAX_P, s->u.p);
-    uint64_t inv = s->kind == CK_CONV2D ? conv_inv(cv, s, out->bytes / CK_ELEM)
-                                        : kernels[s->kind].invocations(s, out->bytes / CK_ELEM);
+    /* a half output's range is its elements' bytes, not rounded up to a word */
+    uint64_t n_out = s->half >> CK_MAX_IN & 1 ? out->bytes / 2 : out->bytes / CK_ELEM;
+    uint64_t inv = s->kind == CK_CONV2D ? conv_inv(cv, s, n_out) : kernels[s->kind].invocations(s, n_out);
     glk_limits lim;
     glk_get_limits(g, &lim);
     if (inv > lim.dispatch_elements) /* the plan keeps tensors smaller: not reached */
@@ -1189,10 +1238,10 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
     for (int i = 0; i < CK_MAX_IN; i++) {
         const glk_range *r = i < s->n_in && s->in[i] >= 0 ? &ins[i] : out;
         glBindBufferRange(GL_SHADER_STORAGE_BUFFER, (GLuint)i, r->buf, (GLintptr)r->offset,
-                          (GLsizeiptr)(r->bytes ? r->bytes : 4));
+                          (GLsizeiptr)(r->bytes ? (r->bytes + 3) / 4 * 4 : 4));
     }
     glBindBufferRange(GL_SHADER_STORAGE_BUFFER, CK_MAX_IN, out->buf, (GLintptr)out->offset,
-                      (GLsizeiptr)(out->bytes ? out->bytes : 4));
+                      (GLsizeiptr)(out->bytes ? (out->bytes + 3) / 4 * 4 : 4));
     uint64_t groups = (inv + GLK_LOCAL - 1) / GLK_LOCAL;
     if (groups > 0) {
         GLuint gx = groups > 65535 ? 65535 : (GLuint)groups;

@@ -90,6 +90,11 @@ typedef struct {
     void *user;
 } glk_binaries;
 void glk_set_binaries(glk_ctx *g, const glk_binaries *b);
+/* Called with the whole GLSL source of every program compiled from source
+ * from now on (NULL: none): for tests that check the sources with a stricter
+ * compiler than the one at hand (tests/test_shader_sources.c). */
+typedef void (*glk_source_fn)(void *user, const char *shader, const char *source);
+void glk_set_source_hook(glk_ctx *g, glk_source_fn fn, void *user);
 void glk_program_counts(const glk_ctx *g, uint64_t *loaded, uint64_t *compiled);
 
 /* Device buffers: plain GL buffer names. */

@@ -33,6 +33,8 @@ struct glk_ctx {
     int n_allocs, n_cmds;    /* counted since glk_set_faults */
     int lost;                /* the context was lost: every later call fails */
     glk_binaries bins;       /* glk_set_binaries */
+    glk_source_fn on_source; /* glk_set_source_hook */
+    void *source_user;
     uint64_t n_loaded, n_compiled;
     /* glk_download's staging: GLK_READBACK bytes of mapped host memory the
      * GPU copies into (0: not made yet, or no GL_EXT_buffer_storage) */

@@ -44,6 +44,9 @@ typedef enum { SI_IO_MMAP = 0, SI_IO_URING = 1 } si_io_mode;
  * which depend on the GPU they are made for). */
 typedef enum { SI_BACKEND_GPU = 0, SI_BACKEND_HOST = 1, SI_BACKEND_AUTO = 2 } si_backend;
 
+/* How float tensors are stored on the GPU (si_options.precision). */
+typedef enum { SI_PRECISION_F32 = 0, SI_PRECISION_F16 = 1 } si_precision;
+
 #define SI_MAX_RANK 6
 
 typedef struct {
@@ -169,6 +172,24 @@ typedef struct {
      * every budget whichever runs. Models in an si_context run with the
      * context's. Anything else: SI_ERR_ARG at si_open. SI_CONV overrides it. */
     const char *conv_kernel;
+    /* SI_PRECISION_F32 (0, default) or SI_PRECISION_F16: float tensors stored
+     * on the GPU and in the host pool as IEEE half, two a 32-bit word, where
+     * every step that writes or reads one loads and stores halves
+     * (elementwise, copies, pads, pooling, resizes, gathers, selects,
+     * convolutions and matmuls: their x and filter): activations, float32
+     * weights (rounded once when read from the shards; quantized ones stay as
+     * stored, dequantized into halves) and folded constants. Kernels compute
+     * in float32 and round once on store, saturating at the largest half.
+     * Never half: int32 and bool tensors, the model's inputs and outputs, what
+     * the host interpreter or a host step reads, tensors of fewer than 4096
+     * elements, floats that become indices, sizes or masks (casts to int or
+     * bool, comparisons, and the elementwise steps before them), the
+     * arguments of Exp, Log, Softplus and Pow (core/precision.c). Budgets count
+     * the stored bytes; outputs at every budget are bitwise those of f16 with
+     * no budget (not those of f32). The GPU backend only (the host backend
+     * computes in float32). SI_PRECISION (f32 or f16) overrides it; anything
+     * else: SI_ERR_ARG at si_open. */
+    si_precision precision;
 } si_options;
 
 typedef struct {
@@ -251,6 +272,10 @@ typedef struct {
      * made at si_open/si_plan is stage 1's only (streaminfer plan --smallest
      * finds such a model's smallest budget by running it). */
     uint64_t dynamic_part;
+    /* The float32 activations of the plan (every stage's so far) stored on the
+     * GPU as halves (si_options.precision f16), and those stored as float32
+     * (all of them at f32). */
+    uint64_t f16_tensors, f32_tensors;
 } si_stats;
 
 typedef struct si_model si_model;

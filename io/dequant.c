@@ -41,6 +41,33 @@ float io_half_to_float(uint16_t h)
     return f;
 }
 
+uint16_t io_float_to_half(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    uint16_t sign = (uint16_t)((b >> 16) & 0x8000u);
+    uint32_t exp = (b >> 23) & 0xffu, man = b & 0x7fffffu;
+    if (exp == 0xff) /* inf, or NaN kept a NaN (quiet) */
+        return (uint16_t)(sign | 0x7c00u | (man ? 0x200u | (man >> 13) : 0));
+    int e = (int)exp - 127 + 15;
+    if (e >= 31)
+        return (uint16_t)(sign | 0x7c00u);
+    if (e <= 0) { /* a subnormal half, or zero: the implicit bit shifted in */
+        if (e < -10)
+            return sign;
+        man |= 0x800000u;
+        uint32_t shift = (uint32_t)(14 - e), h = man >> shift, rest = man & ((1u << shift) - 1);
+        uint32_t half = 1u << (shift - 1);
+        if (rest > half || (rest == half && (h & 1u)))
+            h++;
+        return (uint16_t)(sign | h);
+    }
+    uint32_t h = ((uint32_t)e << 10) | (man >> 13), rest = man & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u)))
+        h++; /* a carry into the exponent is right, up to inf */
+    return (uint16_t)(sign | h);
+}
+
 /* The float copies in io_weight may be all a caller set (a hand-built weight);
  * use the double only when it is the one the float came from. */
 static double io_exact(float f, double d)

@@ -140,6 +140,8 @@ size_t io_weight_stored_elem_size(const io_weight *w);
  * (a string weight: nbytes, its stored bytes copied as they are). */
 void io_weight_dequantize(const io_weight *w, const void *stored, void *dst);
 float io_half_to_float(uint16_t h);
+/* The IEEE half nearest f (ties to even); past the largest half: inf. */
+uint16_t io_float_to_half(float f);
 
 /* Shard readers: one interface, two implementations. */
 typedef struct io_reader io_reader;

@@ -24,6 +24,9 @@ typedef struct {
      * where band_first's group starts, so the whole is handed back in place */
     uint64_t band_total, band_at;
     int band_first;
+    /* a weight whose bytes as read from the model's shards are more than
+     * bytes (stored as halves, read as float32): its staging slot holds those */
+    uint64_t src_bytes;
 } pg_buffer;
 
 /* Steps in execution order and the buffers each touches; the last one listed

@@ -208,6 +208,23 @@ static int on_host(const si_model *m, const ck_step *st)
     return ck_runs_on_host(st->kind) || ck_loop_iterations(st) > glk_max_loop_iterations(m->gpu);
 }
 
+/* A half tensor's n elements, read back two a word, widened in place to
+ * float32 (from the last: each float lands at or after the half it is made of). */
+static void widen_halves(void *data, int64_t n)
+{
+    const uint16_t *h = data;
+    float *f = data;
+    for (int64_t i = n - 1; i >= 0; i--)
+        f[i] = io_half_to_float(h[i]);
+}
+
+/* Host bytes for tensor t read back: its stored bytes, or float32 for a half one. */
+static size_t host_bytes(const si_model *m, int t, int b)
+{
+    uint64_t n = (uint64_t)core_shape_count(&m->prog->tensors[t].shape) * 4, s = m->pb.buffers[b].bytes;
+    return (size_t)(n > s ? n : s) + 4;
+}
+
 /* The inputs of step st read back from the arena into host buffers (freed
  * by free_inputs, also after a failure); insp[i] NULL where there is none.
  * From the last: one the step does without, given those after it, stays
@@ -222,10 +239,12 @@ static si_result read_inputs(si_model *m, const ck_step *st, core_buf *ins,
             continue;
         const core_tensor *t = &p->tensors[st->in[i]];
         int b = m->buf_of[core_storage(p, st->in[i])];
-        ins[i] = (core_buf){t->dtype, t->shape, malloc(m->pb.buffers[b].bytes + 4)};
+        ins[i] = (core_buf){t->dtype, t->shape, malloc(host_bytes(m, st->in[i], b))};
         insp[i] = &ins[i];
         rc = ins[i].data ? read_buf(m, b, ins[i].data, err)
                          : base_fail(err, SI_ERR_NOMEM, "out of memory");
+        if (rc == SI_OK && p->tensors[core_storage(p, st->in[i])].half)
+            widen_halves(ins[i].data, core_shape_count(&t->shape));
         m->st.bytes_downloaded += m->pb.buffers[b].bytes;
     }
     return rc;
@@ -274,7 +293,7 @@ static int derives(const si_model *m, int s)
         return 0;
     pg_kind k = m->pb.buffers[bi].kind;
     return (k == PG_WEIGHT || k == PG_CONST) && m->pb.buffers[bo].kind == PG_ACT &&
-           (uint64_t)st->u.dequant.count * CK_ELEM == m->pb.buffers[bo].bytes;
+           core_tensor_bytes(&p->tensors[r], st->u.dequant.count) == m->pb.buffers[bo].bytes;
 }
 
 /* With no budget, the derived weights get a buffer of their own, made at the
@@ -334,6 +353,8 @@ static void step_ranges(const si_model *m, int s, glk_range *r, si_dtype *dts, g
         dts[i] = p->tensors[st->in[i]].dtype;
     }
     *ro = buf_range(m, m->buf_of[core_storage(p, st->out)]);
+    if (p->tensors[core_storage(p, st->out)].half) /* the kernel counts its outputs by it */
+        ro->bytes = (uint64_t)core_shape_count(&p->tensors[st->out].shape) * 2;
 }
 
 static void gpu_sync_step(si_model *m, int s)
@@ -402,12 +423,14 @@ static void gpu_check_step(si_model *m, int s)
     si_error err = {0};
     const core_tensor *o = &p->tensors[st->out];
     int ob = m->buf_of[core_storage(p, st->out)];
-    uint64_t bytes = m->pb.buffers[ob].bytes, down = m->st.bytes_downloaded;
-    core_buf gpu = {o->dtype, o->shape, malloc(bytes + 4)}, host = {o->dtype, o->shape, malloc(bytes + 4)};
+    uint64_t bytes = host_bytes(m, st->out, ob), down = m->st.bytes_downloaded;
+    core_buf gpu = {o->dtype, o->shape, malloc(bytes)}, host = {o->dtype, o->shape, malloc(bytes)};
     si_result rc = gpu.data && host.data ? read_inputs(m, st, ins, insp, &err) : SI_ERR_NOMEM;
     m->st.bytes_downloaded = down; /* a check is not the run's traffic */
     if (rc == SI_OK)
         rc = read_buf(m, ob, gpu.data, &err);
+    if (rc == SI_OK && p->tensors[core_storage(p, st->out)].half)
+        widen_halves(gpu.data, core_shape_count(&o->shape));
     if (rc != SI_OK) {
         fprintf(stderr, "check: step %d not checked: %s\n", s, rc == SI_ERR_NOMEM ? "out of memory" : err.message);
         free_inputs(st, ins, insp);

@@ -229,6 +229,8 @@ static si_result attempt_at(si_model *m, const core_shape *shapes, const core_bu
         core_fuse_epilogues(m->prog, !m->gpu || glk_precise(m->gpu));
     if (m->be != &rt_backend_gpu || glk_software(m->gpu))
         core_topk_to_host(m->prog);
+    if (m->opt.precision == SI_PRECISION_F16 && m->be == &rt_backend_gpu)
+        core_program_set_half(m->prog, glk_max_loop_iterations(m->gpu));
     m->untiled_bound = largest_step(m->prog, NULL);
     m->tile_limit = limit;
     m->n_split = 0;
@@ -239,6 +241,10 @@ static si_result attempt_at(si_model *m, const core_shape *shapes, const core_bu
         if (st != SI_OK)
             return st;
     }
+    int wrong = core_program_mark_half(m->prog);
+    if (wrong >= 0)
+        return base_fail(err, SI_ERR_ARG, "internal: step %d (%s) has a half binding its kernel "
+                         "does not read", wrong, ck_kind_name(m->prog->steps[wrong].kind));
     if ((st = rt_make_problem(m, err)) != SI_OK)
         return st;
     *over = rt_oversized(&m->pb, m->max_tensor);
@@ -289,9 +295,11 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
         /* Fused, the untiled program has fewer tensors, but placement is a
          * heuristic and can miss a budget the program as lowered meets (with
          * bitwise the same answer): where every step fits the budget, that one is
-         * tried before steps are split (which can take far more steps) */
+         * tried before steps are split (which can take far more steps). Not at
+         * f16: an unfused epilogue stores its steps' results as halves, which
+         * rounds where the fused one does not (other bits). */
         if (limit == 0 && st == SI_ERR_BUDGET && over < 0 && !m->unfused &&
-            m->untiled_bound <= budget) {
+            m->untiled_bound <= budget && m->opt.precision != SI_PRECISION_F16) {
             st = attempt_at(m, shapes, vp, 0, 1, align, pool, &over, err);
             if (over == -2)
                 break;

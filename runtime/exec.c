@@ -23,7 +23,7 @@ static si_result read_weights(si_model *m, si_error *err)
     si_result st = rt_check_cancel(m, err);
     for (int b = 0; b < m->pb.n_buffers && st == SI_OK; b++) {
         const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
-        if (t->kind != PT_WEIGHT || m->home_off[b] == UINT64_MAX)
+        if (t->kind != PT_WEIGHT || m->home_off[b] == UINT64_MAX || t->half)
             continue;
         uint8_t *dst = m->home + m->home_off[b];
         memset(dst, 0, m->pb.buffers[b].bytes); /* the padding to 4 bytes */
@@ -39,6 +39,19 @@ static si_result read_weights(si_model *m, si_error *err)
         }
     }
     si_result w = io_reader_wait(m->rd, err);
+    /* weights stored as halves (si_options.precision f16): read, then rounded */
+    for (int b = 0; b < m->pb.n_buffers && st == SI_OK && w == SI_OK; b++) {
+        const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
+        if (t->kind != PT_WEIGHT || m->home_off[b] == UINT64_MAX || !t->half)
+            continue;
+        int64_t n = core_shape_count(&t->shape);
+        float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+        st = v ? rt_load_weight(m, t->weight, v, err) : base_fail(err, SI_ERR_NOMEM, "out of memory");
+        if (st == SI_OK)
+            rt_store_halves(m->home + m->home_off[b], v, n);
+        free(v);
+        m->st.file_bytes_read += m->io->weights[t->weight].nbytes;
+    }
     m->st.file_ms += rt_now_ms() - t0;
     if (st == SI_OK && w == SI_OK) {
         rt_progress(m, "weights", (int)(total >> 10) + 1, (int)(total >> 10) + 1);
@@ -170,7 +183,11 @@ si_result rt_run_plan(si_model *m, si_error *err)
     const pg_plan *pl = m->plan;
     for (int b = 0; b < m->pb.n_buffers; b++) {
         const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
-        if (t->kind == PT_INPUT && m->home_off[b] != UINT64_MAX)
+        if (t->kind != PT_INPUT || m->home_off[b] == UINT64_MAX)
+            continue;
+        if (t->half) /* si_options.precision f16: the halves nearest its floats */
+            rt_store_halves(m->home + m->home_off[b], m->in_dev[t->input], core_shape_count(&t->shape));
+        else
             memcpy(m->home + m->home_off[b], m->in_dev[t->input], t->bytes);
     }
     if (!m->weights_read) {

@@ -230,7 +230,7 @@ static si_result weight_submit(si_model *m, int b, int s, si_error *err)
     si_result st = m->be->fence_wait(m, &m->wfence[s], err); /* its last copy to the arena */
     if (st != SI_OK)
         return st;
-    memset(m->wslot[s], 0, m->pb.buffers[b].bytes); /* the padding to 4 bytes */
+    memset(m->wslot[s], 0, m->pb.buffers[b].bytes); /* the padding to 4 bytes (a half one's: rt_store_halves) */
     m->st.file_bytes_read += m->io->weights[t->weight].nbytes;
     return io_reader_submit(m->rd, t->weight, m->wslot[s], err);
 }
@@ -268,6 +268,8 @@ static si_result weight_load(si_model *m, int b, int a, si_error *err)
             st = io_reader_wait(m->rd, err);
     }
     m->st.file_ms += rt_now_ms() - t0;
+    if (st == SI_OK && m->prog->tensors[m->pb.buffers[b].tensor].half) /* read as float32 */
+        rt_store_halves(m->wslot[s], m->wslot[s], core_shape_count(&m->prog->tensors[m->pb.buffers[b].tensor].shape));
     if (st == SI_OK)
         st = m->be->transfer_pool(m, b, 0, m->pb.buffers[b].bytes, (uint64_t)(m->wslot[s] - m->home), 1,
                                   &m->wfence[s], err);
@@ -294,6 +296,16 @@ si_result rt_host_move(si_model *m, const pg_action *ac, int a, si_error *err)
         uint64_t bytes = m->pb.buffers[b].bytes;
         if (!to_arena)
             break;
+        const void *src = t->kind == PT_CONST ? t->host : t->kind == PT_INPUT ? m->in_dev[t->input] : NULL;
+        if (src && t->half) { /* its float32 values, as halves */
+            void *h = malloc(bytes ? bytes : 4);
+            if (!h)
+                return base_fail(err, SI_ERR_NOMEM, "out of memory");
+            rt_store_halves(h, src, core_shape_count(&t->shape));
+            si_result st = m->be->transfer_ptr(m, b, 0, bytes, h, 1, err);
+            free(h);
+            return st;
+        }
         if (t->kind == PT_CONST)
             return m->be->transfer_ptr(m, b, 0, bytes, t->host, 1, err);
         if (t->kind == PT_INPUT)

@@ -1,6 +1,6 @@
 /* The options a handle runs with, and the one place the library reads the
  * environment: the debug variables SI_STAGES, SI_DRIVER_RESERVE, SI_CHECK_STEPS,
- * SI_PLAN_PREFETCH, SI_PLAN_DEBUG, SI_NO_FUSE, SI_COPY_KERNELS, SI_CONV, SI_FAIL_SPILL_WRITE and SI_FAIL_GPU_* override si_options' fields of the same
+ * SI_PLAN_PREFETCH, SI_PLAN_DEBUG, SI_NO_FUSE, SI_COPY_KERNELS, SI_CONV, SI_PRECISION, SI_FAIL_SPILL_WRITE and SI_FAIL_GPU_* override si_options' fields of the same
  * meaning where they are set (as they did before they were fields). The pager
  * gets its part through pg_options. TMPDIR is where the spill file goes
  * when si_options.spill_dir is not set. */
@@ -35,6 +35,8 @@ void rt_effective_options(const si_options *opt, si_options *eff)
         eff->loop_nodes = atoi(e) > 0 ? 1 : atoi(e) < 0 ? -1 : 0;
     if ((e = getenv("SI_CONV")))
         eff->conv_kernel = e;
+    if ((e = getenv("SI_PRECISION"))) /* anything but f32 or f16: refused at si_open */
+        eff->precision = !strcmp(e, "f16") ? SI_PRECISION_F16 : !strcmp(e, "f32") ? SI_PRECISION_F32 : (si_precision)-1;
     if ((e = getenv("SI_FAIL_SPILL_WRITE")))
         eff->fail_spill_write = atoi(e);
     if ((e = getenv("SI_FAIL_GPU_ALLOC")))

@@ -90,7 +90,8 @@ static si_result plan_key(si_model *m, const core_shape *shapes, const core_buf 
     add_str(k, m->be->name);
     add_str(k, m->be->renderer(m));
     uint64_t o[] = {m->opt.vram_budget, m->opt.max_buffer_bytes, (uint64_t)m->opt.no_stages,
-                    (uint64_t)m->opt.driver_reserve, (uint64_t)m->opt.plan_prefetch, (uint64_t)m->opt.no_fuse, m->max_tensor,
+                    (uint64_t)m->opt.driver_reserve, (uint64_t)m->opt.plan_prefetch, (uint64_t)m->opt.no_fuse,
+                    (uint64_t)m->opt.precision, m->max_tensor,
                     m->limits.storage_block_bytes, m->limits.dispatch_elements, m->limits.index_elements,
                     m->limits.loop_iterations, align,
                     m->ctx ? rt_ctx_other_pools(m->ctx, m) : 0}; /* the driver's share counts them */

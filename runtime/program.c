@@ -71,6 +71,8 @@ si_result rt_make_problem(si_model *m, si_error *err)
                 int b = pb->n_buffers++;
                 m->buf_of[r] = b;
                 pb->buffers[b].bytes = ct->bytes;
+                if (ct->kind == PT_WEIGHT && ct->half) /* read as float32, rounded in its slot */
+                    pb->buffers[b].src_bytes = (uint64_t)core_shape_count(&ct->shape) * 4;
                 pb->buffers[b].tensor = r;
                 pb->buffers[b].kind = ct->kind == PT_WEIGHT ? PG_WEIGHT
                                       : ct->kind == PT_CONST ? PG_CONST
@@ -104,6 +106,21 @@ si_result rt_make_problem(si_model *m, si_error *err)
     return SI_OK;
 }
 
+void rt_store_halves(void *dst, const void *src, int64_t n)
+{
+    /* by memcpy: dst may be src itself (each half lands below the floats not read yet) */
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    for (int64_t i = 0; i < n; i++) {
+        float f;
+        memcpy(&f, s + 4 * i, 4);
+        uint16_t h = io_float_to_half(f);
+        memcpy(d + 2 * i, &h, 2);
+    }
+    if (n & 1)
+        memset(d + 2 * n, 0, 2); /* the padding to 4 bytes */
+}
+
 /* The host pool: `total` bytes for the homes rt_host_tiers laid out, then
  * its staging slots (rt_host_open makes them and the spill file). */
 si_result rt_make_homes(si_model *m, uint64_t total, si_error *err)
@@ -117,7 +134,11 @@ si_result rt_make_homes(si_model *m, uint64_t total, si_error *err)
     /* constants now; weights at the first run; inputs every run */
     for (int b = 0; b < nb; b++) {
         const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
-        if (m->home_off[b] != UINT64_MAX && t->kind == PT_CONST)
+        if (m->home_off[b] == UINT64_MAX || t->kind != PT_CONST)
+            continue;
+        if (t->half)
+            rt_store_halves(m->home + m->home_off[b], t->host, core_shape_count(&t->shape));
+        else
             memcpy(m->home + m->home_off[b], t->host, t->bytes);
     }
     return rt_host_open(m, total, err);

@@ -52,10 +52,14 @@ si_result si_report_plan(const si_model *m, FILE *f, si_error *err)
             (unsigned long long)stt.max_buffer_bytes, (unsigned long long)stt.storage_block_bytes,
             (unsigned long long)stt.max_dispatch_elements, (unsigned long long)stt.max_index_elements,
             (unsigned long long)stt.largest_buffer_bytes);
+    if (stt.f16_tensors)
+        fprintf(f, "precision f16: %llu float activations stored as halves, %llu as float32 (out: "
+                   "how each step's output is stored)\n", (unsigned long long)stt.f16_tensors,
+                (unsigned long long)stt.f32_tensors);
     fprintf(f, "prologue (once): %d buffers made resident, %s MiB\n\n", pl->n_prologue / 2,
             mib(pl->resident_bytes, a));
-    fprintf(f, "%4s %5s %-9s %10s %6s %10s %6s %10s %10s  %s\n", "seg", "step", "kernel",
-            "work MiB", "loads", "load MiB", "evict", "spill MiB", "in use MiB", "node");
+    fprintf(f, "%4s %5s %-9s %10s %6s %10s %6s %10s %10s %3s  %s\n", "seg", "step", "kernel",
+            "work MiB", "loads", "load MiB", "evict", "spill MiB", "in use MiB", "out", "node");
     uint64_t in_use = pl->resident_bytes, peak = in_use;
     int seg = 0, loads = 0, evict = 0;
     uint64_t load_b = 0, spill_b = 0;
@@ -84,9 +88,12 @@ si_result si_report_plan(const si_model *m, FILE *f, si_error *err)
                     ws += pg_size(pl, pb->buffers[pb->step_bufs[k]].bytes);
             }
             const ck_step *st = &p->steps[s];
-            fprintf(f, "%4d %5d %-9s %10s %6d %10s %6d %10s %10s  %s\n", seg, s,
+            const core_tensor *ot = &p->tensors[core_storage(p, st->out)];
+            fprintf(f, "%4d %5d %-9s %10s %6d %10s %6d %10s %10s %3s  %s\n", seg, s,
                     ck_kind_name(st->kind), mib(ws, a), loads, mib(load_b, b), evict,
-                    mib(spill_b, c), mib(in_use, d), si_model_node_name(m, st->node));
+                    mib(spill_b, c), mib(in_use, d),
+                    ot->half ? "f16" : ot->dtype == SI_FLOAT32 ? "f32" : "i32",
+                    si_model_node_name(m, st->node));
             loads = evict = 0;
             load_b = spill_b = 0;
             break;

@@ -124,6 +124,9 @@ si_result rt_open_model(si_context *ctx, const char *path, const si_options *opt
     if (!(m->spill_dir = strdup(m->opt.spill_dir)))
         st = base_fail(err, SI_ERR_NOMEM, "out of memory");
     m->opt.spill_dir = m->spill_dir;
+    if (st == SI_OK && (unsigned)m->opt.precision > SI_PRECISION_F16)
+        st = base_fail(err, SI_ERR_ARG, "si_open: precision %d is neither SI_PRECISION_F32 nor "
+                       "SI_PRECISION_F16 (SI_PRECISION: f32 or f16)", (int)m->opt.precision);
     if (st == SI_OK)
         st = io_model_load(path, &m->io, err);
     if (st == SI_OK)
@@ -538,6 +541,11 @@ static void fill_stats(si_model *m)
         for (int i = 0; i < m->n_stages; i++)
             m->st.derived_bytes += m->stages[i]->derived_bytes;
         m->st.steps_split = (uint64_t)m->n_split;
+        m->st.f16_tensors = m->st.f32_tensors = 0;
+        core_program_count_half(m->prog, &m->st.f16_tensors, &m->st.f32_tensors);
+        for (int i = 0; i < m->n_stages; i++)
+            if (m->stages[i]->prog)
+                core_program_count_half(m->stages[i]->prog, &m->st.f16_tensors, &m->st.f32_tensors);
         m->st.dynamic_part = m->prog && m->prog->has_dynamic;
         m->st.max_buffer_bytes = m->max_tensor;
         m->st.storage_block_bytes = m->limits.storage_block_bytes;

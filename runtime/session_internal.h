@@ -207,6 +207,10 @@ static inline double rt_now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* program.c: n floats as the halves nearest them (core_tensor.half), into
+ * n x 2 bytes rounded up to 4; dst may be src (in place) */
+void rt_store_halves(void *dst, const void *src, int64_t n);
+
 /* options.c: the options a handle runs with: opt (NULL: all defaults) with
  * the debug environment variables, where set, over its fields. The one place
  * the runtime and the pager read the environment. */

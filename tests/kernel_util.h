@@ -71,40 +71,81 @@ static inline void kt_gpu_close(void)
     kt_gpu = NULL;
 }
 
+/* A cmocka group's setup and teardown: the GPU context opened, then closed. */
+static inline int kt_group_setup(void **state)
+{
+    (void)state;
+    return kt_gpu_open();
+}
+
+static inline int kt_group_teardown(void **state)
+{
+    (void)state;
+    kt_gpu_close();
+    return 0;
+}
+
+/* The GPU bytes of b: 4 an element, or (half) 2 an element rounded up to 4,
+ * filled from b's floats (the halves nearest them); into *data (malloc'ed). */
+static inline uint64_t kt_stored(const core_buf *b, int half, void **data)
+{
+    int64_t n = core_shape_count(&b->shape);
+    uint64_t bytes = half ? ((uint64_t)n * 2 + 3) / 4 * 4 : (uint64_t)n * CORE_ELEM;
+    if (bytes == 0)
+        bytes = 4;
+    *data = calloc(1, bytes);
+    if (!*data)
+        return 0;
+    if (!half)
+        memcpy(*data, b->data, (size_t)n * CORE_ELEM);
+    for (int64_t i = 0; half && i < n; i++)
+        ((uint16_t *)*data)[i] = io_float_to_half(((const float *)b->data)[i]);
+    return bytes;
+}
+
 /* Runs s on the GPU. ins[i] for i < s->n_in (NULL where s->in[i] < 0); out must
  * be allocated with its shape and dtype (its contents are uploaded first, for
- * accumulating steps). Returns 0 on success. */
+ * accumulating steps). Bindings s->half marks are stored as halves (the
+ * nearest to the floats given; a half output comes back widened to floats).
+ * Returns 0 on success. */
 static inline int kt_run_gpu(const ck_step *s, const core_buf *const *ins, core_buf *out)
 {
     si_error err = {0};
     uint32_t bufs[CK_MAX_IN + 1] = {0};
     glk_range r[CK_MAX_IN], ro;
     si_dtype dts[CK_MAX_IN] = {0};
-    int rc = -1;
+    int rc = -1, ho = s->half >> CK_MAX_IN & 1;
+    void *tmp = NULL;
     for (int i = 0; i < s->n_in; i++) {
         if (s->in[i] < 0 || !ins[i])
             continue;
-        uint64_t bytes = (uint64_t)core_shape_count(&ins[i]->shape) * CORE_ELEM;
-        if (bytes == 0)
-            bytes = 4;
-        if (glk_buffer_create(kt_gpu, bytes, &bufs[i], &err) != SI_OK ||
-            glk_upload(kt_gpu, bufs[i], 0, ins[i]->data, bytes, &err) != SI_OK)
+        uint64_t bytes = kt_stored(ins[i], s->half >> i & 1, &tmp);
+        if (!bytes || glk_buffer_create(kt_gpu, bytes, &bufs[i], &err) != SI_OK ||
+            glk_upload(kt_gpu, bufs[i], 0, tmp, bytes, &err) != SI_OK)
             goto done;
+        free(tmp);
+        tmp = NULL;
         r[i] = (glk_range){bufs[i], 0, bytes};
         dts[i] = ins[i]->dtype;
     }
-    uint64_t ob = (uint64_t)core_shape_count(&out->shape) * CORE_ELEM;
-    if (ob == 0)
-        ob = 4;
-    if (glk_buffer_create(kt_gpu, ob, &bufs[CK_MAX_IN], &err) != SI_OK ||
-        glk_upload(kt_gpu, bufs[CK_MAX_IN], 0, out->data, ob, &err) != SI_OK)
+    int64_t n_out = core_shape_count(&out->shape);
+    uint64_t ob = kt_stored(out, ho, &tmp);
+    if (!ob || glk_buffer_create(kt_gpu, ob, &bufs[CK_MAX_IN], &err) != SI_OK ||
+        glk_upload(kt_gpu, bufs[CK_MAX_IN], 0, tmp, ob, &err) != SI_OK)
         goto done;
-    ro = (glk_range){bufs[CK_MAX_IN], 0, ob};
+    /* as the runtime binds a half output: its elements' bytes */
+    ro = (glk_range){bufs[CK_MAX_IN], 0, ho ? (uint64_t)n_out * 2 : ob};
     if (glk_run_step(kt_gpu, s, r, dts, &ro, out->dtype, &err) != SI_OK ||
-        glk_download(kt_gpu, bufs[CK_MAX_IN], 0, out->data, ob, &err) != SI_OK)
+        glk_download(kt_gpu, bufs[CK_MAX_IN], 0, tmp, ob, &err) != SI_OK)
         goto done;
+    if (ho)
+        for (int64_t i = 0; i < n_out; i++)
+            ((float *)out->data)[i] = io_half_to_float(((uint16_t *)tmp)[i]);
+    else
+        memcpy(out->data, tmp, (size_t)n_out * CORE_ELEM);
     rc = 0;
 done:
+    free(tmp);
     if (rc)
         fprintf(stderr, "GPU step %s failed: %s\n", ck_kind_name(s->kind), err.message);
     for (int i = 0; i <= CK_MAX_IN; i++)

@@ -35,3 +35,28 @@ in_lanes() {
     done
     wait
 }
+# ref_inputs REFDIR: the --input options that give a model the inputs TensorFlow.js's
+# reference run had (one: --input FILE; several: --input NAME=FILE each)
+ref_inputs() {
+    if [ "$(ls "$1"/input_*.npy | wc -l)" -gt 1 ]; then
+        node -e '
+        const m = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); console.log(m.inputs.map(i => `--input ${i.name}=${process.argv[2]}/${i.file}`).join(" "))' \
+            "$1/manifest.json" "$1"
+    else
+        for f in "$1"/input_*.npy; do printf ' --input %s' "$f"; done
+    fi
+}
+# table_specs MODELDIR: the rows of tests/MODELS.md, one SPEC each (models with free
+# spatial dims at two sizes)
+table_specs() {
+    for f in "$1"/*.json; do
+        n=$(basename "$f" .json)
+        case $n in
+        movenet-multipose) echo "$n@input=1,256,256,3 $n@input=1,192,320,3" ;;
+        faceboxes) echo "$n@image_tensor=1,240,320,3 $n@image_tensor=1,320,320,3" ;;
+        handtrack) echo "$n@input_tensor=1,320,320,3 $n@input_tensor=1,256,384,3" ;;
+        rvm) echo "$n@src=1,256,256,3@r1i=@r2i=@r3i=@r4i=@downsample_ratio= $n@src=1,288,512,3@r1i=@r2i=@r3i=@r4i=@downsample_ratio=" ;;
+        *) echo "$n" ;;
+        esac
+    done | tr '\n' ' '
+}

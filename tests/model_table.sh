@@ -11,18 +11,7 @@ C=$2
 HERE=$(cd "$(dirname "$0")" && pwd)
 M=$C/human-models/models
 . "$HERE/lib.sh"
-# models with free spatial dims are run at two sizes
-SPECS=""
-for f in "$M"/*.json; do
-    n=$(basename "$f" .json)
-    case $n in
-    movenet-multipose) SPECS="$SPECS $n@input=1,256,256,3 $n@input=1,192,320,3" ;;
-    faceboxes) SPECS="$SPECS $n@image_tensor=1,240,320,3 $n@image_tensor=1,320,320,3" ;;
-    handtrack) SPECS="$SPECS $n@input_tensor=1,320,320,3 $n@input_tensor=1,256,384,3" ;;
-    rvm) SPECS="$SPECS $n@src=1,256,256,3@r1i=@r2i=@r3i=@r4i=@downsample_ratio= $n@src=1,288,512,3@r1i=@r2i=@r3i=@r4i=@downsample_ratio=" ;;
-    *) SPECS="$SPECS $n" ;;
-    esac
-done
+SPECS=$(table_specs "$M")
 # SI_TEST_TABLE="SPEC ..." makes the table of those rows only (a quick try)
 [ -z "${SI_TEST_TABLE:-}" ] || SPECS=$SI_TEST_TABLE
 "$HERE/make_refs.sh" "$C" $SPECS >"$T/refs.log" 2>&1
@@ -64,11 +53,7 @@ row() {
     status=pass
     [ $rc -eq 0 ] || status="differs"
     # inputs as the oracle made them
-    ins=""
-    for f in "$C/refs/$spec"/input_*.npy; do ins="$ins --input $f"; done
-    [ "$(ls "$C/refs/$spec"/input_*.npy | wc -l)" -gt 1 ] && ins=$(node -e '
-        const m = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); console.log(m.inputs.map(i => `--input ${i.name}=${process.argv[2]}/${i.file}`).join(" "))' \
-        "$C/refs/$spec/manifest.json" "$C/refs/$spec")
+    ins=$(ref_inputs "$C/refs/$spec")
     # shellcheck disable=SC2086
     "$B/streaminfer" -q $ins --output "$R/full" --stats "$R/full.json" "$M/$name.json" 2>/dev/null
     lb=$(key lower_bound_bytes "$R/full.json")

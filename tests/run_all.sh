@@ -168,6 +168,8 @@ if [ $refs_ok -eq 1 ]; then
          tail -n 1 '$B/MODELS.md' && tail -n 1 '$B/MODELS.md' | grep -Eq '^([0-9]+) of \\1 rows pass'"
     check "same answer at every budget" "$HERE/budget_test.sh" "$B/streaminfer" \
         "$CACHE/human-models/models" $MODELS
+    check "--precision f16: 5 models within 1e-2 of TensorFlow.js, halves stored, bitwise at its lower bound and 1.25x" \
+        "$HERE/f16_test.sh" "$B" "$CACHE" selfie emotion iris facemesh handlandmark-lite
     check "a budget a later GPU stage cannot meet is refused, naming it" \
         "$HERE/stage_budget_test.sh" "$B/streaminfer" "$CACHE"
     # issue 21: several models in one context and budget from the command line
@@ -204,6 +206,8 @@ if [ -f "$BIG/effdet-d0/model.json" ] || node "$HERE/../bench/gen/gen.js" effdet
     # the GPU's limit on one buffer lowered (llvmpipe's is 128 MiB): tensors over it live as bands
     check "effdet-d0 with an 8M limit on one buffer: bitwise the no-limit answer at no budget and 24M, monotone acceptance" \
         "$HERE/limits_test.sh" "$B/streaminfer" "$BIG/effdet-d0" 8M 24M
+    check "effdet-d0 at --precision f16: half the peak, bitwise its no-limit answer at 24M and with --host-mem 8M" \
+        "$HERE/f16_budget_test.sh" "$B/streaminfer" "$BIG/effdet-d0" 24M 8M
     # a host-memory budget below its weights: weights read again, spills to a file
     check "effdet-d0 at 24M with --host-mem 8M: bitwise the host-unlimited answer, RSS bound, no spill file left (also on failure)" \
         "$HERE/hostmem_test.sh" "$B/streaminfer" "$BIG/effdet-d0" 24M 8M

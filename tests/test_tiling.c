@@ -800,19 +800,6 @@ static void test_rows_scan_lrn(void **state)
     }
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return kt_gpu_open();
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    kt_gpu_close();
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -824,5 +811,5 @@ int main(void)
         cmocka_unit_test(test_rows_misc), cmocka_unit_test(test_rows_scan_lrn),
         cmocka_unit_test(test_batch_windows), cmocka_unit_test(test_crop_boxes),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, kt_group_setup, kt_group_teardown);
 }

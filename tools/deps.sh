@@ -2,7 +2,7 @@
 # Installs what streaminfer builds and tests with, from Debian's packages.
 set -eu
 pkgs="build-essential pkg-config libepoxy-dev libegl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri
-      liburing-dev libcjson-dev libcmocka-dev libstb-dev valgrind
+      liburing-dev libcjson-dev libcmocka-dev libstb-dev valgrind glslang-tools
       clang-14 libclang-rt-14-dev llvm-14"
 command -v node >/dev/null 2>&1 || pkgs="$pkgs nodejs"
 command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"

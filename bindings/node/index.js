@@ -22,7 +22,8 @@ const DTYPES = ['float32', 'int32', 'bool']; // si_dtype's order
 const ARRAYS = { float32: Float32Array, int32: Int32Array, bool: Uint8Array };
 const IO = { mmap: 0, uring: 1 };
 const BACKENDS = { gpu: 0, host: 1, auto: 2 };
-const OPTIONS = ['vram', 'io', 'backend', 'trace', 'tf'];
+const PRECISIONS = { f32: 0, f16: 1 }; // si_precision's order
+const OPTIONS = ['vram', 'io', 'backend', 'precision', 'trace', 'tf'];
 
 function siError(code, message) {
   const e = new Error(message);
@@ -56,7 +57,8 @@ function parseOptions(o) {
     return table[o[key]];
   };
   if (o.trace !== undefined && typeof o.trace !== 'string') throw siError('SI_ARG', 'trace must be a file path');
-  return { vram, io: pick('io', IO), backend: pick('backend', BACKENDS), trace: o.trace, tf: o.tf };
+  return { vram, io: pick('io', IO), backend: pick('backend', BACKENDS), precision: pick('precision', PRECISIONS),
+           trace: o.trace, tf: o.tf };
 }
 
 function modelFile(p) {

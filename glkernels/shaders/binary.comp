@@ -124,15 +124,15 @@ void main() {
 #endif
     bool r;
     if (P[20] == 0) {
-        float a = float(in0[ia]), b = float(in1[ib]);
+        float a = float(LD0(ia)), b = float(LD1(ib));
         r = CMP(a, b, 0.0);
     } else {
-        int a = int(in0[ia]), b = int(in1[ib]);
+        int a = int(LD0(ia)), b = int(LD1(ib));
         r = CMP(a, b, 0);
     }
-    outv[o] = TO(r ? 1 : 0);
+    ST(o, VO(r ? 1 : 0));
 #else
-    if (P[21] == 0) outv[o] = TO(binary_f(float(in0[ia]), float(in1[ib])));
-    else outv[o] = TO(binary_i(int(in0[ia]), int(in1[ib])));
+    if (P[21] == 0) ST(o, VO(binary_f(float(LD0(ia)), float(LD1(ib)))));
+    else ST(o, VO(binary_i(int(LD0(ia)), int(LD1(ib)))));
 #endif
 }

@@ -8,12 +8,12 @@ float tanh_safe(float x) { float e = exp(-2.0 * abs(clamp(x, -20.0, 20.0))); ret
 // Bias add then activation, as ck_apply_act on the host. PReLU alphas come one
 // per output channel, or one for all.
 float epilogue(float v, int oc, int has_bias, int act, int has_alpha, float alpha) {
-    if (has_bias != 0) v += float(in2[oc]);
+    if (has_bias != 0) v += float(LD2(oc));
     if (act == ACT_RELU) return v > 0.0 ? v : 0.0;
     if (act == ACT_RELU_OP) return v < 0.0 ? 0.0 : v;
     if (act == ACT_RELU6) return v < 0.0 ? 0.0 : (v > 6.0 ? 6.0 : v);
     if (act == ACT_PRELU) {
-        float a = has_alpha != 0 ? float(in3[in3.length() == 1 ? 0 : oc]) : alpha;
+        float a = has_alpha != 0 ? float(LD3(in3.length() == 1 ? 0 : oc)) : alpha;
         return v < 0.0 ? a * v : v;
     }
     if (act == ACT_LEAKYRELU) return v < 0.0 ? alpha * v : v;
@@ -35,8 +35,8 @@ void out_pos(int i, out int oc, out int b, out int y0, out int x0) {
     x0 = ox * P[10] - P[14];
 }
 // a sum's way out: the scale, the bias, the activation, the clips, the store's type
-TO finish(float acc, int oc) {
-    return TO(clips(epilogue(scaled(acc, oc, P[24]), oc, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22], P[23]));
+VO finish(float acc, int oc) {
+    return VO(clips(epilogue(scaled(acc, oc, P[24]), oc, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22], P[23]));
 }
 #if OPC == 1
 // The tiled variant (glk.c conv_variant): a workgroup makes a CT_BM x CT_BN tile of the
@@ -89,12 +89,12 @@ void main() {
             int iy = ay[r] + ky * dil_h, ix = ax[r] + kx * dil_w;
             float v = 0.0;
             if (k < K && abase[r] >= 0 && iy >= 0 && iy < in_h && ix >= 0 && ix < in_w)
-                v = float(in0[((abase[r] + iy) * in_w + ix) * in_c + ic]);
+                v = float(LD0(((abase[r] + iy) * in_w + ix) * in_c + ic));
             As[akl][lane / CT_BK + (64 / CT_BK) * r] = v;
         }
         for (int r = 0; r < CT_BR; r++) {
             int kb = k0 + bkl + (64 / CT_BN) * r, n = n0 + bnl;
-            Bs[bkl + (64 / CT_BN) * r][bnl] = (kb < K && n < N) ? float(in1[kb * N + n]) : 0.0;
+            Bs[bkl + (64 / CT_BN) * r][bnl] = (kb < K && n < N) ? float(LD1(kb * N + n)) : 0.0;
         }
         barrier();
         for (int kk = 0; kk < CT_BK; kk++) {
@@ -112,7 +112,7 @@ void main() {
         for (int j = 0; j < CT_TN; j++) {
             int oc = n0 + tn + CT_RN * j;
             if (oc < N)
-                outv[m * N + oc] = finish(acc[i][j], oc);
+                ST(m * N + oc, finish(acc[i][j], oc));
         }
     }
 }
@@ -146,7 +146,7 @@ void main() {
                 int xi = ((b * in_h + iy) * in_w + ix) * in_c + ic;
                 int wi = k * out_c + oc;
                 for (int r = 0; r < run; r++) {
-                    acc = mad1(float(in0[xi + r]), float(in1[wi]), acc);
+                    acc = mad1(float(LD0(xi + r)), float(LD1(wi)), acc);
                     wi += out_c;
                 }
             }
@@ -165,7 +165,7 @@ void main() {
         barrier();
     }
     if (live && sl == 0)
-        outv[o] = finish(part[lane], oc);
+        ST(o, finish(part[lane], oc));
 }
 #else
 // The plain variant (OPC 0), or (OPC 3, glk.c conv_variant) the same reading x four
@@ -189,22 +189,22 @@ void main() {
 #if OPC == 3
             int xi = ((b * in_h + iy) * in_w + ix) * (in_c / 4);
             for (int q = 0; q < in_c / 4; q++) {
-                vec4 xv = in0[xi + q];
-                acc = mad1(xv.x, float(in1[wi]), acc);
-                acc = mad1(xv.y, float(in1[wi + out_c]), acc);
-                acc = mad1(xv.z, float(in1[wi + 2 * out_c]), acc);
-                acc = mad1(xv.w, float(in1[wi + 3 * out_c]), acc);
+                vec4 xv = LD0(xi + q);
+                acc = mad1(xv.x, float(LD1(wi)), acc);
+                acc = mad1(xv.y, float(LD1(wi + out_c)), acc);
+                acc = mad1(xv.z, float(LD1(wi + 2 * out_c)), acc);
+                acc = mad1(xv.w, float(LD1(wi + 3 * out_c)), acc);
                 wi += 4 * out_c;
             }
 #else
             int xi = ((b * in_h + iy) * in_w + ix) * in_c;
             for (int ic = 0; ic < in_c; ic++) {
-                acc = mad1(float(in0[xi + ic]), float(in1[wi]), acc);
+                acc = mad1(float(LD0(xi + ic)), float(LD1(wi)), acc);
                 wi += out_c;
             }
 #endif
         }
     }
-    outv[gi] = finish(acc, oc);
+    ST(gi, finish(acc, oc));
 }
 #endif

@@ -13,5 +13,5 @@ void main() {
         ii += id * P[7 + d];
         io += id * P[13 + d];
     }
-    outv[io] = TO(in0[ii]);
+    ST(io, VO(LD0(ii)));
 }

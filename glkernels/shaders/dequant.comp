@@ -4,15 +4,15 @@ void main() {
     uint i = gidx();
     if (i >= NT) return;
 #if OPC == 1
-    uint w = uint(in0[i >> 2u]);
+    uint w = uint(LD0(i >> 2u));
     float q = float((w >> (8u * (i & 3u))) & 0xffu);
-    outv[i] = q * PF(3) + PF(2);
+    ST(i, q * PF(3) + PF(2));
 #elif OPC == 2
-    uint w = uint(in0[i >> 1u]);
+    uint w = uint(LD0(i >> 1u));
     float q = float((w >> (16u * (i & 1u))) & 0xffffu);
-    outv[i] = q * PF(3) + PF(2);
+    ST(i, q * PF(3) + PF(2));
 #else
-    uint w = uint(in0[i >> 1u]);
-    outv[i] = unpackHalf2x16(w)[i & 1u];
+    uint w = uint(LD0(i >> 1u));
+    ST(i, unpackHalf2x16(w)[i & 1u]);
 #endif
 }

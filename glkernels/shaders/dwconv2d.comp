@@ -4,12 +4,12 @@ float tanh_safe(float x) { float e = exp(-2.0 * abs(clamp(x, -20.0, 20.0))); ret
 // Bias add then activation, as ck_apply_act on the host. PReLU alphas come one
 // per output channel, or one for all.
 float epilogue(float v, int oc, int has_bias, int act, int has_alpha, float alpha) {
-    if (has_bias != 0) v += float(in2[oc]);
+    if (has_bias != 0) v += float(LD2(oc));
     if (act == ACT_RELU) return v > 0.0 ? v : 0.0;
     if (act == ACT_RELU_OP) return v < 0.0 ? 0.0 : v;
     if (act == ACT_RELU6) return v < 0.0 ? 0.0 : (v > 6.0 ? 6.0 : v);
     if (act == ACT_PRELU) {
-        float a = has_alpha != 0 ? float(in3[in3.length() == 1 ? 0 : oc]) : alpha;
+        float a = has_alpha != 0 ? float(LD3(in3.length() == 1 ? 0 : oc)) : alpha;
         return v < 0.0 ? a * v : v;
     }
     if (act == ACT_LEAKYRELU) return v < 0.0 ? alpha * v : v;
@@ -40,8 +40,8 @@ void main() {
         for (int kx = 0; kx < k_w; kx++) {
             int ix = x0 + kx * P[12];
             if (ix < 0 || ix >= in_w) continue;
-            acc = mad1(float(in0[(xrow + ix) * in_c + ic]), float(in1[(ky * k_w + kx) * out_c + oc]), acc);
+            acc = mad1(float(LD0((xrow + ix) * in_c + ic)), float(LD1((ky * k_w + kx) * out_c + oc)), acc);
         }
     }
-    outv[gi] = TO(clips(epilogue(scaled(acc, oc, P[24]), oc, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22], P[23]));
+    ST(gi, VO(clips(epilogue(scaled(acc, oc, P[24]), oc, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22], P[23])));
 }

@@ -9,7 +9,7 @@ void main() {
     int i = e - t * inner;
     int a = t / k;
     int j = t - a * k;
-    int idx = int(in1[j]);
-    if (idx >= 0 && idx < n) outv[g] = TO(in0[(a * n + idx) * inner + i]);
-    else outv[g] = TO(0);
+    int idx = int(LD1(j));
+    if (idx >= 0 && idx < n) ST(g, VO(LD0((a * n + idx) * inner + i)));
+    else ST(g, VO(0));
 }

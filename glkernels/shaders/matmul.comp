@@ -6,12 +6,12 @@ float tanh_safe(float x) { float e = exp(-2.0 * abs(clamp(x, -20.0, 20.0))); ret
 // Bias add then activation, as ck_apply_act on the host. PReLU alphas come one
 // per output channel, or one for all.
 float epilogue(float v, int oc, int has_bias, int act, int has_alpha, float alpha) {
-    if (has_bias != 0) v += float(in2[oc]);
+    if (has_bias != 0) v += float(LD2(oc));
     if (act == ACT_RELU) return v > 0.0 ? v : 0.0;
     if (act == ACT_RELU_OP) return v < 0.0 ? 0.0 : v;
     if (act == ACT_RELU6) return v < 0.0 ? 0.0 : (v > 6.0 ? 6.0 : v);
     if (act == ACT_PRELU) {
-        float a = has_alpha != 0 ? float(in3[in3.length() == 1 ? 0 : oc]) : alpha;
+        float a = has_alpha != 0 ? float(LD3(in3.length() == 1 ? 0 : oc)) : alpha;
         return v < 0.0 ? a * v : v;
     }
     if (act == ACT_LEAKYRELU) return v < 0.0 ? alpha * v : v;
@@ -38,11 +38,11 @@ void main() {
         int k1 = min(k0 + 48, k);
         vec2 blk = vec2(0.0);
         for (int kk = k0; kk < k1; kk++) {
-            blk = dd_mad(float(in0[ai]), float(in1[bj]), blk);
+            blk = dd_mad(float(LD0(ai)), float(LD1(bj)), blk);
             ai += a_step;
             bj += b_step;
         }
         acc = dd_add_to(acc, blk);
     }
-    outv[gi] = TO(clips(epilogue(scaled(acc, j, P[16]), j, P[8], P[9], P[10], PF(11)), P[12], P[13], P[14], P[15]));
+    ST(gi, VO(clips(epilogue(scaled(acc, j, P[16]), j, P[8], P[9], P[10], PF(11)), P[12], P[13], P[14], P[15])));
 }

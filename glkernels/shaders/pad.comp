@@ -19,6 +19,6 @@ void main() {
         ii += c * istr;
         istr *= n;
     }
-    if (inside) outv[o] = TO(in0[ii]);
-    else outv[o] = TO(PF(20));
+    if (inside) ST(o, VO(LD0(ii)));
+    else ST(o, VO(PF(20)));
 }

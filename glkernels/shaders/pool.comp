@@ -37,7 +37,7 @@ void main() {
     vec2 s = vec2(0.0);
     for (int e = int(lane); e < cnt; e += 64) {
         int y = ylo + e / w, x = xlo + e % w;
-        s = dd_add(s, float(in0[((b * in_h + y) * in_w + x) * c + ch]));
+        s = dd_add(s, float(LD0(((b * in_h + y) * in_w + x) * c + ch)));
     }
     part[lane] = s;
     memoryBarrierShared();
@@ -50,7 +50,7 @@ void main() {
         memoryBarrierShared();
         barrier();
     }
-    if (lane == 0u) outv[o] = TO(dd_div(part[0], float(cnt)));
+    if (lane == 0u) ST(o, VO(dd_div(part[0], float(cnt))));
 }
 #else
 void main() {
@@ -70,22 +70,22 @@ void main() {
         for (int y = ylo; y < yhi; y++) {
             int row = ((b * in_h + y) * in_w) * c + ch;
             for (int x = xlo; x < xhi; x++) {
-                float v = float(in0[row + x * c]);
+                float v = float(LD0(row + x * c));
                 if (v > m) m = v;
             }
         }
-        outv[o] = TO(m);
+        ST(o, VO(m));
     } else {
         vec2 s = vec2(0.0);
         int cnt = 0;
         for (int y = ylo; y < yhi; y++) {
             int row = ((b * in_h + y) * in_w) * c + ch;
             for (int x = xlo; x < xhi; x++) {
-                s = dd_add(s, float(in0[row + x * c]));
+                s = dd_add(s, float(LD0(row + x * c)));
                 cnt++;
             }
         }
-        outv[o] = TO(dd_div(s, float(cnt)));
+        ST(o, VO(dd_div(s, float(cnt))));
     }
 }
 #endif

@@ -48,16 +48,16 @@ void main() {
         float fy, fx;
         bilinear_axis(oy, in_h, out_h, y0, y1, fy);
         bilinear_axis(ox, in_w, out_w, x0, x1, fx);
-        float tl = float(in0[((bo + y0) * in_w + x0) * c + ch]);
-        float tr = float(in0[((bo + y0) * in_w + x1) * c + ch]);
-        float bl = float(in0[((bo + y1) * in_w + x0) * c + ch]);
-        float br = float(in0[((bo + y1) * in_w + x1) * c + ch]);
+        float tl = float(LD0(((bo + y0) * in_w + x0) * c + ch));
+        float tr = float(LD0(((bo + y0) * in_w + x1) * c + ch));
+        float bl = float(LD0(((bo + y1) * in_w + x0) * c + ch));
+        float br = float(LD0(((bo + y1) * in_w + x1) * c + ch));
         float top = tl + (tr - tl) * fx;
         float bot = bl + (br - bl) * fx;
-        outv[o] = TO(top + (bot - top) * fy);
+        ST(o, VO(top + (bot - top) * fy));
     } else {
         int sy = nearest_axis(oy, in_h, out_h);
         int sx = nearest_axis(ox, in_w, out_w);
-        outv[o] = TO(in0[((bo + sy) * in_w + sx) * c + ch]);
+        ST(o, VO(LD0(((bo + sy) * in_w + sx) * c + ch)));
     }
 }

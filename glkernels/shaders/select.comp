@@ -12,5 +12,5 @@ void main() {
         ia += id * P[13 + d];
         ib += id * P[19 + d];
     }
-    outv[o] = in0[ic] != T0(0) ? TO(in1[ia]) : TO(in2[ib]);
+    ST(o, LD0(ic) != V0(0) ? VO(LD1(ia)) : VO(LD2(ib)));
 }

@@ -138,26 +138,26 @@ void main() {
     uint i = gidx();
     if (i >= NT) return;
 #if OPC == U_CAST
-    // in/out element types come from T0/TO; float->int truncates toward zero.
+    // in/out element types come from T0/TO (values V0/VO); float->int truncates toward zero.
     int outdt = P[3];
     int indt = P[2];
-    if (outdt == 2) outv[i] = TO(in0[i] != T0(0) ? 1 : 0);
-    else if (indt == 2) outv[i] = TO(in0[i] != T0(0) ? 1 : 0);
-    else if (indt == 0 && outdt == 1) outv[i] = TO(f2i_(float(in0[i])));
-    else outv[i] = TO(in0[i]);
+    if (outdt == 2) ST(i, VO(LD0(i) != V0(0) ? 1 : 0));
+    else if (indt == 2) ST(i, VO(LD0(i) != V0(0) ? 1 : 0));
+    else if (indt == 0 && outdt == 1) ST(i, VO(f2i_(float(LD0(i)))));
+    else ST(i, VO(LD0(i)));
 #elif OPC == U_LOGICAL_NOT
-    outv[i] = TO(in0[i] == T0(0) ? 1 : 0);
+    ST(i, VO(LD0(i) == V0(0) ? 1 : 0));
 #elif OPC == U_ISNAN
-    outv[i] = TO(isnan(float(in0[i])) ? 1 : 0);
+    ST(i, VO(isnan(float(LD0(i))) ? 1 : 0));
 #elif OPC == U_ISFINITE
-    outv[i] = TO(isnan(float(in0[i])) || isinf(float(in0[i])) ? 0 : 1);
+    ST(i, VO(isnan(float(LD0(i))) || isinf(float(LD0(i))) ? 0 : 1));
 #elif OPC == U_ISINF
-    outv[i] = TO(isinf(float(in0[i])) ? 1 : 0);
+    ST(i, VO(isinf(float(LD0(i))) ? 1 : 0));
 #elif OPC == U_CLIP
     // int32 stays integer all the way: a float detour rounds past 2^24
-    if (P[2] == 0) outv[i] = TO(unary_f(float(in0[i])));
-    else outv[i] = TO(unary_i(int(in0[i])));
+    if (P[2] == 0) ST(i, VO(unary_f(float(LD0(i)))));
+    else ST(i, VO(unary_i(int(LD0(i)))));
 #else
-    outv[i] = TO(P[2] == 0 ? unary_f(float(in0[i])) : float(unary_i(int(in0[i]))));
+    ST(i, VO(P[2] == 0 ? unary_f(float(LD0(i))) : float(unary_i(int(LD0(i))))));
 #endif
 }

@@ -249,8 +249,9 @@ static int get_int_prop(napi_env env, napi_value obj, const char *key, int64_t *
            napi_get_value_int64(env, v, out) == napi_ok;
 }
 
-/* open(path, {vram, io, backend, trace}) -> Promise<handle>; the options come
- * checked by index.js (vram in bytes, io and backend as the C enums). */
+/* open(path, {vram, io, backend, precision, trace}) -> Promise<handle>; the
+ * options come checked by index.js (vram in bytes, io, backend and precision
+ * as the C enums). */
 static napi_value js_open(napi_env env, napi_callback_info info)
 {
     size_t argc = 2;
@@ -266,10 +267,11 @@ static napi_value js_open(napi_env env, napi_callback_info info)
         throw_code(env, "SI_ARG", "the model's path must be a string");
         return NULL;
     }
-    int64_t vram = 0, io = 0, backend = 0;
+    int64_t vram = 0, io = 0, backend = 0, precision = 0;
     bool has_trace = false;
     if (!get_int_prop(env, argv[1], "vram", &vram) || !get_int_prop(env, argv[1], "io", &io) ||
-        !get_int_prop(env, argv[1], "backend", &backend) || vram < 0) {
+        !get_int_prop(env, argv[1], "backend", &backend) ||
+        !get_int_prop(env, argv[1], "precision", &precision) || vram < 0) {
         free(j->path);
         free(j);
         throw_code(env, "SI_ARG", "open: bad options");
@@ -283,7 +285,8 @@ static napi_value js_open(napi_env env, napi_callback_info info)
             j->trace = get_string(env, tr);
     }
     j->opt = (si_options){.vram_budget = (uint64_t)vram, .io_mode = (si_io_mode)io,
-                          .backend = (si_backend)backend, .trace_path = j->trace};
+                          .backend = (si_backend)backend, .trace_path = j->trace,
+                          .precision = (si_precision)precision};
     if (napi_create_promise(env, &j->deferred, &promise) != napi_ok ||
         napi_create_string_utf8(env, "streaminfer.open", NAPI_AUTO_LENGTH, &name) != napi_ok ||
         napi_create_async_work(env, NULL, name, open_execute, open_complete, j, &j->work) !=
@@ -746,6 +749,7 @@ static napi_value js_stats(napi_env env, napi_callback_info info)
     NUM(upload_ms) NUM(compute_ms) NUM(stall_ms) NUM(host_ms) NUM(open_read_ms) NUM(open_gpu_ms)
     NUM(open_plan_ms) NUM(open_tile_ms) NUM(open_compile_ms) NUM(run_plan_ms) NUM(run_tile_ms)
     NUM(run_compile_ms) NUM(programs_from_cache) NUM(programs_compiled) NUM(derived_bytes)
+    NUM(f16_tensors) NUM(f32_tensors)
 #undef NUM
     return o;
 }

@@ -51,3 +51,25 @@ for (const spec of SPECS) {
     }
   });
 }
+
+// precision: 'f16' is --precision f16: halves stored, within 1e-2 of TensorFlow.js, the CLI's bits
+test('emotion at precision f16', async () => {
+  const ref = loadRef('emotion');
+  const model = await loadGraphModel(ref.json, { precision: 'f16' });
+  try {
+    const outs = [].concat(await model.executeAsync(ref.inputs));
+    assert.ok(model.stats().f16_tensors > 0, 'no tensor stored as halves');
+    outs.forEach((o, i) => assert.ok(relError(o, ref.outputs[i]) <= 1e-2, `${o.name}: off TensorFlow.js by more than 1e-2`));
+    const dir = tmpDir('cli16');
+    const args = ['-q', '--precision', 'f16', '--output', dir,
+      ...ref.inputFiles.flatMap(([n, f]) => ['--input', `${n}=${f}`]), ref.json];
+    const cli = spawnSync(CLI, args, { encoding: 'utf8' });
+    assert.equal(cli.status, 0, cli.stderr);
+    outs.forEach((o) => assert.ok(bytesOf(readNpy(path.join(dir, `${sanitize(o.name)}.npy`)).data).equals(bytesOf(o.data)),
+      `${o.name}: not bitwise the CLI's output at f16`));
+    fs.rmSync(dir, { recursive: true });
+  } finally {
+    model.dispose();
+  }
+  await assert.rejects(loadGraphModel(ref.json, { precision: 'f8' }), { code: 'SI_ARG', message: /precision: 'f8'/ });
+});

@@ -1,0 +1,68 @@
+#!/bin/sh
+# --precision f16 against f32 on the rows of tests/MODELS.md (issue 20): each
+# precision's error against TensorFlow.js (tfjs-backend-cpu, the same seeded
+# input), lower bound, and how many float activations are stored as halves and
+# how many stay float32; and whether f16's outputs at its lower bound and at 1.25x
+# it are bitwise f16's with no budget. Needs the fetched models and the references
+# (make test makes them).
+#   sh bench/f16_table.sh BUILD_DIR CACHE_DIR [SPEC...] > table.md
+set -u
+B=$1
+C=$2
+shift 2
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../tests/lib.sh"
+M=$C/human-models/models
+SPECS=${*:-$(table_specs "$M")}
+mib() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1048576 }'; }
+# row INDEX SPEC: the table's line into $T/rows/INDEX
+row() {
+    i=$1 spec=$2
+    name=${spec%%@*}
+    R=$T/$i
+    mkdir -p "$R" "$T/rows"
+    if [ ! -f "$C/refs/$spec/manifest.json" ]; then
+        echo "| $spec | no reference | | | | | | |" >"$T/rows/$i"
+        return
+    fi
+    ins=$(ref_inputs "$C/refs/$spec")
+    for p in f32 f16; do
+        SI_PRECISION=$p "$B/tests/test_models" "$C" "$spec" >"$R/t$p.log" 2>&1
+        eval "err_$p=\$(sed -n 's/.*(rel \([^)]*\)).*/\1/p' \"\$R/t$p.log\" | sort -g | tail -1)"
+        # shellcheck disable=SC2086
+        "$B/streaminfer" -q --precision $p $ins --output "$R/$p" --stats "$R/$p.json" "$M/$name.json" 2>"$R/e$p"
+        eval "lb_$p=\$(key lower_bound_bytes \"\$R/$p.json\")"
+    done
+    # shellcheck disable=SC2154
+    if [ "${lb_f16:-0}" = 0 ]; then
+        echo "| $spec | ${err_f32:-?} | ${err_f16:-?} | - | - | | host interpreter | |" >"$T/rows/$i"
+        return
+    fi
+    same=same
+    for v in "$lb_f16" $((lb_f16 * 5 / 4)); do
+        # shellcheck disable=SC2086
+        "$B/streaminfer" -q --precision f16 $ins --vram "$v" --output "$R/b$v" "$M/$name.json" 2>>"$R/e" &&
+            same "$R/f16" "$R/b$v" || same=DIFFERENT
+    done
+    # shellcheck disable=SC2154
+    echo "| $spec | ${err_f32:-?} | ${err_f16:-?} | $(mib "$lb_f32") | $(mib "$lb_f16") |" \
+        "$(awk -v a="$lb_f16" -v b="$lb_f32" 'BEGIN { printf "%.2f", a / b }') |" \
+        "$(key f16_tensors "$R/f16.json") / $(key f32_tensors "$R/f16.json") | $same |" >"$T/rows/$i"
+    rm -rf "$R"
+}
+# shellcheck disable=SC2086
+in_lanes row $SPECS
+echo "Made by \`sh bench/f16_table.sh BUILD CACHE\` ($(date -u +%Y-%m-%d), $("$B/bench/hold_context" 0 2>/dev/null | head -1))."
+echo "Error: max |out - ref| / max(1, max |ref|) over all outputs, against TensorFlow.js"
+echo "(tfjs-backend-cpu) on the same seeded input. Halves / float32: the float activations"
+echo "stored as halves and those kept float32 at f16. Bitwise: f16's outputs at its lower"
+echo "bound and at 1.25x it, against f16 with no budget."
+echo
+echo "| model | error f32 | error f16 | lower bound f32 MiB | f16 MiB | f16 / f32 | halves / float32 | f16 bitwise at LB, 1.25x |"
+echo "|---|---|---|---|---|---|---|---|"
+n=$(echo $SPECS | wc -w)
+i=0
+while [ $i -lt "$n" ]; do
+    cat "$T/rows/$i"
+    i=$((i + 1))
+done
