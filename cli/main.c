@@ -107,9 +107,13 @@ static const char usage[] =
     "                       masks (casts to int or bool, comparisons, and the\n"
     "                       elementwise steps before them), the arguments of Exp, Log,\n"
     "                       Softplus and Pow, and what ops with no half kernel yet read\n"
-    "                       or write (--stats: f16_tensors, f32_tensors: activations).\n"
-    "                       Outputs at every budget are bitwise those of f16 with no\n"
-    "                       budget (not those of f32)\n"
+    "                       or write. --stats: f16_tensors and f32_tensors (activations\n"
+    "                       each way), f16_overflows (values a run saturated; with\n"
+    "                       --check-steps each step that did is named). Outputs at every\n"
+    "                       budget are bitwise those of f16 with no budget (not f32's)\n"
+    "  --f32-ops LIST       with --precision f16: ops (model.json's names, comma-separated,\n"
+    "                       as info lists them: Sigmoid,_FusedConv2D) whose steps keep\n"
+    "                       every tensor they read or write float32\n"
     "  --input FILE         input for a one-input model: .npy (any numeric dtype, converted\n"
     "                       to the input's as tf.cast does; refused where int32 cannot\n"
     "                       hold a value), or an image (.jpg/.png/.bmp/...; gray, RGB or\n"
@@ -208,7 +212,7 @@ static int parse_tolerance(const char *v, double *out)
 enum {
     O_VRAM = 256, O_MAXBUF, O_HOSTMEM, O_SPILLDIR, O_INPUT, O_SEED, O_OUTPUT, O_STATS, O_TRACE, O_IO, O_BACKEND, O_RUNS,
     O_JSON, O_RESIZE, O_NO_STAGES, O_DRIVER_RESERVE, O_CHECK_STEPS, O_PLAN_PREFETCH, O_PLAN_DEBUG, O_SMALLEST, O_WITHIN,
-    O_PLAN_CACHE, O_NO_PLAN_CACHE, O_COPY_KERNELS, O_CONV_KERNEL, O_PRECISION,
+    O_PLAN_CACHE, O_NO_PLAN_CACHE, O_COPY_KERNELS, O_CONV_KERNEL, O_PRECISION, O_F32_OPS,
     O_LOOP_NODES
 };
 
@@ -230,6 +234,7 @@ static const struct option longopts[] = {
     {"loop-nodes", required_argument, NULL, O_LOOP_NODES},
     {"conv-kernel", required_argument, NULL, O_CONV_KERNEL},
     {"precision", required_argument, NULL, O_PRECISION},
+    {"f32-ops", required_argument, NULL, O_F32_OPS},
     {"smallest", no_argument, NULL, O_SMALLEST},
     {"within", required_argument, NULL, O_WITHIN},
     {"plan-cache", required_argument, NULL, O_PLAN_CACHE},
@@ -357,6 +362,9 @@ static int parse_one(int c, const char *v, const char *arg, cli_args *a)
             a->opt.precision = SI_PRECISION_F32;
         else
             return cli_fail(EXIT_USAGE, "--precision: '%s' is not f32 or f16", v);
+        return 0;
+    case O_F32_OPS: /* the library checks the names (SI_ERR_ARG at si_open) */
+        a->opt.f32_ops = v;
         return 0;
     case O_SMALLEST: a->smallest = 1; return 0;
     case O_WITHIN:

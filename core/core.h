@@ -156,9 +156,10 @@ int core_topk_to_host(core_program *p);
  * or a mask. Float32 weights (stored unquantized; quantized ones stay as
  * stored, their dequantized values an activation) and constants the same rule
  * allows are half too. Run after fusion and before tiling (whose new tensors
- * follow the ones they split), then core_program_mark_half after it. Returns
- * how many tensors it marked. */
-int core_program_set_half(core_program *p, uint64_t max_loop);
+ * follow the ones they split), then core_program_mark_half after it. keep
+ * (per step, may be NULL): steps whose tensors all stay float32 (the user's
+ * si_options.f32_ops). Returns how many tensors it marked. */
+int core_program_set_half(core_program *p, uint64_t max_loop, const uint8_t *keep);
 /* Each step's ck_step.half from its tensors' (after tiling); returns the
  * first step with a half binding its kernel does not take (a bug), or -1. */
 int core_program_mark_half(core_program *p);

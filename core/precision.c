@@ -116,7 +116,7 @@ static void mark_exact(const core_program *p, uint8_t *bad)
     free(exact);
 }
 
-int core_program_set_half(core_program *p, uint64_t max_loop)
+int core_program_set_half(core_program *p, uint64_t max_loop, const uint8_t *keep)
 {
     uint8_t *bad = calloc((size_t)(p->n_tensors ? p->n_tensors : 1), 1);
     if (!bad)
@@ -124,7 +124,7 @@ int core_program_set_half(core_program *p, uint64_t max_loop)
     mark_exact(p, bad);
     for (int s = 0; s < p->n_steps; s++) {
         const ck_step *st = &p->steps[s];
-        int host = ck_runs_on_host(st->kind) || ck_loop_iterations(st) > max_loop;
+        int host = ck_runs_on_host(st->kind) || ck_loop_iterations(st) > max_loop || (keep && keep[s]);
         for (int i = 0; i < st->n_in; i++)
             if (st->in[i] >= 0 && (host || !core_step_half_ok(st, i)))
                 bad[core_storage(p, st->in[i])] = 1;

@@ -219,6 +219,12 @@ static void row_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck_st
     tile_rule_of(s->kind)->part(s, r0, r1, whole0, ts, a, b);
 }
 
+/* Bytes of n elements of tensor t (4 each, or 2 where it is stored as halves). */
+static uint64_t elems_bytes(const tiler *T, int t, int64_t n)
+{
+    return core_tensor_bytes(&T->p->tensors[core_storage(T->p, t)], n);
+}
+
 /* Working set of one part. */
 static uint64_t part_ws(const tiler *T, const ck_step *s, const rowplan *rp, int64_t r0, int64_t r1,
                         int whole0)
@@ -226,7 +232,7 @@ static uint64_t part_ws(const tiler *T, const ck_step *s, const rowplan *rp, int
     ck_step ts;
     int64_t a[CK_MAX_IN], b[CK_MAX_IN];
     row_part(s, r0, r1, whole0, &ts, a, b);
-    uint64_t ws = tile_rnd((uint64_t)((r1 - r0) * rp->row_elems) * CORE_ELEM);
+    uint64_t ws = tile_rnd(elems_bytes(T, s->out, (r1 - r0) * rp->row_elems));
     for (int i = 0; i < s->n_in; i++) {
         if (s->in[i] < 0)
             continue;
@@ -236,7 +242,7 @@ static uint64_t part_ws(const tiler *T, const ck_step *s, const rowplan *rp, int
         if (dup)
             continue;
         ws += a[i] < 0 ? tile_rnd(T->p->tensors[core_storage(T->p, s->in[i])].bytes)
-                       : tile_rnd((uint64_t)(b[i] - a[i]) * CORE_ELEM);
+                       : tile_rnd(elems_bytes(T, s->in[i], b[i] - a[i]));
     }
     return ws;
 }
@@ -249,13 +255,13 @@ static int part_binds_fit(const tiler *T, const ck_step *s, const rowplan *rp, i
     ck_step ts;
     int64_t a[CK_MAX_IN], b[CK_MAX_IN];
     row_part(s, r0, r1, whole0, &ts, a, b);
-    if ((uint64_t)((r1 - r0) * rp->row_elems) * CORE_ELEM > T->max_tensor)
+    if (elems_bytes(T, s->out, (r1 - r0) * rp->row_elems) > T->max_tensor)
         return 0;
     for (int i = 0; i < s->n_in; i++) {
         if (s->in[i] < 0)
             continue;
         uint64_t bytes = a[i] < 0 ? T->p->tensors[core_storage(T->p, s->in[i])].bytes
-                                  : (uint64_t)(b[i] - a[i]) * CORE_ELEM;
+                                  : elems_bytes(T, s->in[i], b[i] - a[i]);
         if (bytes > T->max_tensor)
             return 0;
     }
@@ -268,7 +274,7 @@ static int parts_fit(const tiler *T, const ck_step *s, const rowplan *rp, const 
     for (int i = 0; i < k; i++) {
         if (part_ws(T, s, rp, cut[i], cut[i + 1], whole0) > T->limit)
             return 0;
-        if ((uint64_t)((cut[i + 1] - cut[i]) * rp->row_elems) * CORE_ELEM > T->band_max &&
+        if (elems_bytes(T, s->out, (cut[i + 1] - cut[i]) * rp->row_elems) > T->band_max &&
             cut[i + 1] - cut[i] > 1)
             return 0;
         if (!part_binds_fit(T, s, rp, cut[i], cut[i + 1], whole0))
@@ -304,7 +310,7 @@ static int choose_cuts(const tiler *T, const ck_step *s, const rowplan *rp, int 
     }
     uint64_t whole = tile_step_ws(T->p, s);
     int64_t k = (int64_t)(whole / (T->limit ? T->limit : 1)) + 1;
-    uint64_t ob = (uint64_t)(rows * rp->row_elems) * CORE_ELEM;
+    uint64_t ob = elems_bytes(T, s->out, rows * rp->row_elems);
     if (k < (int64_t)(ob / T->band_max) + 1)
         k = (int64_t)(ob / T->band_max) + 1;
     if (k < 2)

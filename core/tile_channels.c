@@ -83,7 +83,10 @@ int tile_channels(tiler *T, const ck_step *s, const tile_rule *r, si_error *err)
         return -1;
     }
     uint64_t per_max = T->limit / 2 < T->max_tensor ? T->limit / 2 : T->max_tensor;
-    int64_t per = (int64_t)(per_max / ((uint64_t)rows_w * CORE_ELEM));
+    /* output channels a part: its columns of the weights (stored as halves at f16) */
+    const core_tensor *wt = &p->tensors[core_storage(p, s->in[1])];
+    uint64_t col = (uint64_t)rows_w * (wt->half ? 2 : CORE_ELEM);
+    int64_t per = (int64_t)(per_max / (col ? col : 1));
     if (per < 1)
         per = 1;
     tile_materialize(T, core_storage(p, s->in[0]));

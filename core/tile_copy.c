@@ -81,10 +81,10 @@ int tile_dest_bands(tiler *T, int root)
     int64_t rows = t->shape.d[ax], unit = 1;
     for (int j = ax + 1; j < t->shape.rank; j++)
         unit *= t->shape.d[j];
-    if (rows < 2 || (uint64_t)unit * CORE_ELEM > T->max_tensor)
+    if (rows < 2 || core_tensor_bytes(t, unit) > T->max_tensor)
         return 0;
     int64_t k = (int64_t)(t->bytes / T->band_max) + 1;
-    while (k < rows && (uint64_t)((rows + k - 1) / k * unit) * CORE_ELEM > T->band_max)
+    while (k < rows && core_tensor_bytes(t, (rows + k - 1) / k * unit) > T->band_max)
         k++;
     if (k > rows)
         k = rows;

@@ -345,6 +345,7 @@ si_result glk_open(glk_ctx **out, si_error *err)
     g->max_binding = maxsz > 0 ? (uint64_t)maxsz : (1u << 27);
     g->max_groups_y = groups_y > 0 ? (uint64_t)groups_y : 65535; /* the least ES 3.1 allows */
     g->gles32 = epoxy_gl_version() >= 32;
+    g->max_blocks = blocks;
     if (blocks < CK_MAX_IN + 1) {
         glk_close(g);
         return base_fail(err, SI_ERR_GPU, "GPU allows %d storage buffers per compute shader, %d needed",
@@ -377,6 +378,8 @@ void glk_close(glk_ctx *g)
             glUnmapBuffer(GL_COPY_WRITE_BUFFER);
             glDeleteBuffers(1, &g->rb);
         }
+        if (g->ovf_buf)
+            glk_host_pool_destroy(g, g->ovf_buf);
     }
     EGLContext mine = g->ctx;
     glk_egl_close(g);
@@ -934,13 +937,16 @@ static si_result compile(glk_ctx *g, const char *shader, const char *defines, gl
                       "#else\n#define LD%d(i) in%d[i]\n#endif\n",
                       i, i, i, i, i, i, i, i, i, i, i);
     n += snprintf(decl + n, sizeof decl - (size_t)n,
-                  "#ifndef HO\n#define HO 0\n#endif\n#if HO\nvoid st_half(int i, float v) {\n"
+                  "#ifndef HO\n#define HO 0\n#endif\n#ifndef HC\n#define HC 0\n#endif\n"
+                  "#if HC\nlayout(std430, binding=%d) buffer BV { uint overflows[]; };\n#endif\n"
+                  "#if HO\nvoid st_half(int i, float v) {\n"
+                  "#if HC\n    if (abs(v) >= 65520.0 && !isinf(v)) atomicAdd(overflows[0], 1u);\n#endif\n"
                   "    if (!isinf(v) && !isnan(v)) v = clamp(v, -65504.0, 65504.0);\n"
                   "    uint h = packHalf2x16(vec2(v, 0.0)) & 0xffffu;\n"
                   "    if ((i & 1) == 0) { atomicAnd(outv[i >> 1], 0xffff0000u); atomicOr(outv[i >> 1], h); }\n"
                   "    else { atomicAnd(outv[i >> 1], 0xffffu); atomicOr(outv[i >> 1], h << 16); }\n"
                   "}\nvoid st_half(uint i, float v) { st_half(int(i), v); }\n#define ST(i, v) st_half(i, v)\n"
-                  "#else\n#define ST(i, v) outv[i] = (v)\n#endif\n");
+                  "#else\n#define ST(i, v) outv[i] = (v)\n#endif\n", CK_MAX_IN + 1);
     const char *srcs[4] = {head, decl, prelude, body};
     /* the key of the binary store (where one is set): what the driver's binary depends on */
     uint64_t key[2] = {0, 0};
@@ -1138,6 +1144,20 @@ static si_result add_program(glk_ctx *g, const char *key, const char *shader, co
     return SI_OK;
 }
 
+/* Whether half stores count their overflows: a binding to spare for the count */
+static int count_overflows(const glk_ctx *g) { return g->max_blocks >= CK_MAX_IN + 2; }
+
+uint64_t glk_half_overflows(glk_ctx *g)
+{
+    if (!g->ovf_ptr || g->lost)
+        return 0;
+    glMemoryBarrier(GL_CLIENT_MAPPED_BUFFER_BARRIER_BIT_EXT);
+    glFinish();
+    uint64_t n = g->ovf_ptr[0];
+    g->ovf_ptr[0] = 0;
+    return n;
+}
+
 static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, si_dtype out_dt,
                              int x_aligned, glk_program **out, conv_pick *pick, si_error *err)
 {
@@ -1180,8 +1200,9 @@ static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
                       h ? "float" : t, i, h);
     }
     int ho = s->half >> CK_MAX_IN & 1;
-    snprintf(defs + m, sizeof defs - (size_t)m, "#define TO %s\n#define VO %s\n#define HO %d\n",
-             ho ? "uint" : dtype_glsl(out_dt), ho ? "float" : dtype_glsl(out_dt), ho);
+    snprintf(defs + m, sizeof defs - (size_t)m,
+             "#define TO %s\n#define VO %s\n#define HO %d\n#define HC %d\n", ho ? "uint" : dtype_glsl(out_dt),
+             ho ? "float" : dtype_glsl(out_dt), ho, ho && count_overflows(g));
     return add_program(g, key, k->shader, defs, out, err);
 }
 
@@ -1242,6 +1263,17 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
     }
     glBindBufferRange(GL_SHADER_STORAGE_BUFFER, CK_MAX_IN, out->buf, (GLintptr)out->offset,
                       (GLsizeiptr)(out->bytes ? (out->bytes + 3) / 4 * 4 : 4));
+    if (s->half >> CK_MAX_IN & 1 && count_overflows(g)) {
+        if (!g->ovf_buf) {
+            void *p = NULL;
+            si_result st2 = glk_host_pool_create(g, 16, &g->ovf_buf, &p, err);
+            if (st2 != SI_OK)
+                return st2;
+            g->ovf_ptr = p;
+            g->ovf_ptr[0] = 0;
+        }
+        glBindBufferRange(GL_SHADER_STORAGE_BUFFER, CK_MAX_IN + 1, g->ovf_buf, 0, 16);
+    }
     uint64_t groups = (inv + GLK_LOCAL - 1) / GLK_LOCAL;
     if (groups > 0) {
         GLuint gx = groups > 65535 ? 65535 : (GLuint)groups;

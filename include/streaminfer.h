@@ -190,6 +190,12 @@ typedef struct {
      * computes in float32). SI_PRECISION (f32 or f16) overrides it; anything
      * else: SI_ERR_ARG at si_open. */
     si_precision precision;
+    /* With SI_PRECISION_F16: ops (as model.json names them, comma-separated:
+     * "Sigmoid,_FusedConv2D") whose steps keep every tensor they read or
+     * write float32, for a model that needs more precision somewhere. NULL or
+     * "": none. A name that is no op TensorFlow.js's converter writes:
+     * SI_ERR_ARG at si_open. */
+    const char *f32_ops;
 } si_options;
 
 typedef struct {
@@ -276,6 +282,9 @@ typedef struct {
      * GPU as halves (si_options.precision f16), and those stored as float32
      * (all of them at f32). */
     uint64_t f16_tensors, f32_tensors;
+    /* per run: values past the largest half (at least 65520 in magnitude)
+     * that half stores saturated to +-65504 (--check-steps names the steps) */
+    uint64_t f16_overflows;
 } si_stats;
 
 typedef struct si_model si_model;

@@ -457,6 +457,11 @@ static void gpu_check_step(si_model *m, int s)
     if (worst / scale > tol)
         fprintf(stderr, "check: step %d %s node '%s': max|gpu-host| %g (scale %g) at %lld\n", s,
                 ck_kind_name(st->kind), m->io->nodes[st->node].name, worst, scale, (long long)at);
+    uint64_t over = glk_half_overflows(m->gpu); /* this step's: the count is read after each */
+    m->st.f16_overflows += over;
+    if (over)
+        fprintf(stderr, "check: step %d %s node '%s': %llu values past the largest half, stored as "
+                "+-65504\n", s, ck_kind_name(st->kind), m->io->nodes[st->node].name, (unsigned long long)over);
     free_inputs(st, ins, insp);
     free(gpu.data);
     free(host.data);

@@ -204,6 +204,22 @@ typedef struct {
     si_error over_err; /* the largest tensor over the device's limit, named */
 } refusals;
 
+/* Per step of the program: 1 where its node's op is one of si_options.f32_ops
+ * (its tensors stay float32 at f16); NULL where none is named (or no memory:
+ * then every step may take halves, as without the option). */
+static uint8_t *f32_steps(const si_model *m)
+{
+    const char *ops = m->opt.f32_ops;
+    if (!ops || !ops[0] || !m->prog->n_steps)
+        return NULL;
+    uint8_t *keep = calloc((size_t)m->prog->n_steps, 1);
+    for (int s = 0; keep && s < m->prog->n_steps; s++) {
+        int node = m->prog->steps[s].node;
+        keep[s] = node >= 0 && node < m->io->n_nodes && rt_name_listed(ops, m->io->nodes[node].op);
+    }
+    return keep;
+}
+
 /* One attempt of the schedule: the program (its epilogues fused unless
  * unfused or si_options.no_fuse) split into parts of at most limit bytes (0:
  * untiled) and its plan. *over: a buffer over the device's limit, -1 if none,
@@ -229,8 +245,11 @@ static si_result attempt_at(si_model *m, const core_shape *shapes, const core_bu
         core_fuse_epilogues(m->prog, !m->gpu || glk_precise(m->gpu));
     if (m->be != &rt_backend_gpu || glk_software(m->gpu))
         core_topk_to_host(m->prog);
-    if (m->opt.precision == SI_PRECISION_F16 && m->be == &rt_backend_gpu)
-        core_program_set_half(m->prog, glk_max_loop_iterations(m->gpu));
+    if (m->opt.precision == SI_PRECISION_F16 && m->be == &rt_backend_gpu) {
+        uint8_t *keep = f32_steps(m);
+        core_program_set_half(m->prog, glk_max_loop_iterations(m->gpu), keep);
+        free(keep);
+    }
     m->untiled_bound = largest_step(m->prog, NULL);
     m->tile_limit = limit;
     m->n_split = 0;

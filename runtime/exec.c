@@ -203,6 +203,8 @@ si_result rt_run_plan(si_model *m, si_error *err)
         m->resident = 1;
     }
     trace_reset(&m->trace);
+    if (m->be == &rt_backend_gpu) /* a failed run's, never read */
+        glk_half_overflows(m->gpu);
     double run0 = rt_now_ms();
     m->in_use = pl->resident_bytes;
     /* loads held back for the next step's dispatch (held_back) */
@@ -244,6 +246,8 @@ si_result rt_run_plan(si_model *m, si_error *err)
         st = m->be->finish(m, err);
         m->st.compute_ms += rt_now_ms() - tf;
     }
+    if (st == SI_OK && m->be == &rt_backend_gpu)
+        m->st.f16_overflows += glk_half_overflows(m->gpu);
     return st;
 }
 

@@ -48,3 +48,34 @@ void rt_effective_options(const si_options *opt, si_options *eff)
     if (!eff->spill_dir || !eff->spill_dir[0]) /* the usual place for temporary files */
         eff->spill_dir = (e = getenv("TMPDIR")) && e[0] ? e : "/tmp";
 }
+
+int rt_name_listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n))
+            return 1;
+        p = e ? e + 1 : NULL;
+    }
+    return 0;
+}
+
+si_result rt_check_op_list(const char *what, const char *list, si_error *err)
+{
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char name[128];
+        if (len == 0 || len >= sizeof name)
+            return base_fail(err, SI_ERR_ARG, "%s: '%s' is not a comma-separated list of ops", what, list);
+        memcpy(name, p, len);
+        name[len] = 0;
+        if (!core_op_family(name))
+            return base_fail(err, SI_ERR_ARG, "%s: '%s' is no op TensorFlow.js's converter writes "
+                             "(model.json's names, such as Sigmoid or _FusedConv2D)", what, name);
+        p = e ? e + 1 : NULL;
+    }
+    return SI_OK;
+}

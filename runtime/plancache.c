@@ -89,6 +89,7 @@ static si_result plan_key(si_model *m, const core_shape *shapes, const core_buf 
     add_str(k, SI_PLAN_SOURCES);
     add_str(k, m->be->name);
     add_str(k, m->be->renderer(m));
+    add_str(k, m->opt.f32_ops ? m->opt.f32_ops : "");
     uint64_t o[] = {m->opt.vram_budget, m->opt.max_buffer_bytes, (uint64_t)m->opt.no_stages,
                     (uint64_t)m->opt.driver_reserve, (uint64_t)m->opt.plan_prefetch, (uint64_t)m->opt.no_fuse,
                     (uint64_t)m->opt.precision, m->max_tensor,

@@ -124,6 +124,10 @@ si_result rt_open_model(si_context *ctx, const char *path, const si_options *opt
     if (!(m->spill_dir = strdup(m->opt.spill_dir)))
         st = base_fail(err, SI_ERR_NOMEM, "out of memory");
     m->opt.spill_dir = m->spill_dir;
+    if (st == SI_OK && (st = rt_check_op_list("f32_ops", m->opt.f32_ops, err)) == SI_OK &&
+        m->opt.f32_ops && !(m->f32_ops = strdup(m->opt.f32_ops)))
+        st = base_fail(err, SI_ERR_NOMEM, "out of memory");
+    m->opt.f32_ops = m->f32_ops;
     if (st == SI_OK && (unsigned)m->opt.precision > SI_PRECISION_F16)
         st = base_fail(err, SI_ERR_ARG, "si_open: precision %d is neither SI_PRECISION_F32 nor "
                        "SI_PRECISION_F16 (SI_PRECISION: f32 or f16)", (int)m->opt.precision);
@@ -257,6 +261,7 @@ void si_close(si_model *m)
     core_graph_free(m->g);
     io_model_free(m->io);
     free(m->spill_dir);
+    free(m->f32_ops);
     if (m->has_lock) {
         if (entered)
             pthread_mutex_unlock(m->lockp);

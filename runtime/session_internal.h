@@ -100,6 +100,7 @@ struct si_model {
     int spill_fd, has_spill_fd; /* the spill file, unlinked at creation */
     int spill_writes;        /* writes to it so far (si_options.fail_spill_write) */
     char *spill_dir;         /* the handle's copy of si_options.spill_dir */
+    char *f32_ops;           /* and of si_options.f32_ops (NULL: none) */
     /* the last run */
     int n_out;
     out_tensor *outs;
@@ -210,6 +211,12 @@ static inline double rt_now_ms(void)
 /* program.c: n floats as the halves nearest them (core_tensor.half), into
  * n x 2 bytes rounded up to 4; dst may be src (in place) */
 void rt_store_halves(void *dst, const void *src, int64_t n);
+
+/* options.c: whether name is one of list's comma-separated names */
+int rt_name_listed(const char *list, const char *name);
+/* options.c: SI_ERR_ARG naming the first of list's names that is no op
+ * TensorFlow.js's converter writes (or an empty one); SI_OK for NULL or "". */
+si_result rt_check_op_list(const char *what, const char *list, si_error *err);
 
 /* options.c: the options a handle runs with: opt (NULL: all defaults) with
  * the debug environment variables, where set, over its fields. The one place

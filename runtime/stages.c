@@ -129,6 +129,7 @@ static si_result run_stage(si_model *m, core_valmap *vm, int node_prog, int *fai
     memset(&s->st, 0, sizeof s->st);
     st = rt_run_plan(s, err);
     m->st.bytes_uploaded += s->st.bytes_uploaded;
+    m->st.f16_overflows += s->st.f16_overflows;
     m->st.bytes_downloaded += s->st.bytes_downloaded;
     m->st.bytes_spilled += s->st.bytes_spilled;
     m->st.bytes_reloaded += s->st.bytes_reloaded;

@@ -107,7 +107,8 @@ static void test_indices_stay_exact(void **state)
     free(p);
 }
 
-/* Which tensors the rule keeps float32, counted by --stats: x [N] and s [100]
+/* Which tensors the rule keeps float32, counted by --stats (and all of them
+ * with f32_ops naming the Relu): x [N] and s [100]
  *   a = Relu(x)      half: read by a Mul
  *   b = Mul(a, 3)    float32: read by Exp (an exponential's argument)
  *   e = Exp(b)       float32: an output
@@ -143,7 +144,60 @@ static void test_rules(void **state)
     assert_int_equal(st.f16_tensors, 1); /* a */
     assert_int_equal(st.f32_tensors, 4); /* b, e, t, u */
     si_close(m);
+    /* f32_ops: the Relu's steps keep their tensors float32 */
+    opt.f32_ops = "Sigmoid,Relu";
+    if (si_open(path, &opt, &m, &err) != SI_OK || si_run(m, in, 2, &err) != SI_OK)
+        fail_msg("f32_ops: %s", err.message);
+    si_get_stats(m, &st);
+    assert_int_equal(st.f16_tensors, 0);
+    assert_int_equal(st.f32_tensors, 5);
+    si_close(m);
+    /* a name that is no op is refused, named */
+    opt.f32_ops = "Relu,NoSuchOp";
+    m = NULL;
+    assert_int_equal(si_open(path, &opt, &m, &err), SI_ERR_ARG);
+    assert_null(m);
+    assert_non_null(strstr(err.message, "NoSuchOp"));
     free(x);
+}
+
+/* Values past the largest half saturate to it and are counted: m = x * 1000
+ * (half: a Mul reads it) for x of 100 (1e5: past 65504) and of 1 (1000), then
+ * y = m * 0.001 (float32: an output). The count is the same with
+ * --check-steps, which reads it after each step; none at f32. */
+static void test_overflows(void **state)
+{
+    (void)state;
+    enum { M = 8192 };
+    jb j = {0};
+    const int dx[] = {M};
+    placeholder_f32(&j, "x", dx, 1);
+    const_f(&j, "k", 1000.0f);
+    const_f(&j, "r", 0.001f);
+    node(&j, "m", "Mul", "\"x\",\"k\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
+    node(&j, "y", "Mul", "\"m\",\"r\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
+    const char *path = write_model(&j, "overflow.json");
+    static float x[M];
+    for (int k = 0; k < M; k++)
+        x[k] = k % 2 ? 100.0f : -1.0f;
+    for (int mode = 0; mode < 3; mode++) { /* f16, f16 with check_steps, f32 */
+        si_options opt = {.backend = SI_BACKEND_GPU, .precision = mode < 2 ? SI_PRECISION_F16 : SI_PRECISION_F32,
+                          .check_steps = mode == 1 ? 1.0 : 0};
+        si_model *m = NULL;
+        si_error err = {0};
+        si_tensor_in in = {.name = "x", .dtype = SI_FLOAT32, .rank = 1, .shape = {M}, .data = x};
+        if (si_open(path, &opt, &m, &err) != SI_OK || si_run(m, &in, 1, &err) != SI_OK)
+            fail_msg("mode %d: %s", mode, err.message);
+        const void *data;
+        assert_int_equal(si_output(m, 0, NULL, NULL, NULL, &data, &err), SI_OK);
+        const float *y = data;
+        assert_true(y[0] == -1000.0f * 0.001f);
+        assert_true(y[1] == (mode < 2 ? 65504.0f * 0.001f : 100000.0f * 0.001f)); /* saturated at f16 */
+        si_stats st;
+        si_get_stats(m, &st);
+        assert_int_equal(st.f16_overflows, mode < 2 ? M / 2 : 0);
+        si_close(m);
+    }
 }
 
 /* A precision that is neither is refused, naming the field. */
@@ -164,6 +218,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_indices_stay_exact),
         cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_overflows),
         cmocka_unit_test(test_bad_precision),
     };
     return cmocka_run_group_tests(tests, tiny_setup, tiny_teardown);

@@ -749,7 +749,7 @@ static napi_value js_stats(napi_env env, napi_callback_info info)
     NUM(upload_ms) NUM(compute_ms) NUM(stall_ms) NUM(host_ms) NUM(open_read_ms) NUM(open_gpu_ms)
     NUM(open_plan_ms) NUM(open_tile_ms) NUM(open_compile_ms) NUM(run_plan_ms) NUM(run_tile_ms)
     NUM(run_compile_ms) NUM(programs_from_cache) NUM(programs_compiled) NUM(derived_bytes)
-    NUM(f16_tensors) NUM(f32_tensors)
+    NUM(f16_tensors) NUM(f32_tensors) NUM(f16_overflows)
 #undef NUM
     return o;
 }
