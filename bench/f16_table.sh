@@ -2,8 +2,9 @@
 # --precision f16 against f32 on the rows of tests/MODELS.md (issue 20): each
 # precision's error against TensorFlow.js (tfjs-backend-cpu, the same seeded
 # input), lower bound, and how many float activations are stored as halves and
-# how many stay float32; and whether f16's outputs at its lower bound and at 1.25x
-# it are bitwise f16's with no budget. Needs the fetched models and the references
+# how many stay float32; and whether f16's outputs at 1.25x its lower bound are
+# bitwise f16's with no budget (tests/f16_test.sh runs five at the lower bound
+# itself, where some models' plans are very slow on llvmpipe). Needs the fetched models and the references
 # (make test makes them).
 #   sh bench/f16_table.sh BUILD_DIR CACHE_DIR [SPEC...] > table.md
 set -u
@@ -39,7 +40,7 @@ row() {
         return
     fi
     same=same
-    for v in "$lb_f16" $((lb_f16 * 5 / 4)); do
+    for v in $((lb_f16 * 5 / 4)); do
         # shellcheck disable=SC2086
         "$B/streaminfer" -q --precision f16 $ins --vram "$v" --output "$R/b$v" "$M/$name.json" 2>>"$R/e" &&
             same "$R/f16" "$R/b$v" || same=DIFFERENT
@@ -55,10 +56,10 @@ in_lanes row $SPECS
 echo "Made by \`sh bench/f16_table.sh BUILD CACHE\` ($(date -u +%Y-%m-%d), $("$B/bench/hold_context" 0 2>/dev/null | head -1))."
 echo "Error: max |out - ref| / max(1, max |ref|) over all outputs, against TensorFlow.js"
 echo "(tfjs-backend-cpu) on the same seeded input. Halves / float32: the float activations"
-echo "stored as halves and those kept float32 at f16. Bitwise: f16's outputs at its lower"
-echo "bound and at 1.25x it, against f16 with no budget."
+echo "stored as halves and those kept float32 at f16. Bitwise: f16's outputs at 1.25x its"
+echo "lower bound, against f16 with no budget."
 echo
-echo "| model | error f32 | error f16 | lower bound f32 MiB | f16 MiB | f16 / f32 | halves / float32 | f16 bitwise at LB, 1.25x |"
+echo "| model | error f32 | error f16 | lower bound f32 MiB | f16 MiB | f16 / f32 | halves / float32 | f16 bitwise at 1.25x LB |"
 echo "|---|---|---|---|---|---|---|---|"
 n=$(echo $SPECS | wc -w)
 i=0

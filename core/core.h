@@ -138,6 +138,11 @@ int core_storage(const core_program *p, int t);
  * exact_mul_add: the kernels round a product and then a sum apart (GLSL ES
  * 3.2's precise, or the host), so a per-channel Mul before the bias fuses too. */
 int core_fuse_epilogues(core_program *p, int exact_mul_add);
+/* Per tensor (malloc'ed; NULL on no memory): 1 for the tensors that
+ * core_fuse_epilogues would leave to no step (an epilogue's intermediates),
+ * p itself unchanged. At f16 the program run unfused keeps them float32, so
+ * that its results round once where the fused one's do: the same bits. */
+uint8_t *core_fused_away(const core_program *p, int exact_mul_add);
 /* For a device that is a CPU (llvmpipe) or the host backend: a sorted TopK
  * whose rows need more than one CK_TOPK_BLOCK level (n > CK_TOPK_SORT) selects
  * on the host from x instead, its levels dropped (the same answer: bitonic
@@ -158,8 +163,9 @@ int core_topk_to_host(core_program *p);
  * allows are half too. Run after fusion and before tiling (whose new tensors
  * follow the ones they split), then core_program_mark_half after it. keep
  * (per step, may be NULL): steps whose tensors all stay float32 (the user's
- * si_options.f32_ops). Returns how many tensors it marked. */
-int core_program_set_half(core_program *p, uint64_t max_loop, const uint8_t *keep);
+ * si_options.f32_ops); keep_t (per tensor, may be NULL): tensors that stay
+ * float32 (core_fused_away's). Returns how many tensors it marked. */
+int core_program_set_half(core_program *p, uint64_t max_loop, const uint8_t *keep, const uint8_t *keep_t);
 /* Each step's ck_step.half from its tensors' (after tiling); returns the
  * first step with a half binding its kernel does not take (a bug), or -1. */
 int core_program_mark_half(core_program *p);

@@ -389,3 +389,30 @@ done:
     free(f.dead);
     return fused;
 }
+
+uint8_t *core_fused_away(const core_program *p, int exact_mul_add)
+{
+    core_program q = *p; /* the same tensors, its own steps */
+    q.steps = malloc(((size_t)p->n_steps + 1) * sizeof *q.steps);
+    uint8_t *seen = calloc((size_t)p->n_tensors + 1, 1), *away = calloc((size_t)p->n_tensors + 1, 1);
+    if (!q.steps || !seen || !away) {
+        free(q.steps);
+        free(seen);
+        free(away);
+        return NULL;
+    }
+    memcpy(q.steps, p->steps, (size_t)p->n_steps * sizeof *q.steps);
+    core_fuse_epilogues(&q, exact_mul_add);
+    for (int k = 0; k < q.n_steps; k++) {
+        seen[core_storage(p, q.steps[k].out)] = 1;
+        for (int i = 0; i < q.steps[k].n_in; i++)
+            if (q.steps[k].in[i] >= 0)
+                seen[core_storage(p, q.steps[k].in[i])] = 1;
+    }
+    for (int k = 0; k < p->n_steps; k++)
+        if (!seen[core_storage(p, p->steps[k].out)])
+            away[core_storage(p, p->steps[k].out)] = 1;
+    free(q.steps);
+    free(seen);
+    return away;
+}

@@ -116,12 +116,14 @@ static void mark_exact(const core_program *p, uint8_t *bad)
     free(exact);
 }
 
-int core_program_set_half(core_program *p, uint64_t max_loop, const uint8_t *keep)
+int core_program_set_half(core_program *p, uint64_t max_loop, const uint8_t *keep, const uint8_t *keep_t)
 {
     uint8_t *bad = calloc((size_t)(p->n_tensors ? p->n_tensors : 1), 1);
     if (!bad)
         return 0;
     mark_exact(p, bad);
+    for (int t = 0; keep_t && t < p->n_tensors; t++)
+        bad[t] |= keep_t[t];
     for (int s = 0; s < p->n_steps; s++) {
         const ck_step *st = &p->steps[s];
         int host = ck_runs_on_host(st->kind) || ck_loop_iterations(st) > max_loop || (keep && keep[s]);

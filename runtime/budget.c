@@ -241,15 +241,20 @@ static si_result attempt_at(si_model *m, const core_shape *shapes, const core_bu
         SI_OK)
         return st;
     m->unfused = unfused || m->opt.no_fuse;
+    int exact = !m->gpu || glk_precise(m->gpu);
+    uint8_t *away = NULL; /* at f16, what fusion would take away stays float32 */
+    if (m->unfused && m->opt.precision == SI_PRECISION_F16 && !(away = core_fused_away(m->prog, exact)))
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
     if (!m->unfused)
-        core_fuse_epilogues(m->prog, !m->gpu || glk_precise(m->gpu));
+        core_fuse_epilogues(m->prog, exact);
     if (m->be != &rt_backend_gpu || glk_software(m->gpu))
         core_topk_to_host(m->prog);
     if (m->opt.precision == SI_PRECISION_F16 && m->be == &rt_backend_gpu) {
         uint8_t *keep = f32_steps(m);
-        core_program_set_half(m->prog, glk_max_loop_iterations(m->gpu), keep);
+        core_program_set_half(m->prog, glk_max_loop_iterations(m->gpu), keep, away);
         free(keep);
     }
+    free(away);
     m->untiled_bound = largest_step(m->prog, NULL);
     m->tile_limit = limit;
     m->n_split = 0;
@@ -314,11 +319,11 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
         /* Fused, the untiled program has fewer tensors, but placement is a
          * heuristic and can miss a budget the program as lowered meets (with
          * bitwise the same answer): where every step fits the budget, that one is
-         * tried before steps are split (which can take far more steps). Not at
-         * f16: an unfused epilogue stores its steps' results as halves, which
-         * rounds where the fused one does not (other bits). */
+         * tried before steps are split (which can take far more steps). At
+         * f16 its epilogues' intermediates stay float32 (core_fused_away), so
+         * it rounds where the fused one does: the same bits. */
         if (limit == 0 && st == SI_ERR_BUDGET && over < 0 && !m->unfused &&
-            m->untiled_bound <= budget && m->opt.precision != SI_PRECISION_F16) {
+            m->untiled_bound <= budget) {
             st = attempt_at(m, shapes, vp, 0, 1, align, pool, &over, err);
             if (over == -2)
                 break;

@@ -53,5 +53,14 @@ if "$B/streaminfer" -q --precision f16 $(ref_inputs "$C/refs/$m") --check-steps 
 else
     bad "$m at f16 --check-steps: $(head -3 "$T/check")"
 fi
+# unfused (the epilogues as steps of their own), f16 gives the fused bits: the
+# epilogues' intermediates stay float32, so each result rounds once either way
+# shellcheck disable=SC2086
+if SI_NO_FUSE=1 "$B/streaminfer" -q --precision f16 $(ref_inputs "$C/refs/$m") --output "$T/$m-unfused" "$M/$m.json" &&
+    same "$T/$m-f16" "$T/$m-unfused"; then
+    ok "$m at f16 unfused: bitwise fused"
+else
+    bad "$m at f16 unfused: not bitwise the fused outputs"
+fi
 echo "$pass of $((pass + fail)) cases pass"
 [ "$fail" -eq 0 ]
