@@ -94,11 +94,11 @@ void glk_set_binaries(glk_ctx *g, const glk_binaries *b);
  * from now on (NULL: none): for tests that check the sources with a stricter
  * compiler than the one at hand (tests/test_shader_sources.c). */
 typedef void (*glk_source_fn)(void *user, const char *shader, const char *source);
+void glk_set_source_hook(glk_ctx *g, glk_source_fn fn, void *user);
 /* Values past the largest half (at least 65520 in magnitude, not inf) that
  * half stores saturated since the last call, after every command queued so far
  * ended; 0 where no half was stored. Counted in host memory (binding 9). */
 uint64_t glk_half_overflows(glk_ctx *g);
-void glk_set_source_hook(glk_ctx *g, glk_source_fn fn, void *user);
 void glk_program_counts(const glk_ctx *g, uint64_t *loaded, uint64_t *compiled);
 
 /* Device buffers: plain GL buffer names. */

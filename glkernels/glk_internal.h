@@ -34,12 +34,12 @@ struct glk_ctx {
     int lost;                /* the context was lost: every later call fails */
     glk_binaries bins;       /* glk_set_binaries */
     glk_source_fn on_source; /* glk_set_source_hook */
+    void *source_user;
     int max_blocks;          /* GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS */
     /* glk_half_overflows: the count half stores add to (host memory, mapped
      * persistently and coherently: no VRAM), made at the first half store */
     GLuint ovf_buf;
     uint32_t *ovf_ptr;
-    void *source_user;
     uint64_t n_loaded, n_compiled;
     /* glk_download's staging: GLK_READBACK bytes of mapped host memory the
      * GPU copies into (0: not made yet, or no GL_EXT_buffer_storage) */

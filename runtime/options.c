@@ -49,33 +49,40 @@ void rt_effective_options(const si_options *opt, si_options *eff)
         eff->spill_dir = (e = getenv("TMPDIR")) && e[0] ? e : "/tmp";
 }
 
+/* The next name of a comma-separated list from *p: its start and *len; NULL at
+ * the end. */
+static const char *next_name(const char **p, size_t *len)
+{
+    const char *name = *p;
+    if (!name || !*name)
+        return NULL;
+    const char *e = strchr(name, ',');
+    *len = e ? (size_t)(e - name) : strlen(name);
+    *p = e ? e + 1 : NULL;
+    return name;
+}
+
 int rt_name_listed(const char *list, const char *name)
 {
-    size_t n = strlen(name);
-    for (const char *p = list; p && *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && !strncmp(p, name, n))
+    size_t n = strlen(name), len;
+    for (const char *p = list, *item; (item = next_name(&p, &len));)
+        if (len == n && !strncmp(item, name, n))
             return 1;
-        p = e ? e + 1 : NULL;
-    }
     return 0;
 }
 
 si_result rt_check_op_list(const char *what, const char *list, si_error *err)
 {
-    for (const char *p = list; p && *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
+    size_t len;
+    for (const char *p = list, *item; (item = next_name(&p, &len));) {
         char name[128];
         if (len == 0 || len >= sizeof name)
             return base_fail(err, SI_ERR_ARG, "%s: '%s' is not a comma-separated list of ops", what, list);
-        memcpy(name, p, len);
+        memcpy(name, item, len);
         name[len] = 0;
         if (!core_op_family(name))
             return base_fail(err, SI_ERR_ARG, "%s: '%s' is no op TensorFlow.js's converter writes "
                              "(model.json's names, such as Sigmoid or _FusedConv2D)", what, name);
-        p = e ? e + 1 : NULL;
     }
     return SI_OK;
 }
