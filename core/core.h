@@ -156,15 +156,17 @@ int core_topk_to_host(core_program *p);
  * kernel that loads and stores halves at that binding (core_step_half_ok),
  * runs within max_loop (a longer one runs on the host) and does not need the
  * input in float32 (the arguments of Exp, Log, Softplus and Pow); never a
- * model input or output, a tensor the host interpreter reads, a tensor of
+ * model output, a tensor the host interpreter reads, a tensor of
  * fewer than CORE_HALF_MIN elements, or a float that becomes an index, a size
  * or a mask. Float32 weights (stored unquantized; quantized ones stay as
  * stored, their dequantized values an activation) and constants the same rule
- * allows are half too. Run after fusion and before tiling (whose new tensors
+ * allows are half too, and so are the model's inputs (the runtime rounds
+ * them as it uploads them). Run after fusion and before tiling (whose new tensors
  * follow the ones they split), then core_program_mark_half after it. keep
  * (per step, may be NULL): steps whose tensors all stay float32 (the user's
  * si_options.f32_ops); keep_t (per tensor, may be NULL): tensors that stay
- * float32 (core_fused_away's). Returns how many tensors it marked. */
+ * float32 (core_fused_away's, and inputs, weights or constants the user's
+ * f32_ops keeps by naming Placeholder or Const). Returns how many tensors it marked. */
 int core_program_set_half(core_program *p, uint64_t max_loop, const uint8_t *keep, const uint8_t *keep_t);
 /* Each step's ck_step.half from its tensors' (after tiling); returns the
  * first step with a half binding its kernel does not take (a bug), or -1. */

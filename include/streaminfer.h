@@ -178,9 +178,10 @@ typedef struct {
      * (elementwise, copies, pads, pooling, resizes, gathers, selects,
      * convolutions and matmuls: their x and filter): activations, float32
      * weights (rounded once when read from the shards; quantized ones stay as
-     * stored, dequantized into halves) and folded constants. Kernels compute
-     * in float32 and round once on store, saturating at the largest half.
-     * Never half: int32 and bool tensors, the model's inputs and outputs, what
+     * stored, dequantized into halves), folded constants and the model's
+     * inputs (rounded as they are uploaded). Kernels compute in float32 and
+     * round once on store, saturating at the largest half.
+     * Never half: int32 and bool tensors, the model's outputs, what
      * the host interpreter or a host step reads, tensors of fewer than 4096
      * elements, floats that become indices, sizes or masks (casts to int or
      * bool, comparisons, and the elementwise steps before them), the
@@ -192,7 +193,9 @@ typedef struct {
     si_precision precision;
     /* With SI_PRECISION_F16: ops (as model.json names them, comma-separated:
      * "Sigmoid,_FusedConv2D") whose steps keep every tensor they read or
-     * write float32, for a model that needs more precision somewhere. NULL or
+     * write float32, for a model that needs more precision somewhere;
+     * "Placeholder" keeps the model's inputs float32, "Const" its float32
+     * weights and folded constants. NULL or
      * "": none. A name that is no op TensorFlow.js's converter writes:
      * SI_ERR_ARG at si_open. */
     const char *f32_ops;

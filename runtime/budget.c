@@ -220,6 +220,29 @@ static uint8_t *f32_steps(const si_model *m)
     return keep;
 }
 
+/* Per tensor of the program: 1 where it stays float32 at f16 for reasons of
+ * its own, not of a step's: what core_fused_away found (away, may be NULL),
+ * the model's inputs where si_options.f32_ops names Placeholder, its weights
+ * and folded constants where it names Const (the nodes they come from; no
+ * step computes them). Takes away; NULL where none (or no memory: then away
+ * is freed and NULL comes back, as without the names). */
+static uint8_t *f32_tensors(const si_model *m, uint8_t *away)
+{
+    const char *ops = m->opt.f32_ops;
+    int inputs = ops && (rt_name_listed(ops, "Placeholder") || rt_name_listed(ops, "PlaceholderWithDefault"));
+    int consts = ops && rt_name_listed(ops, "Const");
+    const core_program *p = m->prog;
+    if (!inputs && !consts)
+        return away;
+    uint8_t *keep = away ? away : calloc((size_t)(p->n_tensors ? p->n_tensors : 1), 1);
+    for (int t = 0; keep && t < p->n_tensors; t++) {
+        const core_tensor *ct = &p->tensors[t];
+        keep[t] |= (inputs && ct->kind == PT_INPUT && ct->input >= 0 && ct->input < p->n_inputs) ||
+                   (consts && (ct->kind == PT_WEIGHT || ct->kind == PT_CONST));
+    }
+    return keep;
+}
+
 /* One attempt of the schedule: the program (its epilogues fused unless
  * unfused or si_options.no_fuse) split into parts of at most limit bytes (0:
  * untiled) and its plan. *over: a buffer over the device's limit, -1 if none,
@@ -251,6 +274,7 @@ static si_result attempt_at(si_model *m, const core_shape *shapes, const core_bu
         core_topk_to_host(m->prog);
     if (m->opt.precision == SI_PRECISION_F16 && m->be == &rt_backend_gpu) {
         uint8_t *keep = f32_steps(m);
+        away = f32_tensors(m, away);
         core_program_set_half(m->prog, glk_max_loop_iterations(m->gpu), keep, away);
         free(keep);
     }

@@ -161,6 +161,48 @@ static void test_rules(void **state)
     free(x);
 }
 
+/* f32_ops naming Placeholder keeps the model's inputs float32, Const its
+ * constants: y = x * Fill([N], c) for x and c all 1 + 2^-13, which a half
+ * rounds to 1 (its spacing at 1 is 2^-10). y is float32 (an output), so it
+ * shows which of its operands was rounded. */
+static void test_f32_inputs_consts(void **state)
+{
+    (void)state;
+    const float v = 1.0f + 1.0f / 8192;
+    jb j = {0};
+    const int dx[] = {N};
+    placeholder_f32(&j, "x", dx, 1);
+    node(&j, "dims", "Const", "",
+         "\"dtype\":{\"type\":\"DT_INT32\"},\"value\":{\"tensor\":{\"dtype\":\"DT_INT32\","
+         "\"tensorShape\":{\"dim\":[{\"size\":\"1\"}]},\"intVal\":[70000]}}");
+    const_f(&j, "v", v);
+    node(&j, "c", "Fill", "\"dims\",\"v\"", "\"T\":{\"type\":\"DT_FLOAT\"},\"index_type\":{\"type\":\"DT_INT32\"}");
+    node(&j, "y", "Mul", "\"x\",\"c\"", "\"T\":{\"type\":\"DT_FLOAT\"}");
+    const char *path = write_model(&j, "inputs.json");
+    float *x = malloc(N * sizeof *x);
+    assert_non_null(x);
+    for (int k = 0; k < N; k++)
+        x[k] = v;
+    const char *lists[] = {"", "Placeholder", "Const", "Mul,Const,Placeholder"};
+    const float want[] = {1.0f, v, v, v * v};
+    for (int c = 0; c < 4; c++) {
+        si_options opt = {.backend = SI_BACKEND_GPU, .precision = SI_PRECISION_F16, .f32_ops = lists[c]};
+        si_model *m = NULL;
+        si_error err = {0};
+        si_tensor_in in = {.name = "x", .dtype = SI_FLOAT32, .rank = 1, .shape = {N}, .data = x};
+        if (si_open(path, &opt, &m, &err) != SI_OK || si_run(m, &in, 1, &err) != SI_OK)
+            fail_msg("f32_ops '%s': %s", lists[c], err.message);
+        const void *data;
+        assert_int_equal(si_output(m, 0, NULL, NULL, NULL, &data, &err), SI_OK);
+        const float *y = data;
+        for (int k = 0; k < N; k += 997)
+            if (y[k] != want[c])
+                fail_msg("f32_ops '%s': y[%d] = %.9g, want %.9g", lists[c], k, y[k], want[c]);
+        si_close(m);
+    }
+    free(x);
+}
+
 /* Values past the largest half saturate to it and are counted: m = x * 1000
  * (half: a Mul reads it) for x of 100 (1e5: past 65504) and of 1 (1000), then
  * y = m * 0.001 (float32: an output). The count is the same with
@@ -218,6 +260,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_indices_stay_exact),
         cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_f32_inputs_consts),
         cmocka_unit_test(test_overflows),
         cmocka_unit_test(test_bad_precision),
     };
