@@ -63,7 +63,16 @@ int tile_channels(tiler *T, const ck_step *s, const tile_rule *r, si_error *err)
     /* the rest of the working set: input, and the whole output the parts land in */
     uint64_t rest = tile_rnd(p->tensors[core_storage(p, s->in[0])].bytes) +
                     tile_rnd(p->tensors[core_storage(p, s->out)].bytes);
-    if (rest >= T->limit / 2 || p->tensors[core_storage(p, s->out)].bytes > T->max_tensor ||
+    /* output channels a part: its columns of the weights (stored as halves at f16) */
+    const core_tensor *wt = &p->tensors[core_storage(p, s->in[1])];
+    uint64_t col = (uint64_t)rows_w * (wt->half ? 2 : CORE_ELEM);
+    /* Half the limit for the weights' slices; where the rest takes more, what
+     * it leaves, if the weights alone are past the limit (no split along rows
+     * then fits: each part would read them whole) and a column fits beside it. */
+    uint64_t room = rest < T->limit / 2 ? T->limit / 2
+                    : wbytes >= T->limit && rest + tile_rnd(col) <= T->limit ? T->limit - rest
+                                                                              : 0;
+    if (!room || p->tensors[core_storage(p, s->out)].bytes > T->max_tensor ||
         p->tensors[core_storage(p, s->in[0])].bytes > T->max_tensor)
         return -1;
     float *w = host_value(T, s->in[1], err);
@@ -82,10 +91,7 @@ int tile_channels(tiler *T, const ck_step *s, const tile_rule *r, si_error *err)
         free(scale);
         return -1;
     }
-    uint64_t per_max = T->limit / 2 < T->max_tensor ? T->limit / 2 : T->max_tensor;
-    /* output channels a part: its columns of the weights (stored as halves at f16) */
-    const core_tensor *wt = &p->tensors[core_storage(p, s->in[1])];
-    uint64_t col = (uint64_t)rows_w * (wt->half ? 2 : CORE_ELEM);
+    uint64_t per_max = room < T->max_tensor ? room : T->max_tensor;
     int64_t per = (int64_t)(per_max / (col ? col : 1));
     if (per < 1)
         per = 1;

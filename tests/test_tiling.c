@@ -437,6 +437,33 @@ static void test_matmul(void **state)
     }
 }
 
+/* Weights past the limit beside an input and output that take more than half
+ * of it (a batch of pooled regions through a box head): thinner column parts
+ * in what the rest leaves (rows would read the whole weights in every part). */
+static void test_matmul_thin_columns(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 4; rep++) {
+        core_program *p = prog_new();
+        int m = kt_randint(30, 60), k = kt_randint(150, 250), n = kt_randint(250, 400);
+        int64_t ad[2] = {m, k}, bd[2] = {k, n}, biasd[1] = {n}, od[2] = {m, n};
+        ck_step s = {.kind = CK_MATMUL, .n_in = 3};
+        s.in[0] = prog_random(p, 2, ad, -1.f, 1.f);
+        s.in[1] = prog_random(p, 2, bd, -1.f, 1.f);
+        s.in[2] = prog_random(p, 1, biasd, -1.f, 1.f);
+        s.u.matmul = (ck_matmul_p){.batch = 1, .m = m, .n = n, .k = k, .has_bias = 1};
+        s.out = prog_tensor(p, SI_FLOAT32, 2, od, NULL);
+        prog_step(p, &s);
+        p->outputs[p->n_outputs++] = s.out;
+        /* the rest (A and the output) over half the limit, room for 20 columns beside it */
+        uint64_t rest = ((uint64_t)m * k * 4 + 255) / 256 * 256 + ((uint64_t)m * n * 4 + 255) / 256 * 256;
+        uint64_t limit = rest + 20 * ((uint64_t)k * 4 + 256);
+        assert_true(rest >= limit / 2 && (uint64_t)k * n * 4 >= limit);
+        check_tiled(p, limit, "matmul (thin columns)");
+        core_program_free(p);
+    }
+}
+
 /* A 1x1 convolution whose weights are over the limit: output channel parts. */
 static void test_conv_channels(void **state)
 {
@@ -806,6 +833,7 @@ int main(void)
         cmocka_unit_test(test_conv),     cmocka_unit_test(test_dwconv),
         cmocka_unit_test(test_pool),     cmocka_unit_test(test_resize),
         cmocka_unit_test(test_matmul),   cmocka_unit_test(test_conv_channels),
+        cmocka_unit_test(test_matmul_thin_columns),
         cmocka_unit_test(test_reduce_carry), cmocka_unit_test(test_chain),
         cmocka_unit_test(test_pad),      cmocka_unit_test(test_concat_bands),
         cmocka_unit_test(test_rows_misc), cmocka_unit_test(test_rows_scan_lrn),
