@@ -359,10 +359,33 @@ static int tile_rows(tiler *T, const ck_step *s, const tile_rule *r)
         k = choose_cuts(T, s, &rp, whole0 = 0, &cut);
     if (k == 0)
         return -1;
-    /* inputs used whole are whole */
     ck_step ts;
     int64_t a[CK_MAX_IN], b[CK_MAX_IN];
     row_part(s, cut[0], cut[1], whole0, &ts, a, b);
+    /* Weights (bound whole) past what the parts leave them: parts sized for
+     * half the limit without the weights, each split along output channels
+     * over host slices of them made once (core/tile_channels.c). */
+    tile_chslices *cs = NULL;
+    uint64_t wb = r->channels && s->n_in > 1 && s->in[1] >= 0 && a[1] < 0
+                      ? tile_rnd(p->tensors[core_storage(p, s->in[1])].bytes)
+                      : 0;
+    if (wb > T->limit / 2 && !parts_fit(T, s, &rp, cut, k, whole0)) {
+        uint64_t limit = T->limit;
+        int64_t *cut2 = NULL;
+        T->limit = limit / 2 + wb; /* choose_cuts counts the weights whole */
+        int k2 = choose_cuts(T, s, &rp, whole0, &cut2);
+        T->limit = limit;
+        si_error e = {0}; /* weights that do not load: no slices, whole parts */
+        if (k2 > 0 && (cs = tile_channel_slices(T, s, r, limit / 2 - TILE_ALIGN, &e))) {
+            free(cut);
+            cut = cut2;
+            k = k2;
+            row_part(s, cut[0], cut[1], whole0, &ts, a, b);
+        } else {
+            free(cut2);
+        }
+    }
+    /* inputs used whole are whole */
     for (int i = 0; i < s->n_in; i++)
         if (s->in[i] >= 0 && a[i] < 0)
             tile_materialize(T, core_storage(p, s->in[i]));
@@ -378,8 +401,12 @@ static int tile_rows(tiler *T, const ck_step *s, const tile_rule *r)
             break;
         }
         ts.accumulate = 0;
-        tile_emit(T, &ts);
+        if (cs)
+            tile_emit_channels(T, &ts, r, cs);
+        else
+            tile_emit(T, &ts);
     }
+    tile_chslices_free(cs);
     free(cut);
     return 0;
 }

@@ -51,62 +51,82 @@ static int const_cols(tiler *T, int like, const float *v, int64_t rows, int64_t 
     return t;
 }
 
-int tile_channels(tiler *T, const ck_step *s, const tile_rule *r, si_error *err)
+/* Host slices of a step's weights (and of its per-channel bias, alpha and
+ * scale) along output channels, made once and read by every part: by the
+ * channel parts of the whole step, or of each of its row parts. */
+struct tile_chslices {
+    int n;      /* slices */
+    int64_t per; /* output channels a slice (the last may have fewer) */
+    int64_t cols;
+    int (*t)[4]; /* per slice: weights, bias, alpha, scale (-1: none or whole) */
+};
+
+void tile_chslices_free(tile_chslices *cs)
+{
+    if (cs)
+        free(cs->t);
+    free(cs);
+}
+
+tile_chslices *tile_channel_slices(tiler *T, const ck_step *s, const tile_rule *r, uint64_t room,
+                                   si_error *err)
 {
     core_program *p = T->p;
-    int64_t rows_w, cols, out_rows; /* weights as [rows_w, cols]; output as [out_rows, cols] */
-    if (!r->channels || r->channels(s, &rows_w, &cols, &out_rows))
-        return -1;
-    uint64_t wraw = p->tensors[core_storage(p, s->in[1])].bytes, wbytes = tile_rnd(wraw);
-    if ((wbytes <= T->limit / 2 && wraw <= T->max_tensor) || cols < 2)
-        return -1;
-    /* the rest of the working set: input, and the whole output the parts land in */
-    uint64_t rest = tile_rnd(p->tensors[core_storage(p, s->in[0])].bytes) +
-                    tile_rnd(p->tensors[core_storage(p, s->out)].bytes);
-    /* output channels a part: its columns of the weights (stored as halves at f16) */
+    int64_t rows_w, cols, out_rows; /* weights as [rows_w, cols] */
+    if (!r->channels || r->channels(s, &rows_w, &cols, &out_rows) || cols < 2)
+        return NULL;
     const core_tensor *wt = &p->tensors[core_storage(p, s->in[1])];
+    /* output channels a slice: its columns of the weights (stored as halves at f16) */
     uint64_t col = (uint64_t)rows_w * (wt->half ? 2 : CORE_ELEM);
-    /* Half the limit for the weights' slices; where the rest takes more, what
-     * it leaves, if the weights alone are past the limit (no split along rows
-     * then fits: each part would read them whole) and a column fits beside it. */
-    uint64_t room = rest < T->limit / 2 ? T->limit / 2
-                    : wbytes >= T->limit && rest + tile_rnd(col) <= T->limit ? T->limit - rest
-                                                                              : 0;
-    if (!room || p->tensors[core_storage(p, s->out)].bytes > T->max_tensor ||
-        p->tensors[core_storage(p, s->in[0])].bytes > T->max_tensor)
-        return -1;
-    float *w = host_value(T, s->in[1], err);
-    if (!w)
-        return -1;
-    float *bias = NULL, *alpha = NULL, *scale = NULL;
-    int has_bias = s->n_in > 2 && s->in[2] >= 0, has_alpha = s->n_in > 3 && s->in[3] >= 0;
-    int has_scale = s->n_in > 6 && s->in[6] >= 0; /* a fused per-channel Mul (core/fuse.c) */
-    int64_t alpha_n = has_alpha ? tile_count(p, s->in[3]) : 0;
-    if ((has_bias && !(bias = host_value(T, s->in[2], err))) ||
-        (has_alpha && !(alpha = host_value(T, s->in[3], err))) ||
-        (has_scale && !(scale = host_value(T, s->in[6], err)))) {
-        free(w);
-        free(bias);
-        free(alpha);
-        free(scale);
-        return -1;
-    }
     uint64_t per_max = room < T->max_tensor ? room : T->max_tensor;
     int64_t per = (int64_t)(per_max / (col ? col : 1));
     if (per < 1)
         per = 1;
-    tile_materialize(T, core_storage(p, s->in[0]));
+    tile_chslices *cs = calloc(1, sizeof *cs);
+    float *v[4] = {NULL};
+    int has[4] = {1, s->n_in > 2 && s->in[2] >= 0, s->n_in > 3 && s->in[3] >= 0,
+                  s->n_in > 6 && s->in[6] >= 0}; /* in 6: a fused per-channel Mul (core/fuse.c) */
+    const int at[4] = {1, 2, 3, 6};
+    /* alpha of one value (a scalar) is read whole by every slice */
+    if (has[2] && tile_count(p, s->in[3]) <= 1)
+        has[2] = 0;
+    int ok = cs != NULL;
+    for (int i = 0; i < 4 && ok; i++)
+        ok = !has[i] || (v[i] = host_value(T, s->in[at[i]], err)) != NULL;
+    if (ok) {
+        cs->per = per;
+        cs->cols = cols;
+        cs->n = (int)((cols + per - 1) / per);
+        ok = (cs->t = malloc((size_t)cs->n * sizeof *cs->t)) != NULL;
+    }
+    for (int k = 0; ok && k < cs->n; k++) {
+        int64_t c0 = k * per, c1 = c0 + per < cols ? c0 + per : cols;
+        for (int i = 0; i < 4 && ok; i++)
+            ok = (cs->t[k][i] = has[i] ? const_cols(T, s->in[at[i]], v[i], i ? 1 : rows_w, cols, c0, c1)
+                                       : -1) >= 0 || !has[i];
+    }
+    for (int i = 0; i < 4; i++)
+        free(v[i]);
+    if (!ok) {
+        tile_chslices_free(cs);
+        return NULL;
+    }
+    return cs;
+}
+
+void tile_emit_channels(tiler *T, const ck_step *s, const tile_rule *r, const tile_chslices *cs)
+{
+    core_program *p = T->p;
+    int64_t rows_w, cols, out_rows;
+    r->channels(s, &rows_w, &cols, &out_rows);
+    const int at[4] = {1, 2, 3, 6};
     int out_root = core_storage(p, s->out);
-    for (int64_t c0 = 0; c0 < cols && !T->oom; c0 += per) {
-        int64_t c1 = c0 + per < cols ? c0 + per : cols;
+    for (int k = 0; k < cs->n && !T->oom; k++) {
+        int64_t c0 = k * cs->per, c1 = c0 + cs->per < cols ? c0 + cs->per : cols;
         ck_step ts = *s;
-        ts.in[1] = const_cols(T, s->in[1], w, rows_w, cols, c0, c1);
-        if (has_bias)
-            ts.in[2] = const_cols(T, s->in[2], bias, 1, cols, c0, c1);
-        if (has_alpha && alpha_n > 1)
-            ts.in[3] = const_cols(T, s->in[3], alpha, 1, cols, c0, c1);
-        if (has_scale)
-            ts.in[6] = const_cols(T, s->in[6], scale, 1, cols, c0, c1);
+        for (int i = 0; i < 4; i++)
+            if (cs->t[k][i] >= 0)
+                ts.in[at[i]] = cs->t[k][i];
         r->set_channels(&ts, (int32_t)(c1 - c0));
         ts.out = tile_new_tensor(T, out_root, out_rows * (c1 - c0), "(%lld:%lld)", c0, c1);
         if (ts.out < 0)
@@ -125,10 +145,38 @@ int tile_channels(tiler *T, const ck_step *s, const tile_rule *r, si_error *err)
         cp.u.copy.out_offset = (int32_t)c0;
         tile_emit(T, &cp);
     }
-    free(w);
-    free(bias);
-    free(alpha);
-    free(scale);
-    return 0;
 }
 
+int tile_channels(tiler *T, const ck_step *s, const tile_rule *r, si_error *err)
+{
+    core_program *p = T->p;
+    if (!r->channels)
+        return -1;
+    uint64_t wraw = p->tensors[core_storage(p, s->in[1])].bytes, wbytes = tile_rnd(wraw);
+    if (wbytes <= T->limit / 2 && wraw <= T->max_tensor)
+        return -1;
+    /* the rest of the working set: input, and the whole output the parts land in */
+    uint64_t rest = tile_rnd(p->tensors[core_storage(p, s->in[0])].bytes) +
+                    tile_rnd(p->tensors[core_storage(p, s->out)].bytes);
+    int64_t rows_w, cols, out_rows;
+    if (r->channels(s, &rows_w, &cols, &out_rows))
+        return -1;
+    const core_tensor *wt = &p->tensors[core_storage(p, s->in[1])];
+    uint64_t col = (uint64_t)rows_w * (wt->half ? 2 : CORE_ELEM);
+    /* Half the limit for the weights' slices; where the rest takes more, what
+     * it leaves, if the weights alone are past the limit (no split along rows
+     * then fits: each part would read them whole) and a column fits beside it. */
+    uint64_t room = rest < T->limit / 2 ? T->limit / 2
+                    : wbytes >= T->limit && rest + tile_rnd(col) <= T->limit ? T->limit - rest
+                                                                              : 0;
+    if (!room || p->tensors[core_storage(p, s->out)].bytes > T->max_tensor ||
+        p->tensors[core_storage(p, s->in[0])].bytes > T->max_tensor)
+        return -1;
+    tile_chslices *cs = tile_channel_slices(T, s, r, room, err);
+    if (!cs)
+        return -1;
+    tile_materialize(T, core_storage(p, s->in[0]));
+    tile_emit_channels(T, s, r, cs);
+    tile_chslices_free(cs);
+    return 0;
+}

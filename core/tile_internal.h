@@ -93,6 +93,16 @@ const tile_rule *tile_rule_of(ck_kind k);
 /* core/tile_channels.c: s along output channels (rule r) where its weights are
  * over the limit (or over one buffer); 0 done, -1 not. */
 int tile_channels(tiler *T, const ck_step *s, const tile_rule *r, si_error *err);
+/* The same for each part of a step split along rows (core/tile.c) whose
+ * weights are past what the rows leave: host slices of the weights (and
+ * per-channel bias, alpha, scale) of at most room bytes, made once for every
+ * part (NULL: none, the weights not on the host, or out of memory), and the
+ * channel parts of one row part ts, copied into its output. */
+typedef struct tile_chslices tile_chslices;
+tile_chslices *tile_channel_slices(tiler *T, const ck_step *s, const tile_rule *r, uint64_t room,
+                                   si_error *err);
+void tile_emit_channels(tiler *T, const ck_step *ts, const tile_rule *r, const tile_chslices *cs);
+void tile_chslices_free(tile_chslices *cs);
 
 /* core/tile_copy.c. Both return 0 when done, -1 where the step is not theirs
  * to split. tile_copy: a copy whose source is banded or whose destination is

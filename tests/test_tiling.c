@@ -464,6 +464,60 @@ static void test_matmul_thin_columns(void **state)
     }
 }
 
+/* Weights past the limit and an input and output past it too: parts along
+ * rows (images above batch 1; A's rows for a MatMul), each split along output
+ * channels over slices of the weights shared by all of them. */
+static void test_rows_channels(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 6; rep++) {
+        core_program *p = prog_new();
+        ck_step s = {.kind = rep < 4 ? CK_CONV2D : CK_MATMUL, .n_in = 3};
+        int64_t wbytes, od[4];
+        int rank;
+        if (rep < 4) {
+            /* batch 1: parts of rows; above (an image a row, as crops through a
+             * box head), images small beside the weights */
+            int k = rep % 2 ? 3 : 1, n = rep < 2 ? 1 : k == 3 ? kt_randint(16, 24) : kt_randint(8, 12), h, w, c, oc;
+            if (n > 1) {
+                h = k == 3 ? 3 : kt_randint(2, 3), w = k == 3 ? 3 : kt_randint(2, 3);
+                c = k == 3 ? kt_randint(36, 44) : kt_randint(96, 128);
+                oc = k == 3 ? kt_randint(36, 44) : kt_randint(96, 128);
+            } else {
+                h = k == 3 ? kt_randint(12, 20) : kt_randint(8, 16), w = k == 3 ? kt_randint(6, 10) : kt_randint(3, 8);
+                c = k == 3 ? kt_randint(24, 40) : kt_randint(64, 128), oc = k == 3 ? kt_randint(32, 48) : kt_randint(64, 128);
+            }
+            int64_t xd[4] = {n, h, w, c}, fd[4] = {k, k, c, oc}, bd[1] = {oc};
+            s.in[0] = prog_random(p, 4, xd, -1.f, 1.f);
+            s.in[1] = prog_random(p, 4, fd, -1.f, 1.f);
+            s.in[2] = prog_random(p, 1, bd, -1.f, 1.f);
+            s.u.conv = (ck_conv_p){.n = n, .in_h = h, .in_w = w, .in_c = c, .out_h = h, .out_w = w,
+                                   .out_c = oc, .k_h = k, .k_w = k, .stride_h = 1, .stride_w = 1,
+                                   .dil_h = 1, .dil_w = 1, .pad_top = k / 2, .pad_left = k / 2,
+                                   .has_bias = 1, .act = CK_ACT_RELU};
+            wbytes = (int64_t)k * k * c * oc * 4;
+            od[0] = n, od[1] = h, od[2] = w, od[3] = oc, rank = 4;
+        } else {
+            int m = kt_randint(300, 500), k = kt_randint(60, 120), n = kt_randint(150, 250);
+            int64_t ad[2] = {m, k}, bd[2] = {k, n}, biasd[1] = {n};
+            s.in[0] = prog_random(p, 2, ad, -1.f, 1.f);
+            s.in[1] = prog_random(p, 2, bd, -1.f, 1.f);
+            s.in[2] = prog_random(p, 1, biasd, -1.f, 1.f);
+            s.u.matmul = (ck_matmul_p){.batch = 1, .m = m, .n = n, .k = k, .has_bias = 1};
+            wbytes = (int64_t)k * n * 4;
+            od[0] = m, od[1] = n, rank = 2;
+        }
+        s.out = prog_tensor(p, SI_FLOAT32, rank, od, NULL);
+        prog_step(p, &s);
+        p->outputs[p->n_outputs++] = s.out;
+        /* the weights alone over the limit, the input and output over half of it */
+        uint64_t limit = (uint64_t)wbytes * 9 / 10;
+        assert_true(max_ws(p) - (uint64_t)wbytes > limit / 2);
+        check_tiled(p, limit, rep < 4 ? "conv2d (rows and channels)" : "matmul (rows and columns)");
+        core_program_free(p);
+    }
+}
+
 /* A 1x1 convolution whose weights are over the limit: output channel parts. */
 static void test_conv_channels(void **state)
 {
@@ -833,7 +887,7 @@ int main(void)
         cmocka_unit_test(test_conv),     cmocka_unit_test(test_dwconv),
         cmocka_unit_test(test_pool),     cmocka_unit_test(test_resize),
         cmocka_unit_test(test_matmul),   cmocka_unit_test(test_conv_channels),
-        cmocka_unit_test(test_matmul_thin_columns),
+        cmocka_unit_test(test_matmul_thin_columns), cmocka_unit_test(test_rows_channels),
         cmocka_unit_test(test_reduce_carry), cmocka_unit_test(test_chain),
         cmocka_unit_test(test_pad),      cmocka_unit_test(test_concat_bands),
         cmocka_unit_test(test_rows_misc), cmocka_unit_test(test_rows_scan_lrn),
