@@ -376,7 +376,9 @@ static int tile_rows(tiler *T, const ck_step *s, const tile_rule *r)
         int k2 = choose_cuts(T, s, &rp, whole0, &cut2);
         T->limit = limit;
         si_error e = {0}; /* weights that do not load: no slices, whole parts */
-        if (k2 > 0 && (cs = tile_channel_slices(T, s, r, limit / 2 - TILE_ALIGN, &e))) {
+        int64_t most = k2 > 0 ? TILE_MAX_PARTS / k2 : 0;
+        if (k2 > 0 && (cs = tile_channel_slices(T, s, r, limit / 2 - TILE_ALIGN,
+                                                most < TILE_MAX_SLICES ? most : TILE_MAX_SLICES, &e))) {
             free(cut);
             cut = cut2;
             k = k2;

@@ -4,6 +4,7 @@
  * over slices of its output channels, with host slices of the weights, each
  * part copied into its columns of the whole output. Each output element is
  * the same dot product as untiled: bitwise the same. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tile_internal.h"
@@ -69,7 +70,7 @@ void tile_chslices_free(tile_chslices *cs)
 }
 
 tile_chslices *tile_channel_slices(tiler *T, const ck_step *s, const tile_rule *r, uint64_t room,
-                                   si_error *err)
+                                   int64_t max_slices, si_error *err)
 {
     core_program *p = T->p;
     int64_t rows_w, cols, out_rows; /* weights as [rows_w, cols] */
@@ -82,6 +83,8 @@ tile_chslices *tile_channel_slices(tiler *T, const ck_step *s, const tile_rule *
     int64_t per = (int64_t)(per_max / (col ? col : 1));
     if (per < 1)
         per = 1;
+    if ((cols + per - 1) / per > max_slices)
+        return NULL;
     tile_chslices *cs = calloc(1, sizeof *cs);
     float *v[4] = {NULL};
     int has[4] = {1, s->n_in > 2 && s->in[2] >= 0, s->n_in > 3 && s->in[3] >= 0,
@@ -166,13 +169,14 @@ int tile_channels(tiler *T, const ck_step *s, const tile_rule *r, si_error *err)
     /* Half the limit for the weights' slices; where the rest takes more, what
      * it leaves, if the weights alone are past the limit (no split along rows
      * then fits: each part would read them whole) and a column fits beside it. */
-    uint64_t room = rest < T->limit / 2 ? T->limit / 2
+    int thin = rest >= T->limit / 2;
+    uint64_t room = !thin ? T->limit / 2
                     : wbytes >= T->limit && rest + tile_rnd(col) <= T->limit ? T->limit - rest
                                                                               : 0;
     if (!room || p->tensors[core_storage(p, s->out)].bytes > T->max_tensor ||
         p->tensors[core_storage(p, s->in[0])].bytes > T->max_tensor)
         return -1;
-    tile_chslices *cs = tile_channel_slices(T, s, r, room, err);
+    tile_chslices *cs = tile_channel_slices(T, s, r, room, thin ? TILE_MAX_SLICES : INT64_MAX, err);
     if (!cs)
         return -1;
     tile_materialize(T, core_storage(p, s->in[0]));

@@ -100,7 +100,14 @@ int tile_channels(tiler *T, const ck_step *s, const tile_rule *r, si_error *err)
  * channel parts of one row part ts, copied into its output. */
 typedef struct tile_chslices tile_chslices;
 tile_chslices *tile_channel_slices(tiler *T, const ck_step *s, const tile_rule *r, uint64_t room,
-                                   si_error *err);
+                                   int64_t max_slices, si_error *err);
+/* Where the weights get slices thinner than half the limit (beside rows, or
+ * beside an input and output over half the limit), at most this many slices
+ * and TILE_MAX_PARTS parts of a step: a limit so small that it takes more is
+ * left to the parts over it (the schedule's lowest limits would otherwise
+ * make millions of steps). */
+#define TILE_MAX_SLICES 64
+#define TILE_MAX_PARTS 2048
 void tile_emit_channels(tiler *T, const ck_step *ts, const tile_rule *r, const tile_chslices *cs);
 void tile_chslices_free(tile_chslices *cs);
 
