@@ -369,7 +369,7 @@ static int tile_rows(tiler *T, const ck_step *s, const tile_rule *r)
     uint64_t wb = r->channels && s->n_in > 1 && s->in[1] >= 0 && a[1] < 0
                       ? tile_rnd(p->tensors[core_storage(p, s->in[1])].bytes)
                       : 0;
-    if (wb > T->limit / 2 && !parts_fit(T, s, &rp, cut, k, whole0)) {
+    if (wb > T->limit / 2 && T->limit / 2 > TILE_ALIGN && !parts_fit(T, s, &rp, cut, k, whole0)) {
         uint64_t limit = T->limit;
         int64_t *cut2 = NULL;
         T->limit = limit / 2 + wb; /* choose_cuts counts the weights whole */

@@ -52,6 +52,13 @@ static int const_cols(tiler *T, int like, const float *v, int64_t rows, int64_t 
     return t;
 }
 
+/* Bytes of one output channel's column of s's weights [rows_w, cols] (stored
+ * as halves at f16). */
+static uint64_t col_bytes(const core_program *p, const ck_step *s, int64_t rows_w)
+{
+    return (uint64_t)rows_w * (p->tensors[core_storage(p, s->in[1])].half ? 2 : CORE_ELEM);
+}
+
 /* Host slices of a step's weights (and of its per-channel bias, alpha and
  * scale) along output channels, made once and read by every part: by the
  * channel parts of the whole step, or of each of its row parts. */
@@ -76,9 +83,7 @@ tile_chslices *tile_channel_slices(tiler *T, const ck_step *s, const tile_rule *
     int64_t rows_w, cols, out_rows; /* weights as [rows_w, cols] */
     if (!r->channels || r->channels(s, &rows_w, &cols, &out_rows) || cols < 2)
         return NULL;
-    const core_tensor *wt = &p->tensors[core_storage(p, s->in[1])];
-    /* output channels a slice: its columns of the weights (stored as halves at f16) */
-    uint64_t col = (uint64_t)rows_w * (wt->half ? 2 : CORE_ELEM);
+    uint64_t col = col_bytes(p, s, rows_w); /* output channels a slice: its columns */
     uint64_t per_max = room < T->max_tensor ? room : T->max_tensor;
     int64_t per = (int64_t)(per_max / (col ? col : 1));
     if (per < 1)
@@ -164,8 +169,7 @@ int tile_channels(tiler *T, const ck_step *s, const tile_rule *r, si_error *err)
     int64_t rows_w, cols, out_rows;
     if (r->channels(s, &rows_w, &cols, &out_rows))
         return -1;
-    const core_tensor *wt = &p->tensors[core_storage(p, s->in[1])];
-    uint64_t col = (uint64_t)rows_w * (wt->half ? 2 : CORE_ELEM);
+    uint64_t col = col_bytes(p, s, rows_w);
     /* Half the limit for the weights' slices; where the rest takes more, what
      * it leaves, if the weights alone are past the limit (no split along rows
      * then fits: each part would read them whole) and a column fits beside it. */

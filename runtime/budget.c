@@ -224,8 +224,8 @@ static uint8_t *f32_steps(const si_model *m)
  * its own, not of a step's: what core_fused_away found (away, may be NULL),
  * the model's inputs where si_options.f32_ops names Placeholder, its weights
  * and folded constants where it names Const (the nodes they come from; no
- * step computes them). Takes away; NULL where none (or no memory: then away
- * is freed and NULL comes back, as without the names). */
+ * step computes them). Takes away and returns it, marked; NULL where none
+ * (or no memory: as without the names). */
 static uint8_t *f32_tensors(const si_model *m, uint8_t *away)
 {
     const char *ops = m->opt.f32_ops;
