@@ -3,7 +3,9 @@
 # inputs, in one call, for one or more builds (before and after a change); and where
 # each build's time goes, from a --trace of one run (the trace waits for the GPU after
 # every step, so its per-kind sums are latencies, larger than the untraced run_ms).
-#   bench/speed_h200.sh PEERS_DIR MODELS_DIR REFS_DIR OUT_DIR LABEL=BIN [LABEL=BIN...] -- MODEL...
+#   bench/speed_h200.sh PEERS_DIR MODELS_DIR REFS_DIR OUT_DIR LABEL=BIN[@VAR=VALUE...] [...] -- MODEL...
+# (BIN@SI_PRECISION=f16: that build with those variables set, through a wrapper
+# written under OUT_DIR, so compare_gpu.py's runs get them too.)
 # PEERS_DIR: a copy of ../shared/peers (compare_gpu.py, torchref/). Writes, under
 # OUT_DIR/LABEL: compare.md (the ratio table, no budget), compare.json, and
 # kinds.md (per model: steps and traced ms by kernel kind); with several builds,
@@ -21,6 +23,12 @@ for b in $builds; do
     label=${b%%=*} bin=${b#*=}
     d=$OUT/$label
     mkdir -p "$d"
+    case $bin in *@*)
+        vars=$(echo "${bin#*@}" | tr @ ' ')
+        printf '#!/bin/sh\nexec env %s %s "$@"\n' "$vars" "$(cd "$(dirname "${bin%%@*}")" && pwd)/$(basename "${bin%%@*}")" >"$d/bin.sh"
+        chmod +x "$d/bin.sh"
+        bin=$d/bin.sh ;;
+    esac
     echo "== $label ($bin)"
     python3 "$PEERS/compare_gpu.py" --bin "$bin" --models-dir "$MODELS" --refs "$REFS" \
         --models "$names" --runs 200 --factors '' --out "$d" >"$d/compare.log" 2>&1

@@ -917,10 +917,16 @@ static si_result compile(glk_ctx *g, const char *shader, const char *defines, gl
         n += snprintf(decl + n, sizeof decl - (size_t)n,
                       "layout(std430, binding=%d) readonly buffer B%d { T%d in%d[]; };\n", i, i,
                       i, i);
+    /* PAIR (get_program: a half output, a kernel of one invocation an element
+     * with no workgroup ties): an invocation runs the kernel's main (kmain here)
+     * for elements 2g and 2g + 1, and a word whose two halves it stored is
+     * written whole, without atomics (st_half) */
     n += snprintf(decl + n, sizeof decl - (size_t)n,
                   "layout(std430, binding=%d) buffer BO { TO outv[]; };\n"
+                  "#ifndef PAIR\n#define PAIR 0\n#endif\n"
+                  "#if PAIR\nuint pair_gi;\nuint gidx() { return pair_gi; }\n#define main kmain\n#else\n"
                   "uint gidx() { return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * "
-                  "gl_NumWorkGroups.x * 64u; }\n",
+                  "gl_NumWorkGroups.x * 64u; }\n#endif\n",
                   CK_MAX_IN);
     /* Kernels read element i of input k as LDk(i) and store through ST(i, v):
      * a float32 or int32 binding is its array; a half one (Hk, HO: ck_step.half)
@@ -939,15 +945,26 @@ static si_result compile(glk_ctx *g, const char *shader, const char *defines, gl
     n += snprintf(decl + n, sizeof decl - (size_t)n,
                   "#ifndef HO\n#define HO 0\n#endif\n#ifndef HC\n#define HC 0\n#endif\n"
                   "#if HC\nlayout(std430, binding=%d) buffer BV { uint overflows[]; };\n#endif\n"
-                  "#if HO\nvoid st_half(int i, float v) {\n"
+                  "#if HO\nvoid st_bits(int i, uint h) {\n"
+                  "    if ((i & 1) == 0) { atomicAnd(outv[i >> 1], 0xffff0000u); atomicOr(outv[i >> 1], h); }\n"
+                  "    else { atomicAnd(outv[i >> 1], 0xffffu); atomicOr(outv[i >> 1], h << 16); }\n"
+                  "}\n"
+                  "#if PAIR\nint pend_i = -1;\nuint pend_h = 0u;\n"
+                  "void st_flush() { if (pend_i >= 0) st_bits(pend_i, pend_h); pend_i = -1; }\n#endif\n"
+                  "void st_half(int i, float v) {\n"
                   "#if HC\n    if (abs(v) >= 65520.0 && !isinf(v)) atomicAdd(overflows[0], 1u);\n#endif\n"
                   "    if (!isinf(v) && !isnan(v)) v = clamp(v, -65504.0, 65504.0);\n"
                   "    uint h = packHalf2x16(vec2(v, 0.0)) & 0xffffu;\n"
-                  "    if ((i & 1) == 0) { atomicAnd(outv[i >> 1], 0xffff0000u); atomicOr(outv[i >> 1], h); }\n"
-                  "    else { atomicAnd(outv[i >> 1], 0xffffu); atomicOr(outv[i >> 1], h << 16); }\n"
+                  "#if PAIR\n"
+                  "    if ((pend_i ^ 1) == i) { outv[i >> 1] = (i & 1) == 0 ? h | (pend_h << 16) : pend_h | (h << 16); pend_i = -1; return; }\n"
+                  "    st_flush(); pend_i = i; pend_h = h;\n"
+                  "#else\n    st_bits(i, h);\n#endif\n"
                   "}\nvoid st_half(uint i, float v) { st_half(int(i), v); }\n#define ST(i, v) st_half(i, v)\n"
                   "#else\n#define ST(i, v) outv[i] = (v)\n#endif\n", CK_MAX_IN + 1);
-    const char *srcs[4] = {head, decl, prelude, body};
+    const char *tail = "#if PAIR\n#undef main\nvoid main() {\n"
+                       "    uint g = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 64u;\n"
+                       "    pair_gi = 2u * g; kmain();\n    pair_gi = 2u * g + 1u; kmain();\n    st_flush();\n}\n#endif\n";
+    const char *srcs[5] = {head, decl, prelude, body, tail};
     /* the key of the binary store (where one is set): what the driver's binary depends on */
     uint64_t key[2] = {0, 0};
     if (g->bins.load || g->bins.store) {
@@ -958,7 +975,7 @@ static si_result compile(glk_ctx *g, const char *shader, const char *defines, gl
         base_digest_add(&d, "streaminfer program 1", 22);
         for (int i = 0; i < 3; i++)
             base_digest_add(&d, ids[i] ? ids[i] : "", strlen(ids[i] ? ids[i] : "") + 1);
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 5; i++)
             base_digest_add(&d, srcs[i], strlen(srcs[i]) + 1);
         key[0] = d.a;
         key[1] = d.b;
@@ -973,19 +990,19 @@ static si_result compile(glk_ctx *g, const char *shader, const char *defines, gl
     }
     if (g->on_source) {
         size_t len = 1;
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 5; i++)
             len += strlen(srcs[i]);
         char *all = malloc(len);
         if (all) {
             all[0] = 0;
-            for (int i = 0; i < 4; i++)
+            for (int i = 0; i < 5; i++)
                 strcat(all, srcs[i]);
             g->on_source(g->source_user, shader, all);
             free(all);
         }
     }
     GLuint sh = glCreateShader(GL_COMPUTE_SHADER);
-    glShaderSource(sh, 4, srcs, NULL);
+    glShaderSource(sh, 5, srcs, NULL);
     glCompileShader(sh);
     GLint ok = 0;
     glGetShaderiv(sh, GL_COMPILE_STATUS, &ok);
@@ -1158,6 +1175,27 @@ uint64_t glk_half_overflows(glk_ctx *g)
     return n;
 }
 
+/* Kernels that may store a half output two elements an invocation (PAIR in
+ * compile): one invocation an output element, nothing shared within a
+ * workgroup, and a short sum an element (conv2d's sums of over PAIR_MAX_K taps and
+ * matmul's run one an invocation: two in a row would halve what is in flight). Measured on
+ * the H200: a half stored alone takes two atomics, which made f16 slower than
+ * f32 on every model (bench/results/f16.md). */
+#define PAIR_MAX_K 128
+static int pairs(const ck_step *s, const char *shader, int opc)
+{
+    if (!(s->half >> CK_MAX_IN & 1))
+        return 0;
+    if (s->kind == CK_CONV2D) /* plain or vec, with short sums (1x1 convs over few channels) */
+        return (opc == 0 || opc == 3) && (int64_t)s->u.conv.k_h * s->u.conv.k_w * s->u.conv.in_c <= PAIR_MAX_K;
+    static const char *const ok[] = {"addn", "binary", "copy", "dequant", "dwconv2d", "gather",
+                                     "pad", "resize", "select", "unary"};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+        if (!strcmp(shader, ok[i]))
+            return 1;
+    return 0;
+}
+
 static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, si_dtype out_dt,
                              int x_aligned, glk_program **out, conv_pick *pick, si_error *err)
 {
@@ -1169,17 +1207,19 @@ static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
     conv_pick cv = {opc, g->conv_tile[0], 1};
     int n = snprintf(key, sizeof key, "%s:%d:", k->shader, opc);
     if (s->kind == CK_CONV2D) { /* the variant, its runs or its tile */
-        opc = (cv = conv_variant(g, s, x_aligned && in_dt[0] == SI_FLOAT32 && !(s->half & 1))).opc;
+        opc = (cv = conv_variant(g, s, x_aligned && in_dt[0] == SI_FLOAT32)).opc;
         n = snprintf(key, sizeof key, "%s:%d:%d.%d.%d.%d.%d.%d:", k->shader, opc, cv.slices,
                      cv.tile[0], cv.tile[1], cv.tile[2], cv.tile[3], cv.tile[4]);
     }
     if (pick)
         *pick = cv;
-    for (int i = 0; i < CK_MAX_IN && n < (int)sizeof key - 2; i++)
+    for (int i = 0; i < CK_MAX_IN && n < (int)sizeof key - 3; i++)
         key[n++] = i < s->n_in && s->in[i] >= 0
                        ? (in_dt[i] == SI_FLOAT32 ? (s->half >> i & 1 ? 'h' : 'f') : 'i')
                        : '-';
     key[n++] = out_dt == SI_FLOAT32 ? (s->half >> CK_MAX_IN & 1 ? 'h' : 'f') : 'i';
+    int pair = pairs(s, k->shader, opc);
+    key[n++] = pair ? 'p' : '1';
     key[n] = 0;
     if ((*out = find_program(g, key)))
         return SI_OK;
@@ -1196,14 +1236,18 @@ static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
         const char *t = dtype_glsl(i < s->n_in && s->in[i] >= 0 ? in_dt[i] : SI_FLOAT32);
         int h = s->half >> i & 1;
         m += snprintf(defs + m, sizeof defs - (size_t)m, "#define T%d %s\n#define V%d %s\n#define H%d %d\n",
-                      i, opc == 3 && s->kind == CK_CONV2D && i == 0 ? "vec4" : h ? "uint" : t, i,
+                      i, opc == 3 && s->kind == CK_CONV2D && i == 0 && !h ? "vec4" : h ? "uint" : t, i,
                       h ? "float" : t, i, h);
     }
     int ho = s->half >> CK_MAX_IN & 1;
     snprintf(defs + m, sizeof defs - (size_t)m,
-             "#define TO %s\n#define VO %s\n#define HO %d\n#define HC %d\n", ho ? "uint" : dtype_glsl(out_dt),
-             ho ? "float" : dtype_glsl(out_dt), ho, ho && count_overflows(g));
-    return add_program(g, key, k->shader, defs, out, err);
+             "#define TO %s\n#define VO %s\n#define HO %d\n#define HC %d\n#define PAIR %d\n",
+             ho ? "uint" : dtype_glsl(out_dt), ho ? "float" : dtype_glsl(out_dt), ho,
+             ho && count_overflows(g), pair);
+    si_result st = add_program(g, key, k->shader, defs, out, err);
+    if (st == SI_OK)
+        (*out)->pair = pair;
+    return st;
 }
 
 /* A program that is no step's (the transfer kernel), by shader name. */
@@ -1274,7 +1318,7 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
         }
         glBindBufferRange(GL_SHADER_STORAGE_BUFFER, CK_MAX_IN + 1, g->ovf_buf, 0, 16);
     }
-    uint64_t groups = (inv + GLK_LOCAL - 1) / GLK_LOCAL;
+    uint64_t groups = ((p->pair ? (inv + 1) / 2 : inv) + GLK_LOCAL - 1) / GLK_LOCAL;
     if (groups > 0) {
         GLuint gx = groups > 65535 ? 65535 : (GLuint)groups;
         GLuint gy = (GLuint)((groups + gx - 1) / gx);

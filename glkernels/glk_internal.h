@@ -14,6 +14,7 @@ typedef struct {
     char key[96];
     GLuint prog;
     GLint loc_p, loc_nt;
+    int pair; /* two elements an invocation (PAIR): half the invocations dispatched */
 } glk_program;
 
 struct glk_ctx {

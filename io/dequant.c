@@ -68,6 +68,57 @@ uint16_t io_float_to_half(float f)
     return (uint16_t)(sign | h);
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#include <immintrin.h>
+#define IO_F16C 1
+/* VCVTPS2PH with an immediate of 0: to nearest, ties to even, whatever MXCSR
+ * says; a NaN quieted with its payload's top bits, past 65504 rounded as
+ * io_float_to_half does (up to inf). The loads and stores may alias. */
+__attribute__((target("avx,f16c"))) static void f16c_floats_to_halves(uint8_t *d, const uint8_t *s, int64_t n8)
+{
+    for (int64_t i = 0; i < n8; i += 8)
+        _mm_storeu_si128((__m128i *)(void *)(d + 2 * i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps((const float *)(const void *)(s + 4 * i)), 0));
+}
+
+/* AVX usable (the OS saves its registers) and F16C present */
+static int have_f16c(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        unsigned a, b, c, d;
+        int ok = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) && (c & bit_AVX) && (c & bit_OSXSAVE);
+        if (ok) {
+            unsigned lo, hi;
+            __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+            ok = (lo & 6u) == 6u;
+        }
+        known = ok;
+    }
+    return known;
+}
+#endif
+
+void io_floats_to_halves(void *dst, const void *src, int64_t n)
+{
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    int64_t i = 0;
+#ifdef IO_F16C
+    if (n >= 8 && have_f16c()) {
+        i = n / 8 * 8;
+        f16c_floats_to_halves(d, s, i);
+    }
+#endif
+    for (; i < n; i++) {
+        float f;
+        memcpy(&f, s + 4 * i, 4);
+        uint16_t h = io_float_to_half(f);
+        memcpy(d + 2 * i, &h, 2);
+    }
+}
+
 /* The float copies in io_weight may be all a caller set (a hand-built weight);
  * use the double only when it is the one the float came from. */
 static double io_exact(float f, double d)

@@ -142,6 +142,11 @@ void io_weight_dequantize(const io_weight *w, const void *stored, void *dst);
 float io_half_to_float(uint16_t h);
 /* The IEEE half nearest f (ties to even); past the largest half: inf. */
 uint16_t io_float_to_half(float f);
+/* n floats (4 bytes each at src) to halves (2 bytes each at dst) as
+ * io_float_to_half, bit for bit, by the CPU's F16C instructions where it has
+ * them (8 a step: a model's input is converted on every run). dst may be src
+ * itself: each half lands below the floats not read yet. */
+void io_floats_to_halves(void *dst, const void *src, int64_t n);
 
 /* Shard readers: one interface, two implementations. */
 typedef struct io_reader io_reader;

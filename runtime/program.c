@@ -108,17 +108,9 @@ si_result rt_make_problem(si_model *m, si_error *err)
 
 void rt_store_halves(void *dst, const void *src, int64_t n)
 {
-    /* by memcpy: dst may be src itself (each half lands below the floats not read yet) */
-    uint8_t *d = dst;
-    const uint8_t *s = src;
-    for (int64_t i = 0; i < n; i++) {
-        float f;
-        memcpy(&f, s + 4 * i, 4);
-        uint16_t h = io_float_to_half(f);
-        memcpy(d + 2 * i, &h, 2);
-    }
+    io_floats_to_halves(dst, src, n); /* dst may be src itself */
     if (n & 1)
-        memset(d + 2 * n, 0, 2); /* the padding to 4 bytes */
+        memset((uint8_t *)dst + 2 * n, 0, 2); /* the padding to 4 bytes */
 }
 
 /* The host pool: `total` bytes for the homes rt_host_tiers laid out, then

@@ -186,7 +186,7 @@ static void conv_cases(ck_kind kind)
                        .k_h = kt_randint(1, 3), .k_w = kt_randint(1, 3), .stride_h = kt_randint(1, 2),
                        .stride_w = kt_randint(1, 2), .dil_h = 1, .dil_w = 1, .has_bias = rep & 1,
                        .act = rep & 2 ? CK_ACT_RELU : CK_ACT_NONE};
-        p.in_c = kt_randint(1, 12);
+        p.in_c = rep % 3 ? 4 * kt_randint(1, 3) : kt_randint(1, 12); /* most vec4-wide */
         p.ch_mult = kind == CK_DWCONV2D ? kt_randint(1, 2) : 1;
         p.out_c = kind == CK_DWCONV2D ? p.in_c * p.ch_mult : kt_randint(1, 9);
         p.out_h = (p.in_h - p.k_h) / p.stride_h + 1;
@@ -207,10 +207,17 @@ static void conv_cases(ck_kind kind)
     }
 }
 
+/* each variant at half: plain, vec (x's four halves from two words, where in_c
+ * is a multiple of 4), tiled, and the device's own choice */
 static void test_conv2d(void **state)
 {
     (void)state;
-    conv_cases(CK_CONV2D);
+    static const char *modes[] = {"plain", "vec", "tiled:16,64,2,8,8", ""};
+    for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+        si_error err = {0};
+        assert_int_equal(glk_set_conv(kt_gpu, modes[m], &err), SI_OK);
+        conv_cases(CK_CONV2D);
+    }
 }
 
 static void test_dwconv2d(void **state)

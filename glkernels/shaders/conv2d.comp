@@ -169,8 +169,8 @@ void main() {
 }
 #else
 // The plain variant (OPC 0), or (OPC 3, glk.c conv_variant) the same reading x four
-// channels a load (in0 is vec4 then: in_c a multiple of 4, the binding 16-byte
-// aligned): the same sums in the same order, half the load instructions.
+// channels a load (in0 is vec4 then, or two words of halves: in_c a multiple of 4,
+// the binding 16-byte aligned): the same sums in the same order, fewer loads.
 void main() {
     uint gi = gidx();
     if (gi >= NT) return;
@@ -189,7 +189,12 @@ void main() {
 #if OPC == 3
             int xi = ((b * in_h + iy) * in_w + ix) * (in_c / 4);
             for (int q = 0; q < in_c / 4; q++) {
+#if H0
+                // four halves in two words (xi + q counts fours: the first word is even)
+                vec4 xv = vec4(unpackHalf2x16(in0[2 * (xi + q)]), unpackHalf2x16(in0[2 * (xi + q) + 1]));
+#else
                 vec4 xv = LD0(xi + q);
+#endif
                 acc = mad1(xv.x, float(LD1(wi)), acc);
                 acc = mad1(xv.y, float(LD1(wi + out_c)), acc);
                 acc = mad1(xv.z, float(LD1(wi + 2 * out_c)), acc);
