@@ -57,6 +57,7 @@ int core_step_half_ok(const ck_step *s, int i)
         }
     case CK_CONV2D:
     case CK_DWCONV2D:
+    case CK_DECONV2D:
     case CK_MATMUL:
         /* x and the filter (or b); bias, alpha, clip scalars and scale are read
          * as float32 arrays (and alpha's length tells one from one a channel) */

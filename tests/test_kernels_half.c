@@ -207,6 +207,33 @@ static void conv_cases(ck_kind kind)
     }
 }
 
+/* the transposed convolution (Conv2DBackpropInput) of a VALID forward conv,
+ * dy and the filter as halves */
+static void test_deconv2d(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < REPS; rep++) {
+        ck_conv_p p = {.n = kt_randint(1, 2), .k_h = kt_randint(1, 3), .k_w = kt_randint(1, 3),
+                       .stride_h = kt_randint(1, 2), .stride_w = kt_randint(1, 2), .dil_h = 1, .dil_w = 1,
+                       .ch_mult = 1, .act = rep & 2 ? CK_ACT_RELU : CK_ACT_NONE};
+        p.out_h = p.k_h + kt_randint(0, 8);
+        p.out_w = p.k_w + kt_randint(0, 8);
+        p.in_h = (p.out_h - p.k_h) / p.stride_h + 1;
+        p.in_w = (p.out_w - p.k_w) / p.stride_w + 1;
+        p.in_c = kt_randint(1, 9);
+        p.out_c = kt_randint(1, 9);
+        int64_t dd[] = {p.n, p.in_h, p.in_w, p.in_c}, fd[] = {p.k_h, p.k_w, p.out_c, p.in_c};
+        core_buf dy = kt_random(SI_FLOAT32, 4, dd, -1.f, 1.f), f = kt_random(SI_FLOAT32, 4, fd, -1.f, 1.f);
+        ck_step s = {.kind = CK_DECONV2D, .n_in = 2, .in = {0, 1}, .out = 2};
+        s.u.conv = p;
+        const core_buf *ins[2] = {&dy, &f};
+        core_shape os = {.rank = 4, .d = {p.n, p.out_h, p.out_w, p.out_c}};
+        half_check("deconv2d", rep, &s, ins, SI_FLOAT32, &os, NULL);
+        kt_free(&dy);
+        kt_free(&f);
+    }
+}
+
 /* each variant at half: plain, vec (x's four halves from two words, where in_c
  * is a multiple of 4), tiled, and the device's own choice */
 static void test_conv2d(void **state)
@@ -397,7 +424,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_float_to_half), cmocka_unit_test(test_binary),
         cmocka_unit_test(test_unary),         cmocka_unit_test(test_addn),
-        cmocka_unit_test(test_conv2d),        cmocka_unit_test(test_dwconv2d),
+        cmocka_unit_test(test_conv2d),        cmocka_unit_test(test_dwconv2d), cmocka_unit_test(test_deconv2d),
         cmocka_unit_test(test_matmul),        cmocka_unit_test(test_pool),
         cmocka_unit_test(test_resize),        cmocka_unit_test(test_gather),
         cmocka_unit_test(test_pad),           cmocka_unit_test(test_copy_into),

@@ -47,9 +47,9 @@ void main() {
             int di = ((b * in_h + iy) * in_w + ix) * in_c;
             int wi = ((fy * k_w + fx) * out_c + oc) * in_c;
             for (int d = 0; d < in_c; d++)
-                dot = dd_mad(float(in0[di + d]), float(in1[wi + d]), dot);
+                dot = dd_mad(float(LD0(di + d)), float(LD1(wi + d)), dot);
         }
     }
     precise float acc = dot.x + dot.y;
-    outv[gi] = TO(epilogue(acc, oc, P[16], P[17], P[18], PF(19)));
+    ST(gi, VO(epilogue(acc, oc, P[16], P[17], P[18], PF(19))));
 }
