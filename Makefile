@@ -109,7 +109,11 @@ $(B)/bench/hold_context: bench/hold_context.c $(B)/libstreaminfer.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Iglkernels -Icore -Iio $< $(B)/libstreaminfer.a $(LIBS) -o $@
 
-bench: all $(B)/bench/hold_context $(B)/bench/kiosk $(B)/bench/kiosk_pipeline
+$(B)/bench/half_convert: bench/half_convert.c $(B)/libstreaminfer.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Iio $< $(B)/libstreaminfer.a $(LIBS) -o $@
+
+bench: all $(B)/bench/hold_context $(B)/bench/kiosk $(B)/bench/kiosk_pipeline $(B)/bench/half_convert
 
 $(B)/bench/kiosk_pipeline: bench/kiosk_pipeline.c $(B)/libstreaminfer.a
 	@mkdir -p $(dir $@)

@@ -924,9 +924,10 @@ static si_result compile(glk_ctx *g, const char *shader, const char *defines, gl
     n += snprintf(decl + n, sizeof decl - (size_t)n,
                   "layout(std430, binding=%d) buffer BO { TO outv[]; };\n"
                   "#ifndef PAIR\n#define PAIR 0\n#endif\n"
+                  "uint gidx1() { return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * "
+                  "gl_NumWorkGroups.x * 64u; }\n"
                   "#if PAIR\nuint pair_gi;\nuint gidx() { return pair_gi; }\n#define main kmain\n#else\n"
-                  "uint gidx() { return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * "
-                  "gl_NumWorkGroups.x * 64u; }\n#endif\n",
+                  "uint gidx() { return gidx1(); }\n#endif\n",
                   CK_MAX_IN);
     /* Kernels read element i of input k as LDk(i) and store through ST(i, v):
      * a float32 or int32 binding is its array; a half one (Hk, HO: ck_step.half)
@@ -962,8 +963,7 @@ static si_result compile(glk_ctx *g, const char *shader, const char *defines, gl
                   "}\nvoid st_half(uint i, float v) { st_half(int(i), v); }\n#define ST(i, v) st_half(i, v)\n"
                   "#else\n#define ST(i, v) outv[i] = (v)\n#endif\n", CK_MAX_IN + 1);
     const char *tail = "#if PAIR\n#undef main\nvoid main() {\n"
-                       "    uint g = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 64u;\n"
-                       "    pair_gi = 2u * g; kmain();\n    pair_gi = 2u * g + 1u; kmain();\n    st_flush();\n}\n#endif\n";
+                       "    pair_gi = 2u * gidx1(); kmain();\n    pair_gi++; kmain();\n    st_flush();\n}\n#endif\n";
     const char *srcs[5] = {head, decl, prelude, body, tail};
     /* the key of the binary store (where one is set): what the driver's binary depends on */
     uint64_t key[2] = {0, 0};
@@ -1182,18 +1182,27 @@ uint64_t glk_half_overflows(glk_ctx *g)
  * the H200: a half stored alone takes two atomics, which made f16 slower than
  * f32 on every model (bench/results/f16.md). */
 #define PAIR_MAX_K 128
-static int pairs(const ck_step *s, const char *shader, int opc)
+static int pairs(const ck_step *s, int opc)
 {
     if (!(s->half >> CK_MAX_IN & 1))
         return 0;
-    if (s->kind == CK_CONV2D) /* plain or vec, with short sums (1x1 convs over few channels) */
+    switch (s->kind) {
+    case CK_CONV2D: /* plain or vec, with short sums (1x1 convs over few channels) */
         return (opc == 0 || opc == 3) && (int64_t)s->u.conv.k_h * s->u.conv.k_w * s->u.conv.in_c <= PAIR_MAX_K;
-    static const char *const ok[] = {"addn", "binary", "copy", "dequant", "dwconv2d", "gather",
-                                     "pad", "resize", "select", "unary"};
-    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
-        if (!strcmp(shader, ok[i]))
-            return 1;
-    return 0;
+    case CK_ADDN:
+    case CK_BINARY:
+    case CK_COPY:
+    case CK_DEQUANT:
+    case CK_DWCONV2D:
+    case CK_GATHER:
+    case CK_PAD:
+    case CK_RESIZE:
+    case CK_SELECT:
+    case CK_UNARY:
+        return 1;
+    default:
+        return 0;
+    }
 }
 
 static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, si_dtype out_dt,
@@ -1218,7 +1227,7 @@ static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
                        ? (in_dt[i] == SI_FLOAT32 ? (s->half >> i & 1 ? 'h' : 'f') : 'i')
                        : '-';
     key[n++] = out_dt == SI_FLOAT32 ? (s->half >> CK_MAX_IN & 1 ? 'h' : 'f') : 'i';
-    int pair = pairs(s, k->shader, opc);
+    int pair = pairs(s, opc);
     key[n++] = pair ? 'p' : '1';
     key[n] = 0;
     if ((*out = find_program(g, key)))

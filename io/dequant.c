@@ -82,10 +82,11 @@ __attribute__((target("avx,f16c"))) static void f16c_floats_to_halves(uint8_t *d
                          _mm256_cvtps_ph(_mm256_loadu_ps((const float *)(const void *)(s + 4 * i)), 0));
 }
 
-/* AVX usable (the OS saves its registers) and F16C present */
+/* AVX usable (the OS saves its registers) and F16C present (asked once; two
+ * threads asking at once both find the same answer) */
 static int have_f16c(void)
 {
-    static int known = -1;
+    static _Atomic int known = -1;
     if (known < 0) {
         unsigned a, b, c, d;
         int ok = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) && (c & bit_AVX) && (c & bit_OSXSAVE);
