@@ -353,13 +353,12 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
             if (over == -2)
                 break;
         }
-        if (m->opt.plan_debug) {
-            int big = -1;
-            uint64_t ws = largest_step(m->prog, &big);
+        int node = -1; /* the largest step and its node */
+        uint64_t ws = largest_step(m->prog, &node);
+        if (m->opt.plan_debug)
             fprintf(stderr, "plan attempt %d: limit %llu, largest step %llu (node '%s'), %d steps: %s at %.1f ms\n",
-                    attempt, (unsigned long long)m->tile_limit, (unsigned long long)ws, si_model_node_name(m, big),
+                    attempt, (unsigned long long)m->tile_limit, (unsigned long long)ws, si_model_node_name(m, node),
                     m->prog->n_steps, st == SI_OK ? "fits" : over >= 0 ? "over the device's limit" : "refused", rt_now_ms());
-        }
         if (st == SI_OK || st == SI_ERR_NOMEM)
             break;
         if (over >= 0 && m->pb.buffers[over].bytes > rf->over_bytes) {
@@ -368,8 +367,6 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
                               m->max_tensor, &m->limits, &rf->over_err);
         }
         /* the closest attempt within the device's limits, for the message */
-        int node = -1;
-        uint64_t ws = largest_step(m->prog, &node);
         if (over < 0 && (!rf->best_ws || ws <= rf->best_ws)) { /* ties: the split one, named in the message */
             rf->best_ws = ws;
             rf->best_node = node;
@@ -379,7 +376,7 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
          * finer limits below split more steps (millions: frcnn-irv2 at f16
          * near 2.2M, 1.3M to 7.2M steps a limit, 50 s of tiling) around the
          * step that binds, and so leave it bound. */
-        if (limit && over < 0 && ws > budget && tiled_ws && ws >= tiled_ws) {
+        if (budget && limit && over < 0 && ws > budget && tiled_ws && ws >= tiled_ws) {
             if (m->opt.plan_debug)
                 fprintf(stderr, "plan: finer parts left the largest step at %llu bytes (%llu before): "
                         "no finer limit tried\n", (unsigned long long)ws, (unsigned long long)tiled_ws);
