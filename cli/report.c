@@ -214,7 +214,7 @@ static cJSON *stats_json(si_model *m, const cli_args *a, const cli_timing *t, ch
     }
     const struct { const char *key; double v; } times[] = {
         {"open_ms", st.open_ms}, {"run_ms", st.run_ms}, {"upload_ms", st.upload_ms},
-        {"compute_ms", st.compute_ms}, {"stall_ms", st.stall_ms}, {"host_ms", st.host_ms},
+        {"compute_ms", st.compute_ms}, {"issue_ms", st.issue_ms}, {"stall_ms", st.stall_ms}, {"host_ms", st.host_ms},
         {"file_ms", st.file_ms}, {"open_read_ms", st.open_read_ms}, {"open_gpu_ms", st.open_gpu_ms},
         {"open_plan_ms", st.open_plan_ms}, {"open_tile_ms", st.open_tile_ms},
         {"open_compile_ms", st.open_compile_ms}, {"run_plan_ms", st.run_plan_ms},

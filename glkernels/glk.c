@@ -194,7 +194,9 @@ void glk_set_faults(glk_ctx *g, const glk_faults *f)
 
 /* Before a command goes to the GPU: refused on a lost context, or failed
  * where a fault is injected at this one. */
-static si_result cmd_gate(glk_ctx *g, const char *what, si_error *err)
+static void xfer_flush(glk_ctx *g);
+
+static si_result count_gate(glk_ctx *g, const char *what, si_error *err)
 {
     if (g->lost)
         return lost_fail(err, what);
@@ -206,6 +208,13 @@ static si_result cmd_gate(glk_ctx *g, const char *what, si_error *err)
     if (g->faults.command && g->n_cmds == g->faults.command)
         return base_fail(err, SI_ERR_GPU, "GPU out of memory in %s (injected: fail_gpu_command)", what);
     return SI_OK;
+}
+
+/* Before every command but a transfer kernel: the transfers queued go first. */
+static si_result cmd_gate(glk_ctx *g, const char *what, si_error *err)
+{
+    xfer_flush(g);
+    return count_gate(g, what, err);
 }
 
 /* ---- ordering: barriers only where a command depends on an earlier one ----
@@ -228,6 +237,7 @@ static int span_hits(const struct glk_span *v, int n, const glk_range *r)
 
 static void barrier(glk_ctx *g)
 {
+    xfer_flush(g); /* queued before the barrier, so they come before it */
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
     g->n_r = g->n_w = 0;
     g->n_barriers++;
@@ -238,6 +248,37 @@ static void settle(glk_ctx *g)
 {
     if (g->n_r || g->n_w)
         barrier(g);
+}
+
+/* ---- GL state a dispatch sets, set only where it changes ---- */
+static void use_program(glk_ctx *g, GLuint prog)
+{
+    if (g->cur_prog != prog)
+        glUseProgram(prog);
+    g->cur_prog = prog;
+}
+
+static void bind_range(glk_ctx *g, int i, GLuint buf, uint64_t off, uint64_t size)
+{
+    struct glk_bound *b = &g->bound[i];
+    if (b->buf == buf && b->off == off && b->size == size)
+        return;
+    glBindBufferRange(GL_SHADER_STORAGE_BUFFER, (GLuint)i, buf, (GLintptr)off, (GLsizeiptr)size);
+    *b = (struct glk_bound){buf, off, size};
+}
+
+static void forget_bindings(glk_ctx *g) { memset(g->bound, 0, sizeof g->bound); }
+
+/* P's first n numbers (the rest of a program's P as last set, or 0) */
+static void set_p(glk_program *p, const GLint *v, int n)
+{
+    if (p->loc_p < 0 || (p->p_set && !memcmp(p->last_p, v, (size_t)n * sizeof *v)))
+        return;
+    glUniform1iv(p->loc_p, n, v);
+    memcpy(p->last_p, v, (size_t)n * sizeof *v);
+    if (n < CK_MAX_P)
+        memset(p->last_p + n, 0, (size_t)(CK_MAX_P - n) * sizeof *v);
+    p->p_set = n == CK_MAX_P; /* a shorter P leaves the rest as it was: not known */
 }
 
 static int conflicts(const glk_ctx *g, const glk_range *rd, int nr, const glk_range *wr)
@@ -313,6 +354,8 @@ static si_result probe_fma(glk_ctx *g, si_error *err)
             glUnmapBuffer(GL_SHADER_STORAGE_BUFFER);
         }
         glDeleteBuffers(1, &b);
+        g->cur_prog = 0; /* not known */
+        forget_bindings(g);
     }
     glDeleteProgram(prog);
     return gl_check(g, err, "fma probe");
@@ -368,6 +411,7 @@ void glk_close(glk_ctx *g)
     glk_binding saved;
     si_error ignored;
     int bound = g->ctx != EGL_NO_CONTEXT && glk_bind(g, &saved, &ignored) == SI_OK;
+    g->n_xb = 0; /* transfers still queued are for a run that will not come */
     if (bound) {
         for (int i = 0; i < g->n_programs; i++)
             glDeleteProgram(g->programs[i].prog);
@@ -444,7 +488,8 @@ si_result glk_buffer_create(glk_ctx *g, uint64_t bytes, uint32_t *name, si_error
 
 void glk_buffer_destroy(glk_ctx *g, uint32_t name)
 {
-    (void)g;
+    xfer_flush(g);
+    forget_bindings(g);
     GLuint b = name;
     if (b)
         glDeleteBuffers(1, &b);
@@ -561,7 +606,8 @@ si_result glk_host_pool_create(glk_ctx *g, uint64_t bytes, uint32_t *name, void 
 
 void glk_host_pool_destroy(glk_ctx *g, uint32_t name)
 {
-    (void)g;
+    xfer_flush(g);
+    forget_bindings(g);
     GLuint b = name;
     if (!b)
         return;
@@ -595,36 +641,90 @@ static si_result get_named_program(glk_ctx *g, const char *key, const char *shad
     "#define T0 " t "\n#define T1 " t "\n#define T2 " t "\n#define T3 " t "\n#define T4 " t "\n"     \
     "#define T5 " t "\n#define T6 " t "\n#define T7 " t "\n#define TO " t "\n"
 
-/* One dispatch of the transfer kernel over n bytes (a multiple of es, 16 or
- * 4), in chunks a binding may hold, each bound from an aligned offset below
- * its start (one aligned to es where es is 16). */
-static si_result xfer(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uint64_t dst_off,
-                      uint64_t bytes, uint64_t es, si_error *err)
+/* The most bytes one binding of a transfer covers: a multiple of the offset
+ * alignment, with element indices below 2^31. */
+static uint64_t xfer_span(const glk_ctx *g)
 {
-    glk_program *p;
-    si_result st = get_named_program(g, es == 16 ? "xfer4" : "xfer", "xfer",
-                                     es == 16 ? XFER_DEFS("ivec4") : XFER_DEFS("int"), &p, err);
-    if (st != SI_OK)
-        return st;
-    glUseProgram(p->prog);
-    uint64_t a = g->offset_align > es ? g->offset_align : es, chunk = (g->max_binding - 2 * a) / a * a;
-    if (chunk > (1ull << 30)) /* element indices stay below 2^31 */
-        chunk = 1ull << 30;
-    for (uint64_t at = 0; at < bytes; at += chunk) {
-        uint64_t n = bytes - at < chunk ? bytes - at : chunk;
-        uint64_t s0 = (src_off + at) / a * a, d0 = (dst_off + at) / a * a;
-        glk_range rd = {src, s0, src_off + at - s0 + n}, wr = {dst, d0, dst_off + at - d0 + n};
-        hazard(g, &rd, 1, &wr);
-        GLint P[3] = {(GLint)(n / es), (GLint)((src_off + at - s0) / es), (GLint)((dst_off + at - d0) / es)};
-        glUniform1iv(p->loc_p, 3, P);
-        glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 0, src, (GLintptr)s0, (GLsizeiptr)rd.bytes);
-        for (int i = 1; i < CK_MAX_IN; i++) /* declared blocks must be backed */
-            glBindBufferRange(GL_SHADER_STORAGE_BUFFER, (GLuint)i, dst, (GLintptr)d0, (GLsizeiptr)wr.bytes);
-        glBindBufferRange(GL_SHADER_STORAGE_BUFFER, CK_MAX_IN, dst, (GLintptr)d0, (GLsizeiptr)wr.bytes);
-        uint64_t groups = (n / es + GLK_LOCAL - 1) / GLK_LOCAL;
-        glDispatchCompute(groups < XFER_GROUPS ? (GLuint)groups : XFER_GROUPS, 1, 1);
+    uint64_t a = g->offset_align > 16 ? g->offset_align : 16, chunk = (g->max_binding - 2 * a) / a * a;
+    return chunk > (1ull << 30) ? 1ull << 30 : chunk;
+}
+
+static si_result xfer_program(glk_ctx *g, uint64_t es, glk_program **p, si_error *err)
+{
+    return get_named_program(g, es == 16 ? "xfer4" : "xfer", "xfer", es == 16 ? XFER_DEFS("ivec4") : XFER_DEFS("int"),
+                             p, err);
+}
+
+/* One dispatch of xfer.comp over v[0..n) from src into dst, 16 bytes an
+ * element where every offset and size allows, else words; each side bound from
+ * an aligned offset below its least start (the spans within xfer_span). */
+static void xfer_dispatch(glk_ctx *g, uint32_t src, uint32_t dst, const struct glk_xfer *v, int n)
+{
+    uint64_t es = 16, s0 = UINT64_MAX, d0 = UINT64_MAX, s1 = 0, d1 = 0, most = 0;
+    for (int i = 0; i < n; i++) {
+        if ((v[i].src_off | v[i].dst_off | v[i].bytes) % 16)
+            es = 4;
+        s0 = v[i].src_off < s0 ? v[i].src_off : s0;
+        d0 = v[i].dst_off < d0 ? v[i].dst_off : d0;
+        s1 = v[i].src_off + v[i].bytes > s1 ? v[i].src_off + v[i].bytes : s1;
+        d1 = v[i].dst_off + v[i].bytes > d1 ? v[i].dst_off + v[i].bytes : d1;
+        most = v[i].bytes > most ? v[i].bytes : most;
     }
-    return SI_OK;
+    glk_program *p;
+    si_error e;
+    if (xfer_program(g, es, &p, &e) != SI_OK) /* made when the transfers were queued */
+        return;
+    uint64_t a = g->offset_align > es ? g->offset_align : es;
+    s0 = s0 / a * a;
+    d0 = d0 / a * a;
+    GLint P[CK_MAX_P] = {n};
+    for (int i = 0; i < n; i++) {
+        P[1 + 3 * i] = (GLint)(v[i].bytes / es);
+        P[2 + 3 * i] = (GLint)((v[i].src_off - s0) / es);
+        P[3 + 3 * i] = (GLint)((v[i].dst_off - d0) / es);
+    }
+    use_program(g, p->prog);
+    set_p(p, P, CK_MAX_P);
+    bind_range(g, 0, src, s0, s1 - s0);
+    for (int i = 1; i <= CK_MAX_IN; i++) /* declared blocks must be backed; CK_MAX_IN: outv */
+        bind_range(g, i, dst, d0, d1 - d0);
+    uint64_t groups = (most / es + GLK_LOCAL - 1) / GLK_LOCAL;
+    glDispatchCompute(groups < XFER_GROUPS ? (GLuint)groups : XFER_GROUPS, 1, 1);
+    g->n_xfer_dispatches++;
+}
+
+/* The queued transfers as one dispatch (before any other command). */
+static void xfer_flush(glk_ctx *g)
+{
+    int n = g->n_xb;
+    g->n_xb = 0;
+    if (n && !g->lost)
+        xfer_dispatch(g, g->xb_src, g->xb_dst, g->xb, n);
+}
+
+static int spans_meet(uint64_t a, uint64_t an, uint64_t b, uint64_t bn) { return a < b + bn && b < a + an; }
+
+/* Whether a transfer joins the queued ones: the same two buffers, room in
+ * P, both spans within one binding, and no range one of them writes read or
+ * written by it (they run at once). */
+static int xfer_joins(const glk_ctx *g, uint32_t src, uint64_t so, uint32_t dst, uint64_t d, uint64_t bytes)
+{
+    if (!g->n_xb)
+        return 1;
+    if (g->n_xb >= GLK_XFER_BATCH || src != g->xb_src || dst != g->xb_dst)
+        return 0;
+    uint64_t s0 = so, s1 = so + bytes, d0 = d, d1 = d + bytes, lim = xfer_span(g);
+    for (int i = 0; i < g->n_xb; i++) {
+        const struct glk_xfer *x = &g->xb[i];
+        if (spans_meet(x->dst_off, x->bytes, d, bytes) ||
+            (src == dst && (spans_meet(x->dst_off, x->bytes, so, bytes) || spans_meet(x->src_off, x->bytes, d, bytes))))
+            return 0;
+        s0 = x->src_off < s0 ? x->src_off : s0;
+        d0 = x->dst_off < d0 ? x->dst_off : d0;
+        s1 = x->src_off + x->bytes > s1 ? x->src_off + x->bytes : s1;
+        d1 = x->dst_off + x->bytes > d1 ? x->dst_off + x->bytes : d1;
+    }
+    return s1 - s0 <= lim && d1 - d0 <= lim;
 }
 
 si_result glk_copy_words(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uint64_t dst_off,
@@ -632,17 +732,38 @@ si_result glk_copy_words(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t ds
 {
     if ((src_off | dst_off | bytes) & 3)
         return base_fail(err, SI_ERR_ARG, "internal: a transfer kernel moves whole words");
-    si_result st = cmd_gate(g, "copy", err);
-    if (st != SI_OK)
+    si_result st = count_gate(g, "copy", err);
+    glk_program *p;
+    if (st == SI_OK)
+        st = xfer_program(g, 4, &p, err);
+    if (st == SI_OK)
+        st = xfer_program(g, 16, &p, err);
+    if (st != SI_OK || !bytes)
         return st;
-    /* 16 bytes an element where both ends are 16-aligned, the last words apart */
-    uint64_t bulk = (src_off % 16 == 0 && dst_off % 16 == 0) ? bytes / 16 * 16 : 0;
-    if (bulk)
-        st = xfer(g, src, src_off, dst, dst_off, bulk, 16, err);
-    if (st == SI_OK && bulk < bytes)
-        st = xfer(g, src, src_off + bulk, dst, dst_off + bulk, bytes - bulk, 4, err);
-    return st != SI_OK ? st : gl_check(g, err, "copy");
+    uint64_t lim = xfer_span(g);
+    if (bytes > lim) { /* past one binding: dispatches of its own, a binding's worth each */
+        xfer_flush(g);
+        for (uint64_t at = 0; at < bytes; at += lim) {
+            struct glk_xfer x = {src_off + at, dst_off + at, bytes - at < lim ? bytes - at : lim};
+            glk_range rd = {src, x.src_off, x.bytes}, wr = {dst, x.dst_off, x.bytes};
+            hazard(g, &rd, 1, &wr);
+            xfer_dispatch(g, src, dst, &x, 1);
+        }
+        return gl_check(g, err, "copy");
+    }
+    if (!xfer_joins(g, src, src_off, dst, dst_off, bytes))
+        xfer_flush(g);
+    glk_range rd = {src, src_off, bytes}, wr = {dst, dst_off, bytes};
+    hazard(g, &rd, 1, &wr); /* a barrier here dispatches the queue ahead of it */
+    if (!g->n_xb) {
+        g->xb_src = src;
+        g->xb_dst = dst;
+    }
+    g->xb[g->n_xb++] = (struct glk_xfer){src_off, dst_off, bytes};
+    return SI_OK;
 }
+
+uint64_t glk_xfer_dispatches(const glk_ctx *g) { return g->n_xfer_dispatches; }
 
 void glk_sync(glk_ctx *g, const glk_range *ins, int n_in, const glk_range *out)
 {
@@ -671,6 +792,7 @@ si_result glk_throttle(glk_ctx *g, uint64_t bytes, si_error *err)
         return SI_OK;
     g->batch_cmds = 0;
     g->batch_bytes = 0;
+    xfer_flush(g);
     if (g->batch_fence) {
         GLenum r = wait_sync(g->batch_fence);
         g->batch_fence = 0;
@@ -683,6 +805,7 @@ si_result glk_throttle(glk_ctx *g, uint64_t bytes, si_error *err)
 
 si_result glk_fence(glk_ctx *g, void **fence, si_error *err)
 {
+    xfer_flush(g);
     si_result st = glk_fence_wait(g, fence, err);
     if (st != SI_OK)
         return st;
@@ -709,6 +832,7 @@ si_result glk_finish(glk_ctx *g, si_error *err)
 {
     if (g->lost)
         return lost_fail(err, "finish");
+    xfer_flush(g);
     glFinish();
     return gl_check(g, err, "finish");
 }
@@ -1168,6 +1292,7 @@ uint64_t glk_half_overflows(glk_ctx *g)
 {
     if (!g->ovf_ptr || g->lost)
         return 0;
+    xfer_flush(g);
     glMemoryBarrier(GL_CLIENT_MAPPED_BUFFER_BARRIER_BIT_EXT);
     glFinish();
     uint64_t n = g->ovf_ptr[0];
@@ -1294,9 +1419,8 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
     for (int i = 0; i < CK_MAX_IN; i++)
         rd[i] = i < s->n_in && s->in[i] >= 0 ? ins[i] : (glk_range){0, 0, 0};
     hazard(g, rd, CK_MAX_IN, out);
-    glUseProgram(p->prog);
-    if (p->loc_p >= 0)
-        glUniform1iv(p->loc_p, CK_MAX_P, s->u.p);
+    use_program(g, p->prog);
+    set_p(p, s->u.p, CK_MAX_P);
     /* a half output's range is its elements' bytes, not rounded up to a word */
     uint64_t n_out = s->half >> CK_MAX_IN & 1 ? out->bytes / 2 : out->bytes / CK_ELEM;
     uint64_t inv = s->kind == CK_CONV2D ? conv_inv(cv, s, n_out) : kernels[s->kind].invocations(s, n_out);
@@ -1306,16 +1430,17 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
         return base_fail(err, SI_ERR_GPU, "%s step of %llu invocations: more than one dispatch "
                         "covers (%llu)", ck_kind_name(s->kind), (unsigned long long)inv,
                         (unsigned long long)lim.dispatch_elements);
-    if (p->loc_nt >= 0)
+    if (p->loc_nt >= 0 && (!p->nt_set || p->last_nt != (GLuint)inv)) {
         glUniform1ui(p->loc_nt, (GLuint)inv);
+        p->last_nt = (GLuint)inv;
+        p->nt_set = 1;
+    }
     /* Unused bindings get the output range: declared blocks must be backed. */
     for (int i = 0; i < CK_MAX_IN; i++) {
         const glk_range *r = i < s->n_in && s->in[i] >= 0 ? &ins[i] : out;
-        glBindBufferRange(GL_SHADER_STORAGE_BUFFER, (GLuint)i, r->buf, (GLintptr)r->offset,
-                          (GLsizeiptr)(r->bytes ? (r->bytes + 3) / 4 * 4 : 4));
+        bind_range(g, i, r->buf, r->offset, r->bytes ? (r->bytes + 3) / 4 * 4 : 4);
     }
-    glBindBufferRange(GL_SHADER_STORAGE_BUFFER, CK_MAX_IN, out->buf, (GLintptr)out->offset,
-                      (GLsizeiptr)(out->bytes ? (out->bytes + 3) / 4 * 4 : 4));
+    bind_range(g, CK_MAX_IN, out->buf, out->offset, out->bytes ? (out->bytes + 3) / 4 * 4 : 4);
     if (s->half >> CK_MAX_IN & 1 && count_overflows(g)) {
         if (!g->ovf_buf) {
             void *p = NULL;
@@ -1325,7 +1450,7 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
             g->ovf_ptr = p;
             g->ovf_ptr[0] = 0;
         }
-        glBindBufferRange(GL_SHADER_STORAGE_BUFFER, CK_MAX_IN + 1, g->ovf_buf, 0, 16);
+        bind_range(g, CK_MAX_IN + 1, g->ovf_buf, 0, 16);
     }
     uint64_t groups = ((p->pair ? (inv + 1) / 2 : inv) + GLK_LOCAL - 1) / GLK_LOCAL;
     if (groups > 0) {

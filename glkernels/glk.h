@@ -133,9 +133,14 @@ typedef struct {
  * unlike glCopyBufferSubData, a dispatch after it that does not touch its
  * ranges runs beside it (measured on the H200: ../shared/gpu/probes/overlap.c),
  * so a load hides behind the step dispatched after it. Offsets and bytes are
- * multiples of 4 (any alignment otherwise). */
+ * multiples of 4 (any alignment otherwise). Transfers between the same two
+ * buffers queue up and go as one dispatch before the next other command,
+ * barrier, fence or wait (up to 21 of them, each side within one binding, no
+ * two touching the same bytes); one past a binding goes alone. */
 si_result glk_copy_words(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uint64_t dst_off,
                          uint64_t bytes, si_error *err);
+/* Dispatches of the transfer kernel so far (tests: batching). */
+uint64_t glk_xfer_dispatches(const glk_ctx *g);
 /* Issues the barrier a dispatch reading ins[0..n_in) (buf 0: none) and
  * writing out would need now, if any, so that commands queued after this and
  * before that dispatch run beside it (glk_run_step would find no conflict). */

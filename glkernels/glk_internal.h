@@ -9,12 +9,18 @@
 #define GLK_LOCAL 64
 #define GLK_MAX_PROGRAMS 128
 #define GLK_PENDING 64
+/* transfers one dispatch of xfer.comp may carry: P holds 1 + 3 a range of 64 */
+#define GLK_XFER_BATCH 21
 
 typedef struct {
     char key[96];
     GLuint prog;
     GLint loc_p, loc_nt;
     int pair; /* two elements an invocation (PAIR): half the invocations dispatched */
+    /* the uniforms last set (set_uniforms): a program keeps its own */
+    GLint last_p[CK_MAX_P];
+    GLuint last_nt;
+    int p_set, nt_set;
 } glk_program;
 
 struct glk_ctx {
@@ -65,6 +71,25 @@ struct glk_ctx {
      * be read four channels a load, else plain) */
     int conv_mode;
     int conv_tile[2][5], conv_split[3];
+    /* glk_copy_words' batch: transfers from one buffer into another queued
+     * and not yet dispatched; xfer_flush dispatches them as one kernel before
+     * any other command, barrier, fence or wait (their ranges are already in
+     * pend_r/pend_w) */
+    struct glk_xfer {
+        uint64_t src_off, dst_off, bytes;
+    } xb[GLK_XFER_BATCH];
+    int n_xb;
+    uint32_t xb_src, xb_dst;
+    uint64_t n_xfer_dispatches; /* glk_xfer_dispatches */
+    /* The program in use and the storage bindings made, as last set through
+     * use_program and bind_range (0: not known), so that a dispatch skips the
+     * GL calls that would change nothing; a buffer deleted is unbound by GL,
+     * so deleting one forgets the bindings (forget_bindings). */
+    GLuint cur_prog;
+    struct glk_bound {
+        GLuint buf;
+        uint64_t off, size;
+    } bound[CK_MAX_IN + 2];
 };
 
 #define GLK_READBACK (1u << 20)

@@ -288,6 +288,11 @@ typedef struct {
     /* per run: values past the largest half (at least 65520 in magnitude)
      * that half stores saturated to +-65504 (--check-steps names the steps) */
     uint64_t f16_overflows;
+    /* summed over the runs, as upload_ms and compute_ms: the CPU's time in
+     * issuing the steps (their GL calls, or the host backend's work), without
+     * the waits that bound the queue. Where it is near run_ms a run is bound
+     * by the CPU issuing its dispatches, not by the GPU running them. */
+    double issue_ms;
 } si_stats;
 
 typedef struct si_model si_model;

@@ -95,6 +95,7 @@ static si_result do_action(si_model *m, const pg_action *ac, int a, si_error *er
         return st;
     case PA_RUN:
         st = m->be->run_step(m, ac->step, err);
+        m->st.issue_ms += rt_now_ms() - t0;
         if (st == SI_OK)
             st = m->be->throttle(m, 0, err);
         if (st == SI_OK && m->opt.check_steps > 0 && m->be->check_step)

@@ -138,6 +138,7 @@ static si_result run_stage(si_model *m, core_valmap *vm, int node_prog, int *fai
     m->st.file_ms += s->st.file_ms;
     m->st.upload_ms += s->st.upload_ms;
     m->st.compute_ms += s->st.compute_ms;
+    m->st.issue_ms += s->st.issue_ms;
     m->st.stall_ms += s->st.stall_ms;
     m->st.gpu_steps += (uint64_t)p->n_steps;
     m->st.segments += s->plan->segments;

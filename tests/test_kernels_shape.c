@@ -908,6 +908,113 @@ static void test_copy_words(void **state)
     glk_host_pool_destroy(kt_gpu, pool);
 }
 
+/* Transfers queued together go as one dispatch (issue 19: a load a step
+ * needs, each weight, bias and constant a transfer of its own, cost a dispatch
+ * each): GLK_XFER_BATCH disjoint ones from the pool make one; one more starts
+ * the next; one writing bytes a dispatched one wrote waits behind a barrier,
+ * which sends the queue first (its bytes win); one in the other direction
+ * sends the queue, and a load of what it just wrote reads it; a step reading
+ * a queued load's bytes sees them. */
+static void test_xfer_batch(void **state)
+{
+    (void)state;
+    si_error err = {0};
+    enum { POOL = 1 << 18, DEV = 1 << 18, SLOT = DEV / 32 };
+    uint32_t pool, dev, dev2;
+    uint32_t *host;
+    if (glk_host_pool_create(kt_gpu, POOL, &pool, (void **)&host, &err) == SI_ERR_UNSUPPORTED)
+        skip();
+    assert_int_equal(glk_buffer_create(kt_gpu, DEV, &dev, &err), SI_OK);
+    assert_int_equal(glk_buffer_create(kt_gpu, DEV, &dev2, &err), SI_OK);
+    uint32_t *want = malloc(DEV), *got = malloc(DEV);
+    assert_non_null(want);
+    assert_non_null(got);
+    for (int i = 0; i < POOL / 4; i++)
+        host[i] = kt_rand();
+    memset(want, 0, DEV);
+    assert_int_equal(glk_upload(kt_gpu, dev, 0, want, DEV, &err), SI_OK);
+    uint64_t d0 = glk_xfer_dispatches(kt_gpu);
+    /* GLK_XFER_BATCH + 1 disjoint loads, aligned or not: two dispatches */
+    for (int i = 0; i <= 21; i++) {
+        if (i == 21)
+            assert_int_equal(glk_xfer_dispatches(kt_gpu), d0); /* 21 queued, none sent */
+        uint64_t words = (uint64_t)kt_randint(1, SLOT / 4 - 8), so = (uint64_t)kt_randint(0, POOL / 4 - (int)words);
+        uint64_t dofs = (uint64_t)i * (SLOT / 4) + (uint64_t)kt_randint(0, (int)(SLOT / 4 - words));
+        assert_int_equal(glk_copy_words(kt_gpu, pool, so * 4, dev, dofs * 4, words * 4, &err), SI_OK);
+        memcpy(want + dofs, host + so, words * 4);
+    }
+    assert_int_equal(glk_xfer_dispatches(kt_gpu), d0 + 1); /* the 22nd is still queued */
+    /* one writing over the first slot's bytes (the first dispatch wrote them): a
+     * barrier, the 22nd sent ahead of it, and its bytes win */
+    assert_int_equal(glk_copy_words(kt_gpu, pool, 4096, dev, 0, SLOT, &err), SI_OK);
+    memcpy(want, host + 1024, SLOT);
+    assert_int_equal(glk_xfer_dispatches(kt_gpu), d0 + 2);
+    /* the other way (a spill of slot 1 into the pool's end), then a load of it back into slot 30 */
+    uint64_t spill_at = POOL - SLOT;
+    assert_int_equal(glk_copy_words(kt_gpu, dev, SLOT, pool, spill_at, SLOT, &err), SI_OK);
+    assert_int_equal(glk_xfer_dispatches(kt_gpu), d0 + 3);
+    assert_int_equal(glk_copy_words(kt_gpu, pool, spill_at, dev, 30 * SLOT, SLOT, &err), SI_OK);
+    assert_int_equal(glk_xfer_dispatches(kt_gpu), d0 + 4);
+    memcpy(want + 30 * SLOT / 4, want + SLOT / 4, SLOT);
+    /* a step copying slot 30 into dev2 sees the queued load */
+    int64_t dim[1] = {SLOT / 4}, one[1] = {1};
+    ck_step s = copy_step(1, dim, one, one);
+    si_dtype dt[CK_MAX_IN] = {SI_INT32};
+    glk_range r_in = {dev, 30 * SLOT, SLOT}, r_out = {dev2, 0, SLOT};
+    assert_int_equal(glk_run_step(kt_gpu, &s, &r_in, dt, &r_out, SI_INT32, &err), SI_OK);
+    assert_int_equal(glk_xfer_dispatches(kt_gpu), d0 + 5);
+    assert_int_equal(glk_download(kt_gpu, dev, 0, got, DEV, &err), SI_OK);
+    assert_memory_equal(got, want, DEV);
+    assert_int_equal(glk_download(kt_gpu, dev2, 0, got, SLOT, &err), SI_OK);
+    assert_memory_equal(got, want + 30 * SLOT / 4, SLOT);
+    free(want);
+    free(got);
+    glk_buffer_destroy(kt_gpu, dev);
+    glk_buffer_destroy(kt_gpu, dev2);
+    glk_host_pool_destroy(kt_gpu, pool);
+}
+
+/* A dispatch skips GL calls that would change nothing (the program in use,
+ * the storage bindings, the uniforms): a buffer deleted and another made is
+ * bound again (where GL gives it the deleted one's name, a binding remembered
+ * past the deletion would be skipped: Mesa here does not reuse names, a driver
+ * that does would fail this), and the same program with the same ranges but
+ * other numbers copies anew (a uniform remembered wrongly fails here). */
+static void test_state_skips(void **state)
+{
+    (void)state;
+    si_error err = {0};
+    enum { N = 1024 };
+    int32_t v[N], got[N];
+    for (int i = 0; i < N; i++)
+        v[i] = (int32_t)kt_rand();
+    int64_t dim[1] = {N}, one[1] = {1};
+    ck_step s = copy_step(1, dim, one, one);
+    si_dtype dt[CK_MAX_IN] = {SI_INT32};
+    for (int rep = 0; rep < 4; rep++) {
+        uint32_t a, b;
+        assert_int_equal(glk_buffer_create(kt_gpu, N * 4, &a, &err), SI_OK);
+        assert_int_equal(glk_buffer_create(kt_gpu, N * 4, &b, &err), SI_OK);
+        for (int i = 0; i < N; i++)
+            v[i] += rep;
+        assert_int_equal(glk_upload(kt_gpu, a, 0, v, N * 4, &err), SI_OK);
+        glk_range ra = {a, 0, N * 4}, rb = {b, 0, N * 4};
+        s.u.copy.in_offset = 0;
+        s.u.copy.dim[0] = N;
+        assert_int_equal(glk_run_step(kt_gpu, &s, &ra, dt, &rb, SI_INT32, &err), SI_OK);
+        assert_int_equal(glk_download(kt_gpu, b, 0, got, N * 4, &err), SI_OK);
+        assert_memory_equal(got, v, N * 4);
+        /* the same ranges, other numbers: shifted by rep + 1 */
+        s.u.copy.in_offset = rep + 1;
+        s.u.copy.dim[0] = N - rep - 1;
+        assert_int_equal(glk_run_step(kt_gpu, &s, &ra, dt, &rb, SI_INT32, &err), SI_OK);
+        assert_int_equal(glk_download(kt_gpu, b, 0, got, N * 4, &err), SI_OK);
+        assert_memory_equal(got, v + rep + 1, (size_t)(N - rep - 1) * 4);
+        glk_buffer_destroy(kt_gpu, a);
+        glk_buffer_destroy(kt_gpu, b);
+    }
+}
+
 /* Barriers only where a dispatch depends on an earlier one: two copies into
  * separate buffers need none between them; one reading what a pending one
  * wrote (read after write) or writing what a pending one reads (write after
@@ -971,6 +1078,7 @@ int main(void)
         cmocka_unit_test(test_lower_matmul_both_sides), cmocka_unit_test(test_lower_dwconv_nchw),
         cmocka_unit_test(test_lower_depth_space), cmocka_unit_test(test_lower_space_batch),
         cmocka_unit_test(test_copy_words),      cmocka_unit_test(test_barriers_where_needed),
+        cmocka_unit_test(test_xfer_batch),      cmocka_unit_test(test_state_skips),
     };
     return cmocka_run_group_tests_name("kernels_shape", tests, setup, teardown);
 }
