@@ -113,7 +113,12 @@ $(B)/bench/half_convert: bench/half_convert.c $(B)/libstreaminfer.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Iio $< $(B)/libstreaminfer.a $(LIBS) -o $@
 
-bench: all $(B)/bench/hold_context $(B)/bench/kiosk $(B)/bench/kiosk_pipeline $(B)/bench/half_convert
+$(B)/bench/digest_speed: bench/digest_speed.c $(B)/libstreaminfer.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(B)/libstreaminfer.a $(LIBS) -o $@
+
+bench: all $(B)/bench/hold_context $(B)/bench/kiosk $(B)/bench/kiosk_pipeline $(B)/bench/half_convert \
+       $(B)/bench/digest_speed
 
 $(B)/bench/kiosk_pipeline: bench/kiosk_pipeline.c $(B)/libstreaminfer.a
 	@mkdir -p $(dir $@)

@@ -289,9 +289,10 @@ typedef struct {
      * that half stores saturated to +-65504 (--check-steps names the steps) */
     uint64_t f16_overflows;
     /* summed over the runs, as upload_ms and compute_ms: the CPU's time in
-     * issuing the steps (their GL calls, or the host backend's work), without
-     * the waits that bound the queue. Where it is near run_ms a run is bound
-     * by the CPU issuing its dispatches, not by the GPU running them. */
+     * issuing the steps (their GL calls, or the host backend's work; a step
+     * the host runs between GPU steps counts whole, its read back included),
+     * without the waits that bound the queue. Where it is near run_ms a run is
+     * bound by the CPU issuing its dispatches, not by the GPU running them. */
     double issue_ms;
 } si_stats;
 

@@ -1384,6 +1384,56 @@ static void test_image_fit(void **state)
  * run) bit for bit io_float_to_half, apart and in place, on random bit patterns
  * (NaNs, infinities, subnormals, ties), lengths that leave a tail; and
  * io_float_to_half against the compiler's _Float16 where there is one. */
+/* base_digest (the plan cache's keys: a model's bytes): the same bytes give
+ * the same digest; a bit flipped anywhere (the four-lane body or the tail), two
+ * lanes' words swapped throughout, or zeros of another length give another. */
+static int digest_same(const base_digest *x, const base_digest *y) { return x->a == y->a && x->b == y->b; }
+
+static void test_digest(void **state)
+{
+    (void)state;
+    enum { N = 10007 };
+    unsigned char *buf = malloc(N);
+    assert_non_null(buf);
+    srand(7);
+    for (int i = 0; i < N; i++)
+        buf[i] = (unsigned char)rand();
+    base_digest d0 = {0}, d1 = {0};
+    base_digest_add(&d0, buf, N);
+    base_digest_add(&d1, buf, N);
+    assert_true(digest_same(&d0, &d1));
+    for (int t = 0; t < 400; t++) {
+        int at = t < 16 ? N - 1 - t : rand() % N, bit = rand() % 8;
+        buf[at] ^= (unsigned char)(1 << bit);
+        base_digest d = {0};
+        base_digest_add(&d, buf, N);
+        assert_false(digest_same(&d, &d0));
+        buf[at] ^= (unsigned char)(1 << bit);
+    }
+    for (int w = 0; w < 3; w++) { /* lanes w and w + 1 swapped: words w, w + 1 of every 32 bytes */
+        unsigned char *sw = malloc(N);
+        assert_non_null(sw);
+        memcpy(sw, buf, N);
+        for (int at = 0; at + 32 <= N; at += 32) {
+            memcpy(sw + at + 8 * w, buf + at + 8 * (w + 1), 8);
+            memcpy(sw + at + 8 * (w + 1), buf + at + 8 * w, 8);
+        }
+        base_digest d = {0};
+        base_digest_add(&d, sw, N);
+        assert_false(digest_same(&d, &d0));
+        free(sw);
+    }
+    memset(buf, 0, N);
+    base_digest z[130];
+    for (int n = 0; n < 130; n++) {
+        z[n] = (base_digest){0};
+        base_digest_add(&z[n], buf, (size_t)n * 7);
+        for (int m = 0; m < n; m++)
+            assert_false(digest_same(&z[n], &z[m]));
+    }
+    free(buf);
+}
+
 static void test_floats_to_halves(void **state)
 {
     (void)state;
@@ -1434,6 +1484,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_floats_to_halves),
+        cmocka_unit_test(test_digest),
         cmocka_unit_test(test_attrs),
         cmocka_unit_test(test_weights),
         cmocka_unit_test(test_bad_input),
