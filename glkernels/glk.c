@@ -269,16 +269,21 @@ static void bind_range(glk_ctx *g, int i, GLuint buf, uint64_t off, uint64_t siz
 
 static void forget_bindings(glk_ctx *g) { memset(g->bound, 0, sizeof g->bound); }
 
-/* P's first n numbers (the rest of a program's P as last set, or 0) */
-static void set_p(glk_program *p, const GLint *v, int n)
+/* P, all CK_MAX_P numbers */
+static void set_p(glk_program *p, const GLint *v)
 {
-    if (p->loc_p < 0 || (p->p_set && !memcmp(p->last_p, v, (size_t)n * sizeof *v)))
+    if (p->loc_p < 0 || (p->p_set && !memcmp(p->last_p, v, sizeof p->last_p)))
         return;
-    glUniform1iv(p->loc_p, n, v);
-    memcpy(p->last_p, v, (size_t)n * sizeof *v);
-    if (n < CK_MAX_P)
-        memset(p->last_p + n, 0, (size_t)(CK_MAX_P - n) * sizeof *v);
-    p->p_set = n == CK_MAX_P; /* a shorter P leaves the rest as it was: not known */
+    glUniform1iv(p->loc_p, CK_MAX_P, v);
+    memcpy(p->last_p, v, sizeof p->last_p);
+    p->p_set = 1;
+}
+
+/* [lo, hi) widened to hold [off, off + n) */
+static void span_add(uint64_t *lo, uint64_t *hi, uint64_t off, uint64_t n)
+{
+    *lo = off < *lo ? off : *lo;
+    *hi = off + n > *hi ? off + n : *hi;
 }
 
 static int conflicts(const glk_ctx *g, const glk_range *rd, int nr, const glk_range *wr)
@@ -649,10 +654,16 @@ static uint64_t xfer_span(const glk_ctx *g)
     return chunk > (1ull << 30) ? 1ull << 30 : chunk;
 }
 
-static si_result xfer_program(glk_ctx *g, uint64_t es, glk_program **p, si_error *err)
+/* The transfer kernel's two programs (words, 16 bytes an element), made at
+ * the first transfer and kept (g->xfer_prog) */
+static si_result xfer_programs(glk_ctx *g, si_error *err)
 {
-    return get_named_program(g, es == 16 ? "xfer4" : "xfer", "xfer", es == 16 ? XFER_DEFS("ivec4") : XFER_DEFS("int"),
-                             p, err);
+    si_result st = SI_OK;
+    if (!g->xfer_prog[0])
+        st = get_named_program(g, "xfer", "xfer", XFER_DEFS("int"), &g->xfer_prog[0], err);
+    if (st == SI_OK && !g->xfer_prog[1])
+        st = get_named_program(g, "xfer4", "xfer", XFER_DEFS("ivec4"), &g->xfer_prog[1], err);
+    return st;
 }
 
 /* One dispatch of xfer.comp over v[0..n) from src into dst, 16 bytes an
@@ -664,16 +675,11 @@ static void xfer_dispatch(glk_ctx *g, uint32_t src, uint32_t dst, const struct g
     for (int i = 0; i < n; i++) {
         if ((v[i].src_off | v[i].dst_off | v[i].bytes) % 16)
             es = 4;
-        s0 = v[i].src_off < s0 ? v[i].src_off : s0;
-        d0 = v[i].dst_off < d0 ? v[i].dst_off : d0;
-        s1 = v[i].src_off + v[i].bytes > s1 ? v[i].src_off + v[i].bytes : s1;
-        d1 = v[i].dst_off + v[i].bytes > d1 ? v[i].dst_off + v[i].bytes : d1;
+        span_add(&s0, &s1, v[i].src_off, v[i].bytes);
+        span_add(&d0, &d1, v[i].dst_off, v[i].bytes);
         most = v[i].bytes > most ? v[i].bytes : most;
     }
-    glk_program *p;
-    si_error e;
-    if (xfer_program(g, es, &p, &e) != SI_OK) /* made when the transfers were queued */
-        return;
+    glk_program *p = g->xfer_prog[es == 16]; /* made when the transfers were queued */
     uint64_t a = g->offset_align > es ? g->offset_align : es;
     s0 = s0 / a * a;
     d0 = d0 / a * a;
@@ -684,7 +690,7 @@ static void xfer_dispatch(glk_ctx *g, uint32_t src, uint32_t dst, const struct g
         P[3 + 3 * i] = (GLint)((v[i].dst_off - d0) / es);
     }
     use_program(g, p->prog);
-    set_p(p, P, CK_MAX_P);
+    set_p(p, P);
     bind_range(g, 0, src, s0, s1 - s0);
     for (int i = 1; i <= CK_MAX_IN; i++) /* declared blocks must be backed; CK_MAX_IN: outv */
         bind_range(g, i, dst, d0, d1 - d0);
@@ -719,10 +725,8 @@ static int xfer_joins(const glk_ctx *g, uint32_t src, uint64_t so, uint32_t dst,
         if (spans_meet(x->dst_off, x->bytes, d, bytes) ||
             (src == dst && (spans_meet(x->dst_off, x->bytes, so, bytes) || spans_meet(x->src_off, x->bytes, d, bytes))))
             return 0;
-        s0 = x->src_off < s0 ? x->src_off : s0;
-        d0 = x->dst_off < d0 ? x->dst_off : d0;
-        s1 = x->src_off + x->bytes > s1 ? x->src_off + x->bytes : s1;
-        d1 = x->dst_off + x->bytes > d1 ? x->dst_off + x->bytes : d1;
+        span_add(&s0, &s1, x->src_off, x->bytes);
+        span_add(&d0, &d1, x->dst_off, x->bytes);
     }
     return s1 - s0 <= lim && d1 - d0 <= lim;
 }
@@ -733,11 +737,8 @@ si_result glk_copy_words(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t ds
     if ((src_off | dst_off | bytes) & 3)
         return base_fail(err, SI_ERR_ARG, "internal: a transfer kernel moves whole words");
     si_result st = count_gate(g, "copy", err);
-    glk_program *p;
     if (st == SI_OK)
-        st = xfer_program(g, 4, &p, err);
-    if (st == SI_OK)
-        st = xfer_program(g, 16, &p, err);
+        st = xfer_programs(g, err);
     if (st != SI_OK || !bytes)
         return st;
     uint64_t lim = xfer_span(g);
@@ -1420,7 +1421,7 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
         rd[i] = i < s->n_in && s->in[i] >= 0 ? ins[i] : (glk_range){0, 0, 0};
     hazard(g, rd, CK_MAX_IN, out);
     use_program(g, p->prog);
-    set_p(p, s->u.p, CK_MAX_P);
+    set_p(p, s->u.p);
     /* a half output's range is its elements' bytes, not rounded up to a word */
     uint64_t n_out = s->half >> CK_MAX_IN & 1 ? out->bytes / 2 : out->bytes / CK_ELEM;
     uint64_t inv = s->kind == CK_CONV2D ? conv_inv(cv, s, n_out) : kernels[s->kind].invocations(s, n_out);

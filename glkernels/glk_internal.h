@@ -81,6 +81,7 @@ struct glk_ctx {
     int n_xb;
     uint32_t xb_src, xb_dst;
     uint64_t n_xfer_dispatches; /* glk_xfer_dispatches */
+    glk_program *xfer_prog[2];  /* xfer.comp in words, in 16 bytes an element (xfer_programs) */
     /* The program in use and the storage bindings made, as last set through
      * use_program and bind_range (0: not known), so that a dispatch skips the
      * GL calls that would change nothing; a buffer deleted is unbound by GL,
