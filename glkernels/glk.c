@@ -429,7 +429,11 @@ void glk_close(glk_ctx *g)
         }
         if (g->ovf_buf)
             glk_host_pool_destroy(g, g->ovf_buf);
+        if (g->n_queries)
+            glDeleteQueriesEXT(g->n_queries, g->queries);
     }
+    free(g->queries);
+    free(g->timed);
     EGLContext mine = g->ctx;
     glk_egl_close(g);
     if (bound && saved.ctx != mine)
@@ -500,6 +504,90 @@ void glk_buffer_destroy(glk_ctx *g, uint32_t name)
         glDeleteBuffers(1, &b);
 }
 
+/* ---- GPU timestamps (glk_timing) ---- */
+
+int glk_timing(glk_ctx *g, int on)
+{
+    if (on && !epoxy_has_gl_extension("GL_EXT_disjoint_timer_query"))
+        on = 0;
+    if (on && !g->timing) {
+        GLint d = 0;
+        glGetIntegerv(GL_GPU_DISJOINT_EXT, &d); /* reading it clears it */
+        g->n_timed = 0;
+    }
+    g->timing = on;
+    return on;
+}
+
+void glk_set_tag(glk_ctx *g, int tag) { g->tag = tag; }
+
+int64_t glk_gpu_now(glk_ctx *g)
+{
+    if (!g->timing)
+        return -1;
+    GLint64 t = 0;
+    glGetInteger64v(GL_TIMESTAMP_EXT, &t);
+    return t;
+}
+
+/* The first timestamp of a command about to be sent; its slot, or -1 (not
+ * timing, the run's stamps spent, or no memory: the command goes untimed). */
+static int stamp_begin(glk_ctx *g, int copy, int tag, int ranges, uint64_t bytes)
+{
+    if (!g->timing || g->n_timed >= GLK_MAX_STAMPS)
+        return -1;
+    if (g->n_timed == g->cap_timed) {
+        int cap = g->cap_timed ? 2 * g->cap_timed : 1024;
+        struct glk_timed *t = realloc(g->timed, (size_t)cap * sizeof *t);
+        if (t)
+            g->timed = t;
+        GLuint *q = t ? realloc(g->queries, 2 * (size_t)cap * sizeof *q) : NULL;
+        if (!q)
+            return -1;
+        g->queries = q;
+        glGenQueriesEXT(2 * cap - g->n_queries, q + g->n_queries);
+        g->n_queries = 2 * cap;
+        g->cap_timed = cap;
+    }
+    g->timed[g->n_timed] = (struct glk_timed){copy, tag, ranges, bytes};
+    glQueryCounterEXT(g->queries[2 * g->n_timed], GL_TIMESTAMP_EXT);
+    return g->n_timed;
+}
+
+static void stamp_end(glk_ctx *g, int k)
+{
+    if (k < 0)
+        return;
+    glQueryCounterEXT(g->queries[2 * k + 1], GL_TIMESTAMP_EXT);
+    g->n_timed = k + 1;
+}
+
+int glk_stamps(glk_ctx *g, glk_stamp **out, int *n, int *disjoint)
+{
+    *out = NULL;
+    *n = 0;
+    *disjoint = 0;
+    int m = g->n_timed;
+    g->n_timed = 0;
+    if (!m)
+        return 0;
+    glk_stamp *v = malloc((size_t)m * sizeof *v);
+    if (!v)
+        return -1;
+    for (int k = 0; k < m; k++) {
+        GLuint64 a = 0, b = 0;
+        glGetQueryObjectui64vEXT(g->queries[2 * k], GL_QUERY_RESULT_EXT, &a);
+        glGetQueryObjectui64vEXT(g->queries[2 * k + 1], GL_QUERY_RESULT_EXT, &b);
+        v[k] = (glk_stamp){g->timed[k].copy, g->timed[k].tag, g->timed[k].ranges, g->timed[k].bytes, a, b};
+    }
+    GLint d = 0;
+    glGetIntegerv(GL_GPU_DISJOINT_EXT, &d);
+    *disjoint = d != 0;
+    *out = v;
+    *n = m;
+    return 0;
+}
+
 si_result glk_upload(glk_ctx *g, uint32_t buf, uint64_t offset, const void *src, uint64_t bytes,
                      si_error *err)
 {
@@ -508,7 +596,9 @@ si_result glk_upload(glk_ctx *g, uint32_t buf, uint64_t offset, const void *src,
         return gate;
     settle(g);
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, buf);
+    int k = stamp_begin(g, 1, g->tag, 1, bytes);
     glBufferSubData(GL_SHADER_STORAGE_BUFFER, (GLintptr)offset, (GLsizeiptr)bytes, src);
+    stamp_end(g, k);
     return gl_check(g, err, "upload");
 }
 
@@ -559,8 +649,10 @@ si_result glk_download(glk_ctx *g, uint32_t buf, uint64_t offset, void *dst, uin
             uint64_t n = bytes - at < GLK_READBACK ? bytes - at : GLK_READBACK;
             glBindBuffer(GL_COPY_READ_BUFFER, buf);
             glBindBuffer(GL_COPY_WRITE_BUFFER, rb);
+            int k = stamp_begin(g, 1, g->tag, 1, n);
             glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, (GLintptr)(offset + at), 0,
                                 (GLsizeiptr)n);
+            stamp_end(g, k);
             GLsync s = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
             if (!s || wait_sync(s) == GL_WAIT_FAILED)
                 return gl_check(g, err, "download") != SI_OK
@@ -630,8 +722,10 @@ si_result glk_copy(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uin
     settle(g);
     glBindBuffer(GL_COPY_READ_BUFFER, src);
     glBindBuffer(GL_COPY_WRITE_BUFFER, dst);
+    int k = stamp_begin(g, 1, g->tag, 1, bytes);
     glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, (GLintptr)src_off,
                         (GLintptr)dst_off, (GLsizeiptr)bytes);
+    stamp_end(g, k);
     return gl_check(g, err, "copy");
 }
 
@@ -669,7 +763,7 @@ static si_result xfer_programs(glk_ctx *g, si_error *err)
 /* One dispatch of xfer.comp over v[0..n) from src into dst, 16 bytes an
  * element where every offset and size allows, else words; each side bound from
  * an aligned offset below its least start (the spans within xfer_span). */
-static void xfer_dispatch(glk_ctx *g, uint32_t src, uint32_t dst, const struct glk_xfer *v, int n)
+static void xfer_dispatch(glk_ctx *g, uint32_t src, uint32_t dst, const struct glk_xfer *v, int n, int tag)
 {
     uint64_t es = 16, s0 = UINT64_MAX, d0 = UINT64_MAX, s1 = 0, d1 = 0, most = 0;
     for (int i = 0; i < n; i++) {
@@ -695,7 +789,12 @@ static void xfer_dispatch(glk_ctx *g, uint32_t src, uint32_t dst, const struct g
     for (int i = 1; i <= CK_MAX_IN; i++) /* declared blocks must be backed; CK_MAX_IN: outv */
         bind_range(g, i, dst, d0, d1 - d0);
     uint64_t groups = (most / es + GLK_LOCAL - 1) / GLK_LOCAL;
+    uint64_t moved = 0;
+    for (int i = 0; i < n; i++)
+        moved += v[i].bytes;
+    int k = stamp_begin(g, 1, tag, n, moved);
     glDispatchCompute(groups < XFER_GROUPS ? (GLuint)groups : XFER_GROUPS, 1, 1);
+    stamp_end(g, k);
     g->n_xfer_dispatches++;
 }
 
@@ -705,7 +804,7 @@ static void xfer_flush(glk_ctx *g)
     int n = g->n_xb;
     g->n_xb = 0;
     if (n && !g->lost)
-        xfer_dispatch(g, g->xb_src, g->xb_dst, g->xb, n);
+        xfer_dispatch(g, g->xb_src, g->xb_dst, g->xb, n, g->xb_tag);
 }
 
 static int spans_meet(uint64_t a, uint64_t an, uint64_t b, uint64_t bn) { return a < b + bn && b < a + an; }
@@ -748,7 +847,7 @@ si_result glk_copy_words(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t ds
             struct glk_xfer x = {src_off + at, dst_off + at, bytes - at < lim ? bytes - at : lim};
             glk_range rd = {src, x.src_off, x.bytes}, wr = {dst, x.dst_off, x.bytes};
             hazard(g, &rd, 1, &wr);
-            xfer_dispatch(g, src, dst, &x, 1);
+            xfer_dispatch(g, src, dst, &x, 1, g->tag);
         }
         return gl_check(g, err, "copy");
     }
@@ -759,6 +858,7 @@ si_result glk_copy_words(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t ds
     if (!g->n_xb) {
         g->xb_src = src;
         g->xb_dst = dst;
+        g->xb_tag = g->tag;
     }
     g->xb[g->n_xb++] = (struct glk_xfer){src_off, dst_off, bytes};
     return SI_OK;
@@ -1457,7 +1557,9 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
     if (groups > 0) {
         GLuint gx = groups > 65535 ? 65535 : (GLuint)groups;
         GLuint gy = (GLuint)((groups + gx - 1) / gx);
+        int k = stamp_begin(g, 0, g->tag, 0, 0);
         glDispatchCompute(gx, gy, 1);
+        stamp_end(g, k);
     }
     return gl_check(g, err, ck_kind_name(s->kind));
 }

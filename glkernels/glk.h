@@ -180,4 +180,27 @@ si_result glk_fence_wait(glk_ctx *g, void **fence, si_error *err);
 /* Waits for all submitted work (timing, tests). */
 si_result glk_finish(glk_ctx *g, si_error *err);
 
+/* GPU timestamps (GL_EXT_disjoint_timer_query; --trace). With timing on, every
+ * command sent (a step's dispatch, a transfer kernel, a buffer copy, an upload,
+ * a read back's copy) is bracketed by two timestamps and tagged with the tag
+ * set last (a batch of transfers: the tag when its first was queued). A
+ * timestamp is taken once the commands before it are done, so t0 is when the
+ * GPU could start the command and t1 when it and everything before it had
+ * finished. glk_timing returns whether timing is on (0: no timer queries, or
+ * off). glk_gpu_now: the GPU's clock now (ns), without waiting. glk_stamps,
+ * after glk_finish: the commands timed since timing went on or the last call
+ * (then forgotten), *disjoint set where the GPU's clock jumped meanwhile (the
+ * times are then not to be trusted); -1 out of memory. */
+typedef struct {
+    int copy;   /* 0 a step's dispatch, 1 a copy (transfer kernel, copy, upload, read back) */
+    int tag;    /* glk_set_tag's when it was sent */
+    int ranges; /* a transfer kernel's ranges (1 for other copies, 0 for a dispatch) */
+    uint64_t bytes;  /* a copy's bytes (0 for a dispatch) */
+    uint64_t t0, t1; /* ns on the GPU's clock */
+} glk_stamp;
+int glk_timing(glk_ctx *g, int on);
+void glk_set_tag(glk_ctx *g, int tag);
+int64_t glk_gpu_now(glk_ctx *g);
+int glk_stamps(glk_ctx *g, glk_stamp **out, int *n, int *disjoint);
+
 #endif

@@ -91,7 +91,19 @@ struct glk_ctx {
         GLuint buf;
         uint64_t off, size;
     } bound[CK_MAX_IN + 2];
+    /* glk_timing: commands bracketed by timestamp queries (two names each,
+     * kept for the next run), at most GLK_MAX_STAMPS a run */
+    int timing, tag, xb_tag;
+    GLuint *queries;
+    int n_queries;
+    struct glk_timed {
+        int copy, tag, ranges;
+        uint64_t bytes;
+    } *timed;
+    int n_timed, cap_timed;
 };
+
+#define GLK_MAX_STAMPS (1 << 21)
 
 #define GLK_READBACK (1u << 20)
 

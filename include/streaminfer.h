@@ -73,9 +73,12 @@ typedef struct {
      * si_open returns no handle and leaves nothing behind. */
     int (*progress_stop)(void *user, const char *phase, int done, int total);
     /* When set, each si_run writes a Chrome trace-event file here (open it in
-     * Perfetto or chrome://tracing): compute, uploads/reads and spills as tracks,
-     * GPU bytes in use as a counter. Tracing waits for the GPU after every action
-     * so durations are real; it slows the run. */
+     * Perfetto or chrome://tracing): compute, uploads/reads and spills as the
+     * host issued them, GPU bytes in use as a counter, and where the GPU has
+     * timer queries (GL_EXT_disjoint_timer_query) its kernels and copies in GPU
+     * time on two more tracks (kernels with "flops" in their args); the run then
+     * waits for nothing. Without timer queries tracing waits for the GPU after
+     * every action so durations are real; it slows the run. */
     const char *trace_path;
     /* Lowers the device's limit on the bytes of one buffer a step binds
      * (GL_MAX_SHADER_STORAGE_BLOCK_SIZE: 128 MiB on llvmpipe), never raises it;

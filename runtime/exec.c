@@ -147,6 +147,66 @@ static void trace_action(si_model *m, const pg_action *ac, double run0, double t
     trace_add(&m->trace, track, name, detail, (ta - run0) * 1e3, (tb - run0) * 1e3, m->in_use);
 }
 
+/* Floating-point operations of a step that multiplies and adds (a multiply
+ * and an add each), for the trace's achieved rate; 0 for other kinds. */
+static double step_flops(const ck_step *s)
+{
+    switch (s->kind) {
+    case CK_CONV2D: {
+        const ck_conv_p *c = &s->u.conv;
+        return 2.0 * c->n * c->out_h * c->out_w * c->out_c * c->k_h * c->k_w * c->in_c;
+    }
+    case CK_DWCONV2D: {
+        const ck_conv_p *c = &s->u.conv;
+        return 2.0 * c->n * c->out_h * c->out_w * c->out_c * c->k_h * c->k_w;
+    }
+    case CK_MATMUL: {
+        const ck_matmul_p *mm = &s->u.matmul;
+        return 2.0 * mm->batch * mm->m * mm->n * mm->k;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* The GPU's timestamps of the run (glk_timing) as events on the trace's GPU
+ * tracks, each named by the action whose commands it timed (gpu0: the GPU's
+ * clock when the run began). */
+static void trace_gpu(si_model *m, int64_t gpu0)
+{
+    glk_stamp *v = NULL;
+    int n = 0, disjoint = 0;
+    if (glk_stamps(m->gpu, &v, &n, &disjoint) || disjoint) {
+        trace_add_gpu(&m->trace, TRACE_GPU_KERNELS,
+                      disjoint ? "the GPU's clock jumped: no GPU times" : "out of memory: no GPU times",
+                      "", 0, 0, 0, 0, 0);
+        free(v);
+        return;
+    }
+    const pg_plan *pl = m->plan;
+    const core_program *p = m->prog;
+    for (int i = 0; i < n; i++) {
+        const char *name = v[i].copy ? "copy" : "dispatch", *detail = "";
+        double flops = 0;
+        if (v[i].tag >= 0 && v[i].tag < pl->n_actions) {
+            const pg_action *ac = &pl->actions[v[i].tag];
+            if (ac->kind == PA_RUN) {
+                name = ck_kind_name(p->steps[ac->step].kind);
+                detail = m->io->nodes[p->steps[ac->step].node].name;
+                flops = v[i].copy ? 0 : step_flops(&p->steps[ac->step]);
+            } else if (ac->buf >= 0) {
+                name = ac->kind == PA_UPLOAD ? "upload" : ac->kind == PA_RELOAD ? "reload"
+                     : ac->kind == PA_SPILL ? "spill" : ac->kind == PA_DOWNLOAD ? "download" : name;
+                detail = p->tensors[m->pb.buffers[ac->buf].tensor].name;
+            }
+        }
+        trace_add_gpu(&m->trace, v[i].copy ? TRACE_GPU_COPIES : TRACE_GPU_KERNELS, name, detail,
+                      (double)((int64_t)v[i].t0 - gpu0) / 1e3, (double)((int64_t)v[i].t1 - gpu0) / 1e3,
+                      flops, v[i].copy ? v[i].ranges : 0, v[i].bytes);
+    }
+    free(v);
+}
+
 /* Is the load at action a one the next step does without (a prefetch of a
  * later step's)? Then, where loads overlap dispatches, it is held back and
  * queued after what the next step waits for, so it runs beside that step. */
@@ -206,12 +266,18 @@ si_result rt_run_plan(si_model *m, si_error *err)
     trace_reset(&m->trace);
     if (m->be == &rt_backend_gpu) /* a failed run's, never read */
         glk_half_overflows(m->gpu);
+    /* A trace on a GPU with timer queries times each command on the GPU and
+     * waits for nothing, so the run goes as untraced (loads beside steps
+     * included); without them, each action is waited for, so that its
+     * event's duration is its own. */
+    int gpu_times = m->opt.trace_path && m->be == &rt_backend_gpu && glk_timing(m->gpu, 1);
+    int64_t gpu0 = gpu_times ? glk_gpu_now(m->gpu) : 0;
     double run0 = rt_now_ms();
     m->in_use = pl->resident_bytes;
     /* loads held back for the next step's dispatch (held_back) */
     enum { HELD = 64 };
     int held[HELD], n_held = 0;
-    int overlap = m->be->copies_overlap && m->be->copies_overlap(m) && !m->opt.trace_path;
+    int overlap = m->be->copies_overlap && m->be->copies_overlap(m) && (!m->opt.trace_path || gpu_times);
     for (int a = 0; a < pl->n_actions && st == SI_OK; a++) {
         const pg_action *ac = &pl->actions[a];
         if (overlap && n_held < HELD && held_back(m, pl, a)) {
@@ -220,18 +286,26 @@ si_result rt_run_plan(si_model *m, si_error *err)
         }
         if (ac->kind == PA_RUN && n_held) {
             m->be->sync_step(m, ac->step);
-            for (int h = 0; h < n_held && st == SI_OK; h++)
+            for (int h = 0; h < n_held && st == SI_OK; h++) {
+                double ta = rt_now_ms();
+                if (gpu_times)
+                    glk_set_tag(m->gpu, held[h]);
                 st = do_action(m, &pl->actions[held[h]], held[h], err);
+                if (st == SI_OK && m->opt.trace_path)
+                    trace_action(m, &pl->actions[held[h]], run0, ta);
+            }
             n_held = 0;
             if (st != SI_OK)
                 break;
         }
         double ta = rt_now_ms();
+        if (gpu_times)
+            glk_set_tag(m->gpu, a);
         st = do_action(m, ac, a, err);
         if (!m->opt.trace_path || st != SI_OK)
             continue;
-        /* Wait for the GPU so each event's duration is its own. */
-        st = m->be->finish(m, err);
+        if (!gpu_times) /* wait for the GPU so each event's duration is its own */
+            st = m->be->finish(m, err);
         trace_action(m, ac, run0, ta);
     }
     if (st != SI_OK) {
@@ -240,13 +314,21 @@ si_result rt_run_plan(si_model *m, si_error *err)
         m->be->arena_release(m);
         m->resident = 0;
     }
-    if (st == SI_OK && m->opt.trace_path && trace_write(&m->trace, m->opt.trace_path))
-        st = base_fail(err, SI_ERR_IO, "%s: cannot write the trace", m->opt.trace_path);
     if (st == SI_OK) {
         double tf = rt_now_ms();
         st = m->be->finish(m, err);
         m->st.compute_ms += rt_now_ms() - tf;
     }
+    if (gpu_times) {
+        if (st == SI_OK)
+            trace_gpu(m, gpu0);
+        else
+            glk_stamps(m->gpu, &(glk_stamp *){NULL}, &(int){0}, &(int){0}); /* forgotten */
+        glk_set_tag(m->gpu, -1);
+        glk_timing(m->gpu, 0);
+    }
+    if (st == SI_OK && m->opt.trace_path && trace_write(&m->trace, m->opt.trace_path))
+        st = base_fail(err, SI_ERR_IO, "%s: cannot write the trace", m->opt.trace_path);
     if (st == SI_OK && m->be == &rt_backend_gpu)
         m->st.f16_overflows += glk_half_overflows(m->gpu);
     return st;

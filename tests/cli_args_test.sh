@@ -120,6 +120,32 @@ code "--trace" 0 "" -q --trace "$T/t.json" "$M"
 node -e 'const t = JSON.parse(require("fs").readFileSync(process.argv[1])).traceEvents;
          if (!t.some(e => e.ph === "X" && e.tid === 1 && e.dur >= 0) || !t.some(e => e.ph === "C")) process.exit(1)' \
     "$T/t.json" && ok "--trace writes Chrome trace JSON" || bad "--trace: $(head -c 300 "$T/t.json")"
+# where the GPU has timer queries (llvmpipe has: there the tracks must be
+# there), each step's dispatch is on the "GPU kernels" track in GPU time, in
+# order, each conv with its flops; a traced run (which then waits for nothing)
+# gives the untraced run's bits
+gpu_tracks=0
+node -e 'const t = JSON.parse(require("fs").readFileSync(process.argv[1])).traceEvents;
+        process.exit(t.some(e => e.ph === "M" && e.args.name === "GPU kernels") ? 0 : 1)' "$T/t.json" && gpu_tracks=1
+if [ "$gpu_tracks" = 0 ] && "$SI" info "$M" 2>/dev/null | grep -q "^gpu .*llvmpipe"; then
+    bad "--trace on llvmpipe: no GPU tracks"
+fi
+if [ "$gpu_tracks" = 1 ]; then
+    code "--trace --output" 0 "" -q --trace "$T/t2.json" --output "$T/traced" "$M"
+    code "--output" 0 "" -q --output "$T/untraced" "$M"
+    node -e 'const t = JSON.parse(require("fs").readFileSync(process.argv[1])).traceEvents;
+        const x = (tid) => t.filter(e => e.ph === "X" && e.tid === tid);
+        const k = x(4), c = x(1), copies = x(5);
+        const fail = (m) => { console.error(m); process.exit(1); };
+        if (k.length !== c.length) fail("kernels " + k.length + " steps " + c.length);
+        k.forEach((e, i) => { if (e.name !== c[i].name) fail("kernel " + i + " " + e.name + " step " + c[i].name);
+            if (!(e.dur >= 0) || (i && e.ts < k[i - 1].ts)) fail("kernel " + i + " at " + e.ts + " for " + e.dur); });
+        if (!k.some(e => e.name === "conv2d" && e.args.flops > 0)) fail("no conv2d with flops");
+        if (!copies.some(e => e.name === "upload") || !copies.every(e => e.dur >= 0)) fail("copies");' "$T/t2.json" &&
+        diff -r "$T/traced" "$T/untraced" >/dev/null &&
+        ok "--trace: GPU kernels and copies in GPU time, one a step, the same bits" ||
+        bad "--trace GPU tracks: $(head -c 300 "$T/t2.json")"
+fi
 # --backend host prints no GPU figures; sizes read MiB with the bytes beside them
 code "--backend host" 0 "" --backend host "$M"
 ! grep -q "peak GPU\|limits \|paging \|GPU steps" "$T/out" && grep -q "[KMG]iB ([0-9]* bytes)" "$T/out" &&

@@ -974,6 +974,82 @@ static void test_xfer_batch(void **state)
     glk_host_pool_destroy(kt_gpu, pool);
 }
 
+/* GPU timestamps (glk_timing): with timing on, each command sent is timed
+ * once, tagged with the tag set when it was sent (a batch of transfers: when
+ * its first was queued), a batch with its ranges, in the order sent, each
+ * with its bytes, ending no earlier than it began and than the one before ended
+ * (a timestamp waits for the commands before it); the values are unchanged;
+ * nothing is timed with timing off, and a second read finds nothing. */
+static void test_gpu_stamps(void **state)
+{
+    (void)state;
+    si_error err = {0};
+    if (!glk_timing(kt_gpu, 1))
+        skip(); /* no GL_EXT_disjoint_timer_query */
+    enum { N = 1 << 14 };
+    uint32_t pool, dev, dev2;
+    uint32_t *host;
+    if (glk_host_pool_create(kt_gpu, 4 * N, &pool, (void **)&host, &err) == SI_ERR_UNSUPPORTED) {
+        glk_timing(kt_gpu, 0);
+        skip();
+    }
+    assert_int_equal(glk_buffer_create(kt_gpu, 4 * N, &dev, &err), SI_OK);
+    assert_int_equal(glk_buffer_create(kt_gpu, 4 * N, &dev2, &err), SI_OK);
+    for (int i = 0; i < N; i++)
+        host[i] = kt_rand();
+    int32_t *got = malloc(4 * N);
+    assert_non_null(got);
+    glk_stamp *v = NULL;
+    int n = 0, disjoint = 0;
+    assert_int_equal(glk_stamps(kt_gpu, &v, &n, &disjoint), 0); /* whatever came before */
+    free(v);
+    glk_set_tag(kt_gpu, 7);
+    assert_int_equal(glk_copy_words(kt_gpu, pool, 0, dev, 0, 2 * N, &err), SI_OK);
+    glk_set_tag(kt_gpu, 8); /* the batch keeps its first tag */
+    assert_int_equal(glk_copy_words(kt_gpu, pool, 2 * N, dev, 2 * N, 2 * N, &err), SI_OK);
+    glk_set_tag(kt_gpu, 9);
+    int64_t dim[1] = {N}, one[1] = {1};
+    ck_step s = copy_step(1, dim, one, one);
+    si_dtype dt[CK_MAX_IN] = {SI_INT32};
+    glk_range r_in = {dev, 0, 4 * N}, r_out = {dev2, 0, 4 * N};
+    assert_int_equal(glk_run_step(kt_gpu, &s, &r_in, dt, &r_out, SI_INT32, &err), SI_OK);
+    glk_set_tag(kt_gpu, 10);
+    assert_int_equal(glk_download(kt_gpu, dev2, 0, got, 4 * N, &err), SI_OK);
+    assert_memory_equal(got, host, 4 * N);
+    assert_int_equal(glk_finish(kt_gpu, &err), SI_OK);
+    assert_int_equal(glk_stamps(kt_gpu, &v, &n, &disjoint), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(v[0].copy, 1);
+    assert_int_equal(v[0].tag, 7);
+    assert_int_equal(v[0].ranges, 2);
+    assert_int_equal(v[0].bytes, 4 * N);
+    assert_int_equal(v[1].copy, 0);
+    assert_int_equal(v[1].tag, 9);
+    assert_int_equal(v[1].bytes, 0);
+    assert_int_equal(v[2].copy, 1);
+    assert_int_equal(v[2].tag, 10);
+    assert_int_equal(v[2].bytes, 4 * N);
+    for (int i = 0; i < n && !disjoint; i++) {
+        assert_true(v[i].t1 >= v[i].t0);
+        if (i)
+            assert_true(v[i].t1 >= v[i - 1].t1);
+    }
+    free(v);
+    assert_int_equal(glk_stamps(kt_gpu, &v, &n, &disjoint), 0);
+    assert_int_equal(n, 0);
+    glk_timing(kt_gpu, 0);
+    assert_int_equal(glk_run_step(kt_gpu, &s, &r_in, dt, &r_out, SI_INT32, &err), SI_OK);
+    assert_int_equal(glk_finish(kt_gpu, &err), SI_OK);
+    assert_int_equal(glk_stamps(kt_gpu, &v, &n, &disjoint), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(glk_gpu_now(kt_gpu), -1);
+    glk_set_tag(kt_gpu, -1);
+    free(got);
+    glk_buffer_destroy(kt_gpu, dev);
+    glk_buffer_destroy(kt_gpu, dev2);
+    glk_host_pool_destroy(kt_gpu, pool);
+}
+
 /* A dispatch skips GL calls that would change nothing (the program in use,
  * the storage bindings, the uniforms): a buffer deleted and another made is
  * bound again (where GL gives it the deleted one's name, a binding remembered
@@ -1079,6 +1155,7 @@ int main(void)
         cmocka_unit_test(test_lower_depth_space), cmocka_unit_test(test_lower_space_batch),
         cmocka_unit_test(test_copy_words),      cmocka_unit_test(test_barriers_where_needed),
         cmocka_unit_test(test_xfer_batch),      cmocka_unit_test(test_state_skips),
+        cmocka_unit_test(test_gpu_stamps),
     };
     return cmocka_run_group_tests_name("kernels_shape", tests, setup, teardown);
 }
