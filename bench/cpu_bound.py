@@ -2,9 +2,9 @@
 """Is a steady run bound by the CPU that issues it? For each model and build
 (LABEL=BIN[@VAR=VALUE...]), one process of 1 run and one of N+1 runs (no
 budget, no plan cache); the difference over N gives each later run's wall, user
-and system CPU time (the children's rusage) and issue_ms (--stats: the CPU's
-time in the steps' GL calls, without the waits), beside the run_ms --stats
-reports. The NVIDIA driver spins while it waits for the GPU, so user + sys
+and system CPU time (the children's rusage), beside the issue_ms (--stats: the
+CPU's time in the steps' GL calls of the last run, without the waits) and the
+run_ms median --stats reports for the N+1-run process. The NVIDIA driver spins while it waits for the GPU, so user + sys
 near wall says little; issue_ms near run_ms says the GPU waits on the CPU.
 
   python3 bench/cpu_bound.py MODELS_DIR N MODEL,MODEL,... LABEL=BIN[@VAR=VALUE...] ...
@@ -33,14 +33,14 @@ def main():
         parts = rest.split('@')
         builds.append((label, parts[0], dict(p.split('=', 1) for p in parts[1:])))
     stats = os.path.join(tempfile.mkdtemp(prefix='cpu-'), 's.json')
-    print('| model | build | wall ms a run | user ms | sys ms | issue_ms a run | run_ms median |')
+    print('| model | build | wall ms a run | user ms | sys ms | issue_ms (last run) | run_ms median |')
     print('|---|---|---:|---:|---:|---:|---:|')
     for m in names:
         path = os.path.join(models, m + '.json')
         for label, si, env in builds:
             a, b = one(si, env, path, 1, stats), one(si, env, path, n + 1, stats)
-            d = [(b[k] - a[k]) / n * (1e3 if k < 3 else 1) for k in range(4)]
-            print('| %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f |' % (m, label, d[0], d[1], d[2], d[3], b[4]))
+            d = [(b[k] - a[k]) / n * 1e3 for k in range(3)]
+            print('| %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f |' % (m, label, d[0], d[1], d[2], b[3], b[4]))
 
 
 if __name__ == '__main__':

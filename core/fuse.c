@@ -19,7 +19,10 @@
  * its own after the bias (each of its four float ops rounded as its step's);
  * and a Mul by a channel vector before the bias (a batch norm left as Mul then
  * Add), where the device rounds the product before the sum (GLSL ES 3.2's
- * `precise`; on 3.1 a compiler may fuse them, and the Mul stays a step).
+ * `precise`; on 3.1 a compiler may fuse them, and the Mul stays a step); and
+ * after a Conv2D's bias, an Add of a tensor of the output's shape made before
+ * it (a residual: ResNet's and MobileNetV2's skip connections), before the
+ * activation that may follow it.
  * si_options.no_fuse (SI_NO_FUSE) leaves the
  * program as lowered, to compare. */
 #include <stdlib.h>
@@ -297,7 +300,8 @@ static int fuse_channel(fuser *f, int k, int scale)
         ck_step *c = &p->steps[j];
         /* nothing after it in the epilogue yet, inputs 2.. free but a scale's */
         if (!epilogue_of(c, &e) || *e.has_bias || *e.act != CK_ACT_NONE || *e.has_alpha ||
-            *e.n_clip || *e.hswish || (scale && *e.has_scale) || c->n_in > (*e.has_scale ? 7 : 2))
+            *e.n_clip || *e.hswish || (scale && *e.has_scale) || c->n_in > (*e.has_scale ? 7 : 2) ||
+            (c->kind == CK_CONV2D && c->u.conv.has_res))
             continue;
         const core_tensor *ta = &p->tensors[a], *tb = &p->tensors[b];
         int64_t n = ta->shape.rank ? ta->shape.d[ta->shape.rank - 1] : 0;
@@ -323,6 +327,44 @@ static int fuse_channel(fuser *f, int k, int scale)
                 c->n_in = 3;
             *e.has_bias = 1;
         }
+        absorb(f, j, k, a);
+        return 1;
+    }
+    return 0;
+}
+
+/* Step k, an Add of step j's output (a Conv2D's) and a float32 tensor r of
+ * the same shape made before j (a residual), into j's epilogue after its bias
+ * and before any activation (ck_conv_p.has_res: input 7, read at the output's
+ * index): one float32 add as the Add step's, so the same bits. */
+static int fuse_residual(fuser *f, int k)
+{
+    core_program *p = f->p;
+    ck_step *s = &p->steps[k];
+    if (f->dead[k] || !float_binary(s, CK_B_ADD))
+        return 0;
+    for (int side = 0; side < 2; side++) {
+        int a = s->in[side], r = s->in[1 - side], j;
+        if (r < 0 || r == a || !fusable_input(f, k, a, &j))
+            continue;
+        ck_step *c = &p->steps[j];
+        const ck_conv_p *cp = &c->u.conv;
+        if (c->kind != CK_CONV2D || cp->has_res || cp->act != CK_ACT_NONE || cp->has_alpha_tensor ||
+            cp->n_clip || cp->hswish || c->n_in > 7)
+            continue;
+        const core_tensor *ta = &p->tensors[a], *tr = &p->tensors[r];
+        if (ta->dtype != SI_FLOAT32 || tr->dtype != SI_FLOAT32 || !same_shape(&tr->shape, &ta->shape) ||
+            !same_shape(&p->tensors[s->out].shape, &ta->shape) ||
+            core_storage(p, r) == core_storage(p, s->out))
+            continue;
+        int pr = f->producer[core_storage(p, r)];
+        if (pr == -2 || pr >= j) /* made by several steps, or not before j */
+            continue;
+        for (int i = c->n_in; i < 8; i++)
+            c->in[i] = -1;
+        c->in[7] = r;
+        c->n_in = 8;
+        c->u.conv.has_res = 1;
         absorb(f, j, k, a);
         return 1;
     }
@@ -375,8 +417,8 @@ int core_fuse_epilogues(core_program *p, int exact_mul_add)
                 f.readers[core_storage(p, p->steps[k].in[i])]++;
     index_steps(&f);
     for (int k = 0; k < p->n_steps; k++)
-        fused += fuse_channel(&f, k, 1) || fuse_channel(&f, k, 0) || fuse_act(&f, k) ||
-                 fuse_clip(&f, k) || fuse_hswish(&f, k);
+        fused += fuse_channel(&f, k, 1) || fuse_channel(&f, k, 0) || fuse_residual(&f, k) ||
+                 fuse_act(&f, k) || fuse_clip(&f, k) || fuse_hswish(&f, k);
     int n = 0;
     for (int k = 0; k < p->n_steps; k++)
         if (!f.dead[k])

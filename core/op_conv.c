@@ -19,15 +19,18 @@ static inline float acc_f32(float acc, float x, float w)
     return (float)((double)acc + (double)x * (double)w);
 }
 
-/* Bias add (a float32 add, as tfjs's Add kernel) then the activation. The
+/* Bias add (a float32 add, as tfjs's Add kernel), a fused residual's add
+ * (res: its element, NULL none; ck_conv_p.has_res), then the activation. The
  * PReLU alpha tensor holds one value per output channel, or one for all. */
-static float epilogue(float v, int64_t oc, int has_scale, int has_bias, int act, int has_alpha,
-                      float alpha, const core_buf *const *ins)
+static float epilogue(float v, int64_t oc, int has_scale, int has_bias, const float *res, int act,
+                      int has_alpha, float alpha, const core_buf *const *ins)
 {
     if (has_scale) /* a per-channel Mul before the bias, fused (input 6) */
         v *= ((const float *)ins[6]->data)[oc];
     if (has_bias)
         v += ((const float *)ins[2]->data)[oc];
+    if (res)
+        v += *res;
     if (act == CK_ACT_PRELU && has_alpha) {
         int64_t na = core_shape_count(&ins[3]->shape);
         alpha = ((const float *)ins[3]->data)[na == 1 ? 0 : oc];
@@ -87,7 +90,8 @@ static void host_conv_any(const ck_step *s, const core_buf *const *ins, core_buf
                                 acc = acc_f32(acc, xp[ic], wp[ic * p->out_c]);
                         }
                     }
-                    float v = epilogue(acc, oc, p->has_scale, p->has_bias, p->act,
+                    const float *res = p->has_res ? (const float *)ins[7]->data + o : NULL;
+                    float v = epilogue(acc, oc, p->has_scale, p->has_bias, res, p->act,
                                        p->has_alpha_tensor, p->alpha, ins);
                     y[o] = clips(v, p->n_clip, p->clip_op, p->hswish, ins);
                 }
@@ -138,7 +142,7 @@ void ck_host_deconv2d(const ck_step *s, const core_buf *const *ins, core_buf *ou
                                 dot += (double)dp[d] * (double)wp[d];
                         }
                     }
-                    y[o] = epilogue((float)dot, oc, 0, p->has_bias, p->act, p->has_alpha_tensor,
+                    y[o] = epilogue((float)dot, oc, 0, p->has_bias, NULL, p->act, p->has_alpha_tensor,
                                     p->alpha, ins);
                 }
 }
@@ -206,7 +210,7 @@ void ck_host_matmul(const ck_step *s, const core_buf *const *ins, core_buf *out)
                     ((int32_t *)out->data)[o] = (int32_t)v;
                 else
                     ((float *)out->data)[o] =
-                        clips(epilogue((float)v, j, p->has_scale, p->has_bias, p->act,
+                        clips(epilogue((float)v, j, p->has_scale, p->has_bias, NULL, p->act,
                                        p->has_alpha_tensor, p->alpha, ins),
                               p->n_clip, p->clip_op, p->hswish, ins);
             }

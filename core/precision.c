@@ -59,9 +59,11 @@ int core_step_half_ok(const ck_step *s, int i)
     case CK_DWCONV2D:
     case CK_DECONV2D:
     case CK_MATMUL:
-        /* x and the filter (or b); bias, alpha, clip scalars and scale are read
-         * as float32 arrays (and alpha's length tells one from one a channel) */
-        return out || i < 2;
+        /* x and the filter (or b), and a fused residual (input 7 of a Conv2D,
+         * read as the Add it replaces read it); bias, alpha, clip scalars and
+         * scale are read as float32 arrays (and alpha's length tells one from
+         * one a channel) */
+        return out || i < 2 || (s->kind == CK_CONV2D && i == 7);
     case CK_SELECT:
         return out || i == 1 || i == 2;
     case CK_DEQUANT: /* its input is the stored words */

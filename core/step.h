@@ -233,6 +233,10 @@ typedef struct {
      * in every tile a budget splits it into (a GPU's conv2d variant hangs on it,
      * glkernels/glk.c conv_variant); 0: the step's own */
     int32_t whole_out;
+    /* CK_CONV2D: after the bias, before the activation, the value plus input
+     * 7's element at the output's index (a residual Add fused, core/fuse.c),
+     * one float32 add as the Add step's */
+    int32_t has_res;
 } ck_conv_p;
 
 /* out[b] = act(A[b] · B[b] + bias). A is [M,K] (or [K,M] if trans_a), B [K,N] (or [N,K]).

@@ -2,8 +2,9 @@
  * whose weights alone are over the limit (MatMul, convolution: the kinds
  * whose rule, core/tile_rules.c, gives their channel geometry) runs as parts
  * over slices of its output channels, with host slices of the weights, each
- * part copied into its columns of the whole output. Each output element is
- * the same dot product as untiled: bitwise the same. */
+ * part copied into its columns of the whole output (a Conv2D's fused residual
+ * gathered into each part's columns first). Each output element is the same
+ * dot product as untiled: bitwise the same. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,24 @@ void tile_emit_channels(tiler *T, const ck_step *s, const tile_rule *r, const ti
             if (cs->t[k][i] >= 0)
                 ts.in[at[i]] = cs->t[k][i];
         r->set_channels(&ts, (int32_t)(c1 - c0));
+        if (s->kind == CK_CONV2D && s->u.conv.has_res) {
+            /* the residual's columns [c0, c1), gathered as the part's output is laid out */
+            int res = tile_new_tensor(T, core_storage(p, s->in[7]), out_rows * (c1 - c0), "(%lld:%lld)", c0, c1);
+            if (res < 0)
+                break;
+            ck_step g = {.kind = CK_COPY, .n_in = 1, .out = res};
+            g.in[0] = s->in[7];
+            g.u.copy.rank = 2;
+            g.u.copy.dim[0] = (int32_t)out_rows;
+            g.u.copy.dim[1] = (int32_t)(c1 - c0);
+            g.u.copy.in_stride[0] = (int32_t)cols;
+            g.u.copy.in_stride[1] = 1;
+            g.u.copy.in_offset = (int32_t)c0;
+            g.u.copy.out_stride[0] = (int32_t)(c1 - c0);
+            g.u.copy.out_stride[1] = 1;
+            tile_emit(T, &g);
+            ts.in[7] = res;
+        }
         ts.out = tile_new_tensor(T, out_root, out_rows * (c1 - c0), "(%lld:%lld)", c0, c1);
         if (ts.out < 0)
             break;
@@ -184,6 +203,8 @@ int tile_channels(tiler *T, const ck_step *s, const tile_rule *r, si_error *err)
     if (!cs)
         return -1;
     tile_materialize(T, core_storage(p, s->in[0]));
+    if (s->kind == CK_CONV2D && s->u.conv.has_res)
+        tile_materialize(T, core_storage(p, s->in[7]));
     tile_emit_channels(T, s, r, cs);
     tile_chslices_free(cs);
     return 0;

@@ -129,6 +129,11 @@ static void conv_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck_s
                       int64_t *a, int64_t *b)
 {
     const ck_conv_p *c = &s->u.conv;
+    if (s->kind == CK_CONV2D && c->has_res) { /* the residual: the part's own output rows */
+        int64_t row = c->n > 1 ? (int64_t)c->out_h * c->out_w * c->out_c : (int64_t)c->out_w * c->out_c;
+        a[7] = r0 * row;
+        b[7] = r1 * row;
+    }
     if (c->n > 1) {
         int64_t img = (int64_t)c->in_h * c->in_w * c->in_c;
         ts->u.conv.n = (int32_t)(r1 - r0);

@@ -1359,12 +1359,24 @@ static const glk_kernel kernels[CK__COUNT] = {
 #undef KERNEL
 };
 
+/* The slot of key in g->slot (open addressing: GLK_PROGRAM_SLOTS, twice the
+ * programs, so a probe ends at an empty slot): where it is, or where it goes. */
+static int program_slot(const glk_ctx *g, const char *key)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (const char *c = key; *c; c++)
+        h = (h ^ (uint8_t)*c) * 16777619u;
+    int i = (int)(h % GLK_PROGRAM_SLOTS);
+    while (g->slot[i] && strcmp(g->programs[g->slot[i] - 1].key, key))
+        i = (i + 1) % GLK_PROGRAM_SLOTS;
+    return i;
+}
+
+/* Looked up once a dispatch: a hash, not a walk over every program made. */
 static glk_program *find_program(glk_ctx *g, const char *key)
 {
-    for (int i = 0; i < g->n_programs; i++)
-        if (!strcmp(g->programs[i].key, key))
-            return &g->programs[i];
-    return NULL;
+    int i = program_slot(g, key);
+    return g->slot[i] ? &g->programs[g->slot[i] - 1] : NULL;
 }
 
 /* Compiles shader with the op enums and defines, and keeps it under key. */
@@ -1381,6 +1393,7 @@ static si_result add_program(glk_ctx *g, const char *key, const char *shader, co
     if (st != SI_OK)
         return st;
     snprintf(p->key, sizeof p->key, "%s", key);
+    g->slot[program_slot(g, p->key)] = (uint16_t)(g->n_programs + 1);
     g->n_programs++;
     *out = p;
     return SI_OK;
@@ -1448,10 +1461,14 @@ static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
     }
     if (pick)
         *pick = cv;
+    /* an absent input's binding is declared as a float32 one (below): the same
+     * source, so the same program as with a float32 input there (a conv with
+     * and without its fused residual, say: one program, not two; on llvmpipe
+     * each costs megabytes of JIT code) */
     for (int i = 0; i < CK_MAX_IN && n < (int)sizeof key - 3; i++)
         key[n++] = i < s->n_in && s->in[i] >= 0
                        ? (in_dt[i] == SI_FLOAT32 ? (s->half >> i & 1 ? 'h' : 'f') : 'i')
-                       : '-';
+                       : 'f';
     key[n++] = out_dt == SI_FLOAT32 ? (s->half >> CK_MAX_IN & 1 ? 'h' : 'f') : 'i';
     int pair = pairs(s, opc);
     key[n++] = pair ? 'p' : '1';

@@ -7,7 +7,8 @@
 #include "glk.h"
 
 #define GLK_LOCAL 64
-#define GLK_MAX_PROGRAMS 128
+#define GLK_MAX_PROGRAMS 256
+#define GLK_PROGRAM_SLOTS (2 * GLK_MAX_PROGRAMS) /* find_program's table */
 #define GLK_PENDING 64
 /* transfers one dispatch of xfer.comp may carry: P holds 1 + 3 a range of 64 */
 #define GLK_XFER_BATCH 21
@@ -34,6 +35,7 @@ struct glk_ctx {
     int gles32;              /* GLSL ES 3.2: `precise` holds (glk_precise) */
     int n_programs;
     glk_program programs[GLK_MAX_PROGRAMS];
+    uint16_t slot[GLK_PROGRAM_SLOTS]; /* program index + 1 by key's hash, 0 empty */
     uint64_t batch_cmds, batch_bytes; /* the batch being queued (glk_throttle) */
     GLsync batch_fence;      /* end of the previous batch, or 0 */
     glk_faults faults;       /* injected failures (glk_set_faults) */

@@ -24,6 +24,8 @@ typedef struct {
     int hswish; /* or a hard swish: (clip[0] * v) * relu6(v + clip[1]) */
     int has_scale; /* a per-channel scale before the bias */
     core_buf scale;
+    int has_res; /* Conv2D: a residual of the output's shape added after the bias (res_wire) */
+    core_buf res;
 } epi_case;
 
 static void epi_make(epi_case *e, int rep, int out_c)
@@ -65,6 +67,29 @@ static void epi_free(epi_case *e)
     kt_free(&e->clip[0]);
     kt_free(&e->clip[1]);
     kt_free(&e->scale);
+    kt_free(&e->res);
+}
+
+/* On every other case, a Conv2D's fused residual (core/fuse.c fuse_residual):
+ * input 7, a tensor of the output's shape added after the bias, before the
+ * activation (ins: 8 entries). */
+static void res_wire(epi_case *e, ck_step *s, const core_buf **ins, int rep)
+{
+    if (s->kind != CK_CONV2D || rep % 2 == 0)
+        return;
+    const ck_conv_p *p = &s->u.conv;
+    int64_t od[] = {p->n, p->out_h, p->out_w, p->out_c};
+    if (!e->has_res)
+        e->res = kt_random(SI_FLOAT32, 4, od, -2.f, 2.f);
+    e->has_res = 1;
+    for (int i = s->n_in; i < 7; i++) {
+        s->in[i] = -1;
+        ins[i] = NULL;
+    }
+    s->n_in = 8;
+    s->in[7] = 8;
+    ins[7] = &e->res;
+    s->u.conv.has_res = 1;
 }
 
 /* Wires the epilogue into a step with x and filter as inputs 0 and 1 (ins:
@@ -195,8 +220,9 @@ static void conv_cases(ck_kind kind, int reps)
         core_buf f = kt_random(SI_FLOAT32, 4, fd, -1.f, 1.f);
         ck_step s = {.kind = kind};
         s.u.conv = p;
-        const core_buf *ins[7] = {&x, &f, NULL, NULL, NULL, NULL, NULL};
+        const core_buf *ins[8] = {&x, &f, NULL, NULL, NULL, NULL, NULL, NULL};
         epi_wire(&e, &s, ins);
+        res_wire(&e, &s, ins, rep);
         core_shape os = {.rank = 4, .d = {p.n, p.out_h, p.out_w, out_c}};
         check(kind == CK_CONV2D ? "conv2d" : "dwconv2d", rep,
               kt_compare(&s, ins, SI_FLOAT32, &os, NULL));
@@ -257,8 +283,9 @@ static void test_conv2d_variants(void **state)
         assert_int_equal(glk_set_conv(kt_gpu, modes[m], &err), SI_OK); /* "": the device's own */
         for (int rep = 0; rep < VAR_REPS; rep++) {
             const ck_conv_p *p = &steps[rep].u.conv;
-            const core_buf *ins[7] = {&xs[rep], &fs[rep], NULL, NULL, NULL, NULL, NULL};
+            const core_buf *ins[8] = {&xs[rep], &fs[rep], NULL, NULL, NULL, NULL, NULL, NULL};
             epi_wire(&epis[rep], &steps[rep], ins);
+            res_wire(&epis[rep], &steps[rep], ins, rep);
             int64_t od[] = {p->n, p->out_h, p->out_w, p->out_c};
             outs[m][rep] = kt_buf(SI_FLOAT32, 4, od);
             assert_int_equal(kt_run_gpu(&steps[rep], ins, &outs[m][rep]), 0);

@@ -198,12 +198,24 @@ static void conv_cases(ck_kind kind)
         core_buf b = kt_random(SI_FLOAT32, 1, bd, -1.f, 1.f);
         ck_step s = {.kind = kind, .n_in = 3, .in = {0, 1, p.has_bias ? 2 : -1}, .out = 3};
         s.u.conv = p;
-        const core_buf *ins[3] = {&x, &f, p.has_bias ? &b : NULL};
+        const core_buf *ins[8] = {&x, &f, p.has_bias ? &b : NULL};
+        int64_t od[] = {p.n, p.out_h, p.out_w, p.out_c};
+        core_buf res = {0};
+        if (kind == CK_CONV2D && rep % 4 >= 2) { /* a fused residual, stored as halves too */
+            res = kt_random(SI_FLOAT32, 4, od, -2.f, 2.f);
+            for (int i = 3; i < 7; i++)
+                s.in[i] = -1;
+            s.in[7] = 4;
+            s.n_in = 8;
+            ins[7] = &res;
+            s.u.conv.has_res = 1;
+        }
         core_shape os = {.rank = 4, .d = {p.n, p.out_h, p.out_w, p.out_c}};
         half_check(kind == CK_CONV2D ? "conv2d" : "dwconv2d", rep, &s, ins, SI_FLOAT32, &os, NULL);
         kt_free(&x);
         kt_free(&f);
         kt_free(&b);
+        kt_free(&res);
     }
 }
 

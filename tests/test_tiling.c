@@ -260,6 +260,17 @@ static int rnd_pad(int in, int k, int stride, int dil, int same, int *before)
 
 /* ---- cases ---- */
 
+/* A Conv2D's fused residual (ck_conv_p.has_res): input 7, a random tensor of
+ * the output's shape od. */
+static void add_residual(core_program *p, ck_step *s, const int64_t *od)
+{
+    for (int i = s->n_in; i < 7; i++)
+        s->in[i] = -1;
+    s->n_in = 8;
+    s->in[7] = prog_random(p, 4, od, -2.f, 2.f);
+    s->u.conv.has_res = 1;
+}
+
 static void conv_case(int depthwise, int rep, int n)
 {
     core_program *p = prog_new();
@@ -289,6 +300,8 @@ static void conv_case(int depthwise, int rep, int n)
                            .out_c = oc, .k_h = kh, .k_w = kw, .stride_h = sh, .stride_w = sw,
                            .dil_h = dh, .dil_w = 1, .pad_top = pt, .pad_left = pl,
                            .ch_mult = mult, .has_bias = 1, .act = rep % 3 ? CK_ACT_RELU : CK_ACT_NONE};
+    if (!depthwise && rep % 2) /* a fused residual (core/fuse.c): cut with the output's rows */
+        add_residual(p, &s, od);
     s.out = prog_tensor(p, SI_FLOAT32, 4, od, NULL);
     prog_step(p, &s);
     p->outputs[p->n_outputs++] = s.out;
@@ -497,6 +510,8 @@ static void test_rows_channels(void **state)
                                    .has_bias = 1, .act = CK_ACT_RELU};
             wbytes = (int64_t)k * k * c * oc * 4;
             od[0] = n, od[1] = h, od[2] = w, od[3] = oc, rank = 4;
+            if (rep % 2) /* a fused residual: its rows with the parts, its columns with the slices */
+                add_residual(p, &s, od);
         } else {
             int m = kt_randint(300, 500), k = kt_randint(60, 120), n = kt_randint(150, 250);
             int64_t ad[2] = {m, k}, bd[2] = {k, n}, biasd[1] = {n};
@@ -543,6 +558,8 @@ static void test_conv_channels(void **state)
             s.u.conv.n_clip = 1;
             s.u.conv.clip_op[0] = CK_B_MIN;
         }
+        if (rep >= 2) /* a fused residual, gathered into each slice's columns */
+            add_residual(p, &s, od);
         s.out = prog_tensor(p, SI_FLOAT32, 4, od, NULL);
         prog_step(p, &s);
         p->outputs[p->n_outputs++] = s.out;
@@ -691,6 +708,112 @@ static void test_chain(void **state)
         p->outputs[p->n_outputs++] = cat;
         p->outputs[p->n_outputs++] = mean;
         check_tiled(p, (uint64_t)n * 4 / 2, "chain");
+        core_program_free(p);
+    }
+}
+
+/* An elementwise binary step of op over two tensors of shape d (rank 4). */
+static int same_binary(core_program *p, int op, int a, int b, const int64_t *d)
+{
+    ck_step m = {.kind = CK_BINARY, .n_in = 2};
+    m.in[0] = a;
+    m.in[1] = b;
+    int32_t n = (int32_t)(d[0] * d[1] * d[2] * d[3]);
+    m.u.binary = (ck_binary_p){.op = op, .rank = 4, .count = n};
+    int32_t st[4] = {(int32_t)(d[1] * d[2] * d[3]), (int32_t)(d[2] * d[3]), (int32_t)d[3], 1};
+    for (int i = 0; i < 4; i++) {
+        m.u.binary.out_dim[i] = (int32_t)d[i];
+        m.u.binary.a_stride[i] = m.u.binary.b_stride[i] = st[i];
+    }
+    m.out = prog_tensor(p, SI_FLOAT32, 4, d, NULL);
+    prog_step(p, &m);
+    return m.out;
+}
+
+/* core/fuse.c's residual: a Conv2D, its bias's Add, an Add of a tensor made
+ * before it (either side) and a Relu become one step (input 7, the Relu as its
+ * activation after the residual), bitwise the four steps on the GPU and the
+ * host; not fused: a residual made after the conv (case 1), a conv whose
+ * output is read twice (case 2), an activation before the Add (case 3). */
+static void test_fuse_residual(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 8; rep++) {
+        int kind = rep % 4; /* 0 fused, 1..3 the cases above */
+        core_program *p = prog_new();
+        int h = kt_randint(3, 12), w = kt_randint(3, 12), c = kt_randint(1, 9), oc = kt_randint(1, 9);
+        int k = kt_randint(1, 3);
+        int64_t xd[4] = {1, h, w, c}, fd[4] = {k, k, c, oc}, bd[1] = {oc}, od[4] = {1, h, w, oc};
+        int x = prog_random(p, 4, xd, -1.f, 1.f), r = -1;
+        ck_step made = {.kind = CK_UNARY, .n_in = 1}; /* the residual, an activation made by a step */
+        made.in[0] = prog_random(p, 4, od, -2.f, 2.f);
+        made.u.unary = (ck_unary_p){.op = CK_U_TANH, .count = h * w * oc};
+        made.out = prog_tensor(p, SI_FLOAT32, 4, od, NULL);
+        if (kind != 1) {
+            prog_step(p, &made);
+            r = made.out;
+        }
+        ck_step s = {.kind = CK_CONV2D, .n_in = 2};
+        s.in[0] = x;
+        s.in[1] = prog_random(p, 4, fd, -1.f, 1.f);
+        s.u.conv = (ck_conv_p){.n = 1, .in_h = h, .in_w = w, .in_c = c, .out_h = h, .out_w = w,
+                               .out_c = oc, .k_h = k, .k_w = k, .stride_h = 1, .stride_w = 1,
+                               .dil_h = 1, .dil_w = 1, .pad_top = k / 2, .pad_left = k / 2,
+                               .act = kind == 3 ? CK_ACT_RELU : CK_ACT_NONE};
+        int y = s.out = prog_tensor(p, SI_FLOAT32, 4, od, NULL);
+        prog_step(p, &s);
+        if (kind == 1) {
+            prog_step(p, &made);
+            r = made.out;
+        }
+        int bias = prog_random(p, 1, bd, -1.f, 1.f);
+        ck_step ba = {.kind = CK_BINARY, .n_in = 2};
+        ba.in[0] = y;
+        ba.in[1] = bias;
+        ba.u.binary = (ck_binary_p){.op = CK_B_ADD, .rank = 4, .count = h * w * oc};
+        int32_t st[4] = {h * w * oc, w * oc, oc, 1};
+        for (int i = 0; i < 4; i++) {
+            ba.u.binary.out_dim[i] = (int32_t)od[i];
+            ba.u.binary.a_stride[i] = st[i];
+            ba.u.binary.b_stride[i] = i == 3 ? 1 : 0;
+        }
+        int yb = ba.out = prog_tensor(p, SI_FLOAT32, 4, od, NULL);
+        prog_step(p, &ba);
+        int sum = rep < 4 ? same_binary(p, CK_B_ADD, yb, r, od) : same_binary(p, CK_B_ADD, r, yb, od);
+        ck_step u = {.kind = CK_UNARY, .n_in = 1};
+        u.in[0] = sum;
+        u.u.unary = (ck_unary_p){.op = CK_U_RELU, .count = h * w * oc};
+        u.out = prog_tensor(p, SI_FLOAT32, 4, od, NULL);
+        prog_step(p, &u);
+        p->outputs[p->n_outputs++] = u.out;
+        if (kind == 2)
+            p->outputs[p->n_outputs++] = yb; /* the conv's output (with its bias) read twice */
+        core_program *q = prog_copy(p);
+        core_fuse_epilogues(q, 1);
+        int conv = -1;
+        for (int i = 0; i < q->n_steps; i++)
+            if (q->steps[i].kind == CK_CONV2D)
+                conv = i;
+        assert_true(conv >= 0);
+        const ck_conv_p *cp = &q->steps[conv].u.conv;
+        if (kind == 0) {
+            assert_int_equal(q->n_steps, 2); /* the residual's step and the conv */
+            assert_int_equal(cp->has_res, 1);
+            assert_int_equal(q->steps[conv].in[7], r);
+            assert_int_equal(cp->act, CK_ACT_RELU_OP);
+            assert_int_equal(cp->has_bias, 1);
+        } else {
+            assert_int_equal(cp->has_res, 0);
+            assert_true(q->n_steps >= 3);
+        }
+        for (int o = 0; o < p->n_outputs; o++)
+            for (int gpu = 1; gpu >= 0; gpu--) {
+                float *a = prog_run(p, o, gpu), *b = prog_run(q, o, gpu);
+                assert_memory_equal(a, b, p->tensors[p->outputs[o]].bytes);
+                free(a);
+                free(b);
+            }
+        core_program_free(q);
         core_program_free(p);
     }
 }
@@ -888,7 +1011,7 @@ int main(void)
         cmocka_unit_test(test_pool),     cmocka_unit_test(test_resize),
         cmocka_unit_test(test_matmul),   cmocka_unit_test(test_conv_channels),
         cmocka_unit_test(test_matmul_thin_columns), cmocka_unit_test(test_rows_channels),
-        cmocka_unit_test(test_reduce_carry), cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_reduce_carry), cmocka_unit_test(test_chain), cmocka_unit_test(test_fuse_residual),
         cmocka_unit_test(test_pad),      cmocka_unit_test(test_concat_bands),
         cmocka_unit_test(test_rows_misc), cmocka_unit_test(test_rows_scan_lrn),
         cmocka_unit_test(test_batch_windows), cmocka_unit_test(test_crop_boxes),

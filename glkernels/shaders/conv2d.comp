@@ -1,14 +1,19 @@
 // CK_CONV2D: P = ck_conv_p {0 n, 1 in_h, 2 in_w, 3 in_c, 4 out_h, 5 out_w, 6 out_c, 7 k_h, 8 k_w,
 // 9 stride_h, 10 stride_w, 11 dil_h, 12 dil_w, 13 pad_top, 14 pad_left, 15 ch_mult, 16 has_bias,
-// 17 act, 18 has_alpha_tensor, 19 alpha, 20 n_clip, 21 clip_op0, 22 clip_op1, 23 hswish, 24 has_scale}. in0 x NHWC,
-// in1 filter HWIO, in2 bias, in3 alpha, in4 and in5 the clips' (or hard swish's) scalars (clips(), the prelude), in6
-// the scale (scaled()).
+// 17 act, 18 has_alpha_tensor, 19 alpha, 20 n_clip, 21 clip_op0, 22 clip_op1, 23 hswish, 24 has_scale,
+// 25 whole_out, 26 has_res}. in0 x NHWC, in1 filter HWIO, in2 bias, in3 alpha, in4 and in5 the clips' (or hard
+// swish's) scalars (clips(), the prelude), in6 the scale (scaled()), in7 a residual added after the bias.
 // One invocation per output element; sums taps (ky, kx, ic) in the host's order.
 float tanh_safe(float x) { float e = exp(-2.0 * abs(clamp(x, -20.0, 20.0))); return sign(x) * (1.0 - e) / (1.0 + e); }
-// Bias add then activation, as ck_apply_act on the host. PReLU alphas come one
-// per output channel, or one for all.
-float epilogue(float v, int oc, int has_bias, int act, int has_alpha, float alpha) {
+// Bias add, a fused residual's add (P[26]: output element gi of in7, one float32
+// add as the Add step's), then activation, as ck_apply_act on the host. PReLU
+// alphas come one per output channel, or one for all.
+float epilogue(float v, int oc, int gi, int has_bias, int act, int has_alpha, float alpha) {
     if (has_bias != 0) v += float(LD2(oc));
+    if (P[26] != 0) {
+        precise float r = v + float(LD7(gi));
+        v = r;
+    }
     if (act == ACT_RELU) return v > 0.0 ? v : 0.0;
     if (act == ACT_RELU_OP) return v < 0.0 ? 0.0 : v;
     if (act == ACT_RELU6) return v < 0.0 ? 0.0 : (v > 6.0 ? 6.0 : v);
@@ -34,9 +39,11 @@ void out_pos(int i, out int oc, out int b, out int y0, out int x0) {
     y0 = oy * P[9] - P[13];
     x0 = ox * P[10] - P[14];
 }
-// a sum's way out: the scale, the bias, the activation, the clips, the store's type
-VO finish(float acc, int oc) {
-    return VO(clips(epilogue(scaled(acc, oc, P[24]), oc, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22], P[23]));
+// output element gi's sum's way out: the scale, the bias, the residual, the activation,
+// the clips, the store's type
+VO finish(float acc, int oc, int gi) {
+    return VO(clips(epilogue(scaled(acc, oc, P[24]), oc, gi, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22],
+                    P[23]));
 }
 #if OPC == 1
 // The tiled variant (glk.c conv_variant): a workgroup makes a CT_BM x CT_BN tile of the
@@ -112,7 +119,7 @@ void main() {
         for (int j = 0; j < CT_TN; j++) {
             int oc = n0 + tn + CT_RN * j;
             if (oc < N)
-                ST(m * N + oc, finish(acc[i][j], oc));
+                ST(m * N + oc, finish(acc[i][j], oc, m * N + oc));
         }
     }
 }
@@ -165,12 +172,20 @@ void main() {
         barrier();
     }
     if (live && sl == 0)
-        ST(o, finish(part[lane], oc));
+        ST(o, finish(part[lane], oc, o));
 }
 #else
 // The plain variant (OPC 0), or (OPC 3, glk.c conv_variant) the same reading x four
 // channels a load (in0 is vec4 then, or two words of halves: in_c a multiple of 4,
 // the binding 16-byte aligned): the same sums in the same order, fewer loads.
+#if OPC == 3
+#if H0
+// four halves in two words (i counts fours: the first word is even)
+vec4 LDX4(int i) { return vec4(unpackHalf2x16(in0[2 * i]), unpackHalf2x16(in0[2 * i + 1])); }
+#else
+vec4 LDX4(int i) { return LD0(i); }
+#endif
+#endif
 void main() {
     uint gi = gidx();
     if (gi >= NT) return;
@@ -188,13 +203,25 @@ void main() {
             int wi = (ky * k_w + kx) * in_c * out_c + oc;
 #if OPC == 3
             int xi = ((b * in_h + iy) * in_w + ix) * (in_c / 4);
-            for (int q = 0; q < in_c / 4; q++) {
-#if H0
-                // four halves in two words (xi + q counts fours: the first word is even)
-                vec4 xv = vec4(unpackHalf2x16(in0[2 * (xi + q)]), unpackHalf2x16(in0[2 * (xi + q) + 1]));
-#else
-                vec4 xv = LD0(xi + q);
-#endif
+            int q = 0;
+            // sixteen channels a round, every load of the round issued before its sums
+            // (the same sums in the same order: the loads only come earlier, so more of
+            // them are in flight where few invocations are, as in a 1x1 conv of one pixel)
+            for (; q + 4 <= in_c / 4; q += 4) {
+                vec4 xv[4];
+                float wv[16];
+                for (int u = 0; u < 4; u++) xv[u] = LDX4(xi + q + u);
+                for (int u = 0; u < 16; u++) wv[u] = float(LD1(wi + u * out_c));
+                for (int u = 0; u < 4; u++) {
+                    acc = mad1(xv[u].x, wv[4 * u], acc);
+                    acc = mad1(xv[u].y, wv[4 * u + 1], acc);
+                    acc = mad1(xv[u].z, wv[4 * u + 2], acc);
+                    acc = mad1(xv[u].w, wv[4 * u + 3], acc);
+                }
+                wi += 16 * out_c;
+            }
+            for (; q < in_c / 4; q++) {
+                vec4 xv = LDX4(xi + q);
                 acc = mad1(xv.x, float(LD1(wi)), acc);
                 acc = mad1(xv.y, float(LD1(wi + out_c)), acc);
                 acc = mad1(xv.z, float(LD1(wi + 2 * out_c)), acc);
@@ -203,13 +230,23 @@ void main() {
             }
 #else
             int xi = ((b * in_h + iy) * in_w + ix) * in_c;
-            for (int ic = 0; ic < in_c; ic++) {
+            int ic = 0;
+            for (; ic + 8 <= in_c; ic += 8) { // eight a round, the loads first (as above)
+                float xv[8], wv[8];
+                for (int u = 0; u < 8; u++) {
+                    xv[u] = float(LD0(xi + ic + u));
+                    wv[u] = float(LD1(wi + u * out_c));
+                }
+                for (int u = 0; u < 8; u++) acc = mad1(xv[u], wv[u], acc);
+                wi += 8 * out_c;
+            }
+            for (; ic < in_c; ic++) {
                 acc = mad1(float(LD0(xi + ic)), float(LD1(wi)), acc);
                 wi += out_c;
             }
 #endif
         }
     }
-    ST(gi, finish(acc, oc));
+    ST(gi, finish(acc, oc, int(gi)));
 }
 #endif

@@ -37,7 +37,21 @@ void main() {
     for (int k0 = 0; k0 < k; k0 += 48) {
         int k1 = min(k0 + 48, k);
         vec2 blk = vec2(0.0);
-        for (int kk = k0; kk < k1; kk++) {
+        int kk = k0;
+        // eight a round, every load of the round issued before its sums (the same
+        // sums in the same order: an M = 1 product, a dense head, has few
+        // invocations, and each waited on its loads one by one)
+        for (; kk + 8 <= k1; kk += 8) {
+            float av[8], bv[8];
+            for (int u = 0; u < 8; u++) {
+                av[u] = float(LD0(ai + u * a_step));
+                bv[u] = float(LD1(bj + u * b_step));
+            }
+            for (int u = 0; u < 8; u++) blk = dd_mad(av[u], bv[u], blk);
+            ai += 8 * a_step;
+            bj += 8 * b_step;
+        }
+        for (; kk < k1; kk++) {
             blk = dd_mad(float(LD0(ai)), float(LD1(bj)), blk);
             ai += a_step;
             bj += b_step;
