@@ -92,6 +92,8 @@ static void conv_setup(glk_ctx *g)
     g->conv_mode = glk_software(g) ? 1 : 3;
 }
 
+void glk_set_ahead(glk_ctx *g, int on) { g->ahead = on < 0 ? !glk_software(g) : on != 0; }
+
 si_result glk_set_conv(glk_ctx *g, const char *spec, si_error *err)
 {
     int mode, tile[2][5], split[3], t[5], n = 0;
@@ -404,6 +406,7 @@ si_result glk_open(glk_ctx **out, si_error *err)
         return st;
     }
     conv_setup(g);
+    glk_set_ahead(g, -1);
     readback_buffer(g); /* made with the context, so its memory is the empty context's */
     *out = g;
     return SI_OK;
@@ -1472,11 +1475,12 @@ static si_result get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt
     key[n++] = out_dt == SI_FLOAT32 ? (s->half >> CK_MAX_IN & 1 ? 'h' : 'f') : 'i';
     int pair = pairs(s, opc);
     key[n++] = pair ? 'p' : '1';
+    key[n++] = g->ahead ? 'a' : 's';
     key[n] = 0;
     if ((*out = find_program(g, key)))
         return SI_OK;
     char defs[2048];
-    int m = snprintf(defs, sizeof defs, "#define OPC %d\n", opc);
+    int m = snprintf(defs, sizeof defs, "#define OPC %d\n#define AHEAD %d\n", opc, g->ahead);
     if (s->kind == CK_CONV2D) {
         const int *t = cv.tile;
         m += snprintf(defs + m, sizeof defs - (size_t)m,

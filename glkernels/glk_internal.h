@@ -72,6 +72,10 @@ struct glk_ctx {
      * taps a run, most runs, invocations aimed at), 3 vec (OPC 3 where x can
      * be read four channels a load, else plain) */
     int conv_mode;
+    /* conv2d and matmul load a round of their operands before its sums
+     * (AHEAD; the same sums): on GPUs, where it keeps loads in flight; not on
+     * llvmpipe, where the arrays made selfie 1.24x slower (glk_set_ahead) */
+    int ahead;
     int conv_tile[2][5], conv_split[3];
     /* glk_copy_words' batch: transfers from one buffer into another queued
      * and not yet dispatched; xfer_flush dispatches them as one kernel before

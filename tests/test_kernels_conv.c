@@ -254,9 +254,10 @@ static void test_dwconv2d(void **state)
 static void test_conv2d_variants(void **state)
 {
     (void)state;
+    /* "+ahead": the loads of a round before its sums (glk_set_ahead; the rest without) */
     static const char *modes[] = {"plain", "vec", "tiled:64,64,8,8,16", "tiled:32,32,4,4,16",
                                   "tiled:16,64,2,8,8", "", "split:4,8,1000000000",
-                                  "split:1,64,1000000000"};
+                                  "split:1,64,1000000000", "plain+ahead", "vec+ahead"};
     enum { N_MODES = sizeof modes / sizeof modes[0] };
     ck_step steps[VAR_REPS];
     epi_case epis[VAR_REPS];
@@ -280,7 +281,13 @@ static void test_conv2d_variants(void **state)
     }
     for (int m = 0; m < N_MODES; m++) {
         si_error err = {0};
-        assert_int_equal(glk_set_conv(kt_gpu, modes[m], &err), SI_OK); /* "": the device's own */
+        char mode[64];
+        snprintf(mode, sizeof mode, "%s", modes[m]);
+        char *plus = strchr(mode, '+');
+        glk_set_ahead(kt_gpu, plus != NULL);
+        if (plus)
+            *plus = 0;
+        assert_int_equal(glk_set_conv(kt_gpu, mode, &err), SI_OK); /* "": the device's own */
         for (int rep = 0; rep < VAR_REPS; rep++) {
             const ck_conv_p *p = &steps[rep].u.conv;
             const core_buf *ins[8] = {&xs[rep], &fs[rep], NULL, NULL, NULL, NULL, NULL, NULL};
@@ -313,6 +320,7 @@ static void test_conv2d_variants(void **state)
         epi_free(&epis[rep]);
     }
     si_error err = {0};
+    glk_set_ahead(kt_gpu, -1);
     assert_int_equal(glk_set_conv(kt_gpu, NULL, &err), SI_OK);
     static const char *bad[] = {"tiles", "tiled:64,64,8,8", "tiled:64,64,4,4,16", "tiled:64,64,8,8,16x",
                                 "split:0,8,100", "split:8,128,100", "split:8,8"};
@@ -492,6 +500,17 @@ static void test_matmul(void **state)
         epi_wire(&e, &s, ins);
         core_shape os = {.rank = 3, .d = {p.batch, p.m, p.n}};
         check("matmul", rep, kt_compare(&s, ins, SI_FLOAT32, &os, NULL));
+        /* its loads ahead of its sums and not: the same bits */
+        int64_t od[] = {p.batch, p.m, p.n};
+        core_buf y0 = kt_buf(SI_FLOAT32, 3, od), y1 = kt_buf(SI_FLOAT32, 3, od);
+        glk_set_ahead(kt_gpu, 0);
+        assert_int_equal(kt_run_gpu(&s, ins, &y0), 0);
+        glk_set_ahead(kt_gpu, 1);
+        assert_int_equal(kt_run_gpu(&s, ins, &y1), 0);
+        glk_set_ahead(kt_gpu, -1);
+        assert_memory_equal(y0.data, y1.data, (size_t)core_shape_count(&os) * CORE_ELEM);
+        kt_free(&y0);
+        kt_free(&y1);
         kt_free(&a);
         kt_free(&b);
         epi_free(&e);

@@ -98,16 +98,25 @@ static void test_sources_pass_glslang(void **state)
     kt_gpu_close();
     assert_int_equal(kt_gpu_open(), 0);
     glk_set_source_hook(kt_gpu, keep_source, NULL);
+    /* each with its loads ahead of its sums and without (glk_set_ahead: a GPU's
+     * default is on, llvmpipe's off), and a matmul both ways */
     static const char *const convs[] = {"plain", "vec", "tiled", "split"};
     si_error err = {0};
-    for (size_t c = 0; c < sizeof convs / sizeof convs[0]; c++) {
-        assert_int_equal(glk_set_conv(kt_gpu, convs[c], &err), SI_OK);
-        ck_step s = {.kind = CK_CONV2D, .n_in = 2, .in = {0, 1}, .out = 2};
-        s.u.conv = (ck_conv_p){.n = 1, .in_h = 8, .in_w = 8, .in_c = 64, .out_h = 8, .out_w = 8,
-                               .out_c = 8, .k_h = 3, .k_w = 3, .stride_h = 1, .stride_w = 1,
-                               .dil_h = 1, .dil_w = 1, .pad_top = 1, .pad_left = 1};
-        prepare(&s, SI_FLOAT32);
+    for (int ahead = 0; ahead < 2; ahead++) {
+        glk_set_ahead(kt_gpu, ahead);
+        for (size_t c = 0; c < sizeof convs / sizeof convs[0]; c++) {
+            assert_int_equal(glk_set_conv(kt_gpu, convs[c], &err), SI_OK);
+            ck_step s = {.kind = CK_CONV2D, .n_in = 2, .in = {0, 1}, .out = 2};
+            s.u.conv = (ck_conv_p){.n = 1, .in_h = 8, .in_w = 8, .in_c = 64, .out_h = 8, .out_w = 8,
+                                   .out_c = 8, .k_h = 3, .k_w = 3, .stride_h = 1, .stride_w = 1,
+                                   .dil_h = 1, .dil_w = 1, .pad_top = 1, .pad_left = 1};
+            prepare(&s, SI_FLOAT32);
+        }
+        ck_step mm = {.kind = CK_MATMUL, .n_in = 2, .in = {0, 1}, .out = 2};
+        mm.u.matmul = (ck_matmul_p){.batch = 1, .m = 4, .n = 4, .k = 64};
+        prepare(&mm, SI_FLOAT32);
     }
+    glk_set_ahead(kt_gpu, -1);
     assert_int_equal(glk_set_conv(kt_gpu, NULL, &err), SI_OK);
     /* the transfer kernel (a program that is no step's) */
     uint32_t a = 0, b = 0;

@@ -204,10 +204,11 @@ void main() {
 #if OPC == 3
             int xi = ((b * in_h + iy) * in_w + ix) * (in_c / 4);
             int q = 0;
-            // sixteen channels a round, every load of the round issued before its sums
-            // (the same sums in the same order: the loads only come earlier, so more of
-            // them are in flight where few invocations are, as in a 1x1 conv of one pixel)
-            for (; q + 4 <= in_c / 4; q += 4) {
+            // (AHEAD, on GPUs) sixteen channels a round, every load of the round issued
+            // before its sums (the same sums in the same order: the loads only come
+            // earlier, so more of them are in flight where few invocations are, as in a
+            // 1x1 conv of one pixel)
+            for (; AHEAD != 0 && q + 4 <= in_c / 4; q += 4) {
                 vec4 xv[4];
                 float wv[16];
                 for (int u = 0; u < 4; u++) xv[u] = LDX4(xi + q + u);
@@ -231,7 +232,7 @@ void main() {
 #else
             int xi = ((b * in_h + iy) * in_w + ix) * in_c;
             int ic = 0;
-            for (; ic + 8 <= in_c; ic += 8) { // eight a round, the loads first (as above)
+            for (; AHEAD != 0 && ic + 8 <= in_c; ic += 8) { // eight a round, the loads first (as above)
                 float xv[8], wv[8];
                 for (int u = 0; u < 8; u++) {
                     xv[u] = float(LD0(xi + ic + u));

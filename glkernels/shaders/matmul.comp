@@ -38,10 +38,10 @@ void main() {
         int k1 = min(k0 + 48, k);
         vec2 blk = vec2(0.0);
         int kk = k0;
-        // eight a round, every load of the round issued before its sums (the same
+        // (AHEAD, on GPUs) eight a round, every load of the round issued before its sums (the same
         // sums in the same order: an M = 1 product, a dense head, has few
         // invocations, and each waited on its loads one by one)
-        for (; kk + 8 <= k1; kk += 8) {
+        for (; AHEAD != 0 && kk + 8 <= k1; kk += 8) {
             float av[8], bv[8];
             for (int u = 0; u < 8; u++) {
                 av[u] = float(LD0(ai + u * a_step));
