@@ -123,6 +123,25 @@ tile_chslices *tile_channel_slices(tiler *T, const ck_step *s, const tile_rule *
     return cs;
 }
 
+/* A copy step between columns [c0, c1) of a tensor viewed as [rows, cols]
+ * and a tensor of just those columns: gathered out of the wide one into
+ * narrow (into_wide 0), or put from narrow into the wide one's columns
+ * (into_wide 1; the first slice's copy starts it, the others add to it). */
+static void cols_copy(tiler *T, int from, int to, int64_t rows, int64_t cols, int64_t c0, int64_t c1,
+                      int into_wide)
+{
+    ck_step cp = {.kind = CK_COPY, .n_in = 1, .out = to, .accumulate = into_wide && c0 > 0};
+    cp.in[0] = from;
+    cp.u.copy.rank = 2;
+    cp.u.copy.dim[0] = (int32_t)rows;
+    cp.u.copy.dim[1] = (int32_t)(c1 - c0);
+    cp.u.copy.in_stride[0] = (int32_t)(into_wide ? c1 - c0 : cols);
+    cp.u.copy.out_stride[0] = (int32_t)(into_wide ? cols : c1 - c0);
+    cp.u.copy.in_stride[1] = cp.u.copy.out_stride[1] = 1;
+    *(into_wide ? &cp.u.copy.out_offset : &cp.u.copy.in_offset) = (int32_t)c0;
+    tile_emit(T, &cp);
+}
+
 void tile_emit_channels(tiler *T, const ck_step *s, const tile_rule *r, const tile_chslices *cs)
 {
     core_program *p = T->p;
@@ -142,35 +161,14 @@ void tile_emit_channels(tiler *T, const ck_step *s, const tile_rule *r, const ti
             int res = tile_new_tensor(T, core_storage(p, s->in[7]), out_rows * (c1 - c0), "(%lld:%lld)", c0, c1);
             if (res < 0)
                 break;
-            ck_step g = {.kind = CK_COPY, .n_in = 1, .out = res};
-            g.in[0] = s->in[7];
-            g.u.copy.rank = 2;
-            g.u.copy.dim[0] = (int32_t)out_rows;
-            g.u.copy.dim[1] = (int32_t)(c1 - c0);
-            g.u.copy.in_stride[0] = (int32_t)cols;
-            g.u.copy.in_stride[1] = 1;
-            g.u.copy.in_offset = (int32_t)c0;
-            g.u.copy.out_stride[0] = (int32_t)(c1 - c0);
-            g.u.copy.out_stride[1] = 1;
-            tile_emit(T, &g);
+            cols_copy(T, s->in[7], res, out_rows, cols, c0, c1, 0);
             ts.in[7] = res;
         }
         ts.out = tile_new_tensor(T, out_root, out_rows * (c1 - c0), "(%lld:%lld)", c0, c1);
         if (ts.out < 0)
             break;
         tile_emit(T, &ts);
-        /* into columns [c0, c1) of the whole output */
-        ck_step cp = {.kind = CK_COPY, .n_in = 1, .out = s->out, .accumulate = c0 > 0};
-        cp.in[0] = ts.out;
-        cp.u.copy.rank = 2;
-        cp.u.copy.dim[0] = (int32_t)out_rows;
-        cp.u.copy.dim[1] = (int32_t)(c1 - c0);
-        cp.u.copy.in_stride[0] = (int32_t)(c1 - c0);
-        cp.u.copy.in_stride[1] = 1;
-        cp.u.copy.out_stride[0] = (int32_t)cols;
-        cp.u.copy.out_stride[1] = 1;
-        cp.u.copy.out_offset = (int32_t)c0;
-        tile_emit(T, &cp);
+        cols_copy(T, ts.out, s->out, out_rows, cols, c0, c1, 1); /* into the whole output's columns */
     }
 }
 

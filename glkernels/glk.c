@@ -407,6 +407,7 @@ si_result glk_open(glk_ctx **out, si_error *err)
     }
     conv_setup(g);
     glk_set_ahead(g, -1);
+    g->has_timer = epoxy_has_gl_extension("GL_EXT_disjoint_timer_query");
     readback_buffer(g); /* made with the context, so its memory is the empty context's */
     *out = g;
     return SI_OK;
@@ -511,7 +512,7 @@ void glk_buffer_destroy(glk_ctx *g, uint32_t name)
 
 int glk_timing(glk_ctx *g, int on)
 {
-    if (on && !epoxy_has_gl_extension("GL_EXT_disjoint_timer_query"))
+    if (on && !g->has_timer)
         on = 0;
     if (on && !g->timing) {
         GLint d = 0;
@@ -768,13 +769,14 @@ static si_result xfer_programs(glk_ctx *g, si_error *err)
  * an aligned offset below its least start (the spans within xfer_span). */
 static void xfer_dispatch(glk_ctx *g, uint32_t src, uint32_t dst, const struct glk_xfer *v, int n, int tag)
 {
-    uint64_t es = 16, s0 = UINT64_MAX, d0 = UINT64_MAX, s1 = 0, d1 = 0, most = 0;
+    uint64_t es = 16, s0 = UINT64_MAX, d0 = UINT64_MAX, s1 = 0, d1 = 0, most = 0, moved = 0;
     for (int i = 0; i < n; i++) {
         if ((v[i].src_off | v[i].dst_off | v[i].bytes) % 16)
             es = 4;
         span_add(&s0, &s1, v[i].src_off, v[i].bytes);
         span_add(&d0, &d1, v[i].dst_off, v[i].bytes);
         most = v[i].bytes > most ? v[i].bytes : most;
+        moved += v[i].bytes;
     }
     glk_program *p = g->xfer_prog[es == 16]; /* made when the transfers were queued */
     uint64_t a = g->offset_align > es ? g->offset_align : es;
@@ -792,9 +794,6 @@ static void xfer_dispatch(glk_ctx *g, uint32_t src, uint32_t dst, const struct g
     for (int i = 1; i <= CK_MAX_IN; i++) /* declared blocks must be backed; CK_MAX_IN: outv */
         bind_range(g, i, dst, d0, d1 - d0);
     uint64_t groups = (most / es + GLK_LOCAL - 1) / GLK_LOCAL;
-    uint64_t moved = 0;
-    for (int i = 0; i < n; i++)
-        moved += v[i].bytes;
     int k = stamp_begin(g, 1, tag, n, moved);
     glDispatchCompute(groups < XFER_GROUPS ? (GLuint)groups : XFER_GROUPS, 1, 1);
     stamp_end(g, k);

@@ -99,6 +99,7 @@ struct glk_ctx {
     } bound[CK_MAX_IN + 2];
     /* glk_timing: commands bracketed by timestamp queries (two names each,
      * kept for the next run), at most GLK_MAX_STAMPS a run */
+    int has_timer; /* GL_EXT_disjoint_timer_query, looked up at glk_open */
     int timing, tag, xb_tag;
     GLuint *queries;
     int n_queries;
