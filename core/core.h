@@ -80,7 +80,7 @@ CK_KINDS(CK_HOST_DECL)
 
 typedef enum {
     PT_ACT,     /* produced by a step */
-    PT_WEIGHT,  /* stored bytes of a model weight (maybe quantized), read from the shards */
+    PT_WEIGHT,  /* a model weight, read from the shards (maybe quantized: core_tensor.quant) */
     PT_CONST,   /* folded on the host; data in core_tensor.host */
     PT_INPUT    /* a model input, given at run time */
 } pt_kind;
@@ -100,6 +100,15 @@ typedef struct {
      * its elements x 2 rounded up to 4. host stays float32: the runtime
      * converts what it uploads. */
     int half;
+    /* A float32 weight stored quantized (quant: 1 uint8, 2 uint16, 3 float16,
+     * as ck_dequant_p's; 0 none): its home in the host pool holds the stored
+     * bytes (stored_bytes, rounded up to 4), and its load into the arena
+     * dequantizes them (glk_dequant_words: q * q_scale + q_min, the arithmetic
+     * of CK_DEQUANT's kernel) into bytes of float32, or of halves. Its host
+     * value (the loader's) is dequantized as TensorFlow.js does. */
+    int quant;
+    float q_scale, q_min;
+    uint64_t stored_bytes;
 } core_tensor;
 
 typedef struct {

@@ -308,6 +308,18 @@ static si_result lower_const(builder *b, int k, si_error *err)
             t = pg_add_tensor(b, n->name, (si_dtype)wt->dtype, &shape, PT_WEIGHT);
             if (t >= 0)
                 b->p->tensors[t].weight = w;
+        } else if (wt->quant != IO_Q_NONE && wt->dtype == IO_DT_FLOAT) {
+            /* Quantized: stored bytes in the host pool, dequantized as they are
+             * loaded into the arena (core_tensor.quant), no step of its own */
+            t = pg_add_tensor(b, n->name, SI_FLOAT32, &shape, PT_WEIGHT);
+            if (t >= 0) {
+                core_tensor *ct = &b->p->tensors[t];
+                ct->weight = w;
+                ct->quant = wt->quant;
+                ct->q_scale = wt->q_scale;
+                ct->q_min = wt->q_min;
+                ct->stored_bytes = (wt->nbytes + 3) / 4 * 4;
+            }
         } else if (wt->quant == IO_Q_NONE) {
             /* bool weights are stored a byte an element: widen once on the host */
             t = pg_add_tensor(b, n->name, SI_BOOL, &shape, PT_WEIGHT);
@@ -320,7 +332,7 @@ static si_result lower_const(builder *b, int k, si_error *err)
                 b->p->tensors[t].weight = -1;
             }
         } else {
-            /* Quantized: upload the stored bytes, dequantize on the GPU. */
+            /* Quantized, of another dtype: upload the stored bytes, dequantize on the GPU. */
             core_shape raw = {.rank = 1, .d = {(int64_t)((wt->nbytes + 3) / 4)}};
             int r = pg_add_tensor(b, n->name, SI_INT32, &raw, PT_WEIGHT);
             if (r < 0)

@@ -65,7 +65,7 @@
     /* Conv2DBackpropInput, filter HW(out)(in) */                                          \
     X(DECONV2D, deconv2d, conv, "deconv2d", -1, out, conv, none)                           \
     /* batched, fused bias/activation */                                                   \
-    X(MATMUL, matmul, matmul, "matmul", -1, out, matmul, matmul)                           \
+    X(MATMUL, matmul, matmul, "matmul", -1, matmul, matmul, matmul)                           \
     X(POOL, pool, pool, "pool", -1, pool, pool, pool)                                      \
     /* [outer, n, inner] → [outer, inner] */                                               \
     X(REDUCE, reduce, reduce, "reduce", CK_SLOT(reduce, op), reduce, reduce, reduce)       \

@@ -25,7 +25,9 @@ static float *host_value(tiler *T, int t, si_error *err)
         memcpy(v, ct->host, (size_t)n * CORE_ELEM);
         return v;
     }
-    if (ct->kind == PT_WEIGHT && T->load && ct->bytes == core_tensor_bytes(ct, n) &&
+    /* (not a quantized one: the loader dequantizes as TensorFlow.js does, its
+     * load into the arena as the GPU does, and every part must read the same) */
+    if (ct->kind == PT_WEIGHT && !ct->quant && T->load && ct->bytes == core_tensor_bytes(ct, n) &&
         T->load(T->load_user, ct->weight, v, err) == SI_OK)
         return v;
     free(v);

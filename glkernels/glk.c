@@ -752,47 +752,83 @@ static uint64_t xfer_span(const glk_ctx *g)
     return chunk > (1ull << 30) ? 1ull << 30 : chunk;
 }
 
-/* The transfer kernel's two programs (words, 16 bytes an element), made at
- * the first transfer and kept (g->xfer_prog) */
-static si_result xfer_programs(glk_ctx *g, si_error *err)
+/* The transfer kernel's programs (words, 16 bytes an element), made at the
+ * first transfer and kept (g->xfer_prog); the one in words that counts the
+ * halves a dequantizing transfer saturates, at the first that needs it. */
+static si_result xfer_programs(glk_ctx *g, int counting, si_error *err)
 {
     si_result st = SI_OK;
     if (!g->xfer_prog[0])
-        st = get_named_program(g, "xfer", "xfer", XFER_DEFS("int"), &g->xfer_prog[0], err);
+        st = get_named_program(g, "xfer", "xfer", XFER_DEFS("int") "#define XWORDS 1\n", &g->xfer_prog[0], err);
     if (st == SI_OK && !g->xfer_prog[1])
         st = get_named_program(g, "xfer4", "xfer", XFER_DEFS("ivec4"), &g->xfer_prog[1], err);
+    if (st == SI_OK && counting && !g->xfer_prog[2])
+        st = get_named_program(g, "xferhc", "xfer", XFER_DEFS("int") "#define XWORDS 1\n#define HC 1\n",
+                               &g->xfer_prog[2], err);
     return st;
 }
 
+/* Whether half stores count their overflows: a binding to spare for the count */
+static int count_overflows(const glk_ctx *g) { return g->max_blocks >= CK_MAX_IN + 2; }
+
+/* P words a transfer's entry takes in xfer.comp's table */
+static int xfer_words(int mode) { return mode ? 6 : 3; }
+
+/* The buffer dequantizing transfers (and half stores) count saturated halves in. */
+static si_result ovf_ensure(glk_ctx *g, si_error *err)
+{
+    if (g->ovf_buf)
+        return SI_OK;
+    void *p = NULL;
+    si_result st = glk_host_pool_create(g, 16, &g->ovf_buf, &p, err);
+    if (st != SI_OK)
+        return st;
+    g->ovf_ptr = p;
+    g->ovf_ptr[0] = 0;
+    return SI_OK;
+}
+
 /* One dispatch of xfer.comp over v[0..n) from src into dst, 16 bytes an
- * element where every offset and size allows, else words; each side bound from
- * an aligned offset below its least start (the spans within xfer_span). */
+ * element where every offset and size allows and none dequantizes, else
+ * words; each side bound from an aligned offset below its least start (the
+ * spans within xfer_span). */
 static void xfer_dispatch(glk_ctx *g, uint32_t src, uint32_t dst, const struct glk_xfer *v, int n, int tag)
 {
     uint64_t es = 16, s0 = UINT64_MAX, d0 = UINT64_MAX, s1 = 0, d1 = 0, most = 0, moved = 0;
+    int halves = 0;
     for (int i = 0; i < n; i++) {
-        if ((v[i].src_off | v[i].dst_off | v[i].bytes) % 16)
+        if ((v[i].src_off | v[i].dst_off | v[i].bytes) % 16 || v[i].mode)
             es = 4;
-        span_add(&s0, &s1, v[i].src_off, v[i].bytes);
+        halves |= v[i].mode & 4;
+        span_add(&s0, &s1, v[i].src_off, v[i].src_bytes);
         span_add(&d0, &d1, v[i].dst_off, v[i].bytes);
         most = v[i].bytes > most ? v[i].bytes : most;
-        moved += v[i].bytes;
+        moved += v[i].src_bytes;
     }
-    glk_program *p = g->xfer_prog[es == 16]; /* made when the transfers were queued */
+    int counting = halves && g->xfer_prog[2] && g->ovf_buf; /* made when the transfers were queued */
+    glk_program *p = g->xfer_prog[counting ? 2 : es == 16];
     uint64_t a = g->offset_align > es ? g->offset_align : es;
     s0 = s0 / a * a;
     d0 = d0 / a * a;
     GLint P[CK_MAX_P] = {n};
-    for (int i = 0; i < n; i++) {
-        P[1 + 3 * i] = (GLint)(v[i].bytes / es);
-        P[2 + 3 * i] = (GLint)((v[i].src_off - s0) / es);
-        P[3 + 3 * i] = (GLint)((v[i].dst_off - d0) / es);
+    for (int i = 0, k = 1; i < n; k += xfer_words(v[i].mode), i++) {
+        GLint *e = &P[k];
+        if (v[i].mode) {
+            *e++ = -v[i].mode;
+            memcpy(&e[3], &v[i].scale, 4);
+            memcpy(&e[4], &v[i].min, 4);
+        }
+        e[0] = (GLint)(v[i].bytes / es);
+        e[1] = (GLint)((v[i].src_off - s0) / es);
+        e[2] = (GLint)((v[i].dst_off - d0) / es);
     }
     use_program(g, p->prog);
     set_p(p, P);
     bind_range(g, 0, src, s0, s1 - s0);
     for (int i = 1; i <= CK_MAX_IN; i++) /* declared blocks must be backed; CK_MAX_IN: outv */
         bind_range(g, i, dst, d0, d1 - d0);
+    if (counting)
+        bind_range(g, CK_MAX_IN + 1, g->ovf_buf, 0, 16);
     uint64_t groups = (most / es + GLK_LOCAL - 1) / GLK_LOCAL;
     int k = stamp_begin(g, 1, tag, n, moved);
     glDispatchCompute(groups < XFER_GROUPS ? (GLuint)groups : XFER_GROUPS, 1, 1);
@@ -805,31 +841,51 @@ static void xfer_flush(glk_ctx *g)
 {
     int n = g->n_xb;
     g->n_xb = 0;
+    g->xb_words = 1;
     if (n && !g->lost)
         xfer_dispatch(g, g->xb_src, g->xb_dst, g->xb, n, g->xb_tag);
 }
 
 static int spans_meet(uint64_t a, uint64_t an, uint64_t b, uint64_t bn) { return a < b + bn && b < a + an; }
 
-/* Whether a transfer joins the queued ones: the same two buffers, room in
+/* Whether transfer t joins the queued ones: the same two buffers, room in
  * P, both spans within one binding, and no range one of them writes read or
  * written by it (they run at once). */
-static int xfer_joins(const glk_ctx *g, uint32_t src, uint64_t so, uint32_t dst, uint64_t d, uint64_t bytes)
+static int xfer_joins(const glk_ctx *g, uint32_t src, uint32_t dst, const struct glk_xfer *t)
 {
     if (!g->n_xb)
         return 1;
-    if (g->n_xb >= GLK_XFER_BATCH || src != g->xb_src || dst != g->xb_dst)
+    if (g->n_xb >= GLK_XFER_BATCH || g->xb_words + xfer_words(t->mode) > CK_MAX_P || src != g->xb_src ||
+        dst != g->xb_dst)
         return 0;
-    uint64_t s0 = so, s1 = so + bytes, d0 = d, d1 = d + bytes, lim = xfer_span(g);
+    uint64_t so = t->src_off, d = t->dst_off, bytes = t->bytes, sb = t->src_bytes;
+    uint64_t s0 = so, s1 = so + sb, d0 = d, d1 = d + bytes, lim = xfer_span(g);
     for (int i = 0; i < g->n_xb; i++) {
         const struct glk_xfer *x = &g->xb[i];
         if (spans_meet(x->dst_off, x->bytes, d, bytes) ||
-            (src == dst && (spans_meet(x->dst_off, x->bytes, so, bytes) || spans_meet(x->src_off, x->bytes, d, bytes))))
+            (src == dst && (spans_meet(x->dst_off, x->bytes, so, sb) || spans_meet(x->src_off, x->src_bytes, d, bytes))))
             return 0;
-        span_add(&s0, &s1, x->src_off, x->bytes);
+        span_add(&s0, &s1, x->src_off, x->src_bytes);
         span_add(&d0, &d1, x->dst_off, x->bytes);
     }
     return s1 - s0 <= lim && d1 - d0 <= lim;
+}
+
+/* Queues transfer t (within one binding on each side) from src into dst. */
+static void xfer_queue(glk_ctx *g, uint32_t src, uint32_t dst, const struct glk_xfer *t)
+{
+    if (!xfer_joins(g, src, dst, t))
+        xfer_flush(g);
+    glk_range rd = {src, t->src_off, t->src_bytes}, wr = {dst, t->dst_off, t->bytes};
+    hazard(g, &rd, 1, &wr); /* a barrier here dispatches the queue ahead of it */
+    if (!g->n_xb) {
+        g->xb_src = src;
+        g->xb_dst = dst;
+        g->xb_tag = g->tag;
+        g->xb_words = 1;
+    }
+    g->xb[g->n_xb++] = *t;
+    g->xb_words += xfer_words(t->mode);
 }
 
 si_result glk_copy_words(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uint64_t dst_off,
@@ -839,30 +895,51 @@ si_result glk_copy_words(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t ds
         return base_fail(err, SI_ERR_ARG, "internal: a transfer kernel moves whole words");
     si_result st = count_gate(g, "copy", err);
     if (st == SI_OK)
-        st = xfer_programs(g, err);
+        st = xfer_programs(g, 0, err);
     if (st != SI_OK || !bytes)
         return st;
     uint64_t lim = xfer_span(g);
     if (bytes > lim) { /* past one binding: dispatches of its own, a binding's worth each */
         xfer_flush(g);
         for (uint64_t at = 0; at < bytes; at += lim) {
-            struct glk_xfer x = {src_off + at, dst_off + at, bytes - at < lim ? bytes - at : lim};
+            uint64_t n = bytes - at < lim ? bytes - at : lim;
+            struct glk_xfer x = {src_off + at, dst_off + at, n, n, 0, 0, 0};
             glk_range rd = {src, x.src_off, x.bytes}, wr = {dst, x.dst_off, x.bytes};
             hazard(g, &rd, 1, &wr);
             xfer_dispatch(g, src, dst, &x, 1, g->tag);
         }
         return gl_check(g, err, "copy");
     }
-    if (!xfer_joins(g, src, src_off, dst, dst_off, bytes))
-        xfer_flush(g);
-    glk_range rd = {src, src_off, bytes}, wr = {dst, dst_off, bytes};
-    hazard(g, &rd, 1, &wr); /* a barrier here dispatches the queue ahead of it */
-    if (!g->n_xb) {
-        g->xb_src = src;
-        g->xb_dst = dst;
-        g->xb_tag = g->tag;
-    }
-    g->xb[g->n_xb++] = (struct glk_xfer){src_off, dst_off, bytes};
+    struct glk_xfer x = {src_off, dst_off, bytes, bytes, 0, 0, 0};
+    xfer_queue(g, src, dst, &x);
+    return SI_OK;
+}
+
+si_result glk_dequant_words(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uint64_t dst_off,
+                            int64_t count, int quant, float scale, float min, int half, si_error *err)
+{
+    if (quant < 1 || quant > 3 || count < 0)
+        return base_fail(err, SI_ERR_ARG, "internal: a dequantizing transfer of quant %d, %lld elements",
+                         quant, (long long)count);
+    if ((src_off | dst_off) & 3)
+        return base_fail(err, SI_ERR_ARG, "internal: a transfer kernel moves whole words");
+    uint64_t words = half ? ((uint64_t)count + 1) / 2 : (uint64_t)count;
+    uint64_t stored = ((uint64_t)count * (quant == 1 ? 1 : 2) + 3) / 4 * 4;
+    uint64_t lim = xfer_span(g);
+    if (words * 4 > lim || stored > lim || words >= (1u << 31))
+        return base_fail(err, SI_ERR_GPU, "a quantized weight of %lld elements: more than one binding of the GPU "
+                         "holds (%llu bytes)", (long long)count, (unsigned long long)lim);
+    int counting = half && quant != 3 && count_overflows(g);
+    si_result st = count_gate(g, "copy", err);
+    if (st == SI_OK && counting)
+        st = ovf_ensure(g, err);
+    if (st == SI_OK)
+        st = xfer_programs(g, counting, err);
+    if (st != SI_OK || !count)
+        return st;
+    struct glk_xfer x = {src_off, dst_off, words * 4, stored, quant | (half ? 4 : 0) | (half && (count & 1) ? 8 : 0),
+                         scale, min};
+    xfer_queue(g, src, dst, &x);
     return SI_OK;
 }
 
@@ -1286,13 +1363,31 @@ static uint64_t glk_inv_pool(const ck_step *s, uint64_t out_elems)
     return glk_pool_wide(s) ? out_elems * GLK_LOCAL : out_elems;
 }
 
+/* CK_MATMUL's variant: few outputs (fewer than the GPU has invocations to
+ * keep busy) with long sums (a dense head at batch 1: 63 outputs of 1152
+ * taps took 60 us on the H100, each invocation waiting on its loads in turn)
+ * run as one workgroup an output, a block of 48 taps an invocation
+ * (matmul.comp's OPC 1; the same bits) */
+#define GLK_MM_WIDE_K 192
+#define GLK_MM_WIDE_OUT 16384
+static int glk_matmul_wide(const ck_step *s)
+{
+    const ck_matmul_p *p = &s->u.matmul;
+    return p->k >= GLK_MM_WIDE_K && (int64_t)p->batch * p->m * p->n <= GLK_MM_WIDE_OUT;
+}
+
+static uint64_t glk_inv_matmul(const ck_step *s, uint64_t out_elems)
+{
+    return glk_matmul_wide(s) ? out_elems * GLK_LOCAL : out_elems;
+}
+
 /* the compiled variant (OPC) of a step: its variant slot's value, or for
- * CK_POOL whether it runs wide */
+ * CK_POOL and CK_MATMUL whether it runs wide */
 static int glk_variant(const ck_step *s, int op_slot)
 {
     if (op_slot >= 0)
         return s->u.p[op_slot];
-    return s->kind == CK_POOL ? glk_pool_wide(s) : -1;
+    return s->kind == CK_POOL ? glk_pool_wide(s) : s->kind == CK_MATMUL ? glk_matmul_wide(s) : -1;
 }
 
 /* one an element of the copied region */
@@ -1400,9 +1495,6 @@ static si_result add_program(glk_ctx *g, const char *key, const char *shader, co
     *out = p;
     return SI_OK;
 }
-
-/* Whether half stores count their overflows: a binding to spare for the count */
-static int count_overflows(const glk_ctx *g) { return g->max_blocks >= CK_MAX_IN + 2; }
 
 uint64_t glk_half_overflows(glk_ctx *g)
 {
@@ -1563,14 +1655,9 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
     }
     bind_range(g, CK_MAX_IN, out->buf, out->offset, out->bytes ? (out->bytes + 3) / 4 * 4 : 4);
     if (s->half >> CK_MAX_IN & 1 && count_overflows(g)) {
-        if (!g->ovf_buf) {
-            void *p = NULL;
-            si_result st2 = glk_host_pool_create(g, 16, &g->ovf_buf, &p, err);
-            if (st2 != SI_OK)
-                return st2;
-            g->ovf_ptr = p;
-            g->ovf_ptr[0] = 0;
-        }
+        si_result st2 = ovf_ensure(g, err);
+        if (st2 != SI_OK)
+            return st2;
         bind_range(g, CK_MAX_IN + 1, g->ovf_buf, 0, 16);
     }
     uint64_t groups = ((p->pair ? (inv + 1) / 2 : inv) + GLK_LOCAL - 1) / GLK_LOCAL;

@@ -143,6 +143,15 @@ typedef struct {
  * two touching the same bytes); one past a binding goes alone. */
 si_result glk_copy_words(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uint64_t dst_off,
                          uint64_t bytes, si_error *err);
+/* A load that dequantizes as it moves (issues 19, 20): count elements stored
+ * quantized at src_off of src (quant: 1 uint8, 2 uint16, 3 float16, as
+ * ck_dequant_p's; the stored bytes padded to a word) written at dst_off of dst
+ * as float32, or with half as IEEE halves two a word (the padding half of an
+ * odd count 0), each q * scale + min as CK_DEQUANT's kernel computes it; a
+ * half past 65504 saturates and is counted (glk_half_overflows). Queued with
+ * glk_copy_words' transfers, as one of them. */
+si_result glk_dequant_words(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uint64_t dst_off,
+                            int64_t count, int quant, float scale, float min, int half, si_error *err);
 /* Dispatches of the transfer kernel so far (tests: batching). */
 uint64_t glk_xfer_dispatches(const glk_ctx *g);
 /* Issues the barrier a dispatch reading ins[0..n_in) (buf 0: none) and

@@ -82,12 +82,16 @@ struct glk_ctx {
      * any other command, barrier, fence or wait (their ranges are already in
      * pend_r/pend_w) */
     struct glk_xfer {
-        uint64_t src_off, dst_off, bytes;
+        uint64_t src_off, dst_off, bytes; /* bytes: written (and read, but by a dequantizing one) */
+        uint64_t src_bytes;               /* read */
+        int mode;                         /* 0 a copy, else glk_dequant_words' (xfer.comp) */
+        float scale, min;
     } xb[GLK_XFER_BATCH];
-    int n_xb;
+    int n_xb, xb_words; /* xb_words: the P words the queue's table takes */
     uint32_t xb_src, xb_dst;
     uint64_t n_xfer_dispatches; /* glk_xfer_dispatches */
-    glk_program *xfer_prog[2];  /* xfer.comp in words, in 16 bytes an element (xfer_programs) */
+    glk_program *xfer_prog[3];  /* xfer.comp in words, in 16 bytes an element, in words counting
+                                 * the halves that saturate (xfer_programs) */
     /* The program in use and the storage bindings made, as last set through
      * use_program and bind_range (0: not known), so that a dispatch skips the
      * GL calls that would change nothing; a buffer deleted is unbound by GL,

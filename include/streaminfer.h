@@ -181,7 +181,8 @@ typedef struct {
      * (elementwise, copies, pads, pooling, resizes, gathers, selects,
      * convolutions and matmuls: their x and filter): activations, float32
      * weights (rounded once when read from the shards; quantized ones stay as
-     * stored, dequantized into halves), folded constants and the model's
+     * stored in the host pool and across the bus, dequantized into halves as
+     * they are loaded), folded constants and the model's
      * inputs (rounded as they are uploaded). Kernels compute in float32 and
      * round once on store, saturating at the largest half.
      * Never half: int32 and bool tensors, the model's outputs, what
@@ -273,10 +274,10 @@ typedef struct {
      * taken from si_options.plan_cache_dir as the driver's compiled binary
      * (glProgramBinary), and compiled from source (and stored there) */
     uint64_t programs_from_cache, programs_compiled;
-    /* With no budget: GPU bytes of the weights a step makes from stored ones
-     * alone (quantized weights dequantized), made at the first run into a
-     * buffer of their own and kept, so later runs skip those steps; part of
-     * peak_vram_bytes. 0 under a budget (they are made every run). */
+    /* Always 0 (kept for callers that read it): quantized weights
+     * are no longer made by steps into a buffer of their own; they are
+     * dequantized as they are loaded into the arena, like any weight (with no
+     * budget: once, and kept). */
     uint64_t derived_bytes;
     /* 1: the model has parts the host interpreter runs (loops, NMS, Where,
      * ...) with GPU stages after them that take shapes only the interpreter

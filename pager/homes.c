@@ -93,7 +93,7 @@ uint64_t pg_home_layout_of(const pg_problem *prob, const pg_plan *pl, const uint
             continue;
         }
         o[ac->buf] = total;
-        total += home_size(pb->bytes);
+        total += home_size(pg_home_bytes(pb));
     }
     /* then the spilled activations, in order of first spill: each at the lowest
      * offset clear of every home placed before it whose time overlaps (whose
@@ -123,7 +123,7 @@ uint64_t pg_home_layout_of(const pg_problem *prob, const pg_plan *pl, const uint
             memmove(act + k, act + k + 1, (size_t)(n_act - k - 1) * sizeof *act);
             n_act--;
         }
-        uint64_t sz = home_size(prob->buffers[b].bytes), at = base;
+        uint64_t sz = home_size(pg_home_bytes(&prob->buffers[b])), at = base;
         int k = pg_span_after(act, n_act, at);
         for (; k < n_act && act[k].off < at + sz; k++)
             at = act[k].end;
@@ -164,7 +164,7 @@ uint64_t pg_home_floor(const pg_problem *prob)
             continue;
         seen[b] = 1;
         if (!pb->band_total) {
-            total += home_size(pb->bytes);
+            total += home_size(pg_home_bytes(pb));
         } else if (!seen[pb->band_first] || pb->band_first == b) { /* a group once, as laid out */
             seen[pb->band_first] = 1;
             total += home_size(pb->band_total);

@@ -130,7 +130,7 @@ si_result pg_host_tiers(const pg_problem *pb, const pg_plan *pl, uint64_t budget
     qsort(c, (size_t)S.n_cand, sizeof *c, cand_cmp);
     for (int k = 0; k < S.n_cand; k++) {
         const pg_buffer *x = &pb->buffers[c[k].buf];
-        uint64_t w = x->kind == PG_WEIGHT ? up16(x->src_bytes > x->bytes ? x->src_bytes : x->bytes) : 0;
+        uint64_t w = x->kind == PG_WEIGHT ? up16(x->src_bytes > pg_home_bytes(x) ? x->src_bytes : pg_home_bytes(x)) : 0;
         uint64_t s = x->kind == PG_ACT ? up16(x->bytes < PG_SPILL_CHUNK ? x->bytes : PG_SPILL_CHUNK) : 0;
         S.wmax[k + 1] = w > S.wmax[k] ? w : S.wmax[k];
         S.smax[k + 1] = s > S.smax[k] ? s : S.smax[k];
@@ -176,7 +176,7 @@ si_result pg_host_tiers(const pg_problem *pb, const pg_plan *pl, uint64_t budget
         tier[b] = x->kind == PG_ACT ? PG_TIER_FILE : PG_TIER_SOURCE;
         S.mask[b] = x->kind == PG_ACT;
         if (x->kind == PG_WEIGHT)
-            hp->shard_bytes_read += u[b].loads * x->bytes;
+            hp->shard_bytes_read += u[b].loads * (x->src_bytes ? x->src_bytes : pg_home_bytes(x));
         if (x->kind == PG_ACT) {
             hp->file_bytes_written += u[b].spills * x->bytes;
             hp->file_bytes_read += u[b].reloads * x->bytes;

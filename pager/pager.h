@@ -27,7 +27,13 @@ typedef struct {
     /* a weight whose bytes as read from the model's shards are more than
      * bytes (stored as halves, read as float32): its staging slot holds those */
     uint64_t src_bytes;
+    /* a weight stored quantized: the bytes its home in the pool (and its
+     * staging slot) holds, fewer than bytes (its load dequantizes them); 0: bytes */
+    uint64_t home_bytes;
 } pg_buffer;
+
+/* The bytes buffer b's home in the host pool takes. */
+static inline uint64_t pg_home_bytes(const pg_buffer *b) { return b->home_bytes ? b->home_bytes : b->bytes; }
 
 /* Steps in execution order and the buffers each touches; the last one listed
  * for a step is the buffer it writes. */

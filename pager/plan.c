@@ -121,7 +121,7 @@ static int emit(const pg_problem *pb, const ivec *iv, pg_plan *p)
             bad |= push(&act, PA_ALLOC, it->buf, t, it->offset);
             if (load == L_UPLOAD) {
                 bad |= push(&act, PA_UPLOAD, it->buf, t, it->offset);
-                p->bytes_uploaded += pb->buffers[it->buf].bytes;
+                p->bytes_uploaded += pg_home_bytes(&pb->buffers[it->buf]); /* what crosses */
                 loads++;
             } else if (load == L_RELOAD) {
                 bad |= push(&act, PA_RELOAD, it->buf, t, it->offset);

@@ -43,23 +43,8 @@ static si_result gpu_arena_ensure(si_model *m, si_error *err)
     return glk_buffer_create(m->gpu, need, &m->arena, err);
 }
 
-/* The derived weights' buffer goes with the arena (and with the program). */
-static void derived_free(si_model *m)
-{
-    if (m->derived_buf)
-        glk_buffer_destroy(m->gpu, m->derived_buf);
-    m->derived_buf = 0;
-    m->derived_bytes = 0;
-    free(m->derived_off);
-    free(m->derived_done);
-    m->derived_off = NULL;
-    m->derived_done = NULL;
-    m->derived_set = 0;
-}
-
 static void gpu_arena_free(si_model *m)
 {
-    derived_free(m);
     if (m->arena && !m->arena_shared) /* a range of the context's goes back to it */
         glk_buffer_destroy(m->gpu, m->arena);
     if (!m->parent && m->spare_arena) /* the root's program goes: its stages are gone */
@@ -91,7 +76,6 @@ static void gpu_arena_release(si_model *m)
             root->spare_cap = cap;
         }
     }
-    derived_free(m);
     m->arena = 0; /* (a range of the context's goes back to it) */
     m->arena_base = 0;
     m->arena_shared = 0;
@@ -122,14 +106,10 @@ static void gpu_pool_free(si_model *m)
     m->home_buf = 0;
 }
 
-/* Where buffer b is for a step: its derived copy once made, else its place in
- * the arena. */
+/* Where buffer b is for a step: its place in the arena. */
 static glk_range buf_range(const si_model *m, int b)
 {
-    uint64_t bytes = m->pb.buffers[b].bytes;
-    if (m->derived_off && m->derived_off[b] != UINT64_MAX && m->derived_buf)
-        return (glk_range){m->derived_buf, m->derived_off[b], bytes};
-    return (glk_range){m->arena, m->arena_base + m->off[b], bytes};
+    return (glk_range){m->arena, m->arena_base + m->off[b], m->pb.buffers[b].bytes};
 }
 
 /* Buffer b's bytes read back, from wherever buf_range says it is. */
@@ -149,6 +129,35 @@ static int gpu_copies_overlap(const si_model *m)
     return m->opt.copy_kernels > 0 || !glk_software(m->gpu);
 }
 
+/* A quantized weight's load (core_tensor.quant): its stored bytes at `from`
+ * in the pool, dequantized into its place in the arena by the transfer kernel
+ * (glk_dequant_words), on every GPU and at every budget, so its values are
+ * the same bits wherever it is loaded. Without a mapped pool (no
+ * GL_EXT_buffer_storage: no driver this was tested on) the stored bytes go up
+ * to a buffer of their own first, deleted once the kernel is queued (GL keeps
+ * it until the kernel has run): a stored weight's bytes more on the GPU for a
+ * moment, outside the plan. */
+static si_result gpu_dequant_load(si_model *m, int b, uint64_t from, si_error *err)
+{
+    const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
+    uint64_t off = m->arena_base + m->off[b];
+    int64_t n = core_shape_count(&t->shape);
+    if (m->home_buf)
+        return glk_dequant_words(m->gpu, m->home_buf, from, m->arena, off, n, t->quant, t->q_scale, t->q_min,
+                                 t->half, err);
+    uint32_t tmp = 0;
+    si_result st = glk_buffer_create(m->gpu, t->stored_bytes, &tmp, err);
+    if (st == SI_OK)
+        st = glk_upload(m->gpu, tmp, 0, m->home + from, t->stored_bytes, err);
+    if (st == SI_OK)
+        st = glk_dequant_words(m->gpu, tmp, 0, m->arena, off, n, t->quant, t->q_scale, t->q_min, t->half, err);
+    if (tmp)
+        glk_buffer_destroy(m->gpu, tmp); /* (sends the queued transfers first) */
+    return st;
+}
+
+static int quantized(const si_model *m, int b) { return m->prog->tensors[m->pb.buffers[b].tensor].quant != 0; }
+
 /* Moves a buffer between its home and its place in the arena: a GPU-side copy
  * from the mapped pool, else an upload or a download. */
 static si_result gpu_transfer(si_model *m, int b, int to_arena, si_error *err)
@@ -156,6 +165,8 @@ static si_result gpu_transfer(si_model *m, int b, int to_arena, si_error *err)
     uint64_t bytes = m->pb.buffers[b].bytes, home = m->home_off[b], off = m->arena_base + m->off[b];
     if (home == UINT64_MAX)
         return base_fail(err, SI_ERR_ARG, "internal: buffer %d has no host copy", b);
+    if (to_arena && quantized(m, b))
+        return gpu_dequant_load(m, b, home, err);
     /* an input the CPU has just written goes by the copy engine: a kernel
      * reading it took 0.1-0.8 ms more a run on the H200 (the lines still in
      * the CPU's cache, it seems) */
@@ -185,10 +196,14 @@ static si_result gpu_transfer_pool(si_model *m, int b, uint64_t at, uint64_t byt
                                    int to_arena, void **fence, si_error *err)
 {
     uint64_t off = m->arena_base + m->off[b] + at;
-    if (!m->home_buf) /* plain memory: copied at the call */
+    si_result st;
+    if (to_arena && quantized(m, b)) /* a weight's stored bytes in its staging slot */
+        st = gpu_dequant_load(m, b, pool_off, err);
+    else if (!m->home_buf) /* plain memory: copied at the call */
         return gpu_transfer_ptr(m, b, at, bytes, m->home + pool_off, to_arena, err);
-    si_result st = to_arena ? glk_copy(m->gpu, m->home_buf, pool_off, m->arena, off, bytes, err)
-                            : glk_copy(m->gpu, m->arena, off, m->home_buf, pool_off, bytes, err);
+    else
+        st = to_arena ? glk_copy(m->gpu, m->home_buf, pool_off, m->arena, off, bytes, err)
+                      : glk_copy(m->gpu, m->arena, off, m->home_buf, pool_off, bytes, err);
     if (st == SI_OK)
         st = glk_fence(m->gpu, fence, err);
     if (st == SI_OK && !to_arena)
@@ -280,65 +295,6 @@ static si_result run_host_step_on_gpu_data(si_model *m, const ck_step *st, si_er
     return rc;
 }
 
-/* Is step s one that makes a derived weight: a CK_DEQUANT on the GPU of a
- * stored weight (or constant) into a whole buffer that is no output? */
-static int derives(const si_model *m, int s)
-{
-    const core_program *p = m->prog;
-    const ck_step *st = &p->steps[s];
-    if (st->kind != CK_DEQUANT || st->n_in != 1 || st->in[0] < 0 || on_host(m, st))
-        return 0;
-    int bi = m->buf_of[core_storage(p, st->in[0])], r = core_storage(p, st->out), bo = m->buf_of[r];
-    if (bi < 0 || bo < 0 || r != st->out || m->pb.buffers[bo].is_output)
-        return 0;
-    pg_kind k = m->pb.buffers[bi].kind;
-    return (k == PG_WEIGHT || k == PG_CONST) && m->pb.buffers[bo].kind == PG_ACT &&
-           core_tensor_bytes(&p->tensors[r], st->u.dequant.count) == m->pb.buffers[bo].bytes;
-}
-
-/* With no budget, the derived weights get a buffer of their own, made at the
- * first run and kept: each is made once, not every run (a quantized model
- * dequantized hundreds of weights a run). The same kernel makes them, so the
- * bits are those of every budget. Under a budget (the plan's room is the
- * budget's) or in a context sharing one, nothing changes. */
-static void derived_setup(si_model *m)
-{
-    m->derived_set = 1;
-    si_model *root = m->parent ? m->parent : m;
-    if (m->opt.vram_budget || (root->ctx && rt_ctx_one_arena(root->ctx)))
-        return;
-    const core_program *p = m->prog;
-    int nb = m->pb.n_buffers;
-    uint64_t at = 0, align = glk_offset_align(m->gpu);
-    uint64_t *off = malloc((size_t)nb * sizeof *off);
-    uint8_t *done = calloc((size_t)p->n_steps + 1, 1);
-    for (int b = 0; off && b < nb; b++)
-        off[b] = UINT64_MAX;
-    for (int s = 0; off && done && s < p->n_steps; s++) {
-        if (!derives(m, s))
-            continue;
-        int bo = m->buf_of[p->steps[s].out];
-        off[bo] = at;
-        at += (m->pb.buffers[bo].bytes + align - 1) / align * align;
-    }
-    si_error ignored = {0};
-    uint32_t buf = 0;
-    /* none to make, or no memory for them: made every run, as under a budget */
-    if (!off || !done || !at || glk_buffer_create(m->gpu, at, &buf, &ignored) != SI_OK) {
-        free(off);
-        free(done);
-        return;
-    }
-    m->derived_off = off;
-    m->derived_done = done;
-    m->derived_buf = buf;
-    m->derived_bytes = at;
-    if (rt_arenas_held(root) > root->st.peak_vram_bytes)
-        root->st.peak_vram_bytes = rt_arenas_held(root);
-    if (root->ctx) /* a context with no budget: its peak counts them too */
-        rt_ctx_note_peak(root->ctx);
-}
-
 /* The ranges GPU step s reads (r[i], buf 0 where it has no input i) and writes. */
 static void step_ranges(const si_model *m, int s, glk_range *r, si_dtype *dts, glk_range *ro)
 {
@@ -359,8 +315,6 @@ static void step_ranges(const si_model *m, int s, glk_range *r, si_dtype *dts, g
 
 static void gpu_sync_step(si_model *m, int s)
 {
-    if (!m->derived_set)
-        derived_setup(m);
     if (on_host(m, &m->prog->steps[s]))
         return; /* its read backs wait for everything before them */
     glk_range r[CK_MAX_IN], ro;
@@ -373,21 +327,12 @@ static si_result gpu_run_step(si_model *m, int s, si_error *err)
 {
     const core_program *p = m->prog;
     const ck_step *st = &p->steps[s];
-    if (!m->derived_set)
-        derived_setup(m);
     if (on_host(m, st))
         return run_host_step_on_gpu_data(m, st, err);
-    int bo = m->buf_of[core_storage(p, st->out)];
-    int derived = m->derived_off && m->derived_off[bo] != UINT64_MAX && m->derived_buf;
-    if (derived && m->derived_done[s]) /* made at an earlier run, still there */
-        return SI_OK;
     glk_range r[CK_MAX_IN], ro;
     si_dtype dts[CK_MAX_IN];
     step_ranges(m, s, r, dts, &ro);
-    si_result rc = glk_run_step(m->gpu, st, r, dts, &ro, p->tensors[st->out].dtype, err);
-    if (rc == SI_OK && derived)
-        m->derived_done[s] = 1;
-    return rc;
+    return glk_run_step(m->gpu, st, r, dts, &ro, p->tensors[st->out].dtype, err);
 }
 
 /* Every program a GPU step of the plan runs, compiled now. */

@@ -45,11 +45,24 @@ static si_result host_pool_create(si_model *m, uint64_t bytes, si_error *err)
 
 static void host_pool_free(si_model *m) { free(m->home); }
 
+/* A quantized weight's load: its stored bytes at `from` in the pool,
+ * dequantized into the arena as TensorFlow.js does (1 if b is one). */
+static int host_dequant_load(si_model *m, int b, uint64_t from)
+{
+    const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
+    if (!t->quant)
+        return 0;
+    io_weight_dequantize(&m->io->weights[t->weight], m->home + from, m->host_arena + m->off[b]);
+    return 1;
+}
+
 static si_result host_transfer(si_model *m, int b, int to_arena, si_error *err)
 {
     uint64_t bytes = m->pb.buffers[b].bytes, home = m->home_off[b], off = m->off[b];
     if (home == UINT64_MAX)
         return base_fail(err, SI_ERR_ARG, "internal: buffer %d has no host copy", b);
+    if (to_arena && host_dequant_load(m, b, home))
+        return SI_OK;
     if (to_arena)
         memcpy(m->host_arena + off, m->home + home, bytes);
     else
@@ -73,6 +86,8 @@ static si_result host_transfer_pool(si_model *m, int b, uint64_t at, uint64_t by
                                     int to_arena, void **fence, si_error *err)
 {
     *fence = NULL; /* done at the call */
+    if (to_arena && host_dequant_load(m, b, pool_off))
+        return SI_OK;
     return host_transfer_ptr(m, b, at, bytes, m->home + pool_off, to_arena, err);
 }
 

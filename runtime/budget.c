@@ -26,8 +26,7 @@ uint64_t rt_arenas_held(const si_model *root)
     for (int i = -1; i < root->n_stages; i++) {
         const si_model *x = rt_member(root, i);
         if (x->arena)
-            held += (x->arena_shared || x->arena_cap < x->plan->arena_bytes ? x->plan->arena_bytes : x->arena_cap) +
-                    x->derived_bytes;
+            held += x->arena_shared || x->arena_cap < x->plan->arena_bytes ? x->plan->arena_bytes : x->arena_cap;
     }
     return held;
 }

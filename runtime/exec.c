@@ -23,10 +23,10 @@ static si_result read_weights(si_model *m, si_error *err)
     si_result st = rt_check_cancel(m, err);
     for (int b = 0; b < m->pb.n_buffers && st == SI_OK; b++) {
         const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
-        if (t->kind != PT_WEIGHT || m->home_off[b] == UINT64_MAX || t->half)
+        if (t->kind != PT_WEIGHT || m->home_off[b] == UINT64_MAX || (t->half && !t->quant))
             continue;
         uint8_t *dst = m->home + m->home_off[b];
-        memset(dst, 0, m->pb.buffers[b].bytes); /* the padding to 4 bytes */
+        memset(dst, 0, pg_home_bytes(&m->pb.buffers[b])); /* the padding to 4 bytes */
         st = io_reader_submit(m->rd, t->weight, dst, err);
         m->st.file_bytes_read += m->io->weights[t->weight].nbytes;
         done += m->pb.buffers[b].bytes;
@@ -42,7 +42,7 @@ static si_result read_weights(si_model *m, si_error *err)
     /* weights stored as halves (si_options.precision f16): read, then rounded */
     for (int b = 0; b < m->pb.n_buffers && st == SI_OK && w == SI_OK; b++) {
         const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
-        if (t->kind != PT_WEIGHT || m->home_off[b] == UINT64_MAX || !t->half)
+        if (t->kind != PT_WEIGHT || m->home_off[b] == UINT64_MAX || !t->half || t->quant)
             continue;
         int64_t n = core_shape_count(&t->shape);
         float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
@@ -78,7 +78,7 @@ static si_result do_action(si_model *m, const pg_action *ac, int a, si_error *er
         st = rt_host_move(m, ac, a, err);
         if (st == SI_OK)
             st = m->be->throttle(m, pbuf->bytes, err);
-        m->st.bytes_uploaded += pbuf->bytes;
+        m->st.bytes_uploaded += pg_home_bytes(pbuf); /* a quantized weight's stored bytes */
         if (ac->kind == PA_RELOAD)
             m->st.bytes_reloaded += pbuf->bytes;
         m->st.upload_ms += rt_now_ms() - t0;

@@ -230,7 +230,8 @@ static si_result weight_submit(si_model *m, int b, int s, si_error *err)
     si_result st = m->be->fence_wait(m, &m->wfence[s], err); /* its last copy to the arena */
     if (st != SI_OK)
         return st;
-    memset(m->wslot[s], 0, m->pb.buffers[b].bytes); /* the padding to 4 bytes (a half one's: rt_store_halves) */
+    /* the padding to 4 bytes (a half one's: rt_store_halves; a quantized one's stored bytes) */
+    memset(m->wslot[s], 0, pg_home_bytes(&m->pb.buffers[b]));
     m->st.file_bytes_read += m->io->weights[t->weight].nbytes;
     return io_reader_submit(m->rd, t->weight, m->wslot[s], err);
 }
@@ -268,8 +269,9 @@ static si_result weight_load(si_model *m, int b, int a, si_error *err)
             st = io_reader_wait(m->rd, err);
     }
     m->st.file_ms += rt_now_ms() - t0;
-    if (st == SI_OK && m->prog->tensors[m->pb.buffers[b].tensor].half) /* read as float32 */
-        rt_store_halves(m->wslot[s], m->wslot[s], core_shape_count(&m->prog->tensors[m->pb.buffers[b].tensor].shape));
+    const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
+    if (st == SI_OK && t->half && !t->quant) /* read as float32 (a quantized one: dequantized as it loads) */
+        rt_store_halves(m->wslot[s], m->wslot[s], core_shape_count(&t->shape));
     if (st == SI_OK)
         st = m->be->transfer_pool(m, b, 0, m->pb.buffers[b].bytes, (uint64_t)(m->wslot[s] - m->home), 1,
                                   &m->wfence[s], err);

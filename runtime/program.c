@@ -71,7 +71,9 @@ si_result rt_make_problem(si_model *m, si_error *err)
                 int b = pb->n_buffers++;
                 m->buf_of[r] = b;
                 pb->buffers[b].bytes = ct->bytes;
-                if (ct->kind == PT_WEIGHT && ct->half) /* read as float32, rounded in its slot */
+                if (ct->kind == PT_WEIGHT && ct->quant) /* stored bytes, dequantized as loaded */
+                    pb->buffers[b].home_bytes = ct->stored_bytes;
+                else if (ct->kind == PT_WEIGHT && ct->half) /* read as float32, rounded in its slot */
                     pb->buffers[b].src_bytes = (uint64_t)core_shape_count(&ct->shape) * 4;
                 pb->buffers[b].tensor = r;
                 pb->buffers[b].kind = ct->kind == PT_WEIGHT ? PG_WEIGHT

@@ -542,9 +542,6 @@ static void fill_stats(si_model *m)
         for (int i = 0; i < m->n_stages; i++) /* the largest share any stage left */
             if (m->stages[i]->reserve > m->st.driver_reserve_bytes)
                 m->st.driver_reserve_bytes = m->stages[i]->reserve;
-        m->st.derived_bytes = m->derived_bytes;
-        for (int i = 0; i < m->n_stages; i++)
-            m->st.derived_bytes += m->stages[i]->derived_bytes;
         m->st.steps_split = (uint64_t)m->n_split;
         m->st.f16_tensors = m->st.f32_tensors = 0;
         core_program_count_half(m->prog, &m->st.f16_tensors, &m->st.f32_tensors);

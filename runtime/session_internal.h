@@ -45,16 +45,6 @@ struct si_model {
     pg_plan *plan;
     int *buf_of;             /* per tensor storage root: buffer id or -1 */
     int resident;            /* the plan's prologue has run */
-    /* With no budget (runtime/backend_gpu.c): the weights a GPU step makes
-     * from weights alone (CK_DEQUANT of a stored weight), made once into a
-     * buffer of their own and kept between runs; their steps are skipped
-     * after. derived_off per buffer (UINT64_MAX: not one), derived_done per
-     * step; derived_set: worked out for this program. */
-    int derived_set;
-    uint64_t *derived_off;
-    uint8_t *derived_done;
-    uint32_t derived_buf;
-    uint64_t derived_bytes;
     uint32_t arena;          /* GL buffer holding the arena (0: none held) */
     uint64_t arena_base;     /* where the arena starts in it: 0 in a buffer of its own, or
                               * its place in the context's one arena buffer (arena_shared) */

@@ -478,6 +478,8 @@ static void test_matmul(void **state)
         p.m = kt_randint(1, 17);
         p.n = kt_randint(1, 17);
         p.k = rep % 5 == 4 ? kt_randint(49, 130) : kt_randint(1, 17); /* several tfjs blocks */
+        if (rep % 5 == 3) /* a dense head: few outputs, a long sum (run wide), past 64 blocks at times */
+            p.m = 1, p.k = kt_randint(192, rep % 3 ? 1200 : 3500);
         p.trans_a = rep & 1;
         p.trans_b = (rep >> 1) & 1;
         int bcast = (rep >> 2) % 3; /* 0 none, 1 a broadcast, 2 b broadcast */
@@ -500,20 +502,44 @@ static void test_matmul(void **state)
         epi_wire(&e, &s, ins);
         core_shape os = {.rank = 3, .d = {p.batch, p.m, p.n}};
         check("matmul", rep, kt_compare(&s, ins, SI_FLOAT32, &os, NULL));
-        /* its loads ahead of its sums and not: the same bits */
-        int64_t od[] = {p.batch, p.m, p.n};
-        core_buf y0 = kt_buf(SI_FLOAT32, 3, od), y1 = kt_buf(SI_FLOAT32, 3, od);
-        glk_set_ahead(kt_gpu, 0);
-        assert_int_equal(kt_run_gpu(&s, ins, &y0), 0);
-        glk_set_ahead(kt_gpu, 1);
-        assert_int_equal(kt_run_gpu(&s, ins, &y1), 0);
-        glk_set_ahead(kt_gpu, -1);
-        assert_memory_equal(y0.data, y1.data, (size_t)core_shape_count(&os) * CORE_ELEM);
-        kt_free(&y0);
-        kt_free(&y1);
+        assert_int_equal(kt_same_ahead(&s, ins, SI_FLOAT32, &os), 0); /* loads ahead or not: the same bits */
         kt_free(&a);
         kt_free(&b);
         epi_free(&e);
+    }
+}
+
+/* A matmul of few outputs and a long sum runs wide (a workgroup an output,
+ * an invocation a block of 48: glk.c glk_matmul_wide): bitwise the same as
+ * the kernel run one invocation an output, here the first row of a product
+ * with too many outputs to run wide (129 x 128), for one round of blocks and
+ * more than 64 (two), each operand transposed or not, with a bias and ReLU. */
+static void test_matmul_wide(void **state)
+{
+    (void)state;
+    const int ks[] = {200, 1152, 3200};
+    for (int rep = 0; rep < 4; rep++) {
+        int m = 129, n = 128, k = ks[rep % 3], ta = rep & 1, tb = rep >> 1 & 1;
+        int64_t ad[] = {1, ta ? k : m, ta ? m : k}, bd[] = {1, tb ? n : k, tb ? k : n}, biasd[] = {n};
+        int64_t a1d[] = {1, ta ? k : 1, ta ? 1 : k};
+        core_buf a = kt_random(SI_FLOAT32, 3, ad, -1.f, 1.f), b = kt_random(SI_FLOAT32, 3, bd, -1.f, 1.f);
+        core_buf bias = kt_random(SI_FLOAT32, 1, biasd, -1.f, 1.f), a1 = kt_buf(SI_FLOAT32, 3, a1d);
+        for (int kk = 0; kk < k; kk++) /* a's first row */
+            ((float *)a1.data)[kk] = ((float *)a.data)[ta ? (int64_t)kk * m : kk];
+        ck_step s = {.kind = CK_MATMUL, .n_in = 3, .in = {0, 1, 2}, .out = 3};
+        s.u.matmul = (ck_matmul_p){.batch = 1, .m = m, .n = n, .k = k, .trans_a = ta, .trans_b = tb,
+                                   .has_bias = 1, .act = CK_ACT_RELU};
+        int64_t od[] = {1, m, n}, o1d[] = {1, 1, n};
+        core_buf y = kt_buf(SI_FLOAT32, 3, od), y1 = kt_buf(SI_FLOAT32, 3, o1d);
+        const core_buf *ins[] = {&a, &b, &bias}, *ins1[] = {&a1, &b, &bias};
+        assert_int_equal(kt_run_gpu(&s, ins, &y), 0);
+        ck_step s1 = s;
+        s1.u.matmul.m = 1;
+        assert_int_equal(kt_run_gpu(&s1, ins1, &y1), 0);
+        assert_memory_equal(y1.data, y.data, (size_t)n * CORE_ELEM);
+        core_shape os = {.rank = 3, .d = {1, 1, n}};
+        check("matmul wide", rep, kt_compare(&s1, ins1, SI_FLOAT32, &os, NULL));
+        kt_free(&a), kt_free(&b), kt_free(&bias), kt_free(&a1), kt_free(&y), kt_free(&y1);
     }
 }
 
@@ -622,7 +648,7 @@ int main(void)
         cmocka_unit_test(test_conv2d_known),  cmocka_unit_test(test_conv2d),
         cmocka_unit_test(test_conv2d_variants),
         cmocka_unit_test(test_dwconv2d),      cmocka_unit_test(test_deconv2d),
-        cmocka_unit_test(test_deconv2d_adjoint), cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_deconv2d_adjoint), cmocka_unit_test(test_matmul), cmocka_unit_test(test_matmul_wide),
         cmocka_unit_test(test_matmul_known),
         cmocka_unit_test(test_matmul_int),
     };

@@ -149,7 +149,8 @@ static void test_reduce_lanes(void **state)
  * (pool.comp's OPC 1, a fixed tree of 64 lanes): against the host reference on
  * global pools, strided windows and windows clipped by SAME padding; and a band
  * of output rows run as its own step (as a budget's split makes it) gives the
- * very bits of those rows of the whole. */
+ * very bits of those rows of the whole; its loads ahead of its sums (on GPUs)
+ * or not, the same bits. */
 static void test_pool_wide(void **state)
 {
     (void)state;
@@ -177,6 +178,7 @@ static void test_pool_wide(void **state)
         core_shape os = {.rank = 4, .d = {n, oh, ow, c}};
         const core_buf *ins[] = {&x};
         check("wide avg pool", t, kt_compare(&s, ins, SI_FLOAT32, &os, NULL), TOL);
+        assert_int_equal(kt_same_ahead(&s, ins, SI_FLOAT32, &os), 0); /* loads ahead or not: the same bits */
         /* output rows r0.. of batch 0 (VALID, stride = window: input rows r0*kh..) */
         if (tiled) {
             splits++;

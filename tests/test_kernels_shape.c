@@ -974,6 +974,116 @@ static void test_xfer_batch(void **state)
     glk_host_pool_destroy(kt_gpu, pool);
 }
 
+/* glk_dequant_words (issues 19, 20: a quantized weight crosses the bus as
+ * stored and is dequantized as it loads): uint8, uint16 and float16 weights of
+ * random counts (odd and even) at random word offsets of the mapped pool,
+ * into float32 and into halves, queued together with plain copies: they go as
+ * one dispatch; float32 values are bitwise CK_DEQUANT's kernel's on the same
+ * words (so a weight has the same bits wherever it is dequantized) and within
+ * an ulp of the host's, halves are those values rounded to nearest even
+ * (io_float_to_half) and saturated at 65504, the padding half of an odd count
+ * is 0, nothing outside the ranges changes, and values past the largest half
+ * are counted (glk_half_overflows). */
+static void test_dequant_words(void **state)
+{
+    (void)state;
+    si_error err = {0};
+    enum { POOL = 1 << 18, DEV = 1 << 20, SLOT = DEV / 8, NQ = 6 };
+    uint32_t pool, dev, raw, ref;
+    uint32_t *host;
+    if (glk_host_pool_create(kt_gpu, POOL, &pool, (void **)&host, &err) == SI_ERR_UNSUPPORTED)
+        skip();
+    assert_int_equal(glk_buffer_create(kt_gpu, DEV, &dev, &err), SI_OK);
+    assert_int_equal(glk_buffer_create(kt_gpu, SLOT, &raw, &err), SI_OK);
+    assert_int_equal(glk_buffer_create(kt_gpu, SLOT, &ref, &err), SI_OK);
+    uint32_t *want = malloc(DEV), *got = malloc(DEV), *refv = malloc(SLOT);
+    assert_non_null(want);
+    assert_non_null(got);
+    assert_non_null(refv);
+    for (int rep = 0; rep < 12; rep++) {
+        for (int i = 0; i < POOL / 4; i++)
+            host[i] = kt_rand();
+        for (int i = 0; i < DEV / 4; i++)
+            want[i] = ~(uint32_t)i;
+        assert_int_equal(glk_upload(kt_gpu, dev, 0, want, DEV, &err), SI_OK);
+        uint64_t d0 = glk_xfer_dispatches(kt_gpu);
+        (void)glk_half_overflows(kt_gpu); /* whatever came before */
+        struct { int quant, half, count; uint64_t so, dofs; float scale, min; } q[NQ];
+        uint64_t expect_ovf = 0;
+        for (int k = 0; k < NQ; k++) { /* slot k of dev: one each of quant x half */
+            int quant = 1 + k % 3, half = k / 3, count = kt_randint(1, rep % 2 ? 40 : 20000);
+            uint64_t stored = ((uint64_t)count * (quant == 1 ? 1 : 2) + 3) / 4;
+            uint64_t words = half ? ((uint64_t)count + 1) / 2 : (uint64_t)count;
+            q[k].quant = quant, q[k].half = half, q[k].count = count;
+            q[k].so = (uint64_t)kt_randint(0, POOL / 4 - (int)stored - 1);
+            q[k].dofs = (uint64_t)k * (SLOT / 4) + (uint64_t)kt_randint(0, (int)(SLOT / 4 - words - 1));
+            q[k].scale = kt_randf(0.001f, 0.05f), q[k].min = kt_randf(-2.f, 0.f);
+            if (half && quant != 3 && rep == 3) /* past the largest half: saturated and counted */
+                q[k].scale = kt_randf(300.f, 400.f), q[k].min = 0.f;
+            if (quant == 3) /* halves as stored: no NaNs or infinities (an exponent under 31) */
+                for (uint64_t w = 0; w < stored; w++)
+                    host[q[k].so + w] &= 0xbfffbfffu;
+            assert_int_equal(glk_dequant_words(kt_gpu, pool, q[k].so * 4, dev, q[k].dofs * 4, count, quant,
+                                               q[k].scale, q[k].min, half, &err), SI_OK);
+        }
+        /* and a plain copy into slot 7, in the same batch */
+        uint64_t cw = (uint64_t)kt_randint(1, 3000), cso = (uint64_t)kt_randint(0, POOL / 4 - 3001);
+        assert_int_equal(glk_copy_words(kt_gpu, pool, cso * 4, dev, 7 * SLOT + 4, cw * 4, &err), SI_OK);
+        memcpy(want + 7 * SLOT / 4 + 1, host + cso, cw * 4);
+        assert_int_equal(glk_xfer_dispatches(kt_gpu), d0); /* all queued */
+        for (int k = 0; k < NQ; k++) {
+            /* CK_DEQUANT's kernel on the same words, into float32 */
+            int count = q[k].count, quant = q[k].quant;
+            uint64_t stored = ((uint64_t)count * (quant == 1 ? 1 : 2) + 3) / 4;
+            ck_step st = {.kind = CK_DEQUANT, .n_in = 1, .in = {0}, .out = 1};
+            st.u.dequant = (ck_dequant_p){.count = count, .quant = quant, .min = q[k].min, .scale = q[k].scale};
+            assert_int_equal(glk_upload(kt_gpu, raw, 0, host + q[k].so, stored * 4, &err), SI_OK);
+            si_dtype dt[CK_MAX_IN] = {SI_INT32};
+            glk_range r_in = {raw, 0, stored * 4}, r_out = {ref, 0, (uint64_t)count * 4};
+            assert_int_equal(glk_run_step(kt_gpu, &st, &r_in, dt, &r_out, SI_FLOAT32, &err), SI_OK);
+            assert_int_equal(glk_download(kt_gpu, ref, 0, refv, (uint64_t)count * 4, &err), SI_OK);
+            const uint8_t *b = (const uint8_t *)(host + q[k].so);
+            for (int i = 0; i < count; i++) {
+                float v;
+                memcpy(&v, &refv[i], 4);
+                if (quant != 3) { /* the kernel's against the host's in double, as TensorFlow.js */
+                    uint32_t e = quant == 1 ? b[i] : (uint32_t)(b[2 * i] | b[2 * i + 1] << 8);
+                    double h = (double)e * q[k].scale + q[k].min;
+                    /* (a product and a sum in float32: each rounds once) */
+                    assert_true(fabs(v - h) <= (fabs((double)e * q[k].scale) + fabs(q[k].min)) * 1.2e-7);
+                }
+                if (!q[k].half) {
+                    want[q[k].dofs + (uint64_t)i] = refv[i];
+                    continue;
+                }
+                float c = isinf(v) || isnan(v) ? v : v > 65504.f ? 65504.f : v < -65504.f ? -65504.f : v;
+                expect_ovf += fabsf(v) >= 65520.f && !isinf(v);
+                uint16_t h = io_float_to_half(c);
+                uint32_t *w = &want[q[k].dofs + (uint64_t)i / 2];
+                *w = i % 2 ? (*w & 0xffffu) | (uint32_t)h << 16 : (i + 1 == count ? h : (*w & 0xffff0000u) | h);
+            }
+        }
+        assert_int_equal(glk_download(kt_gpu, dev, 0, got, DEV, &err), SI_OK);
+        assert_int_equal(glk_xfer_dispatches(kt_gpu), d0 + 1);
+        for (int i = 0; i < DEV / 4; i++)
+            if (got[i] != want[i])
+                fail_msg("rep %d: word %d (slot %d) is %08x, not %08x", rep, i, i / (SLOT / 4), got[i], want[i]);
+        uint64_t ovf = glk_half_overflows(kt_gpu);
+        if (rep == 3)
+            assert_true(expect_ovf > 0);
+        assert_int_equal(ovf, expect_ovf);
+    }
+    assert_int_equal(glk_dequant_words(kt_gpu, pool, 2, dev, 0, 8, 1, 1.f, 0.f, 0, &err), SI_ERR_ARG);
+    assert_int_equal(glk_dequant_words(kt_gpu, pool, 0, dev, 0, 8, 4, 1.f, 0.f, 0, &err), SI_ERR_ARG);
+    free(want);
+    free(got);
+    free(refv);
+    glk_buffer_destroy(kt_gpu, dev);
+    glk_buffer_destroy(kt_gpu, raw);
+    glk_buffer_destroy(kt_gpu, ref);
+    glk_host_pool_destroy(kt_gpu, pool);
+}
+
 /* GPU timestamps (glk_timing): with timing on, each command sent is timed
  * once, tagged with the tag set when it was sent (a batch of transfers: when
  * its first was queued), a batch with its ranges, in the order sent, each
@@ -1154,7 +1264,7 @@ int main(void)
         cmocka_unit_test(test_lower_matmul_both_sides), cmocka_unit_test(test_lower_dwconv_nchw),
         cmocka_unit_test(test_lower_depth_space), cmocka_unit_test(test_lower_space_batch),
         cmocka_unit_test(test_copy_words),      cmocka_unit_test(test_barriers_where_needed),
-        cmocka_unit_test(test_xfer_batch),      cmocka_unit_test(test_state_skips),
+        cmocka_unit_test(test_xfer_batch),      cmocka_unit_test(test_dequant_words),      cmocka_unit_test(test_state_skips),
         cmocka_unit_test(test_gpu_stamps),
     };
     return cmocka_run_group_tests_name("kernels_shape", tests, setup, teardown);

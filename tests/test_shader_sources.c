@@ -99,7 +99,8 @@ static void test_sources_pass_glslang(void **state)
     assert_int_equal(kt_gpu_open(), 0);
     glk_set_source_hook(kt_gpu, keep_source, NULL);
     /* each with its loads ahead of its sums and without (glk_set_ahead: a GPU's
-     * default is on, llvmpipe's off), and a matmul both ways */
+     * default is on, llvmpipe's off), and a matmul and a wide one, and a wide
+     * average pool, both ways */
     static const char *const convs[] = {"plain", "vec", "tiled", "split"};
     si_error err = {0};
     for (int ahead = 0; ahead < 2; ahead++) {
@@ -115,14 +116,22 @@ static void test_sources_pass_glslang(void **state)
         ck_step mm = {.kind = CK_MATMUL, .n_in = 2, .in = {0, 1}, .out = 2};
         mm.u.matmul = (ck_matmul_p){.batch = 1, .m = 4, .n = 4, .k = 64};
         prepare(&mm, SI_FLOAT32);
+        mm.u.matmul.k = 4096; /* wide */
+        prepare(&mm, SI_FLOAT32);
+        ck_step pool = {.kind = CK_POOL, .n_in = 1, .in = {0}, .out = 1}; /* a global average: wide */
+        pool.u.pool = (ck_pool_p){.n = 1, .in_h = 32, .in_w = 32, .c = 8, .out_h = 1, .out_w = 1,
+                                  .k_h = 32, .k_w = 32, .stride_h = 32, .stride_w = 32};
+        prepare(&pool, SI_FLOAT32);
     }
     glk_set_ahead(kt_gpu, -1);
     assert_int_equal(glk_set_conv(kt_gpu, NULL, &err), SI_OK);
-    /* the transfer kernel (a program that is no step's) */
+    /* the transfer kernel (programs that are no step's) */
     uint32_t a = 0, b = 0;
     assert_int_equal(glk_buffer_create(kt_gpu, 256, &a, &err), SI_OK);
     assert_int_equal(glk_buffer_create(kt_gpu, 256, &b, &err), SI_OK);
     assert_int_equal(glk_copy_words(kt_gpu, a, 0, b, 0, 64, &err), SI_OK);
+    /* and its dequantizing form, the halves' counting one too (where the GPU counts) */
+    assert_int_equal(glk_dequant_words(kt_gpu, a, 0, b, 0, 16, 1, 0.5f, 1.f, 1, &err), SI_OK);
     assert_int_equal(glk_finish(kt_gpu, &err), SI_OK);
     glk_buffer_destroy(kt_gpu, a);
     glk_buffer_destroy(kt_gpu, b);

@@ -1,7 +1,7 @@
 // CK_MATMUL: P = ck_matmul_p {0 batch, 1 m, 2 n, 3 k, 4 trans_a, 5 trans_b, 6 a_batch_stride,
 // 7 b_batch_stride, 8 has_bias, 9 act, 10 has_alpha_tensor, 11 alpha, 12 n_clip, 13 clip_op0,
 // 14 clip_op1, 15 hswish, 16 has_scale}. One invocation per
-// output element out[b, i, j]; the epilogue's channel is j.
+// output element out[b, i, j] (OPC 1, wide: a workgroup); the epilogue's channel is j.
 float tanh_safe(float x) { float e = exp(-2.0 * abs(clamp(x, -20.0, 20.0))); return sign(x) * (1.0 - e) / (1.0 + e); }
 // Bias add then activation, as ck_apply_act on the host. PReLU alphas come one
 // per output channel, or one for all.
@@ -20,11 +20,50 @@ float epilogue(float v, int oc, int has_bias, int act, int has_alpha, float alph
     if (act == ACT_TANH) return tanh_safe(v);
     return v;
 }
+// The sum of block [k0, k1) of a row of a and a column of b (a double-float
+// pair): tfjs sums blocks of 48 like doubles and adds each block to a float32.
+vec2 mm_block(int ai, int bj, int k0, int k1, int a_step, int b_step) {
+    vec2 blk = vec2(0.0);
+    int kk = k0;
+    // (AHEAD, on GPUs) eight a round, every load of the round issued before its sums (the same
+    // sums in the same order: an M = 1 product, a dense head, has few
+    // invocations, and each waited on its loads one by one)
+    for (; AHEAD != 0 && kk + 8 <= k1; kk += 8) {
+        float av[8], bv[8];
+        for (int u = 0; u < 8; u++) {
+            av[u] = float(LD0(ai + u * a_step));
+            bv[u] = float(LD1(bj + u * b_step));
+        }
+        for (int u = 0; u < 8; u++) blk = dd_mad(av[u], bv[u], blk);
+        ai += 8 * a_step;
+        bj += 8 * b_step;
+    }
+    for (; kk < k1; kk++) {
+        blk = dd_mad(float(LD0(ai)), float(LD1(bj)), blk);
+        ai += a_step;
+        bj += b_step;
+    }
+    return blk;
+}
+
+#if OPC == 1
+// Wide (glk_matmul_wide: few outputs, long sums, as a dense head at batch 1):
+// a workgroup an output element, its invocations each summing a block of 48,
+// the blocks then added to the float32 in order by the first: the same sums
+// in the same order as one invocation making them all, so the same bits.
+shared vec2 mm_blk[64];
+#endif
+
 void main() {
     uint gi = gidx();
-    if (gi >= NT) return;
+    if (gi >= NT) return; // (wide: whole workgroups)
     int m = P[1], n = P[2], k = P[3];
+#if OPC == 1
+    uint lid = gl_LocalInvocationID.x;
+    int i = int(gi >> 6u);
+#else
     int i = int(gi);
+#endif
     int j = i % n;
     int t = i / n;
     int r = t % m;
@@ -32,31 +71,29 @@ void main() {
     int a_step = P[4] != 0 ? m : 1, b_step = P[5] != 0 ? 1 : n;
     int ai = bi * P[6] + (P[4] != 0 ? r : r * k);
     int bj = bi * P[7] + (P[5] != 0 ? j * k : j);
-    // tfjs sums blocks of 48 like doubles and adds each block to a float32
     float acc = 0.0;
+#if OPC == 1
+    int nblk = (k + 47) / 48;
+    for (int base = 0; base < nblk; base += 64) {
+        int b = base + int(lid);
+        int k0 = b * 48;
+        mm_blk[lid] = b < nblk ? mm_block(ai + k0 * a_step, bj + k0 * b_step, k0, min(k0 + 48, k), a_step, b_step)
+                               : vec2(0.0);
+        memoryBarrierShared();
+        barrier();
+        if (lid == 0u)
+            for (int q = 0; q < min(64, nblk - base); q++) acc = dd_add_to(acc, mm_blk[q]);
+        barrier();
+    }
+    if (lid != 0u) return;
+    gi = uint(i);
+#else
     for (int k0 = 0; k0 < k; k0 += 48) {
         int k1 = min(k0 + 48, k);
-        vec2 blk = vec2(0.0);
-        int kk = k0;
-        // (AHEAD, on GPUs) eight a round, every load of the round issued before its sums (the same
-        // sums in the same order: an M = 1 product, a dense head, has few
-        // invocations, and each waited on its loads one by one)
-        for (; AHEAD != 0 && kk + 8 <= k1; kk += 8) {
-            float av[8], bv[8];
-            for (int u = 0; u < 8; u++) {
-                av[u] = float(LD0(ai + u * a_step));
-                bv[u] = float(LD1(bj + u * b_step));
-            }
-            for (int u = 0; u < 8; u++) blk = dd_mad(av[u], bv[u], blk);
-            ai += 8 * a_step;
-            bj += 8 * b_step;
-        }
-        for (; kk < k1; kk++) {
-            blk = dd_mad(float(LD0(ai)), float(LD1(bj)), blk);
-            ai += a_step;
-            bj += b_step;
-        }
-        acc = dd_add_to(acc, blk);
+        acc = dd_add_to(acc, mm_block(ai, bj, k0, k1, a_step, b_step));
+        ai += (k1 - k0) * a_step;
+        bj += (k1 - k0) * b_step;
     }
+#endif
     ST(gi, VO(clips(epilogue(scaled(acc, j, P[16]), j, P[8], P[9], P[10], PF(11)), P[12], P[13], P[14], P[15])));
 }

@@ -35,7 +35,19 @@ void main() {
     int xlo = max(x0, 0), xhi = min(x0 + P[8], in_w);
     int w = max(xhi - xlo, 0), cnt = max(yhi - ylo, 0) * w;
     vec2 s = vec2(0.0);
-    for (int e = int(lane); e < cnt; e += 64) {
+    int e = int(lane);
+    // (AHEAD, on GPUs) eight loads a round issued before their sums: the same
+    // sums in the same order (a global pool has few workgroups, and each lane
+    // waited on its loads, c floats apart, one by one)
+    for (; AHEAD != 0 && e + 7 * 64 < cnt; e += 8 * 64) {
+        float v[8];
+        for (int u = 0; u < 8; u++) {
+            int f = e + 64 * u, y = ylo + f / w, x = xlo + f % w;
+            v[u] = float(LD0(((b * in_h + y) * in_w + x) * c + ch));
+        }
+        for (int u = 0; u < 8; u++) s = dd_add(s, v[u]);
+    }
+    for (; e < cnt; e += 64) {
         int y = ylo + e / w, x = xlo + e % w;
         s = dd_add(s, float(LD0(((b * in_h + y) * in_w + x) * c + ch)));
     }
