@@ -111,6 +111,8 @@ static void test_reduce_lanes(void **state)
         core_buf whole = kt_buf(SI_FLOAT32, 2, cd);
         s.u.reduce.carry = 2;
         assert_int_equal(kt_run_gpu(&s, ins, &whole), 0);
+        core_shape cs = {.rank = 2, .d = {1, cd[1]}};
+        assert_int_equal(kt_same_ahead(&s, ins, SI_FLOAT32, &cs), 0); /* loads ahead or not: the same pairs */
         /* 2..4 parts at random cuts, each from the previous one's lane pairs */
         int parts = kt_randint(2, 4), cut[5] = {0};
         for (int q = 1; q < parts; q++)

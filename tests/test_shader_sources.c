@@ -99,8 +99,8 @@ static void test_sources_pass_glslang(void **state)
     assert_int_equal(kt_gpu_open(), 0);
     glk_set_source_hook(kt_gpu, keep_source, NULL);
     /* each with its loads ahead of its sums and without (glk_set_ahead: a GPU's
-     * default is on, llvmpipe's off), and a matmul and a wide one, and a wide
-     * average pool, both ways */
+     * default is on, llvmpipe's off), and a matmul and a wide one, a wide
+     * average pool and a mean in lanes, both ways */
     static const char *const convs[] = {"plain", "vec", "tiled", "split"};
     si_error err = {0};
     for (int ahead = 0; ahead < 2; ahead++) {
@@ -122,6 +122,10 @@ static void test_sources_pass_glslang(void **state)
         pool.u.pool = (ck_pool_p){.n = 1, .in_h = 32, .in_w = 32, .c = 8, .out_h = 1, .out_w = 1,
                                   .k_h = 32, .k_w = 32, .stride_h = 32, .stride_w = 32};
         prepare(&pool, SI_FLOAT32);
+        ck_step red = {.kind = CK_REDUCE, .n_in = 1, .in = {0}, .out = 1}; /* a global mean: in lanes */
+        red.u.reduce = (ck_reduce_p){.op = CK_R_MEAN, .outer = 1, .n = 4096, .inner = 8, .dtype = SI_FLOAT32,
+                                     .lanes = CK_REDUCE_LANES};
+        prepare(&red, SI_FLOAT32);
     }
     glk_set_ahead(kt_gpu, -1);
     assert_int_equal(glk_set_conv(kt_gpu, NULL, &err), SI_OK);

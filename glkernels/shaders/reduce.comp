@@ -46,7 +46,23 @@ void main_lanes(uint gi) {
 #if OPC == R_MEAN
     float fn = float(P[5] != 0 ? P[5] : n);
 #endif
-    for (int j = (int(lane) - P[9] % 64 + 64) % 64; j < n; j += 64) {
+    int j = (int(lane) - P[9] % 64 + 64) % 64;
+    // (AHEAD, on GPUs) eight loads a round issued before their sums: the same
+    // sums in the same order (a global mean has few workgroups, and each lane
+    // waited on its loads, inner floats apart, one by one)
+    for (; AHEAD != 0 && j + 7 * 64 < n; j += 8 * 64) {
+        float v[8];
+        for (int u = 0; u < 8; u++) v[u] = float(in0[base + (j + 64 * u) * inner]);
+        for (int u = 0; u < 8; u++) {
+#if OPC == R_MEAN
+            precise float q = v[u] / fn;
+            acc = dd_add(acc, q);
+#else
+            acc = dd_add(acc, v[u]);
+#endif
+        }
+    }
+    for (; j < n; j += 64) {
 #if OPC == R_MEAN
         precise float q = float(in0[base + j * inner]) / fn;
         acc = dd_add(acc, q);
