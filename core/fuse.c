@@ -283,6 +283,62 @@ static int fuse_hswish(fuser *f, int k)
     return 0;
 }
 
+/* Step k, Mul(Relu6(Add(x, c2)), c1) where x is step j's output (read by
+ * the Add alone), into j's epilogue as a hard sigmoid (hswish 2): MobileNetV3's
+ * relu6(x + 3) / 6 as the converter leaves it after a squeeze-excite conv, in
+ * three steps. */
+static int fuse_hsigmoid(fuser *f, int k)
+{
+    core_program *p = f->p;
+    ck_step *s = &p->steps[k];
+    if (f->dead[k] || !float_binary(s, CK_B_MUL))
+        return 0;
+    for (int side = 0; side < 2; side++) {
+        int r = s->in[side], c1 = s->in[1 - side], x, c2, kr;
+        if (r < 0 || c1 < 0 || r == c1 || p->tensors[c1].dtype != SI_FLOAT32 ||
+            core_shape_count(&p->tensors[c1].shape) != 1 ||
+            !same_shape(&p->tensors[s->out].shape, &p->tensors[r].shape) || !fusable_input(f, k, r, &kr))
+            continue;
+        const ck_step *rs = &p->steps[kr];
+        if (rs->kind != CK_UNARY || rs->u.unary.op != CK_U_RELU6 ||
+            rs->u.unary.in_dtype != SI_FLOAT32 || rs->u.unary.out_dtype != SI_FLOAT32)
+            continue;
+        int ka = scalar_binary(f, kr, rs->in[0], CK_B_ADD, &x, &c2);
+        if (ka < 0)
+            continue;
+        /* x: step j's output, read by the Add alone */
+        int j = f->producer[x];
+        if (j < 0 || j >= ka || f->dead[j] || p->steps[j].out != x || p->tensors[x].alias_of >= 0 ||
+            p->tensors[x].kind != PT_ACT || f->readers[x] != 1 || f->pinned[x] ||
+            !same_shape(&p->tensors[s->out].shape, &p->tensors[x].shape))
+            continue;
+        epi_fields e;
+        ck_step *c = &p->steps[j];
+        if (!epilogue_of(c, &e) || *e.act != CK_ACT_NONE || *e.has_alpha || *e.n_clip || *e.hswish ||
+            !ready_before(f, c1, &j))
+            continue;
+        if (!ready_before(f, c2, &j)) /* c1's hoist (if any) stays: harmless */
+            continue;
+        c = &p->steps[j];
+        epilogue_of(c, &e);
+        for (int i = c->n_in; i < 4; i++)
+            c->in[i] = -1;
+        c->in[4] = c1;
+        c->in[5] = c2;
+        if (c->n_in < 6) /* a scale (input 6) stays */
+            c->n_in = 6;
+        *e.hswish = 2;
+        /* a hoist moved the steps after j one later: found again */
+        kr = f->producer[r];
+        ka = f->producer[p->steps[kr].in[0]];
+        f->dead[kr] = f->dead[ka] = 1;
+        f->readers[x] = 0;
+        absorb(f, j, k, r);
+        return 1;
+    }
+    return 0;
+}
+
 /* Step k, an Add (or, as scale, a Mul) of step j's output and a channel
  * vector b, into j's bias (scale: into its scale before the bias, where the
  * device keeps a product and a sum apart, exact_mul_add). */
@@ -418,7 +474,8 @@ int core_fuse_epilogues(core_program *p, int exact_mul_add)
     index_steps(&f);
     for (int k = 0; k < p->n_steps; k++)
         fused += fuse_channel(&f, k, 1) || fuse_channel(&f, k, 0) || fuse_residual(&f, k) ||
-                 fuse_act(&f, k) || fuse_clip(&f, k) || fuse_hswish(&f, k);
+                 fuse_act(&f, k) || fuse_clip(&f, k) || fuse_hswish(&f, k) ||
+                 fuse_hsigmoid(&f, k);
     int n = 0;
     for (int k = 0; k < p->n_steps; k++)
         if (!f.dead[k])

@@ -43,6 +43,10 @@ static float epilogue(float v, int64_t oc, int has_scale, int has_bias, const fl
  * swish (c1 * v) * relu6(v + c2), each op a float32 op as its step's. */
 static float clips(float v, int n, const int32_t *op, int hs, const core_buf *const *ins)
 {
+    if (hs == 2) { /* a hard sigmoid */
+        float a = v + ((const float *)ins[5]->data)[0];
+        return (a < 0.f ? 0.f : (a > 6.f ? 6.f : a)) * ((const float *)ins[4]->data)[0];
+    }
     if (hs) {
         float m = ((const float *)ins[4]->data)[0] * v, a = v + ((const float *)ins[5]->data)[0];
         return m * (a < 0.f ? 0.f : (a > 6.f ? 6.f : a));

@@ -222,9 +222,10 @@ typedef struct {
     float alpha;                  /* leaky relu */
     /* after the activation, n_clip (<= 2) Minimum/Maximum (clip_op: CK_B_MIN or
      * CK_B_MAX) of the value and the scalar input 4 (then 5), fused (core/fuse.c);
-     * or (hswish, no activation, no clips) a hard swish as MobileNetV3 writes it:
+     * or (hswish 1, no activation, no clips) a hard swish as MobileNetV3 writes it:
      * (c1 * v) * relu6(v + c2), c1 input 4, c2 input 5, each op rounded as the
-     * Mul, Add, Relu6, Mul steps it replaces */
+     * Mul, Add, Relu6, Mul steps it replaces; or (hswish 2) a hard sigmoid,
+     * relu6(v + c2) * c1, as the Add, Relu6, Mul steps it replaces */
     int32_t n_clip, clip_op[2], hswish;
     /* before the bias: the value times input 6's element of the output
      * channel, rounded (a batch norm's Mul left unfolded; core/fuse.c) */

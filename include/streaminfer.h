@@ -140,7 +140,8 @@ typedef struct {
      * write costs only the saving. */
     const char *plan_cache_dir;
     /* 1: run every step as lowered: no epilogue fusion (a per-channel scale or
-     * bias, an activation, a clip or a hard swish after a conv or matmul as steps
+     * bias, a residual Add, an activation, a clip, a hard swish or a hard sigmoid
+     * after a conv or matmul as steps
      * of their own, as the model's graph has them); the outputs are bitwise the
      * same either way.
      * SI_NO_FUSE (set, whatever its value) overrides it. For comparing. */

@@ -11,7 +11,7 @@ set -u
 SI=$1
 M=$2/human-models/models
 . "$(dirname "$0")/lib.sh"
-for m in handlandmark-full selfie faceres-deep; do
+for m in handlandmark-full selfie faceres-deep centernet; do
     SI_NO_FUSE=1 "$SI" -q --no-plan-cache --output "$T/$m-nf" --stats "$T/$m-nf.json" "$M/$m.json" >/dev/null &&
         "$SI" -q --no-plan-cache --output "$T/$m-f" --stats "$T/$m-f.json" "$M/$m.json" >/dev/null ||
         { bad "$m: a run failed"; continue; }

@@ -21,7 +21,8 @@ typedef struct {
     /* clips after it (core/fuse.c's fuse_clip): Minimum/Maximum with scalars */
     int n_clip, clip_op[2];
     core_buf clip[2];
-    int hswish; /* or a hard swish: (clip[0] * v) * relu6(v + clip[1]) */
+    int hswish; /* or a hard swish: (clip[0] * v) * relu6(v + clip[1]); 2: a hard sigmoid,
+                 * relu6(v + clip[1]) * clip[0] */
     int has_scale; /* a per-channel scale before the bias */
     core_buf scale;
     int has_res; /* Conv2D: a residual of the output's shape added after the bias (res_wire) */
@@ -54,7 +55,7 @@ static void epi_make(epi_case *e, int rep, int out_c)
     }
     if (e->n_clip == 0 && kt_rand() % 2) {
         int64_t one = 1;
-        e->hswish = 1;
+        e->hswish = kt_rand() % 2 ? 1 : 2; /* a hard swish or a hard sigmoid */
         e->clip[0] = kt_random(SI_FLOAT32, 1, &one, 0.1f, 0.3f);
         e->clip[1] = kt_random(SI_FLOAT32, 1, &one, -1.f, 1.f);
     }

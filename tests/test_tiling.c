@@ -818,6 +818,92 @@ static void test_fuse_residual(void **state)
     }
 }
 
+/* A scalar binary step of op: t (shape d, rank 4) and a float scalar c, the
+ * scalar on side `side` (0: first). */
+static int scalar_binary_step(core_program *p, int op, int t, int c, int side, const int64_t *d)
+{
+    ck_step m = {.kind = CK_BINARY, .n_in = 2};
+    m.in[side] = c;
+    m.in[1 - side] = t;
+    int32_t n = (int32_t)(d[0] * d[1] * d[2] * d[3]);
+    m.u.binary = (ck_binary_p){.op = op, .rank = 4, .count = n};
+    int32_t st[4] = {(int32_t)(d[1] * d[2] * d[3]), (int32_t)(d[2] * d[3]), (int32_t)d[3], 1};
+    for (int i = 0; i < 4; i++) {
+        m.u.binary.out_dim[i] = (int32_t)d[i];
+        if (side == 0)
+            m.u.binary.b_stride[i] = st[i];
+        else
+            m.u.binary.a_stride[i] = st[i];
+    }
+    m.out = prog_tensor(p, SI_FLOAT32, 4, d, NULL);
+    prog_step(p, &m);
+    return m.out;
+}
+
+/* core/fuse.c's hard sigmoid: a Conv2D (its bias fused), then Add(x, c2),
+ * Relu6, Mul(c1) as MobileNetV3's squeeze-excite leaves them, become one step
+ * (hswish 2), bitwise the four steps on the GPU and the host, the scalars on
+ * either side; not fused where the Add's input is read twice (case 1) or the
+ * Relu6's (case 2). */
+static void test_fuse_hsigmoid(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 9; rep++) {
+        int kind = rep % 3;
+        core_program *p = prog_new();
+        int h = kt_randint(1, 6), w = kt_randint(1, 6), c = kt_randint(1, 40), oc = kt_randint(1, 40);
+        int64_t xd[4] = {1, h, w, c}, fd[4] = {1, 1, c, oc}, bd[1] = {oc}, od[4] = {1, h, w, oc}, one[1] = {1};
+        ck_step s = {.kind = CK_CONV2D, .n_in = 3};
+        s.in[0] = prog_random(p, 4, xd, -1.f, 1.f);
+        s.in[1] = prog_random(p, 4, fd, -1.f, 1.f);
+        s.in[2] = prog_random(p, 1, bd, -1.f, 1.f);
+        s.u.conv = (ck_conv_p){.n = 1, .in_h = h, .in_w = w, .in_c = c, .out_h = h, .out_w = w,
+                               .out_c = oc, .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1,
+                               .dil_h = 1, .dil_w = 1, .has_bias = 1};
+        int y = s.out = prog_tensor(p, SI_FLOAT32, 4, od, NULL);
+        prog_step(p, &s);
+        float three = 3.f, sixth = 1.f / 6.f;
+        int c2 = prog_tensor(p, SI_FLOAT32, 1, one, &three), c1 = prog_tensor(p, SI_FLOAT32, 1, one, &sixth);
+        int a = scalar_binary_step(p, CK_B_ADD, y, c2, rep / 3 % 2, od);
+        ck_step u = {.kind = CK_UNARY, .n_in = 1};
+        u.in[0] = a;
+        u.u.unary = (ck_unary_p){.op = CK_U_RELU6, .count = h * w * oc};
+        int r = u.out = prog_tensor(p, SI_FLOAT32, 4, od, NULL);
+        prog_step(p, &u);
+        int m = scalar_binary_step(p, CK_B_MUL, r, c1, rep / 3 == 1, od);
+        p->outputs[p->n_outputs++] = m;
+        if (kind == 1)
+            p->outputs[p->n_outputs++] = y;
+        if (kind == 2)
+            p->outputs[p->n_outputs++] = r;
+        core_program *q = prog_copy(p);
+        core_fuse_epilogues(q, 1);
+        int conv = -1;
+        for (int i = 0; i < q->n_steps; i++)
+            if (q->steps[i].kind == CK_CONV2D)
+                conv = i;
+        assert_true(conv >= 0);
+        if (kind == 0) {
+            assert_int_equal(q->n_steps, 1);
+            assert_int_equal(q->steps[conv].u.conv.hswish, 2);
+            assert_int_equal(q->steps[conv].in[4], c1);
+            assert_int_equal(q->steps[conv].in[5], c2);
+        } else {
+            assert_int_equal(q->steps[conv].u.conv.hswish, 0);
+            assert_true(q->n_steps >= 3);
+        }
+        for (int o = 0; o < p->n_outputs; o++)
+            for (int gpu = 1; gpu >= 0; gpu--) {
+                float *pa = prog_run(p, o, gpu), *qa = prog_run(q, o, gpu);
+                assert_memory_equal(pa, qa, p->tensors[p->outputs[o]].bytes);
+                free(pa);
+                free(qa);
+            }
+        core_program_free(q);
+        core_program_free(p);
+    }
+}
+
 /* Pad along rows. Constant, as Keras pads explicitly before a strided
  * depthwise convolution ((0,1) or (1,1) rows and columns; here also followed
  * by one), with parts in the padding past the input's end; reflect and
@@ -1011,7 +1097,7 @@ int main(void)
         cmocka_unit_test(test_pool),     cmocka_unit_test(test_resize),
         cmocka_unit_test(test_matmul),   cmocka_unit_test(test_conv_channels),
         cmocka_unit_test(test_matmul_thin_columns), cmocka_unit_test(test_rows_channels),
-        cmocka_unit_test(test_reduce_carry), cmocka_unit_test(test_chain), cmocka_unit_test(test_fuse_residual),
+        cmocka_unit_test(test_reduce_carry), cmocka_unit_test(test_chain), cmocka_unit_test(test_fuse_residual), cmocka_unit_test(test_fuse_hsigmoid),
         cmocka_unit_test(test_pad),      cmocka_unit_test(test_concat_bands),
         cmocka_unit_test(test_rows_misc), cmocka_unit_test(test_rows_scan_lrn),
         cmocka_unit_test(test_batch_windows), cmocka_unit_test(test_crop_boxes),
