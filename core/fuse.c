@@ -229,6 +229,32 @@ static int scalar_binary(fuser *f, int k, int t, int op, int *x, int *c)
     return -1;
 }
 
+/* Step *j (a conv or matmul, epilogue with no activation, clip or hard
+ * swish) takes scalars c1 and c2 (inputs 4 and 5) for a hard swish (hs 1) or
+ * sigmoid (hs 2), both made before it (a dequantization after it moves up:
+ * *j one later then). 0 where it cannot. */
+static int epi_hard(fuser *f, int *j, int c1, int c2, int hs)
+{
+    core_program *p = f->p;
+    epi_fields e;
+    ck_step *c = &p->steps[*j];
+    if (!epilogue_of(c, &e) || *e.act != CK_ACT_NONE || *e.has_alpha || *e.n_clip || *e.hswish ||
+        !ready_before(f, c1, j))
+        return 0;
+    if (!ready_before(f, c2, j)) /* c1's hoist (if any) stays: harmless */
+        return 0;
+    c = &p->steps[*j];
+    epilogue_of(c, &e);
+    for (int i = c->n_in; i < 4; i++)
+        c->in[i] = -1;
+    c->in[4] = c1;
+    c->in[5] = c2;
+    if (c->n_in < 6) /* a scale (input 6) stays */
+        c->n_in = 6;
+    *e.hswish = hs;
+    return 1;
+}
+
 /* Step k, Mul(Mul(c1, x), Relu6(Add(x, c2))) where x is step j's output (read
  * by those two alone), into j's epilogue as a hard swish: MobileNetV3's
  * x * relu6(x + 3) / 6, as the converter leaves it in four steps. */
@@ -256,22 +282,8 @@ static int fuse_hswish(fuser *f, int k)
             p->tensors[x].alias_of >= 0 || p->tensors[x].kind != PT_ACT || f->readers[x] != 2 ||
             f->pinned[x] || !same_shape(&p->tensors[s->out].shape, &p->tensors[x].shape))
             continue;
-        epi_fields e;
-        ck_step *c = &p->steps[j];
-        if (!epilogue_of(c, &e) || *e.act != CK_ACT_NONE || *e.has_alpha || *e.n_clip ||
-            *e.hswish || !ready_before(f, c1, &j))
+        if (!epi_hard(f, &j, c1, c2, 1))
             continue;
-        if (!ready_before(f, c2, &j)) /* c1's hoist (if any) stays: harmless */
-            continue;
-        c = &p->steps[j];
-        epilogue_of(c, &e);
-        for (int i = c->n_in; i < 4; i++)
-            c->in[i] = -1;
-        c->in[4] = c1;
-        c->in[5] = c2;
-        if (c->n_in < 6) /* a scale (input 6) stays */
-            c->n_in = 6;
-        *e.hswish = 1;
         /* a hoist moved the steps after j one later: found again */
         km = f->producer[m1];
         kr = f->producer[r];
@@ -312,22 +324,8 @@ static int fuse_hsigmoid(fuser *f, int k)
             p->tensors[x].kind != PT_ACT || f->readers[x] != 1 || f->pinned[x] ||
             !same_shape(&p->tensors[s->out].shape, &p->tensors[x].shape))
             continue;
-        epi_fields e;
-        ck_step *c = &p->steps[j];
-        if (!epilogue_of(c, &e) || *e.act != CK_ACT_NONE || *e.has_alpha || *e.n_clip || *e.hswish ||
-            !ready_before(f, c1, &j))
+        if (!epi_hard(f, &j, c1, c2, 2))
             continue;
-        if (!ready_before(f, c2, &j)) /* c1's hoist (if any) stays: harmless */
-            continue;
-        c = &p->steps[j];
-        epilogue_of(c, &e);
-        for (int i = c->n_in; i < 4; i++)
-            c->in[i] = -1;
-        c->in[4] = c1;
-        c->in[5] = c2;
-        if (c->n_in < 6) /* a scale (input 6) stays */
-            c->n_in = 6;
-        *e.hswish = 2;
         /* a hoist moved the steps after j one later: found again */
         kr = f->producer[r];
         ka = f->producer[p->steps[kr].in[0]];

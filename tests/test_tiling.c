@@ -730,6 +730,27 @@ static int same_binary(core_program *p, int op, int a, int b, const int64_t *d)
     return m.out;
 }
 
+/* p's epilogues fused into a copy, q (returned), and every output of p
+ * bitwise the same from both on the GPU and the host; *conv: q's Conv2D step. */
+static core_program *fused_bitwise(const core_program *p, int *conv)
+{
+    core_program *q = prog_copy(p);
+    core_fuse_epilogues(q, 1);
+    *conv = -1;
+    for (int i = 0; i < q->n_steps; i++)
+        if (q->steps[i].kind == CK_CONV2D)
+            *conv = i;
+    assert_true(*conv >= 0);
+    for (int o = 0; o < p->n_outputs; o++)
+        for (int gpu = 1; gpu >= 0; gpu--) {
+            float *a = prog_run(p, o, gpu), *b = prog_run(q, o, gpu);
+            assert_memory_equal(a, b, p->tensors[p->outputs[o]].bytes);
+            free(a);
+            free(b);
+        }
+    return q;
+}
+
 /* core/fuse.c's residual: a Conv2D, its bias's Add, an Add of a tensor made
  * before it (either side) and a Relu become one step (input 7, the Relu as its
  * activation after the residual), bitwise the four steps on the GPU and the
@@ -788,13 +809,8 @@ static void test_fuse_residual(void **state)
         p->outputs[p->n_outputs++] = u.out;
         if (kind == 2)
             p->outputs[p->n_outputs++] = yb; /* the conv's output (with its bias) read twice */
-        core_program *q = prog_copy(p);
-        core_fuse_epilogues(q, 1);
-        int conv = -1;
-        for (int i = 0; i < q->n_steps; i++)
-            if (q->steps[i].kind == CK_CONV2D)
-                conv = i;
-        assert_true(conv >= 0);
+        int conv;
+        core_program *q = fused_bitwise(p, &conv);
         const ck_conv_p *cp = &q->steps[conv].u.conv;
         if (kind == 0) {
             assert_int_equal(q->n_steps, 2); /* the residual's step and the conv */
@@ -806,13 +822,6 @@ static void test_fuse_residual(void **state)
             assert_int_equal(cp->has_res, 0);
             assert_true(q->n_steps >= 3);
         }
-        for (int o = 0; o < p->n_outputs; o++)
-            for (int gpu = 1; gpu >= 0; gpu--) {
-                float *a = prog_run(p, o, gpu), *b = prog_run(q, o, gpu);
-                assert_memory_equal(a, b, p->tensors[p->outputs[o]].bytes);
-                free(a);
-                free(b);
-            }
         core_program_free(q);
         core_program_free(p);
     }
@@ -876,13 +885,8 @@ static void test_fuse_hsigmoid(void **state)
             p->outputs[p->n_outputs++] = y;
         if (kind == 2)
             p->outputs[p->n_outputs++] = r;
-        core_program *q = prog_copy(p);
-        core_fuse_epilogues(q, 1);
-        int conv = -1;
-        for (int i = 0; i < q->n_steps; i++)
-            if (q->steps[i].kind == CK_CONV2D)
-                conv = i;
-        assert_true(conv >= 0);
+        int conv;
+        core_program *q = fused_bitwise(p, &conv);
         if (kind == 0) {
             assert_int_equal(q->n_steps, 1);
             assert_int_equal(q->steps[conv].u.conv.hswish, 2);
@@ -892,13 +896,6 @@ static void test_fuse_hsigmoid(void **state)
             assert_int_equal(q->steps[conv].u.conv.hswish, 0);
             assert_true(q->n_steps >= 3);
         }
-        for (int o = 0; o < p->n_outputs; o++)
-            for (int gpu = 1; gpu >= 0; gpu--) {
-                float *pa = prog_run(p, o, gpu), *qa = prog_run(q, o, gpu);
-                assert_memory_equal(pa, qa, p->tensors[p->outputs[o]].bytes);
-                free(pa);
-                free(qa);
-            }
         core_program_free(q);
         core_program_free(p);
     }
