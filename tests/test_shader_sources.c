@@ -100,7 +100,7 @@ static void test_sources_pass_glslang(void **state)
     glk_set_source_hook(kt_gpu, keep_source, NULL);
     /* each with its loads ahead of its sums and without (glk_set_ahead: a GPU's
      * default is on, llvmpipe's off), and a matmul and a wide one, a wide
-     * average pool and a mean in lanes, both ways */
+     * average pool, a mean in lanes and a depthwise conv, both ways */
     static const char *const convs[] = {"plain", "vec", "tiled", "split"};
     si_error err = {0};
     for (int ahead = 0; ahead < 2; ahead++) {
@@ -122,6 +122,11 @@ static void test_sources_pass_glslang(void **state)
         pool.u.pool = (ck_pool_p){.n = 1, .in_h = 32, .in_w = 32, .c = 8, .out_h = 1, .out_w = 1,
                                   .k_h = 32, .k_w = 32, .stride_h = 32, .stride_w = 32};
         prepare(&pool, SI_FLOAT32);
+        ck_step dw = {.kind = CK_DWCONV2D, .n_in = 2, .in = {0, 1}, .out = 2}; /* a 3x3 window: ahead */
+        dw.u.conv = (ck_conv_p){.n = 1, .in_h = 8, .in_w = 8, .in_c = 8, .out_h = 8, .out_w = 8, .out_c = 8,
+                                .k_h = 3, .k_w = 3, .stride_h = 1, .stride_w = 1, .dil_h = 1, .dil_w = 1,
+                                .pad_top = 1, .pad_left = 1, .ch_mult = 1};
+        prepare(&dw, SI_FLOAT32);
         ck_step red = {.kind = CK_REDUCE, .n_in = 1, .in = {0}, .out = 1}; /* a global mean: in lanes */
         red.u.reduce = (ck_reduce_p){.op = CK_R_MEAN, .outer = 1, .n = 4096, .inner = 8, .dtype = SI_FLOAT32,
                                      .lanes = CK_REDUCE_LANES};

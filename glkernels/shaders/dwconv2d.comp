@@ -33,6 +33,26 @@ void main() {
     int ic = oc / max(P[15], 1);
     int y0 = oy * P[9] - P[13], x0 = ox * P[10] - P[14];
     float acc = 0.0;
+#if AHEAD
+    // (on GPUs) a 3x3 window: its nine taps' loads issued before the sums (a
+    // tap outside the input reads an address inside it and is skipped, as
+    // below), in loops of constant length so that the arrays stay registers:
+    // the same sums in the same order
+    if (k_h == 3 && k_w == 3) {
+        float xv[9], wv[9];
+        bool ok[9];
+        for (int q = 0; q < 9; q++) {
+            int iy = y0 + (q / 3) * P[11], ix = x0 + (q % 3) * P[12];
+            ok[q] = iy >= 0 && iy < in_h && ix >= 0 && ix < in_w;
+            xv[q] = float(LD0(((b * in_h + clamp(iy, 0, in_h - 1)) * in_w + clamp(ix, 0, in_w - 1)) * in_c + ic));
+            wv[q] = float(LD1(q * out_c + oc));
+        }
+        for (int q = 0; q < 9; q++)
+            if (ok[q]) acc = mad1(xv[q], wv[q], acc);
+        ST(gi, VO(clips(epilogue(scaled(acc, oc, P[24]), oc, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22], P[23])));
+        return;
+    }
+#endif
     for (int ky = 0; ky < k_h; ky++) {
         int iy = y0 + ky * P[11];
         if (iy < 0 || iy >= in_h) continue;
