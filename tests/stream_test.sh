@@ -6,7 +6,8 @@
 # before the one that reads them): at the lower bound and 1.25x it, outputs
 # bitwise those of the run with no budget and glCopyBufferSubData; and the
 # budget runs did load bytes, and some spilled (spills of what the host never
-# reads are transfer kernels too).
+# reads are transfer kernels too). And quantized weights dequantized by their
+# load from a host budget's staging slot (below).
 #   tests/stream_test.sh STREAMINFER CACHE_DIR
 set -u
 SI=$1
@@ -37,5 +38,27 @@ for m in faceres-deep handlandmark-full selfie; do
     done
 done
 [ "$spilled" -gt 0 ] && ok "spills were made ($spilled bytes in all)" || bad "no run spilled: the spill kernels were not tried"
+# Quantized weights (handlandmark-full's are float16 in the shards) are
+# dequantized by their load: read again from the shards into a staging slot
+# under a host budget, their stored bytes dequantized from there; at f32 and
+# f16, bitwise the same precision's run with no budget, and the weights were
+# read again (more than their stored bytes read from files)
+m=handlandmark-full
+for cfg in f32:5M:2M f16:3M:1500K; do
+    prec=${cfg%%:*} v=${cfg#*:} h=${v#*:} v=${v%:*}
+    d="$T/$m-q-$prec"
+    if "$SI" -q --no-plan-cache --precision $prec --output "$d-none" "$M/$m.json" >/dev/null 2>"$d.err" &&
+        "$SI" -q --no-plan-cache --precision $prec --vram $v --host-mem $h --output "$d" --stats "$d.json" \
+            "$M/$m.json" >/dev/null 2>>"$d.err"; then
+        rd=$(key file_bytes_read "$d.json") w=$(key weights_bytes "$d.json")
+        if same "$d-none" "$d" && [ "${rd:-0}" -gt "${w:-0}" ]; then
+            ok "$m (quantized weights) at $prec, $v, --host-mem $h: $rd bytes read from the shards (weights $w), outputs bitwise"
+        else
+            bad "$m at $prec, $v, --host-mem $h: outputs differ from no budget's, or weights not read again ($rd of $w)"
+        fi
+    else
+        bad "$m at $prec: a run failed: $(tail -1 "$d.err")"
+    fi
+done
 echo "stream_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
