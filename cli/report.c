@@ -81,9 +81,6 @@ static void print_gpu_figures(const si_stats *st)
     printf("memory   budget %s, peak GPU %s, lower bound %s, weights %s\n",
            st->budget_bytes ? cli_size(st->budget_bytes, b1) : "none", cli_size(st->peak_vram_bytes, b2),
            cli_size(st->lower_bound_bytes, b3), cli_size(st->weights_bytes, b4));
-    if (st->derived_bytes)
-        printf("derived  %s of dequantized weights made once and kept (no budget)\n",
-               cli_size(st->derived_bytes, b1));
     if (st->driver_reserve_bytes)
         printf("driver   %s of the budget left to the GPU driver\n", cli_size(st->driver_reserve_bytes, b1));
     printf("paging   %llu segments, %llu evictions, spilled %s, reloaded %s\n",
