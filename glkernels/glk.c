@@ -408,6 +408,7 @@ si_result glk_open(glk_ctx **out, si_error *err)
     conv_setup(g);
     glk_set_ahead(g, -1);
     g->has_timer = epoxy_has_gl_extension("GL_EXT_disjoint_timer_query");
+    g->has_storage = epoxy_has_gl_extension("GL_EXT_buffer_storage");
     readback_buffer(g); /* made with the context, so its memory is the empty context's */
     *out = g;
     return SI_OK;
@@ -617,7 +618,7 @@ static GLuint readback_buffer(glk_ctx *g)
     if (g->rb || g->rb_tried)
         return g->rb;
     g->rb_tried = 1;
-    if (!epoxy_has_gl_extension("GL_EXT_buffer_storage"))
+    if (!g->has_storage)
         return 0;
     clear_errors(g);
     const GLbitfield flags = GL_MAP_READ_BIT | GL_MAP_PERSISTENT_BIT_EXT | GL_MAP_COHERENT_BIT_EXT;
@@ -683,7 +684,7 @@ si_result glk_host_pool_create(glk_ctx *g, uint64_t bytes, uint32_t *name, void 
     si_result gate = alloc_gate(g, "host pool", err);
     if (gate != SI_OK)
         return gate;
-    if (!epoxy_has_gl_extension("GL_EXT_buffer_storage"))
+    if (!g->has_storage)
         return base_fail(err, SI_ERR_UNSUPPORTED, "GL_EXT_buffer_storage is missing");
     while (glGetError() != GL_NO_ERROR) {
     }
@@ -768,8 +769,9 @@ static si_result xfer_programs(glk_ctx *g, int counting, si_error *err)
     return st;
 }
 
-/* Whether half stores count their overflows: a binding to spare for the count */
-static int count_overflows(const glk_ctx *g) { return g->max_blocks >= CK_MAX_IN + 2; }
+/* Whether half stores count their overflows: a binding to spare for the
+ * count, and mapped host memory to keep it in (ovf_ensure) */
+static int count_overflows(const glk_ctx *g) { return g->max_blocks >= CK_MAX_IN + 2 && g->has_storage; }
 
 /* P words a transfer's entry takes in xfer.comp's table */
 static int xfer_words(int mode) { return mode ? 6 : 3; }
@@ -926,7 +928,7 @@ si_result glk_dequant_words(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t
     uint64_t words = half ? ((uint64_t)count + 1) / 2 : (uint64_t)count;
     uint64_t stored = ((uint64_t)count * (quant == 1 ? 1 : 2) + 3) / 4 * 4;
     uint64_t lim = xfer_span(g);
-    if (words * 4 > lim || stored > lim || words >= (1u << 31))
+    if (words * 4 > lim || stored > lim) /* (a binding's elements are below 2^31: xfer_span) */
         return base_fail(err, SI_ERR_GPU, "a quantized weight of %lld elements: more than one binding of the GPU "
                          "holds (%llu bytes)", (long long)count, (unsigned long long)lim);
     int counting = half && quant != 3 && count_overflows(g);

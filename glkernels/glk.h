@@ -66,9 +66,10 @@ int glk_software(const glk_ctx *g);
  * "split[:DIV,MAX,AIM]" (runs of taps added in a tree: other bits); anything else
  * is SI_ERR_ARG. g NULL: the spec checked alone. */
 si_result glk_set_conv(glk_ctx *g, const char *spec, si_error *err);
-/* Whether conv2d and matmul load a round of their operands before its sums
- * (the same sums in the same order, so the same bits): 1 on, 0 off, -1 the
- * device's default (on but for software rasterizers). */
+/* Whether conv2d, matmul, 3x3 depthwise convs, wide average pools and means
+ * in lanes load a round of their operands before its sums (the same sums in
+ * the same order, so the same bits): 1 on, 0 off, -1 the device's default (on
+ * but for software rasterizers). */
 void glk_set_ahead(glk_ctx *g, int on);
 int glk_lost(const glk_ctx *g);
 

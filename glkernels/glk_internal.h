@@ -72,9 +72,10 @@ struct glk_ctx {
      * taps a run, most runs, invocations aimed at), 3 vec (OPC 3 where x can
      * be read four channels a load, else plain) */
     int conv_mode;
-    /* conv2d and matmul load a round of their operands before its sums
-     * (AHEAD; the same sums): on GPUs, where it keeps loads in flight; not on
-     * llvmpipe, where the arrays made selfie 1.24x slower (glk_set_ahead) */
+    /* conv2d, matmul, 3x3 depthwise convs, wide average pools and means in
+     * lanes load a round of their operands before its sums (AHEAD; the same
+     * sums): on GPUs, where it keeps loads in flight; not on llvmpipe, where
+     * conv2d's arrays made selfie 1.24x slower (glk_set_ahead) */
     int ahead;
     int conv_tile[2][5], conv_split[3];
     /* glk_copy_words' batch: transfers from one buffer into another queued
@@ -104,6 +105,7 @@ struct glk_ctx {
     /* glk_timing: commands bracketed by timestamp queries (two names each,
      * kept for the next run), at most GLK_MAX_STAMPS a run */
     int has_timer; /* GL_EXT_disjoint_timer_query, looked up at glk_open */
+    int has_storage; /* GL_EXT_buffer_storage (mapped host buffers), looked up at glk_open */
     int timing, tag, xb_tag;
     GLuint *queries;
     int n_queries;

@@ -131,12 +131,11 @@ static int gpu_copies_overlap(const si_model *m)
 
 /* A quantized weight's load (core_tensor.quant): its stored bytes at `from`
  * in the pool, dequantized into its place in the arena by the transfer kernel
- * (glk_dequant_words), on every GPU and at every budget, so its values are
- * the same bits wherever it is loaded. Without a mapped pool (no
- * GL_EXT_buffer_storage: no driver this was tested on) the stored bytes go up
- * to a buffer of their own first, deleted once the kernel is queued (GL keeps
- * it until the kernel has run): a stored weight's bytes more on the GPU for a
- * moment, outside the plan. */
+ * (glk_dequant_words), at every budget, so its values are the same bits
+ * wherever it is loaded. Without a mapped pool (no GL_EXT_buffer_storage: no
+ * driver this was tested on; the pool is host memory, every load an upload)
+ * they are dequantized on the host as TensorFlow.js does, at every budget
+ * too, and uploaded: no GPU memory past the plan's. */
 static si_result gpu_dequant_load(si_model *m, int b, uint64_t from, si_error *err)
 {
     const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
@@ -145,14 +144,12 @@ static si_result gpu_dequant_load(si_model *m, int b, uint64_t from, si_error *e
     if (m->home_buf)
         return glk_dequant_words(m->gpu, m->home_buf, from, m->arena, off, n, t->quant, t->q_scale, t->q_min,
                                  t->half, err);
-    uint32_t tmp = 0;
-    si_result st = glk_buffer_create(m->gpu, t->stored_bytes, &tmp, err);
-    if (st == SI_OK)
-        st = glk_upload(m->gpu, tmp, 0, m->home + from, t->stored_bytes, err);
-    if (st == SI_OK)
-        st = glk_dequant_words(m->gpu, tmp, 0, m->arena, off, n, t->quant, t->q_scale, t->q_min, t->half, err);
-    if (tmp)
-        glk_buffer_destroy(m->gpu, tmp); /* (sends the queued transfers first) */
+    void *v = malloc((size_t)(n ? n : 1) * 4);
+    if (!v)
+        return base_fail(err, SI_ERR_NOMEM, "out of memory dequantizing %s", t->name ? t->name : "a weight");
+    rt_dequant_weight(m, b, m->home + from, v);
+    si_result st = glk_upload(m->gpu, m->arena, off, v, m->pb.buffers[b].bytes, err); /* copied at the call */
+    free(v);
     return st;
 }
 

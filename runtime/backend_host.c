@@ -49,10 +49,9 @@ static void host_pool_free(si_model *m) { free(m->home); }
  * dequantized into the arena as TensorFlow.js does (1 if b is one). */
 static int host_dequant_load(si_model *m, int b, uint64_t from)
 {
-    const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
-    if (!t->quant)
+    if (!m->prog->tensors[m->pb.buffers[b].tensor].quant)
         return 0;
-    io_weight_dequantize(&m->io->weights[t->weight], m->home + from, m->host_arena + m->off[b]);
+    rt_dequant_weight(m, b, m->home + from, m->host_arena + m->off[b]);
     return 1;
 }
 

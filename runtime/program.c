@@ -115,6 +115,14 @@ void rt_store_halves(void *dst, const void *src, int64_t n)
         memset((uint8_t *)dst + 2 * n, 0, 2); /* the padding to 4 bytes */
 }
 
+void rt_dequant_weight(const si_model *m, int b, const void *stored, void *dst)
+{
+    const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
+    io_weight_dequantize(&m->io->weights[t->weight], stored, dst);
+    if (t->half)
+        rt_store_halves(dst, dst, core_shape_count(&t->shape));
+}
+
 /* The host pool: `total` bytes for the homes rt_host_tiers laid out, then
  * its staging slots (rt_host_open makes them and the spill file). */
 si_result rt_make_homes(si_model *m, uint64_t total, si_error *err)

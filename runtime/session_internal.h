@@ -201,6 +201,11 @@ static inline double rt_now_ms(void)
 /* program.c: n floats as the halves nearest them (core_tensor.half), into
  * n x 2 bytes rounded up to 4; dst may be src (in place) */
 void rt_store_halves(void *dst, const void *src, int64_t n);
+/* Buffer b's quantized weight (core_tensor.quant) from its stored bytes into
+ * dst as the arena holds it, on the host: dequantized as TensorFlow.js does,
+ * then as halves where the tensor is half (dst: 4 bytes an element; may not
+ * be stored). */
+void rt_dequant_weight(const si_model *m, int b, const void *stored, void *dst);
 
 /* options.c: whether name is one of list's comma-separated names */
 int rt_name_listed(const char *list, const char *name);
