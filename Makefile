@@ -118,7 +118,12 @@ $(B)/bench/digest_speed: bench/digest_speed.c $(B)/libstreaminfer.a
 	$(CC) $(CFLAGS) $< $(B)/libstreaminfer.a $(LIBS) -o $@
 
 bench: all $(B)/bench/hold_context $(B)/bench/kiosk $(B)/bench/kiosk_pipeline $(B)/bench/half_convert \
-       $(B)/bench/digest_speed
+       $(B)/bench/digest_speed $(B)/bench/overlap_steps
+
+# issue 19: does a transfer kernel run beside the step dispatched after it (bench/results/stream-h200.md)
+$(B)/bench/overlap_steps: bench/overlap_steps.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< -lepoxy -o $@
 
 $(B)/bench/kiosk_pipeline: bench/kiosk_pipeline.c $(B)/libstreaminfer.a
 	@mkdir -p $(dir $@)

@@ -161,7 +161,10 @@ static const char usage[] =
     "                       too, as on a real GPU\n"
     "  --check-steps TOL    after each GPU step run the host reference and name the\n"
     "                       steps whose outputs differ by more than TOL (> 0)\n"
-    "  --plan-prefetch      plan loads ahead of the dispatches that need them\n"
+    "  --plan-prefetch[=N]  plan the loads of the next N steps (1 if no N; 0: off, the\n"
+    "                       default) beside the dispatch before them where the budget\n"
+    "                       leaves room at every step between; with N > 1 a step takes\n"
+    "                       them while its estimated time lasts\n"
     "  --plan-debug         print each planning attempt on stderr\n"
     "  --copy-kernels MODE  how loads reach the GPU: auto (default: transfer kernels,\n"
     "                       which the next step runs beside, on a GPU; glCopyBufferSubData\n"
@@ -232,7 +235,7 @@ static const struct option longopts[] = {
     {"no-stages", no_argument, NULL, O_NO_STAGES},
     {"driver-reserve", no_argument, NULL, O_DRIVER_RESERVE},
     {"check-steps", required_argument, NULL, O_CHECK_STEPS},
-    {"plan-prefetch", no_argument, NULL, O_PLAN_PREFETCH},
+    {"plan-prefetch", optional_argument, NULL, O_PLAN_PREFETCH},
     {"plan-debug", no_argument, NULL, O_PLAN_DEBUG},
     {"copy-kernels", required_argument, NULL, O_COPY_KERNELS},
     {"loop-nodes", required_argument, NULL, O_LOOP_NODES},
@@ -336,7 +339,13 @@ static int parse_one(int c, const char *v, const char *arg, cli_args *a)
         if (parse_tolerance(v, &a->opt.check_steps))
             return cli_fail(EXIT_USAGE, "--check-steps: '%s' is not a tolerance above 0 like 1e-3", v);
         return 0;
-    case O_PLAN_PREFETCH: a->opt.plan_prefetch = 1; return 0;
+    case O_PLAN_PREFETCH: {
+        unsigned long long num = 1;
+        if (v && parse_count(v, 0, 64, &num))
+            return cli_fail(EXIT_USAGE, "--plan-prefetch: '%s' is not a number of steps from 0 to 64", v);
+        a->opt.plan_prefetch = (int)num;
+        return 0;
+    }
     case O_PLAN_DEBUG: a->opt.plan_debug = 1; return 0;
     case O_COPY_KERNELS:
         if (!strcmp(v, "auto"))

@@ -192,6 +192,8 @@ void glk_set_faults(glk_ctx *g, const glk_faults *f)
 {
     g->faults = f ? *f : (glk_faults){0};
     g->n_allocs = g->n_cmds = 0;
+    /* no GL call here: the context need not be current */
+    g->has_storage = g->storage_ext && !g->faults.no_storage;
 }
 
 /* Before a command goes to the GPU: refused on a lost context, or failed
@@ -408,7 +410,7 @@ si_result glk_open(glk_ctx **out, si_error *err)
     conv_setup(g);
     glk_set_ahead(g, -1);
     g->has_timer = epoxy_has_gl_extension("GL_EXT_disjoint_timer_query");
-    g->has_storage = epoxy_has_gl_extension("GL_EXT_buffer_storage");
+    g->has_storage = g->storage_ext = epoxy_has_gl_extension("GL_EXT_buffer_storage");
     readback_buffer(g); /* made with the context, so its memory is the empty context's */
     *out = g;
     return SI_OK;
@@ -615,6 +617,8 @@ static void clear_errors(glk_ctx *g);
  * maps buffers persistently; 0 where it cannot be (downloads map then). */
 static GLuint readback_buffer(glk_ctx *g)
 {
+    if (!g->has_storage) /* glk_faults.no_storage: the one made at glk_open goes unused */
+        return 0;
     if (g->rb || g->rb_tried)
         return g->rb;
     g->rb_tried = 1;

@@ -79,6 +79,8 @@ typedef struct {
     int alloc;   /* the nth buffer allocation (device buffer or host pool) fails: out of memory */
     int command; /* the nth command (dispatch, copy, upload, download) fails: out of memory */
     int lost;    /* the context is lost at the nth command */
+    int no_storage; /* 1: as if GL_EXT_buffer_storage were missing: no mapped host memory (the
+                     * host pool in plain memory, read backs mapped each time, no half overflow count) */
 } glk_faults;
 void glk_set_faults(glk_ctx *g, const glk_faults *f);
 

@@ -105,7 +105,9 @@ struct glk_ctx {
     /* glk_timing: commands bracketed by timestamp queries (two names each,
      * kept for the next run), at most GLK_MAX_STAMPS a run */
     int has_timer; /* GL_EXT_disjoint_timer_query, looked up at glk_open */
-    int has_storage; /* GL_EXT_buffer_storage (mapped host buffers), looked up at glk_open */
+    int has_storage; /* GL_EXT_buffer_storage (mapped host buffers), looked up at glk_open;
+                      * 0 where glk_faults.no_storage hides it */
+    int storage_ext; /* the extension as glk_open found it */
     int timing, tag, xb_tag;
     GLuint *queries;
     int n_queries;

@@ -107,7 +107,7 @@ typedef struct {
     int no_stages;          /* 1: everything after the first host-interpreter node stays on the host */
     int driver_reserve;     /* 1: leave the GPU driver's share free on llvmpipe too (as on a real GPU) */
     double check_steps;     /* > 0: after each GPU step run the host reference, name steps off by more */
-    int plan_prefetch;      /* 1: the planner prefetches loads ahead of the dispatches that need them */
+    int plan_prefetch;      /* n > 0: the planner loads what the next n steps need ahead of them where it fits */
     int plan_debug;         /* 1: print each planning attempt on stderr */
     int fail_spill_write;   /* n > 0: the nth write to the spill file fails (tests of the clean-up) */
     /* Injected GPU failures (tests of what a failure leaves behind, on any GPU;
@@ -123,6 +123,12 @@ typedef struct {
     int fail_gpu_alloc;
     int fail_gpu_command;
     int fail_gpu_lost;
+    /* 1: act as if the GPU lacked GL_EXT_buffer_storage (SI_FAIL_GPU_NO_STORAGE
+     * set overrides it): no mapped host memory, so the host pool is plain
+     * memory, loads are uploads (a quantized weight dequantized on the host
+     * first) and read backs map each time; the same results (tests of that
+     * path on any GPU) */
+    int fail_gpu_no_storage;
     /* 1: compile the shaders of the plan's steps in the first si_run instead
      * of in si_open (for a handle opened to plan or describe, never to run) */
     int defer_compile;
@@ -218,6 +224,10 @@ typedef struct {
      * spills, outputs); its GPU page tables take VRAM, inside the budget */
     uint64_t host_pool_bytes;
     uint64_t host_budget_bytes;   /* si_options.host_mem_budget (0: none) */
+    /* 1: the host pool is mapped for the GPU (GL_EXT_buffer_storage), which
+     * reads and writes it in place; 0: plain memory (the host backend, or a
+     * driver without the extension), each load an upload */
+    uint64_t host_pool_mapped;
     /* per run: bytes read from the model's shards (weights, their first
      * reading included) and from the spill file; bytes written to the spill file */
     uint64_t file_bytes_read;

@@ -43,6 +43,13 @@ typedef struct {
     int n_steps;
     int *step_start;   /* n_steps + 1 offsets into step_bufs */
     int *step_bufs;
+    /* Optional (NULL: unknown): each step's estimated GPU time, in us, and a
+     * load's, load_us + bytes / load_bytes_us (its stored bytes). With
+     * prefetch of more than one step, a step takes the loads of the steps
+     * ahead while their estimated time fits in its own (the copies run
+     * beside its dispatch). */
+    const double *step_us;
+    double load_us, load_bytes_us;
 } pg_problem;
 
 typedef enum {
@@ -88,7 +95,7 @@ typedef struct {
 /* Tools for measuring and debugging the planner; 0 is the default of each.
  * The pager reads no environment: the runtime passes these in. */
 typedef struct {
-    int prefetch; /* 1: load a step's buffers a step early where they fit */
+    int prefetch; /* n > 0: load the buffers of the next n steps early where they fit */
     int debug;    /* 1: print each placement order's arena and the final stays on stderr */
     int no_shortcuts; /* 1: every round of the search simulated and placed (tests: the same plan) */
 } pg_options;

@@ -192,6 +192,8 @@ static void planner_free(planner *P)
     free(P->S.score);
     free(P->S.heap);
     free(P->S.post);
+    free(P->S.post0);
+    free(P->S.resv);
     free(P->S.in_step);
     free(P->S.capv);
     free(P->S.occ);
@@ -262,10 +264,12 @@ static int planner_init(planner *P, const pg_problem *pb, uint64_t budget, uint3
     S->pb = pb;
     S->u = &P->u;
     S->p = p;
-    /* Off by default: measured on the H200 (bench/results/gpu-h200.md), loading
-     * a step early gains nothing in one GL context, whose queue runs copies and
-     * dispatches in order. pg_options.prefetch turns it on, for measuring. */
-    S->prefetch = opt && opt->prefetch;
+    /* Off by default: measured on the H200 (bench/results/stream-h200.md),
+     * loading a step early gained little. pg_options.prefetch turns it on. */
+    S->prefetch = opt && opt->prefetch > 0 ? opt->prefetch : 0;
+    if (S->prefetch > 1 && (!(S->post0 = calloc((size_t)pb->n_steps + 1, sizeof *S->post0)) ||
+                            !(S->resv = calloc((size_t)pb->n_steps + 1, sizeof *S->resv))))
+        return -1;
     return 0;
 }
 
@@ -275,7 +279,18 @@ static int planner_init(planner *P, const pg_problem *pb, uint64_t budget, uint3
 static int steady_run(planner *P, int steady)
 {
     sim *S = &P->S;
-    memset(S->post, 0, ((size_t)P->pb->n_steps + 1) * sizeof *S->post);
+    size_t np = ((size_t)P->pb->n_steps + 1) * sizeof *S->post;
+    if (S->post0 && S->prefetch > 1 && !S->online) {
+        /* what each step uses without prefetch, for loads made further ahead */
+        int depth = S->prefetch;
+        S->prefetch = 0;
+        int r0 = steady_run(P, steady);
+        S->prefetch = depth;
+        if (r0 != 0)
+            return r0;
+        memcpy(S->post0, S->post, np);
+    }
+    memset(S->post, 0, np);
     int r = pg_simulate(S, NULL);
     if (r != 0)
         return r;

@@ -274,6 +274,8 @@ int pg_simulate(sim *S, const uint8_t *start_set)
     memset(S->written, 0, (size_t)nb);
     memset(S->spilled, 0, (size_t)nb);
     S->n_res = 0;
+    if (S->resv)
+        memset(S->resv, 0, ((size_t)n + 1) * sizeof *S->resv);
     for (int b = 0; b < nb; b++) {
         S->cur[b] = -1;
         S->pro[b] = -1;
@@ -321,19 +323,39 @@ int pg_simulate(sim *S, const uint8_t *start_set)
             S->bad_step = s;
             return 1;
         }
-        /* Prefetch: what the next step must load comes in now if it fits beside
-         * this step, so its copy is queued before this step's dispatch. */
-        if (s + 1 < n && S->prefetch && !S->online)
-            for (int k = pb->step_start[s + 1]; k < pb->step_start[s + 2]; k++) {
-                int b = pb->step_bufs[k];
-                const pg_buffer *bf = &pb->buffers[b];
-                uint64_t sz = pg_size(S->p, bf->bytes);
-                if (S->cur[b] >= 0 || (bf->kind == PG_ACT && !S->written[b]) ||
-                    S->used + sz > (S->capv ? S->capv[s] : S->cap))
-                    continue;
-                if (open_interval(S, b, s, bf->kind == PG_ACT ? L_RELOAD : L_UPLOAD))
-                    return -1;
-            }
+        /* Prefetch: what the next S->prefetch steps must load comes in now
+         * if it fits beside this step, so its copy is queued before this
+         * step's dispatch and runs beside it. A load for a step t beyond the
+         * next holds its bytes over the steps between too: it is made only
+         * where each of them, as the same round simulated without prefetch
+         * used it, still has room for it beside the loads already held
+         * there, so it adds no evictions. */
+        /* With more than one step ahead and the steps' times estimated
+         * (pg_problem.step_us), the step takes loads only while its time
+         * lasts, so a big load goes beside a long step. */
+        int timed = pb->step_us && S->prefetch > 1;
+        S->shadow = timed ? pb->step_us[s] : 0;
+        if (S->prefetch && !S->online)
+            for (int t = s + 1; t < n && t <= s + S->prefetch && (!timed || S->shadow > 0); t++)
+                for (int k = pb->step_start[t]; k < pb->step_start[t + 1]; k++) {
+                    int b = pb->step_bufs[k];
+                    const pg_buffer *bf = &pb->buffers[b];
+                    uint64_t sz = pg_size(S->p, bf->bytes);
+                    if (S->cur[b] >= 0 || (bf->kind == PG_ACT && !S->written[b]) ||
+                        S->used + sz > (S->capv ? S->capv[s] : S->cap) || (timed && S->shadow <= 0))
+                        continue;
+                    int fits = 1; /* t > s + 1: prefetch > 1, so post0 and resv are there */
+                    for (int q = s + 1; fits && q < t; q++)
+                        fits = S->post0[q] + S->resv[q] + sz <= (S->capv ? S->capv[q] : S->cap);
+                    if (!fits)
+                        continue;
+                    if (open_interval(S, b, s, bf->kind == PG_ACT ? L_RELOAD : L_UPLOAD))
+                        return -1;
+                    for (int q = s + 1; q < t; q++)
+                        S->resv[q] += sz;
+                    if (timed)
+                        S->shadow -= pb->load_us + (double)pg_home_bytes(bf) / pb->load_bytes_us;
+                }
         /* the step writes its output: a spilled copy is stale now */
         int out = pb->step_bufs[pb->step_start[s + 1] - 1];
         S->written[out] = 1;

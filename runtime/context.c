@@ -65,7 +65,7 @@ si_result si_context_open(const si_options *opt, si_context **out, si_error *err
         if (st == SI_OK) {
             glk_set_conv(c->gpu, c->opt.conv_kernel, NULL);
             glk_set_faults(c->gpu, &(glk_faults){c->opt.fail_gpu_alloc, c->opt.fail_gpu_command,
-                                                 c->opt.fail_gpu_lost});
+                                                 c->opt.fail_gpu_lost, c->opt.fail_gpu_no_storage});
             rt_programs_bind(c->gpu, c->opt.plan_cache_dir);
             c->be = &rt_backend_gpu;
             c->opt.backend = SI_BACKEND_GPU;

@@ -147,28 +147,6 @@ static void trace_action(si_model *m, const pg_action *ac, double run0, double t
     trace_add(&m->trace, track, name, detail, (ta - run0) * 1e3, (tb - run0) * 1e3, m->in_use);
 }
 
-/* Floating-point operations of a step that multiplies and adds (a multiply
- * and an add each), for the trace's achieved rate; 0 for other kinds. */
-static double step_flops(const ck_step *s)
-{
-    switch (s->kind) {
-    case CK_CONV2D: {
-        const ck_conv_p *c = &s->u.conv;
-        return 2.0 * c->n * c->out_h * c->out_w * c->out_c * c->k_h * c->k_w * c->in_c;
-    }
-    case CK_DWCONV2D: {
-        const ck_conv_p *c = &s->u.conv;
-        return 2.0 * c->n * c->out_h * c->out_w * c->out_c * c->k_h * c->k_w;
-    }
-    case CK_MATMUL: {
-        const ck_matmul_p *mm = &s->u.matmul;
-        return 2.0 * mm->batch * mm->m * mm->n * mm->k;
-    }
-    default:
-        return 0;
-    }
-}
-
 /* The GPU's timestamps of the run (glk_timing) as events on the trace's GPU
  * tracks, each named by the action whose commands it timed (gpu0: the GPU's
  * clock when the run began). */
@@ -193,7 +171,7 @@ static void trace_gpu(si_model *m, int64_t gpu0)
             if (ac->kind == PA_RUN) {
                 name = ck_kind_name(p->steps[ac->step].kind);
                 detail = m->io->nodes[p->steps[ac->step].node].name;
-                flops = v[i].copy ? 0 : step_flops(&p->steps[ac->step]);
+                flops = v[i].copy ? 0 : rt_step_flops(&p->steps[ac->step]);
             } else if (ac->buf >= 0) {
                 name = ac->kind == PA_UPLOAD ? "upload" : ac->kind == PA_RELOAD ? "reload"
                      : ac->kind == PA_SPILL ? "spill" : ac->kind == PA_DOWNLOAD ? "download" : name;

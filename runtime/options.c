@@ -23,8 +23,11 @@ void rt_effective_options(const si_options *opt, si_options *eff)
         eff->check_steps = atof(e);
     if (!(eff->check_steps > 0))
         eff->check_steps = 0;
-    if (getenv("SI_PLAN_PREFETCH"))
-        eff->plan_prefetch = 1;
+    if ((e = getenv("SI_PLAN_PREFETCH"))) { /* a number n: n steps ahead (0: off); set otherwise: 1 */
+        char *end;
+        long v = strtol(e, &end, 10);
+        eff->plan_prefetch = *e && !*end && v >= 0 ? (int)(v < 64 ? v : 64) : 1;
+    }
     if (getenv("SI_PLAN_DEBUG"))
         eff->plan_debug = 1;
     if (getenv("SI_NO_FUSE"))
@@ -45,6 +48,8 @@ void rt_effective_options(const si_options *opt, si_options *eff)
         eff->fail_gpu_command = atoi(e);
     if ((e = getenv("SI_FAIL_GPU_LOST")))
         eff->fail_gpu_lost = atoi(e);
+    if (getenv("SI_FAIL_GPU_NO_STORAGE")) /* set, whatever its value */
+        eff->fail_gpu_no_storage = 1;
     if (!eff->spill_dir || !eff->spill_dir[0]) /* the usual place for temporary files */
         eff->spill_dir = (e = getenv("TMPDIR")) && e[0] ? e : "/tmp";
 }

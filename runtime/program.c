@@ -34,12 +34,61 @@ void rt_drop_program(si_model *m)
     free(m->pb.buffers);
     free(m->pb.step_start);
     free(m->pb.step_bufs);
+    free((void *)m->pb.step_us);
     memset(&m->pb, 0, sizeof m->pb);
     free(m->buf_of);
     m->buf_of = NULL;
     core_program_free(m->prog);
     m->prog = NULL;
     m->resident = 0;
+}
+
+/* Floating-point operations of a step that multiplies and adds (a multiply
+ * and an add each), for the trace's achieved rate and the steps' estimated
+ * times; 0 for other kinds. */
+double rt_step_flops(const ck_step *s)
+{
+    switch (s->kind) {
+    case CK_CONV2D: {
+        const ck_conv_p *c = &s->u.conv;
+        return 2.0 * c->n * c->out_h * c->out_w * c->out_c * c->k_h * c->k_w * c->in_c;
+    }
+    case CK_DWCONV2D: {
+        const ck_conv_p *c = &s->u.conv;
+        return 2.0 * c->n * c->out_h * c->out_w * c->out_c * c->k_h * c->k_w;
+    }
+    case CK_MATMUL: {
+        const ck_matmul_p *mm = &s->u.matmul;
+        return 2.0 * mm->batch * mm->m * mm->n * mm->k;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* Each step's GPU time as the pager's prefetch estimates it (pg_problem.step_us):
+ * a dispatch's fixed cost, its multiply-adds at 4 TFLOP/s and the bytes it
+ * binds at 1 TB/s, about what streaminfer's kernels reach on the H100
+ * (bench/results/speed-h200.md); a load, 8 us and 40 GB/s (bench/overlap_steps.c,
+ * bench/results/stream-h200.md, session 27). Only the order of magnitude
+ * matters: it decides which step a load goes beside. */
+static si_result estimate_steps(si_model *m, si_error *err)
+{
+    const core_program *p = m->prog;
+    pg_problem *pb = &m->pb;
+    double *us = malloc(((size_t)p->n_steps + 1) * sizeof *us);
+    if (!us)
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    for (int s = 0; s < p->n_steps; s++) {
+        double bytes = 0;
+        for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++)
+            bytes += (double)pb->buffers[pb->step_bufs[k]].bytes;
+        us[s] = 3.0 + rt_step_flops(&p->steps[s]) / 4e6 + bytes / 1e6;
+    }
+    pb->step_us = us;
+    pb->load_us = 8.0;
+    pb->load_bytes_us = 40e3;
+    return SI_OK;
 }
 
 /* The pager's view of the program: one buffer per storage root that a step
@@ -105,7 +154,7 @@ si_result rt_make_problem(si_model *m, si_error *err)
         pb->buffers[b].band_at = (uint64_t)bd->e0 * 4;
         pb->buffers[b].band_first = lead >= 0 ? lead : b;
     }
-    return SI_OK;
+    return estimate_steps(m, err);
 }
 
 void rt_store_halves(void *dst, const void *src, int64_t n)

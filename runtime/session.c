@@ -157,7 +157,7 @@ si_result rt_open_model(si_context *ctx, const char *path, const si_options *opt
             m->be = &rt_backend_gpu;
             glk_set_conv(m->gpu, m->opt.conv_kernel, NULL);
             glk_set_faults(m->gpu, &(glk_faults){m->opt.fail_gpu_alloc, m->opt.fail_gpu_command,
-                                                 m->opt.fail_gpu_lost});
+                                                 m->opt.fail_gpu_lost, m->opt.fail_gpu_no_storage});
             rt_programs_bind(m->gpu, m->opt.plan_cache_dir);
         }
         if (st != SI_OK && m->opt.backend == SI_BACKEND_AUTO) {
@@ -565,6 +565,7 @@ static void fill_stats(si_model *m)
     for (int i = 0; i < m->n_stages; i++)
         m->st.host_pool_bytes += m->stages[i]->home_bytes;
     m->st.host_budget_bytes = m->opt.host_mem_budget;
+    m->st.host_pool_mapped = m->home_buf != 0;
     m->st.plan_from_cache = (uint64_t)m->plan_from_cache;
     if (m->be == &rt_backend_gpu)
         glk_program_counts(m->gpu, &m->st.programs_from_cache, &m->st.programs_compiled);

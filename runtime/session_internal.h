@@ -201,6 +201,8 @@ static inline double rt_now_ms(void)
 /* program.c: n floats as the halves nearest them (core_tensor.half), into
  * n x 2 bytes rounded up to 4; dst may be src (in place) */
 void rt_store_halves(void *dst, const void *src, int64_t n);
+/* a conv's, depthwise conv's or matmul's multiplies and adds; 0 for other kinds */
+double rt_step_flops(const ck_step *s);
 /* Buffer b's quantized weight (core_tensor.quant) from its stored bytes into
  * dst as the arena holds it, on the host: dequantized as TensorFlow.js does,
  * then as halves where the tensor is half (dst: 4 bytes an element; may not

@@ -161,7 +161,7 @@ static pg_problem chain_problem(void)
         chain_bufs_of[3 * s + 2] = 1 + CHAIN + s;
     }
     chain_start[CHAIN] = 3 * CHAIN;
-    return (pg_problem){2 * CHAIN + 1, chain_bufs, CHAIN, chain_start, chain_bufs_of};
+    return (pg_problem){.n_buffers = 2 * CHAIN + 1, .buffers = chain_bufs, .n_steps = CHAIN, .step_start = chain_start, .step_bufs = chain_bufs_of};
 }
 
 /* The step before which buffer w is first uploaded in the run (-2: never). */
@@ -173,18 +173,20 @@ static int upload_step(const pg_plan *p, int w)
     return -2;
 }
 
-static pg_plan *plan_chain(const pg_problem *pb, int prefetch)
+static pg_plan *plan_chain_in(const pg_problem *pb, int prefetch, uint64_t budget)
 {
     pg_options po = {.prefetch = prefetch};
     pg_plan *p = NULL;
     si_error err = {0};
-    if (pg_plan_build_with(pb, 5 * 1024, 256, &po, &p, &err) != SI_OK)
+    if (pg_plan_build_with(pb, budget, 256, &po, &p, &err) != SI_OK)
         fail_msg("plan: %s", err.message);
     char msg[256];
     if (pg_plan_check(pb, p, msg, sizeof msg))
         fail_msg("check: %s", msg);
     return p;
 }
+
+static pg_plan *plan_chain(const pg_problem *pb, int prefetch) { return plan_chain_in(pb, prefetch, 5 * 1024); }
 
 static void test_pager_prefetch(void **state)
 {
@@ -212,6 +214,69 @@ static void test_pager_prefetch(void **state)
     pg_plan_free(plain);
     pg_plan_free(early);
     pg_plan_free(env);
+}
+
+/* The most steps ahead of its step that an input is uploaded, and the most
+ * inputs uploaded before one step for later ones. */
+static int farthest_ahead(const pg_plan *p, int *most_at_once)
+{
+    int far = 0, at[CHAIN + 1] = {0};
+    for (int s = 0; s < CHAIN; s++) {
+        int u = upload_step(p, 1 + s); /* input 1 + s is step s's */
+        assert_true(u >= 0 && u <= s);
+        far = s - u > far ? s - u : far;
+        if (u < s)
+            at[u]++;
+    }
+    *most_at_once = 0;
+    for (int s = 0; s < CHAIN; s++)
+        *most_at_once = at[s] > *most_at_once ? at[s] : *most_at_once;
+    return far;
+}
+
+/* Loads planned n steps ahead: as far as n where the budget leaves room at
+ * every step between (5 KiB: a step's 3 KiB and two inputs), never farther,
+ * no eviction added; with each step's time estimated, a step takes the loads
+ * ahead only while its time lasts. */
+static void test_pager_prefetch_depth(void **state)
+{
+    (void)state;
+    pg_problem pb = chain_problem();
+    int once;
+    pg_plan *plain = plan_chain(&pb, 0), *two = plan_chain(&pb, 2), *four = plan_chain(&pb, 4);
+    assert_int_equal(farthest_ahead(plain, &once), 0);
+    assert_int_equal(farthest_ahead(two, &once), 2);
+    assert_int_equal(farthest_ahead(four, &once), 2); /* the room of 5 KiB */
+    assert_true(two->evictions <= plain->evictions && four->evictions <= plain->evictions);
+    /* step 3's input of 3 KiB leaves no room beside it at 5.5 KiB: nothing
+     * for a later step is loaded before it and held over it */
+    chain_bufs[1 + 3].bytes = 3072;
+    pg_plan *bump0 = plan_chain_in(&pb, 0, 5632), *bump4 = plan_chain_in(&pb, 4, 5632);
+    assert_int_equal(bump4->evictions, bump0->evictions);
+    assert_true(bump4->bytes_uploaded == bump0->bytes_uploaded);
+    assert_true(upload_step(bump4, 1 + 4) >= 3);
+    chain_bufs[1 + 3].bytes = 1024;
+    pg_plan_free(bump0);
+    pg_plan_free(bump4);
+    pg_plan *roomy = plan_chain_in(&pb, 4, 16 * 1024);
+    assert_int_equal(farthest_ahead(roomy, &once), 4);
+    assert_true(once >= 3); /* the first step takes the next four's inputs */
+    /* each step 10 us, a load 6 us: two loads beside a step, then its time is spent */
+    double us[CHAIN];
+    for (int s = 0; s < CHAIN; s++)
+        us[s] = 10;
+    pb.step_us = us;
+    pb.load_us = 6;
+    pb.load_bytes_us = 1e12;
+    pg_plan *timed = plan_chain_in(&pb, 4, 16 * 1024);
+    int far = farthest_ahead(timed, &once);
+    assert_int_equal(once, 2);
+    assert_true(far >= 2 && far <= 4);
+    pg_plan_free(plain);
+    pg_plan_free(two);
+    pg_plan_free(four);
+    pg_plan_free(roomy);
+    pg_plan_free(timed);
 }
 
 
@@ -297,6 +362,7 @@ int main(void)
         cmocka_unit_test_setup(test_driver_reserve, clear_env),
         cmocka_unit_test_setup(test_plan_debug, clear_env),
         cmocka_unit_test_setup(test_pager_prefetch, clear_env),
+        cmocka_unit_test_setup(test_pager_prefetch_depth, clear_env),
         cmocka_unit_test_setup(test_progress, clear_env),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
