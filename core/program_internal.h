@@ -28,7 +28,7 @@ typedef struct {
     uint8_t *step_const;
     int step_cap;
     /* Tables replaced by growth while a node is lowered: freed when it is done
-     * (release_retired), so what lc_tensor and lc_value handed out stays valid
+     * (pg_release_retired), so what lc_tensor and lc_value handed out stays valid
      * for the whole lowering however many tensors it adds. */
     void **retired;
     int n_retired, cap_retired;
@@ -47,6 +47,8 @@ int pg_add_tensor(builder *b, const char *name, si_dtype dt, const core_shape *s
                   pt_kind kind);
 /* Appends a step (-1: out of memory). */
 int pg_add_step(builder *b, const ck_step *s);
+/* Frees the tables that growth replaced while a node was lowered (builder.retired). */
+void pg_release_retired(builder *b);
 /* Host value of constant tensor t, folding the steps that make it if needed;
  * the data belongs to the program. */
 si_result pg_host_input(builder *b, int t, core_buf *out, si_error *err);
