@@ -299,13 +299,17 @@ si_result rt_host_move(si_model *m, const pg_action *ac, int a, si_error *err)
         if (!to_arena)
             break;
         const void *src = t->kind == PT_CONST ? t->host : t->kind == PT_INPUT ? m->in_dev[t->input] : NULL;
-        if (src && t->half) { /* its float32 values, as halves */
-            void *h = malloc(bytes ? bytes : 4);
-            if (!h)
-                return base_fail(err, SI_ERR_NOMEM, "out of memory");
-            rt_store_halves(h, src, core_shape_count(&t->shape));
-            si_result st = m->be->transfer_ptr(m, b, 0, bytes, h, 1, err);
-            free(h);
+        if (src && t->half) { /* its float32 values, as halves, a piece at a time:
+                               * no copy of its size outside the host budget */
+            enum { PIECE = 4096 }; /* elements: 8 KiB of halves */
+            uint32_t h[PIECE / 2];
+            int64_t n = core_shape_count(&t->shape);
+            si_result st = SI_OK;
+            for (int64_t i = 0; i < n && st == SI_OK; i += PIECE) {
+                int64_t k = n - i < PIECE ? n - i : PIECE;
+                rt_store_halves(h, (const float *)src + i, k); /* an odd last count: padded to 4 bytes */
+                st = m->be->transfer_ptr(m, b, (uint64_t)i * 2, (uint64_t)(k + 1) / 2 * 4, h, 1, err);
+            }
             return st;
         }
         if (t->kind == PT_CONST)
