@@ -10,7 +10,8 @@ SI_COPY_KERNELS=-1 or SI_PLAN_PREFETCH=1): steady-state run_ms with no budget
 (--runs N, their median), then at each factor x the model's lower bound
 (and at each of --budgets' sizes), its run_ms, the ratio to the same
 configuration's no-budget run_ms, whether the outputs are bitwise that
-no-budget run's, and the bytes uploaded a run. Configurations are interleaved
+no-budget run's, and the bytes uploaded a run (stream.json also keeps the
+least median's issue_ms and stall_ms: the CPU's time issuing and waiting). Configurations are interleaved
 per model and the whole repeated --rounds times; the table keeps the least
 median of the rounds. Inputs: the references' (REFS/NAME/manifest.json), else
 random. Writes OUT/stream.md and OUT/stream.json; prints the table.
@@ -103,6 +104,8 @@ def main():
                     c['same_bits'] = c['same_bits'] and same
                     if c['ms'] is None or s2['run_ms_median'] < c['ms']:
                         c['ms'] = s2['run_ms_median']
+                        # the CPU's share of that run (is it bound by issuing?)
+                        c['issue_ms'], c['stall_ms'] = s2.get('issue_ms'), s2.get('stall_ms')
                     c['uploaded'] = s2['bytes_uploaded']
                     c['peak'] = s2['peak_vram_bytes']
                 print(rnd, name, label, json.dumps(row), flush=True)
