@@ -154,7 +154,8 @@ si_result rt_make_problem(si_model *m, si_error *err)
         pb->buffers[b].band_at = (uint64_t)bd->e0 * 4;
         pb->buffers[b].band_first = lead >= 0 ? lead : b;
     }
-    return estimate_steps(m, err);
+    /* only where the pager reads them: a tiled detector has millions of steps */
+    return m->opt.plan_prefetch > 1 ? estimate_steps(m, err) : SI_OK;
 }
 
 void rt_store_halves(void *dst, const void *src, int64_t n)
