@@ -426,6 +426,11 @@ int cli_parse(int argc, char **argv, cli_args *a, int *done)
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, ":qVh", longopts, NULL)) != -1) {
+        /* its number is optional, so it comes after '=': "--plan-prefetch 3"
+         * would make 3 a model (unless a model is named so) */
+        if (c == O_PLAN_PREFETCH && !optarg && optind < argc && argv[optind][0] &&
+            strspn(argv[optind], "0123456789") == strlen(argv[optind]) && access(argv[optind], F_OK) != 0)
+            return cli_fail(EXIT_USAGE, "--plan-prefetch: give its number as --plan-prefetch=%s", argv[optind]);
         int rc = parse_one(c, optarg, argv[optind - 1], a);
         if (rc)
             return rc < 0 ? 0 : rc;
