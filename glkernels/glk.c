@@ -622,8 +622,6 @@ static GLuint readback_buffer(glk_ctx *g)
     if (g->rb || g->rb_tried)
         return g->rb;
     g->rb_tried = 1;
-    if (!g->has_storage)
-        return 0;
     clear_errors(g);
     const GLbitfield flags = GL_MAP_READ_BIT | GL_MAP_PERSISTENT_BIT_EXT | GL_MAP_COHERENT_BIT_EXT;
     GLuint b = 0;

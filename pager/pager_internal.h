@@ -54,7 +54,6 @@ typedef struct {
     int bad_step;
     int prefetch;      /* load the buffers of the next `prefetch` steps early where they fit */
     uint64_t *post0;   /* prefetch > 1: post of the same round simulated without prefetch */
-    double shadow;     /* prefetch > 1 and step_us: what is left of this step's time for loads beside it */
     uint64_t *resv;    /* prefetch > 1: per step, bytes held there by loads made for later steps */
     uint64_t *capv;    /* per step: the byte limit there (lowered where placement overflowed) */
     /* Online mode: offsets are chosen as the buffers arrive, inside [0, arena_cap),

@@ -334,15 +334,15 @@ int pg_simulate(sim *S, const uint8_t *start_set)
          * (pg_problem.step_us), the step takes loads only while its time
          * lasts, so a big load goes beside a long step. */
         int timed = pb->step_us && S->prefetch > 1;
-        S->shadow = timed ? pb->step_us[s] : 0;
+        double shadow = timed ? pb->step_us[s] : 0; /* what is left of this step's time for loads */
         if (S->prefetch && !S->online)
-            for (int t = s + 1; t < n && t <= s + S->prefetch && (!timed || S->shadow > 0); t++)
+            for (int t = s + 1; t < n && t <= s + S->prefetch && (!timed || shadow > 0); t++)
                 for (int k = pb->step_start[t]; k < pb->step_start[t + 1]; k++) {
                     int b = pb->step_bufs[k];
                     const pg_buffer *bf = &pb->buffers[b];
                     uint64_t sz = pg_size(S->p, bf->bytes);
                     if (S->cur[b] >= 0 || (bf->kind == PG_ACT && !S->written[b]) ||
-                        S->used + sz > (S->capv ? S->capv[s] : S->cap) || (timed && S->shadow <= 0))
+                        S->used + sz > (S->capv ? S->capv[s] : S->cap) || (timed && shadow <= 0))
                         continue;
                     int fits = 1; /* t > s + 1: prefetch > 1, so post0 and resv are there */
                     for (int q = s + 1; fits && q < t; q++)
@@ -354,7 +354,7 @@ int pg_simulate(sim *S, const uint8_t *start_set)
                     for (int q = s + 1; q < t; q++)
                         S->resv[q] += sz;
                     if (timed)
-                        S->shadow -= pb->load_us + (double)pg_home_bytes(bf) / pb->load_bytes_us;
+                        shadow -= pb->load_us + (double)pg_home_bytes(bf) / pb->load_bytes_us;
                 }
         /* the step writes its output: a spilled copy is stale now */
         int out = pb->step_bufs[pb->step_start[s + 1] - 1];
