@@ -18,6 +18,9 @@
 # SMALLEST_ONLY=1: only the bisections. SMALLEST_RUN=1: the bisections, then a
 # run at each smallest budget against a no-limit run (OUT_DIR/smallest.md).
 # SMALLEST_WITHIN=PCT: the smallest budget from plan --smallest --within PCT.
+# RUNS=1: one run a budget, not two (on llvmpipe, where a run of the big models
+# takes many minutes): the bits and peaks as before, "time vs none" then of
+# first runs, so not a steady state.
 set -u
 B=$1; BIG=$2; OUT=$3; shift 3
 [ $# -gt 0 ] || set -- effdet-d0 effdet-d1 effdet-d2 effdet-d3 effdet-d4 effdet-d5 effdet-d6 \
@@ -48,7 +51,7 @@ run() { # NAME MODEL BUDGET INPUT_ARGS...
     spid=""
     if [ "$have_smi" = 1 ]; then sampler "$T/max" & spid=$!; fi
     # shellcheck disable=SC2086
-    "$SI" -q $vr --runs 2 "$@" --output "$T/$n-$b" --stats "$T/$n-$b.json" "$m" >>"$LOG" 2>&1
+    "$SI" -q $vr --runs "${RUNS:-2}" "$@" --output "$T/$n-$b" --stats "$T/$n-$b.json" "$m" >>"$LOG" 2>&1
     rc=$?
     [ -z "$spid" ] || { kill "$spid"; wait "$spid" 2>/dev/null; }
     cp "$T/max" "$T/$n-$b.max"
