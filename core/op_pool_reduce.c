@@ -729,7 +729,7 @@ static si_result lower_argmax(lower_ctx *c, si_error *err)
     s.in[0] = lc_in(c, 0);
     s.u.argmax = (ck_argmax_p){.outer = (int32_t)outer, .n = (int32_t)n, .inner = (int32_t)inner,
                                .is_min = !strcmp(lc_node(c)->op, "ArgMin"),
-                               .in_dtype = x->dtype};
+                               .in_dtype = x->dtype, .lanes = n >= CK_REDUCE_WIDE ? CK_REDUCE_LANES : 0};
     return emit_as_output(c, &s, SI_INT32, &os);
 }
 

@@ -296,6 +296,7 @@ typedef struct {
     int32_t outer, n, inner;
     int32_t is_min;
     int32_t in_dtype;
+    int32_t lanes; /* CK_REDUCE_LANES: one workgroup an output (n >= CK_REDUCE_WIDE) */
 } ck_argmax_p;
 
 /* A row tile computes output rows [y0, y0+rows) of the whole resize from input

@@ -1362,7 +1362,7 @@ static uint64_t glk_inv_out(const ck_step *s, uint64_t out_elems)
  * (a global pool) runs as one workgroup an output (pool.comp's OPC 1); chosen by
  * the window alone, which no split of the output changes */
 #define GLK_POOL_WIDE 256
-_Static_assert(CK_REDUCE_LANES == GLK_LOCAL, "a reduction's lanes are one workgroup");
+_Static_assert(CK_REDUCE_LANES == GLK_LOCAL, "a reduction's (and an argmax's) lanes are one workgroup");
 static int glk_pool_wide(const ck_step *s)
 {
     const ck_pool_p *p = &s->u.pool;
@@ -1429,7 +1429,8 @@ static uint64_t glk_inv_softmax(const ck_step *s, uint64_t out_elems)
 static uint64_t glk_inv_argmax(const ck_step *s, uint64_t out_elems)
 {
     (void)out_elems;
-    return (uint64_t)s->u.argmax.outer * (uint64_t)s->u.argmax.inner;
+    uint64_t n = (uint64_t)s->u.argmax.outer * (uint64_t)s->u.argmax.inner;
+    return s->u.argmax.lanes ? n * GLK_LOCAL : n;
 }
 
 /* one a line along the scanned axis */

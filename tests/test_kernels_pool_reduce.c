@@ -281,6 +281,33 @@ static void test_argmax(void **state)
         check("argmax", k, kt_compare(&s, ins, SI_INT32, &os, NULL), 0);
         kt_free(&x);
     }
+    /* Long rows in lanes (one workgroup an output): few distinct values, so the
+     * extreme value recurs in many lanes and the first index must win; NaNs
+     * strewn in, skipped, and in some rows at index 0, which then stays. */
+    for (int k = 0; k < 24; k++) {
+        int outer = kt_randint(1, 3), n = kt_randint(CK_REDUCE_WIDE, 3000), inner = kt_randint(1, 5);
+        int is_int = k % 4 == 3;
+        int64_t d[] = {outer, n, inner};
+        core_buf x = kt_random(is_int ? SI_INT32 : SI_FLOAT32, 3, d, -3, 3);
+        if (!is_int) {
+            float *v = x.data;
+            for (int i = 0; i < outer * n * inner; i++)
+                v[i] = kt_randint(0, 40) == 0 ? NAN : (float)kt_randint(-3, 3) * 0.5f;
+            for (int o = 0; o < outer; o++)
+                for (int c = 0; c < inner; c++)
+                    if (kt_randint(0, 3) == 0) /* a leading NaN */
+                        v[(int64_t)o * n * inner + c] = NAN;
+                    else if (kt_randint(0, 3) == 0) /* the extreme only late, in one lane */
+                        v[((int64_t)o * n + n - 1 - kt_randint(0, 100)) * inner + c] = k & 1 ? -9.f : 9.f;
+        }
+        ck_step s = {.kind = CK_ARGMAX, .n_in = 1, .in = {0}, .out = 1};
+        s.u.argmax = (ck_argmax_p){.outer = outer, .n = n, .inner = inner, .is_min = k & 1,
+                                   .in_dtype = x.dtype, .lanes = CK_REDUCE_LANES};
+        core_shape os = {.rank = 2, .d = {outer, inner}};
+        const core_buf *ins[] = {&x};
+        check("argmax lanes", k, kt_compare(&s, ins, SI_INT32, &os, NULL), 0);
+        kt_free(&x);
+    }
     /* A tie between the first two positions of a row: index 0 wins. */
     int64_t d[] = {1, 3, 1};
     core_buf x = kt_buf(SI_FLOAT32, 3, d);
