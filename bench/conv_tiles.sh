@@ -6,7 +6,7 @@
 # byte with the first config's and, where REFS has the model, its largest error
 # against the reference (bench/ref_error.py; OUT/same-bits.txt); then bench/stream_h200.py
 # with no budget (--factors ''), medians of RUNS runs, two rounds interleaved
-# (OUT/stream.md). CONFIG: an SI_CONV value (glkernels/glk.c conv_setup).
+# (OUT/stream.md). CONFIG: an SI_CONV value (glkernels/glk_program.c glk_conv_setup).
 set -eu
 BIN=$1 MODELS=$2 REFS=$3 OUT=$4 RUNS=$5 LIST=$6
 shift 6

@@ -2,7 +2,7 @@
  * (activations, weights stored as float32, folded constants) are stored on
  * the GPU and in the host pool as IEEE half, two a 32-bit word. The kernels load halves
  * as float32, compute and accumulate in float32 and round once on store
- * (glkernels/glk.c, LDk and ST), so what a tensor holds does not depend on how
+ * (glkernels/glk_program.c, LDk and ST), so what a tensor holds does not depend on how
  * a budget splits the steps: each element is computed by the same arithmetic
  * from the same stored inputs, whatever part of a step computes it.
  *

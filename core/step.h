@@ -13,7 +13,7 @@
  *  1. a row in CK_KINDS below (the enum's values follow the rows' order),
  *     and its parameter block (a ck_*_p struct, a member of CK_PARAMS) unless
  *     it shares one; the row names its cost, invocations and tiling rule
- *     among those that exist (core/step.c, glkernels/glk.c, core/tile_rules.c),
+ *     among those that exist (core/step.c, glkernels/glk_program.c, core/tile_rules.c),
  *     or a new one written beside them;
  *  2. its host reference ck_host_<name> (declared from the row in core.h) and
  *     its shader glkernels/shaders/<shader>.comp (none for a host-only kind),
@@ -45,7 +45,7 @@
  *          (ck_runs_on_host), even in a GPU run
  * variant  the slot (CK_SLOT) whose value selects a compiled variant of the
  *          shader (the OPC macro), -1 none
- * invocations  GPU invocations of one dispatch: glk_inv_<it> (glkernels/glk.c)
+ * invocations  GPU invocations of one dispatch: glk_inv_<it> (glkernels/glk_program.c)
  * iterations   loop iterations one invocation runs: ck_iters_<it> (core/step.c)
  * tiling   how the tiling splits it: tile_rule_<it> (core/tile_rules.c);
  *          none: it runs whole, its inputs made whole */
@@ -232,7 +232,7 @@ typedef struct {
     int32_t has_scale;
     /* the whole op's output elements (INT32_MAX at most), as lowered: the same
      * in every tile a budget splits it into (a GPU's conv2d variant hangs on it,
-     * glkernels/glk.c conv_variant); 0: the step's own */
+     * glkernels/glk_program.c conv_variant); 0: the step's own */
     int32_t whole_out;
     /* CK_CONV2D: after the bias, before the activation, the value plus input
      * 7's element at the output's index (a residual Add fused, core/fuse.c),

@@ -60,7 +60,7 @@ uint64_t glk_max_tensor_bytes(const glk_limits *l);
 int glk_precise(const glk_ctx *g);
 /* Whether the device is a CPU (llvmpipe, softpipe, SwiftShader; or none). */
 int glk_software(const glk_ctx *g);
-/* conv2d's variant (glk.c conv_variant): NULL or "" the device's choice, "plain"
+/* conv2d's variant (glk_program.c conv_variant): NULL or "" the device's choice, "plain"
  * (an invocation an output), "vec" (plain reading x four channels a load where
  * it can), "tiled[:BM,BN,TM,TN,BK]" (both the same bits),
  * "split[:DIV,MAX,AIM]" (runs of taps added in a tree: other bits); anything else

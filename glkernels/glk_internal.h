@@ -6,6 +6,10 @@
 #include "../base/base.h"
 #include "glk.h"
 
+#ifndef GL_CONTEXT_LOST
+#define GL_CONTEXT_LOST 0x0507 /* KHR_robustness, GLES 3.2 */
+#endif
+
 #define GLK_LOCAL 64
 #define GLK_MAX_PROGRAMS 256
 #define GLK_PROGRAM_SLOTS (2 * GLK_MAX_PROGRAMS) /* find_program's table */
@@ -65,7 +69,7 @@ struct glk_ctx {
     } pend_r[GLK_PENDING], pend_w[GLK_PENDING];
     int n_r, n_w;
     uint64_t n_barriers;
-    /* CK_CONV2D's variant (glk.c conv_setup, conv_variant): conv_mode 0 plain
+    /* CK_CONV2D's variant (glk_program.c glk_conv_setup, conv_variant): conv_mode 0 plain
      * (conv2d.comp OPC 0), 1 tiled (OPC 1; conv_tile: a big and a small tile,
      * each rows, columns, outputs an invocation makes down and across, taps
      * staged at once), 2 split along k where it pays (OPC 2; conv_split: least
@@ -127,5 +131,36 @@ void glk_egl_close(glk_ctx *g);
 
 /* Embedded shader sources (generated from the .comp files at build time). */
 const char *glk_shader_source(const char *name);
+
+/* ---- shared by glk.c (context, buffers, transfers, ordering, dispatch) and
+ * glk_program.c (variants, kernel table, shader assembly, program cache) ---- */
+
+/* A conv2d step's variant: OPC, the tile (OPC 1) and the runs (OPC 2). */
+typedef struct {
+    int opc;
+    const int *tile;
+    int slices;
+} glk_conv_pick;
+
+/* What each kernel kind runs: its shader, which parameter (if any) selects a
+ * compile-time op variant, and how many invocations. */
+typedef struct {
+    const char *shader; /* NULL: runs on the host */
+    int op_slot;        /* -1: none */
+    uint64_t (*invocations)(const ck_step *s, uint64_t out_elems);
+} glk_kernel;
+
+extern const glk_kernel glk_kernels[CK__COUNT];
+
+/* glk_program.c */
+void glk_conv_setup(glk_ctx *g);
+uint64_t glk_conv_inv(glk_conv_pick v, const ck_step *s, uint64_t out_elems);
+void glk_clear_errors(glk_ctx *g);
+si_result glk_get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, si_dtype out_dt,
+                          int x_aligned, glk_program **out, glk_conv_pick *pick, si_error *err);
+si_result glk_get_named_program(glk_ctx *g, const char *key, const char *shader, const char *defines,
+                                glk_program **out, si_error *err);
+/* glk.c */
+int glk_count_overflows(const glk_ctx *g);
 
 #endif

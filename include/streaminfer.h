@@ -174,7 +174,7 @@ typedef struct {
      * can; on a CPU device tiles of the output through shared memory; both the
      * bits of "plain", an invocation an output); "plain", "vec",
      * "tiled[:BM,BN,TM,TN,BK]" or "split[:DIV,MAX,AIM]" force one
-     * (glkernels/glk.c conv_variant). split cuts
+     * (glkernels/glk_program.c conv_variant). split cuts
      * each output's taps into runs added in a tree where the op has few outputs
      * and long sums: faster on a GPU (up to 1.7x), but other bits, which move
      * away from TensorFlow.js's by more than float rounding where a model

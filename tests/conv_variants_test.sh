@@ -1,5 +1,5 @@
 #!/bin/sh
-# conv2d's variants on a real model (glkernels/glk.c conv_variant, forced with
+# conv2d's variants on a real model (glkernels/glk_program.c conv_variant, forced with
 # SI_CONV, as --conv-kernel): the device's own choice (tiled on llvmpipe, vec on a
 # GPU), vec (x four channels a load) and tiled each bitwise the plain one,
 # and the split one (runs of taps added in a tree) bitwise the same with no

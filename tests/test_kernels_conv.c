@@ -249,7 +249,7 @@ static void test_dwconv2d(void **state)
     conv_cases(CK_DWCONV2D, 48);
 }
 
-/* conv2d's variants (glkernels/glk.c conv_variant, forced with glk_set_conv) on
+/* conv2d's variants (glkernels/glk_program.c conv_variant, forced with glk_set_conv) on
  * bigger random shapes than conv_cases', so that tiles have ragged edges and k runs
  * across several staged chunks: vec, every tiled variant and the device's own
  * choice bitwise the plain one (each output sums its taps in the same order), the
@@ -515,7 +515,7 @@ static void test_matmul(void **state)
 }
 
 /* A matmul of few outputs and a long sum runs wide (a workgroup an output,
- * an invocation a block of 48: glk.c glk_matmul_wide): bitwise the same as
+ * an invocation a block of 48: glk_program.c glk_matmul_wide): bitwise the same as
  * the kernel run one invocation an output, here the first row of a product
  * with too many outputs to run wide (129 x 128), for one round of blocks and
  * more than 64 (two), each operand transposed or not, with a bias and ReLU. */
