@@ -173,7 +173,7 @@ static const char usage[] =
     "                       off (default: the host) or on (the GPU, with no --vram only;\n"
     "                       measured no faster on the H200); the same bits either way\n"
     "  --conv-kernel KIND   which conv2d kernel runs: auto (default: the device's choice),\n"
-    "                       plain, vec, tiled[:BM,BN,TM,TN,BK] (the same bits) or\n"
+    "                       plain, vec, oc4, tiled[:BM,BN,TM,TN,BK] (the same bits) or\n"
     "                       split[:DIV,MAX,AIM] (faster on a GPU, other bits: not always\n"
     "                       TensorFlow.js's answer where a model selects)\n"
     "\n"

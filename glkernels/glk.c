@@ -272,6 +272,7 @@ si_result glk_open(glk_ctx **out, si_error *err)
     }
     glk_conv_setup(g);
     glk_set_ahead(g, -1);
+    glk_set_dw_vec(g, -1);
     g->has_timer = epoxy_has_gl_extension("GL_EXT_disjoint_timer_query");
     g->has_storage = g->storage_ext = epoxy_has_gl_extension("GL_EXT_buffer_storage");
     readback_buffer(g); /* made with the context, so its memory is the empty context's */
@@ -898,7 +899,7 @@ si_result glk_prepare_step(glk_ctx *g, const ck_step *s, const si_dtype *in_dtyp
     if (g->lost)
         return lost_fail(err, "compile");
     glk_program *p;
-    return glk_get_program(g, s, in_dtypes, out_dtype, 1, &p, NULL, err); /* bindings are aligned, as a rule */
+    return glk_get_program(g, s, in_dtypes, out_dtype, ~0u, &p, NULL, err); /* bindings are aligned, as a rule */
 }
 
 si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
@@ -909,9 +910,11 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
     if (st != SI_OK)
         return st;
     glk_program *p;
-    int x_aligned = s->n_in > 0 && s->in[0] >= 0 && ins[0].offset % 16 == 0;
+    unsigned aligned = out->offset % 16 == 0 ? 1u << CK_MAX_IN : 0; /* bit i: binding i at 16 bytes */
+    for (int i = 0; i < s->n_in && i < CK_MAX_IN; i++)
+        aligned |= (unsigned)(s->in[i] >= 0 && ins[i].offset % 16 == 0) << i;
     glk_conv_pick cv;
-    st = glk_get_program(g, s, in_dtypes, out_dtype, x_aligned, &p, &cv, err);
+    st = glk_get_program(g, s, in_dtypes, out_dtype, aligned, &p, &cv, err);
     if (st != SI_OK)
         return st;
     glk_range rd[CK_MAX_IN];
@@ -922,7 +925,9 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
     set_p(p, s->u.p);
     /* a half output's range is its elements' bytes, not rounded up to a word */
     uint64_t n_out = s->half >> CK_MAX_IN & 1 ? out->bytes / 2 : out->bytes / CK_ELEM;
-    uint64_t inv = s->kind == CK_CONV2D ? glk_conv_inv(cv, s, n_out) : glk_kernels[s->kind].invocations(s, n_out);
+    uint64_t inv = s->kind == CK_CONV2D                    ? glk_conv_inv(cv, s, n_out)
+                   : s->kind == CK_DWCONV2D && cv.opc == 1 ? n_out / 4 /* four channels an invocation */
+                                                           : glk_kernels[s->kind].invocations(s, n_out);
     glk_limits lim;
     glk_get_limits(g, &lim);
     if (inv > lim.dispatch_elements) /* the plan keeps tensors smaller: not reached */

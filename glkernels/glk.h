@@ -62,7 +62,8 @@ int glk_precise(const glk_ctx *g);
 int glk_software(const glk_ctx *g);
 /* conv2d's variant (glk_program.c conv_variant): NULL or "" the device's choice, "plain"
  * (an invocation an output), "vec" (plain reading x four channels a load where
- * it can), "tiled[:BM,BN,TM,TN,BK]" (both the same bits),
+ * it can), "oc4" (four output channels an invocation where the channels come in
+ * fours, else vec), "tiled[:BM,BN,TM,TN,BK]" (all the same bits),
  * "split[:DIV,MAX,AIM]" (runs of taps added in a tree: other bits); anything else
  * is SI_ERR_ARG. g NULL: the spec checked alone. */
 si_result glk_set_conv(glk_ctx *g, const char *spec, si_error *err);
@@ -71,6 +72,11 @@ si_result glk_set_conv(glk_ctx *g, const char *spec, si_error *err);
  * the same order, so the same bits): 1 on, 0 off, -1 the device's default (on
  * but for software rasterizers). */
 void glk_set_ahead(glk_ctx *g, int on);
+/* Whether depthwise convs with one output channel an input channel, a multiple of
+ * four of them, make four channels an invocation (the same sums in the same
+ * order, so the same bits): 1 on, 0 off, -1 the default (on, on every device:
+ * llvmpipe gains too). */
+void glk_set_dw_vec(glk_ctx *g, int on);
 int glk_lost(const glk_ctx *g);
 
 /* Injected failures, so that what a GPU failure leaves behind can be tested on

@@ -81,6 +81,10 @@ struct glk_ctx {
      * sums): on GPUs, where it keeps loads in flight; not on llvmpipe, where
      * conv2d's arrays made selfie 1.24x slower (glk_set_ahead) */
     int ahead;
+    /* CK_DWCONV2D four channels an invocation (dwconv2d.comp OPC 1: ch_mult 1, out_c a
+     * multiple of 4, float32 bindings 16-byte aligned; the same sums in the same
+     * order): on by default (glk_set_dw_vec) */
+    int dw_vec;
     int conv_tile[2][5], conv_split[3];
     /* glk_copy_words' batch: transfers from one buffer into another queued
      * and not yet dispatched; xfer_flush dispatches them as one kernel before
@@ -156,8 +160,11 @@ extern const glk_kernel glk_kernels[CK__COUNT];
 void glk_conv_setup(glk_ctx *g);
 uint64_t glk_conv_inv(glk_conv_pick v, const ck_step *s, uint64_t out_elems);
 void glk_clear_errors(glk_ctx *g);
+/* aligned: bit i set where binding i (CK_MAX_IN: the output) starts at a multiple of 16
+ * bytes, as variants that read or write four floats a load need; pick: conv2d's and
+ * dwconv2d's variant */
 si_result glk_get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, si_dtype out_dt,
-                          int x_aligned, glk_program **out, glk_conv_pick *pick, si_error *err);
+                          unsigned aligned, glk_program **out, glk_conv_pick *pick, si_error *err);
 si_result glk_get_named_program(glk_ctx *g, const char *key, const char *shader, const char *defines,
                                 glk_program **out, si_error *err);
 /* glk.c */

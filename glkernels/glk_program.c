@@ -21,7 +21,8 @@
  *   pixels, or a few channels) vec where it can, else plain.
  * Plain and tiled give the same bits; split others, the same in every tile.
  * glk_set_conv overrides it (si_options.conv_kernel, SI_CONV: a bench's knob,
- * bench/conv_tiles.sh): "plain", "vec", "tiled[:BM,BN,TM,TN,BK]" (that tile
+ * bench/conv_tiles.sh): "plain", "vec", "oc4" (four output channels an invocation,
+ * where the channels come in fours: conv_oc4), "tiled[:BM,BN,TM,TN,BK]" (that tile
  * alone) or "split[:DIV,MAX,AIM]". */
 static const int conv_tiles_dflt[2][5] = {{64, 64, 8, 8, 16}, {32, 32, 4, 4, 16}};
 static const int conv_split_dflt[3] = {64, 8, 1 << 18};
@@ -45,6 +46,34 @@ void glk_conv_setup(glk_ctx *g)
 
 void glk_set_ahead(glk_ctx *g, int on) { g->ahead = on < 0 ? !glk_software(g) : on != 0; }
 
+/* Whether x, the filter and the output of a conv can be read and written four floats at
+ * a time: each float32 one 16-byte aligned (bit i of aligned: glk_get_program's), a half
+ * one read and written by words */
+static int quads_aligned(const ck_step *s, unsigned aligned)
+{
+    static const int bound[3] = {0, 1, CK_MAX_IN};
+    for (int j = 0; j < 3; j++)
+        if (!(s->half >> bound[j] & 1) && !(aligned >> bound[j] & 1))
+            return 0;
+    return 1;
+}
+
+void glk_set_dw_vec(glk_ctx *g, int on) { g->dw_vec = on != 0; } /* -1: on, on every device */
+
+/* dwconv2d.comp's variant: 1 (four channels an invocation, each summed as OPC 0 sums
+ * it) where every output channel is its input channel's (ch_mult 1), the channels
+ * come in fours and each float32 binding read or written four at a time is 16-byte
+ * aligned (a half one is read and written by words); else 0 */
+static int dw_variant(const glk_ctx *g, const ck_step *s, const si_dtype *in_dt, si_dtype out_dt,
+                      unsigned aligned)
+{
+    const ck_conv_p *c = &s->u.conv;
+    if (!g->dw_vec || c->ch_mult != 1 || c->out_c % 4 || in_dt[0] != SI_FLOAT32 ||
+        in_dt[1] != SI_FLOAT32 || out_dt != SI_FLOAT32)
+        return 0;
+    return quads_aligned(s, aligned);
+}
+
 si_result glk_set_conv(glk_ctx *g, const char *spec, si_error *err)
 {
     int mode, tile[2][5], split[3], t[5], n = 0;
@@ -59,6 +88,8 @@ si_result glk_set_conv(glk_ctx *g, const char *spec, si_error *err)
         mode = 0;
     else if (!strcmp(spec, "vec"))
         mode = 3;
+    else if (!strcmp(spec, "oc4"))
+        mode = 4;
     else if (!strcmp(spec, "tiled") || (sscanf(spec, "tiled:%d,%d,%d,%d,%d%n", &t[0], &t[1], &t[2],
                                                &t[3], &t[4], &n) == 5 && !spec[n] && conv_tile_ok(t))) {
         mode = 1;
@@ -73,7 +104,7 @@ si_result glk_set_conv(glk_ctx *g, const char *spec, si_error *err)
         if (n)
             memcpy(split, t, sizeof split);
     } else
-        return base_fail(err, SI_ERR_ARG, "conv2d variant \"%s\": not plain, vec, tiled, "
+        return base_fail(err, SI_ERR_ARG, "conv2d variant \"%s\": not plain, vec, oc4, tiled, "
                          "tiled:BM,BN,TM,TN,BK (BM/TM x BN/TN = 64 invocations), split or "
                          "split:DIV,MAX,AIM", spec);
     if (g) {
@@ -92,17 +123,36 @@ static uint64_t conv_padded(const ck_conv_p *c, const int *t)
            ((n + (uint64_t)t[1] - 1) / (uint64_t)t[1] * (uint64_t)t[1]);
 }
 
-/* The variant of one conv2d step (x_aligned: x's binding is 16-byte aligned).
+/* conv2d.comp's OPC 4, four output channels an invocation (each summed in the plain
+ * order): where x's and the filter's channels come in fours and each float32 binding
+ * it reads or writes four floats at a time (x, the filter, the output) is 16-byte
+ * aligned; forced ("oc4") only, not yet measured on a GPU */
+static int conv_oc4(const glk_ctx *g, const ck_step *s, unsigned aligned)
+{
+    const ck_conv_p *c = &s->u.conv;
+    if (g->conv_mode != 4)
+        return 0;
+    if (c->in_c % 4 || c->out_c % 4)
+        return 0;
+    return quads_aligned(s, aligned);
+}
+
+/* The variant of one conv2d step (aligned: glk_get_program's; x_aligned: x is float32 and
+ * its binding 16-byte aligned).
  * Split: the runs each output's taps are cut into, a power of two, at most
  * conv_split[1], each run at least conv_split[0] taps, and no more runs than
  * bring the whole op's outputs times runs to conv_split[2] invocations. It hangs
  * on K and the whole op's outputs alone, which no split of rows or channels
  * changes: every tile of a conv sums in the same order. */
-static glk_conv_pick conv_variant(const glk_ctx *g, const ck_step *s, int x_aligned)
+static glk_conv_pick conv_variant(const glk_ctx *g, const ck_step *s, const si_dtype *in_dt,
+                                  si_dtype out_dt, unsigned aligned)
 {
     const ck_conv_p *c = &s->u.conv;
+    int x_aligned = in_dt[0] == SI_FLOAT32 && (aligned & 1);
+    if (in_dt[0] == SI_FLOAT32 && in_dt[1] == SI_FLOAT32 && out_dt == SI_FLOAT32 && conv_oc4(g, s, aligned))
+        return (glk_conv_pick){4, g->conv_tile[0], 1};
     /* plain, or vec where x can be read four channels a load */
-    glk_conv_pick r = {(g->conv_mode == 3 || g->conv_mode == 1) && c->in_c % 4 == 0 && x_aligned ? 3 : 0,
+    glk_conv_pick r = {(g->conv_mode == 3 || g->conv_mode == 1 || g->conv_mode == 4) && c->in_c % 4 == 0 && x_aligned ? 3 : 0,
                    g->conv_tile[0], 1};
     if (g->conv_mode == 1) { /* the first tile whose ragged edges add at most half */
         uint64_t real = (uint64_t)c->n * (uint64_t)c->out_h * (uint64_t)c->out_w * (uint64_t)c->out_c;
@@ -127,6 +177,8 @@ static glk_conv_pick conv_variant(const glk_ctx *g, const ck_step *s, int x_alig
 /* invocations of a conv2d run as v: an output's (plain, vec), its runs' (split) or 64 a tile */
 uint64_t glk_conv_inv(glk_conv_pick v, const ck_step *s, uint64_t out_elems)
 {
+    if (v.opc == 4)
+        return out_elems / 4;
     if (v.opc != 1)
         return out_elems * (uint64_t)v.slices;
     return conv_padded(&s->u.conv, v.tile) / ((uint64_t)v.tile[0] * (uint64_t)v.tile[1]) * GLK_LOCAL;
@@ -378,10 +430,13 @@ static si_result compile(glk_ctx *g, const char *shader, const char *defines, gl
                   "}\n"
                   "#if PAIR\nint pend_i = -1;\nuint pend_h = 0u;\n"
                   "void st_flush() { if (pend_i >= 0) st_bits(pend_i, pend_h); pend_i = -1; }\n#endif\n"
-                  "void st_half(int i, float v) {\n"
+                  "uint half_bits(float v) {\n"
                   "#if HC\n    if (abs(v) >= 65520.0 && !isinf(v)) atomicAdd(overflows[0], 1u);\n#endif\n"
                   "    if (!isinf(v) && !isnan(v)) v = clamp(v, -65504.0, 65504.0);\n"
-                  "    uint h = packHalf2x16(vec2(v, 0.0)) & 0xffffu;\n"
+                  "    return packHalf2x16(vec2(v, 0.0)) & 0xffffu;\n"
+                  "}\n"
+                  "void st_half(int i, float v) {\n"
+                  "    uint h = half_bits(v);\n"
                   "#if PAIR\n"
                   "    if ((pend_i ^ 1) == i) { outv[i >> 1] = (i & 1) == 0 ? h | (pend_h << 16) : pend_h | (h << 16); pend_i = -1; return; }\n"
                   "    st_flush(); pend_i = i; pend_h = h;\n"
@@ -635,20 +690,31 @@ static int pairs(const ck_step *s, int opc)
     case CK_BINARY:
     case CK_COPY:
     case CK_DEQUANT:
-    case CK_DWCONV2D:
     case CK_GATHER:
     case CK_PAD:
     case CK_RESIZE:
     case CK_SELECT:
     case CK_UNARY:
         return 1;
+    case CK_DWCONV2D: /* four channels an invocation (OPC 1) write their two words whole */
+        return opc != 1;
     default:
         return 0;
     }
 }
 
+/* Whether binding i (CK_MAX_IN: the output) of a float32 step is declared as vec4s in
+ * variant opc: conv2d's vec reads x so, dwconv2d's four-channel one x, the filter and
+ * the output */
+static int vec4_binding(const ck_step *s, int opc, int i)
+{
+    if (s->kind == CK_CONV2D)
+        return (opc == 3 && i == 0) || (opc == 4 && (i <= 1 || i == CK_MAX_IN));
+    return s->kind == CK_DWCONV2D && opc == 1 && (i <= 1 || i == CK_MAX_IN);
+}
+
 si_result glk_get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, si_dtype out_dt,
-                          int x_aligned, glk_program **out, glk_conv_pick *pick, si_error *err)
+                          unsigned aligned, glk_program **out, glk_conv_pick *pick, si_error *err)
 {
     if ((unsigned)s->kind >= CK__COUNT || !glk_kernels[s->kind].shader)
         return base_fail(err, SI_ERR_UNSUPPORTED, "no GPU kernel for %s", ck_kind_name(s->kind));
@@ -658,9 +724,13 @@ si_result glk_get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, s
     glk_conv_pick cv = {opc, g->conv_tile[0], 1};
     int n = snprintf(key, sizeof key, "%s:%d:", k->shader, opc);
     if (s->kind == CK_CONV2D) { /* the variant, its runs or its tile */
-        opc = (cv = conv_variant(g, s, x_aligned && in_dt[0] == SI_FLOAT32)).opc;
+        opc = (cv = conv_variant(g, s, in_dt, out_dt, aligned)).opc;
         n = snprintf(key, sizeof key, "%s:%d:%d.%d.%d.%d.%d.%d:", k->shader, opc, cv.slices,
                      cv.tile[0], cv.tile[1], cv.tile[2], cv.tile[3], cv.tile[4]);
+    }
+    if (s->kind == CK_DWCONV2D) {
+        cv.opc = opc = dw_variant(g, s, in_dt, out_dt, aligned);
+        n = snprintf(key, sizeof key, "%s:%d:", k->shader, opc);
     }
     if (pick)
         *pick = cv;
@@ -692,13 +762,14 @@ si_result glk_get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, s
         const char *t = dtype_glsl(i < s->n_in && s->in[i] >= 0 ? in_dt[i] : SI_FLOAT32);
         int h = s->half >> i & 1;
         m += snprintf(defs + m, sizeof defs - (size_t)m, "#define T%d %s\n#define V%d %s\n#define H%d %d\n",
-                      i, opc == 3 && s->kind == CK_CONV2D && i == 0 && !h ? "vec4" : h ? "uint" : t, i,
+                      i, vec4_binding(s, opc, i) && !h ? "vec4" : h ? "uint" : t, i,
                       h ? "float" : t, i, h);
     }
     int ho = s->half >> CK_MAX_IN & 1;
     snprintf(defs + m, sizeof defs - (size_t)m,
              "#define TO %s\n#define VO %s\n#define HO %d\n#define HC %d\n#define PAIR %d\n",
-             ho ? "uint" : dtype_glsl(out_dt), ho ? "float" : dtype_glsl(out_dt), ho,
+             ho ? "uint" : vec4_binding(s, opc, CK_MAX_IN) ? "vec4" : dtype_glsl(out_dt),
+             ho ? "float" : dtype_glsl(out_dt), ho,
              ho && glk_count_overflows(g), pair);
     si_result st = add_program(g, key, k->shader, defs, out, err);
     if (st == SI_OK)

@@ -172,7 +172,8 @@ typedef struct {
     /* Which conv2d kernel runs: NULL or "" (default) the device's choice (on a
      * GPU "vec": an invocation an output, x read four channels a load where it
      * can; on a CPU device tiles of the output through shared memory; both the
-     * bits of "plain", an invocation an output); "plain", "vec",
+     * bits of "plain", an invocation an output); "plain", "vec", "oc4" (four
+     * output channels an invocation where the channels come in fours),
      * "tiled[:BM,BN,TM,TN,BK]" or "split[:DIV,MAX,AIM]" force one
      * (glkernels/glk_program.c conv_variant). split cuts
      * each output's taps into runs added in a tree where the op has few outputs

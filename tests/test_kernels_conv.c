@@ -93,6 +93,15 @@ static void res_wire(epi_case *e, ck_step *s, const core_buf **ins, int rep)
     s->u.conv.has_res = 1;
 }
 
+/* The epilogue's own parameters (bias, activation, alpha) into p. */
+static void epi_params(const epi_case *e, ck_conv_p *p)
+{
+    p->has_bias = e->has_bias;
+    p->act = e->act;
+    p->has_alpha_tensor = e->has_alpha;
+    p->alpha = e->alpha_f;
+}
+
 /* Wires the epilogue into a step with x and filter as inputs 0 and 1 (ins:
  * 7 entries, 4 for CK_DECONV2D). */
 static void epi_wire(const epi_case *e, ck_step *s, const core_buf **ins)
@@ -212,10 +221,7 @@ static void conv_cases(ck_kind kind, int reps)
         p.ch_mult = mult;
         epi_case e;
         epi_make(&e, rep, out_c);
-        p.has_bias = e.has_bias;
-        p.act = e.act;
-        p.has_alpha_tensor = e.has_alpha;
-        p.alpha = e.alpha_f;
+        epi_params(&e, &p);
 
         int64_t xd[] = {p.n, p.in_h, p.in_w, in_c};
         int64_t fd[] = {p.k_h, p.k_w, in_c, kind == CK_DWCONV2D ? mult : out_c};
@@ -249,6 +255,57 @@ static void test_dwconv2d(void **state)
     conv_cases(CK_DWCONV2D, 48);
 }
 
+/* Depthwise convs four channels an invocation (glk_set_dw_vec; dwconv2d.comp OPC 1: ch_mult
+ * 1, channels in fours), with a row's loads ahead of its sums (3 and 5 wide) and without:
+ * bitwise the one-channel kernel on random geometries and epilogues, and within TOL of
+ * the host. */
+static void test_dwconv2d_vec(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 30; rep++) {
+        ck_conv_p p = {0};
+        do /* a third 3x3, a third 5x5 (the rows loaded ahead), the rest any size */
+            random_geometry(&p, rep, 20, rep % 3 == 2 ? 7 : 5, 2);
+        while ((rep % 3 == 0 && (p.k_h != 3 || p.k_w != 3)) || (rep % 3 == 1 && (p.k_h != 5 || p.k_w != 5)));
+        p.in_c = p.out_c = 4 * kt_randint(1, 16);
+        p.ch_mult = 1;
+        epi_case e;
+        epi_make(&e, rep, p.out_c);
+        epi_params(&e, &p);
+        int64_t xd[] = {p.n, p.in_h, p.in_w, p.in_c}, fd[] = {p.k_h, p.k_w, p.in_c, 1};
+        core_buf x = kt_random(SI_FLOAT32, 4, xd, -1.f, 1.f), f = kt_random(SI_FLOAT32, 4, fd, -1.f, 1.f);
+        ck_step s = {.kind = CK_DWCONV2D};
+        s.u.conv = p;
+        const core_buf *ins[8] = {&x, &f, NULL, NULL, NULL, NULL, NULL, NULL};
+        epi_wire(&e, &s, ins);
+        core_shape os = {.rank = 4, .d = {p.n, p.out_h, p.out_w, p.out_c}};
+        core_buf y[3];
+        static const int vec[3] = {0, 1, 1}, ahead[3] = {0, 0, 1};
+        for (int m = 0; m < 3; m++) {
+            y[m] = kt_buf(SI_FLOAT32, 4, os.d);
+            glk_set_dw_vec(kt_gpu, vec[m]);
+            glk_set_ahead(kt_gpu, ahead[m]);
+            assert_int_equal(kt_run_gpu(&s, ins, &y[m]), 0);
+            if (m == 1)
+                check("dwconv2d four channels", rep, kt_compare(&s, ins, SI_FLOAT32, &os, NULL));
+        }
+        glk_set_dw_vec(kt_gpu, -1);
+        glk_set_ahead(kt_gpu, -1);
+        size_t bytes = (size_t)core_shape_count(&os) * CORE_ELEM;
+        for (int m = 1; m < 3; m++) {
+            if (memcmp(y[0].data, y[m].data, bytes) != 0)
+                fprintf(stderr, "dwconv2d case %d (%dx%d, %d channels): four channels%s not one's bits\n",
+                        rep, p.k_h, p.k_w, p.in_c, ahead[m] ? " ahead" : "");
+            assert_memory_equal(y[0].data, y[m].data, bytes);
+        }
+        for (int m = 0; m < 3; m++)
+            kt_free(&y[m]);
+        kt_free(&x);
+        kt_free(&f);
+        epi_free(&e);
+    }
+}
+
 /* conv2d's variants (glkernels/glk_program.c conv_variant, forced with glk_set_conv) on
  * bigger random shapes than conv_cases', so that tiles have ragged edges and k runs
  * across several staged chunks: vec, every tiled variant and the device's own
@@ -262,7 +319,7 @@ static void test_conv2d_variants(void **state)
     /* "+ahead": the loads of a round before its sums (glk_set_ahead; the rest without) */
     static const char *modes[] = {"plain", "vec", "tiled:64,64,8,8,16", "tiled:32,32,4,4,16",
                                   "tiled:16,64,2,8,8", "", "split:4,8,1000000000",
-                                  "split:1,64,1000000000", "plain+ahead", "vec+ahead"};
+                                  "split:1,64,1000000000", "plain+ahead", "vec+ahead", "oc4", "oc4+ahead"};
     enum { N_MODES = sizeof modes / sizeof modes[0] };
     ck_step steps[VAR_REPS];
     epi_case epis[VAR_REPS];
@@ -271,13 +328,10 @@ static void test_conv2d_variants(void **state)
         ck_conv_p p = {0};
         random_geometry(&p, rep, 24, 3, 2);
         p.in_c = rep % 2 ? 4 * kt_randint(1, 12) : kt_randint(1, 48); /* half of them vec4-wide */
-        p.out_c = kt_randint(1, 80);
+        p.out_c = rep % 3 ? 4 * kt_randint(1, 20) : kt_randint(1, 80); /* most in fours (oc4) */
         p.ch_mult = 1;
         epi_make(&epis[rep], rep, p.out_c);
-        p.has_bias = epis[rep].has_bias;
-        p.act = epis[rep].act;
-        p.has_alpha_tensor = epis[rep].has_alpha;
-        p.alpha = epis[rep].alpha_f;
+        epi_params(&epis[rep], &p);
         int64_t xd[] = {p.n, p.in_h, p.in_w, p.in_c}, fd[] = {p.k_h, p.k_w, p.in_c, p.out_c};
         xs[rep] = kt_random(SI_FLOAT32, 4, xd, -1.f, 1.f);
         fs[rep] = kt_random(SI_FLOAT32, 4, fd, -1.f, 1.f);
@@ -395,10 +449,7 @@ static void test_deconv2d(void **state)
         p.ch_mult = 1;
         epi_case e;
         epi_make(&e, rep, p.out_c);
-        p.has_bias = e.has_bias;
-        p.act = e.act;
-        p.has_alpha_tensor = e.has_alpha;
-        p.alpha = e.alpha_f;
+        epi_params(&e, &p);
         int64_t dd[] = {p.n, p.in_h, p.in_w, p.in_c};
         int64_t fd[] = {p.k_h, p.k_w, p.out_c, p.in_c};
         core_buf dy = kt_random(SI_FLOAT32, 4, dd, -1.f, 1.f);
@@ -493,7 +544,7 @@ static void test_matmul(void **state)
         p.b_batch_stride = bb == 1 ? 0 : p.k * p.n;
         epi_case e;
         epi_make(&e, rep, p.n);
-        p.has_bias = e.has_bias;
+        p.has_bias = e.has_bias; /* (a matmul's: the same fields as a conv's) */
         p.act = e.act;
         p.has_alpha_tensor = e.has_alpha;
         p.alpha = e.alpha_f;
@@ -652,7 +703,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv2d_known),  cmocka_unit_test(test_conv2d),
         cmocka_unit_test(test_conv2d_variants),
-        cmocka_unit_test(test_dwconv2d),      cmocka_unit_test(test_deconv2d),
+        cmocka_unit_test(test_dwconv2d),      cmocka_unit_test(test_dwconv2d_vec),      cmocka_unit_test(test_deconv2d),
         cmocka_unit_test(test_deconv2d_adjoint), cmocka_unit_test(test_matmul), cmocka_unit_test(test_matmul_wide),
         cmocka_unit_test(test_matmul_known),
         cmocka_unit_test(test_matmul_int),

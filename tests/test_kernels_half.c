@@ -188,7 +188,7 @@ static void conv_cases(ck_kind kind)
                        .act = rep & 2 ? CK_ACT_RELU : CK_ACT_NONE};
         p.in_c = rep % 3 ? 4 * kt_randint(1, 3) : kt_randint(1, 12); /* most vec4-wide */
         p.ch_mult = kind == CK_DWCONV2D ? kt_randint(1, 2) : 1;
-        p.out_c = kind == CK_DWCONV2D ? p.in_c * p.ch_mult : kt_randint(1, 9);
+        p.out_c = kind == CK_DWCONV2D ? p.in_c * p.ch_mult : rep % 2 ? 4 * kt_randint(1, 3) : kt_randint(1, 9);
         p.out_h = (p.in_h - p.k_h) / p.stride_h + 1;
         p.out_w = (p.in_w - p.k_w) / p.stride_w + 1;
         int64_t xd[] = {p.n, p.in_h, p.in_w, p.in_c};
@@ -247,11 +247,12 @@ static void test_deconv2d(void **state)
 }
 
 /* each variant at half: plain, vec (x's four halves from two words, where in_c
- * is a multiple of 4), tiled, and the device's own choice */
+ * is a multiple of 4), oc4 (x and the filter so, four outputs in two words, where
+ * out_c is one too), tiled, and the device's own choice */
 static void test_conv2d(void **state)
 {
     (void)state;
-    static const char *modes[] = {"plain", "vec", "tiled:16,64,2,8,8", ""};
+    static const char *modes[] = {"plain", "vec", "oc4", "tiled:16,64,2,8,8", ""};
     for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
         si_error err = {0};
         assert_int_equal(glk_set_conv(kt_gpu, modes[m], &err), SI_OK);
@@ -259,10 +260,19 @@ static void test_conv2d(void **state)
     }
 }
 
+/* one channel an invocation, and four (x, the filter and the output as two words of
+ * halves each; glk_set_dw_vec) with a row's loads ahead of their sums and without */
 static void test_dwconv2d(void **state)
 {
     (void)state;
-    conv_cases(CK_DWCONV2D);
+    static const int vec[3] = {0, 1, 1}, ahead[3] = {0, 0, 1};
+    for (int m = 0; m < 3; m++) {
+        glk_set_dw_vec(kt_gpu, vec[m]);
+        glk_set_ahead(kt_gpu, ahead[m]);
+        conv_cases(CK_DWCONV2D);
+    }
+    glk_set_dw_vec(kt_gpu, -1);
+    glk_set_ahead(kt_gpu, -1);
 }
 
 static void test_matmul(void **state)

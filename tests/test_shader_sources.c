@@ -94,14 +94,14 @@ static void test_sources_pass_glslang(void **state)
                 prepare(&s, SI_FLOAT32);
             }
     }
-    /* conv2d's kernels: plain, vec (x four channels a load), tiled, split */
+    /* conv2d's kernels: plain, vec (x four channels a load), oc4, tiled, split */
     kt_gpu_close();
     assert_int_equal(kt_gpu_open(), 0);
     glk_set_source_hook(kt_gpu, keep_source, NULL);
     /* each with its loads ahead of its sums and without (glk_set_ahead: a GPU's
      * default is on, llvmpipe's off), and a matmul and a wide one, a wide
      * average pool, a mean in lanes and a depthwise conv, both ways */
-    static const char *const convs[] = {"plain", "vec", "tiled", "split"};
+    static const char *const convs[] = {"plain", "vec", "oc4", "tiled", "split"};
     si_error err = {0};
     for (int ahead = 0; ahead < 2; ahead++) {
         glk_set_ahead(kt_gpu, ahead);
@@ -126,7 +126,11 @@ static void test_sources_pass_glslang(void **state)
         dw.u.conv = (ck_conv_p){.n = 1, .in_h = 8, .in_w = 8, .in_c = 8, .out_h = 8, .out_w = 8, .out_c = 8,
                                 .k_h = 3, .k_w = 3, .stride_h = 1, .stride_w = 1, .dil_h = 1, .dil_w = 1,
                                 .pad_top = 1, .pad_left = 1, .ch_mult = 1};
-        prepare(&dw, SI_FLOAT32);
+        for (int v = 0; v < 2; v++) { /* one channel an invocation, and four (glk_set_dw_vec) */
+            glk_set_dw_vec(kt_gpu, v);
+            prepare(&dw, SI_FLOAT32);
+        }
+        glk_set_dw_vec(kt_gpu, -1);
         ck_step red = {.kind = CK_REDUCE, .n_in = 1, .in = {0}, .out = 1}; /* a global mean: in lanes */
         red.u.reduce = (ck_reduce_p){.op = CK_R_MEAN, .outer = 1, .n = 4096, .inner = 8, .dtype = SI_FLOAT32,
                                      .lanes = CK_REDUCE_LANES};

@@ -174,6 +174,81 @@ void main() {
     if (live && sl == 0)
         ST(o, finish(part[lane], oc, o));
 }
+#elif OPC == 4
+// (glk_program.c conv_oc4) Four output channels an invocation (out_c and in_c multiples
+// of 4): x read four channels a load and used for four outputs, the filter read four
+// output channels a load (vec4 bindings, or two words of halves), the output written
+// four at once; each output's taps summed in the plain order with the same mad1: the
+// same bits.
+#if H0
+vec4 LDX4(int i) { return vec4(unpackHalf2x16(in0[2 * i]), unpackHalf2x16(in0[2 * i + 1])); }
+#else
+vec4 LDX4(int i) { return in0[i]; }
+#endif
+#if H1
+vec4 LDW4(int i) { return vec4(unpackHalf2x16(in1[2 * i]), unpackHalf2x16(in1[2 * i + 1])); }
+#else
+vec4 LDW4(int i) { return in1[i]; }
+#endif
+vec4 mad4s(float x, vec4 w, vec4 a) {
+    return vec4(mad1(x, w.x, a.x), mad1(x, w.y, a.y), mad1(x, w.z, a.z), mad1(x, w.w, a.w));
+}
+void main() {
+    uint gq = gidx();
+    if (gq >= NT) return;
+    int in_h = P[1], in_w = P[2], in_c = P[3], out_h = P[4], out_w = P[5], c4 = P[6] / 4, i4 = P[3] / 4;
+    int k_h = P[7], k_w = P[8];
+    int i = int(gq);
+    int q = i % c4;
+    int t = i / c4;
+    int ox = t % out_w;
+    t /= out_w;
+    int oy = t % out_h;
+    int b = t / out_h;
+    int y0 = oy * P[9] - P[13], x0 = ox * P[10] - P[14];
+    vec4 acc = vec4(0.0);
+    for (int ky = 0; ky < k_h; ky++) {
+        int iy = y0 + ky * P[11];
+        if (iy < 0 || iy >= in_h) continue;
+        for (int kx = 0; kx < k_w; kx++) {
+            int ix = x0 + kx * P[12];
+            if (ix < 0 || ix >= in_w) continue;
+            int xi = ((b * in_h + iy) * in_w + ix) * i4;
+            int wi = (ky * k_w + kx) * in_c * c4 + q; // filter rows of this tap, in fours
+            int r = 0;
+            // (AHEAD, on GPUs) eight input channels a round, its loads before its sums
+            for (; AHEAD != 0 && r + 2 <= i4; r += 2) {
+                vec4 xv[2], wv[8];
+                for (int u = 0; u < 2; u++) xv[u] = LDX4(xi + r + u);
+                for (int u = 0; u < 8; u++) wv[u] = LDW4(wi + u * c4);
+                for (int u = 0; u < 2; u++) {
+                    acc = mad4s(xv[u].x, wv[4 * u], acc);
+                    acc = mad4s(xv[u].y, wv[4 * u + 1], acc);
+                    acc = mad4s(xv[u].z, wv[4 * u + 2], acc);
+                    acc = mad4s(xv[u].w, wv[4 * u + 3], acc);
+                }
+                wi += 8 * c4;
+            }
+            for (; r < i4; r++) {
+                vec4 xv = LDX4(xi + r);
+                acc = mad4s(xv.x, LDW4(wi), acc);
+                acc = mad4s(xv.y, LDW4(wi + c4), acc);
+                acc = mad4s(xv.z, LDW4(wi + 2 * c4), acc);
+                acc = mad4s(xv.w, LDW4(wi + 3 * c4), acc);
+                wi += 4 * c4;
+            }
+        }
+    }
+    int oc = 4 * q, gi = 4 * i;
+    vec4 v = vec4(finish(acc.x, oc, gi), finish(acc.y, oc + 1, gi + 1), finish(acc.z, oc + 2, gi + 2),
+                  finish(acc.w, oc + 3, gi + 3));
+#if HO
+    outv[2 * i] = half_bits(v.x) | (half_bits(v.y) << 16);
+    outv[2 * i + 1] = half_bits(v.z) | (half_bits(v.w) << 16);
+#else
+    outv[i] = v;
+#endif
+}
 #else
 // The plain variant (OPC 0), or (OPC 3, glk.c conv_variant) the same reading x four
 // channels a load (in0 is vec4 then, or two words of halves: in_c a multiple of 4,

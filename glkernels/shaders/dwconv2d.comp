@@ -18,6 +18,83 @@ float epilogue(float v, int oc, int has_bias, int act, int has_alpha, float alph
     if (act == ACT_TANH) return tanh_safe(v);
     return v;
 }
+// an output's sum's way out: the scale, the bias, the activation, the clips
+float finish(float acc, int oc) {
+    return clips(epilogue(scaled(acc, oc, P[24]), oc, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22], P[23]);
+}
+#if OPC == 1
+// (glk_program.c dw_variant) Four output channels an invocation, each its input
+// channel's (ch_mult 1, out_c a multiple of 4): x, the filter and the output read and
+// written four channels at once (vec4 bindings, or two words of halves), each
+// channel's taps summed in OPC 0's order with the same mad1: the same bits, a quarter
+// of the index arithmetic and of the load instructions.
+#if H0
+vec4 LDX4(int i) { return vec4(unpackHalf2x16(in0[2 * i]), unpackHalf2x16(in0[2 * i + 1])); }
+#else
+vec4 LDX4(int i) { return in0[i]; }
+#endif
+#if H1
+vec4 LDW4(int i) { return vec4(unpackHalf2x16(in1[2 * i]), unpackHalf2x16(in1[2 * i + 1])); }
+#else
+vec4 LDW4(int i) { return in1[i]; }
+#endif
+vec4 mad4(vec4 x, vec4 w, vec4 a) {
+    return vec4(mad1(x.x, w.x, a.x), mad1(x.y, w.y, a.y), mad1(x.z, w.z, a.z), mad1(x.w, w.w, a.w));
+}
+// (AHEAD) a row of N taps: every load issued before the sums (a tap outside the input
+// reads an address inside it and is skipped, as the loop below skips it)
+#define ROW_AHEAD(N)                                                                    \
+    {                                                                                   \
+        vec4 xv[N], wv[N];                                                              \
+        bool ok[N];                                                                     \
+        for (int kx = 0; kx < N; kx++) {                                                \
+            int ix = x0 + kx * P[12];                                                   \
+            ok[kx] = ix >= 0 && ix < in_w;                                              \
+            xv[kx] = LDX4((xrow + clamp(ix, 0, in_w - 1)) * c4 + q);                    \
+            wv[kx] = LDW4((ky * N + kx) * c4 + q);                                      \
+        }                                                                               \
+        for (int kx = 0; kx < N; kx++)                                                  \
+            if (ok[kx]) acc = mad4(xv[kx], wv[kx], acc);                                \
+    }
+void main() {
+    uint gi = gidx();
+    if (gi >= NT) return;
+    int in_h = P[1], in_w = P[2], out_h = P[4], out_w = P[5], c4 = P[6] / 4;
+    int k_h = P[7], k_w = P[8];
+    int i = int(gi);
+    int q = i % c4;
+    int t = i / c4;
+    int ox = t % out_w;
+    t /= out_w;
+    int oy = t % out_h;
+    int b = t / out_h;
+    int y0 = oy * P[9] - P[13], x0 = ox * P[10] - P[14];
+    vec4 acc = vec4(0.0);
+    for (int ky = 0; ky < k_h; ky++) {
+        int iy = y0 + ky * P[11];
+        if (iy < 0 || iy >= in_h) continue;
+        int xrow = (b * in_h + iy) * in_w;
+#if AHEAD
+        if (k_w == 3) ROW_AHEAD(3)
+        else if (k_w == 5) ROW_AHEAD(5)
+        else
+#endif
+        for (int kx = 0; kx < k_w; kx++) {
+            int ix = x0 + kx * P[12];
+            if (ix < 0 || ix >= in_w) continue;
+            acc = mad4(LDX4((xrow + ix) * c4 + q), LDW4((ky * k_w + kx) * c4 + q), acc);
+        }
+    }
+    int oc = 4 * q;
+    vec4 r = vec4(finish(acc.x, oc), finish(acc.y, oc + 1), finish(acc.z, oc + 2), finish(acc.w, oc + 3));
+#if HO
+    outv[2 * i] = half_bits(r.x) | (half_bits(r.y) << 16);
+    outv[2 * i + 1] = half_bits(r.z) | (half_bits(r.w) << 16);
+#else
+    outv[i] = r;
+#endif
+}
+#else
 void main() {
     uint gi = gidx();
     if (gi >= NT) return;
@@ -49,7 +126,7 @@ void main() {
         }
         for (int q = 0; q < 9; q++)
             if (ok[q]) acc = mad1(xv[q], wv[q], acc);
-        ST(gi, VO(clips(epilogue(scaled(acc, oc, P[24]), oc, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22], P[23])));
+        ST(gi, VO(finish(acc, oc)));
         return;
     }
 #endif
@@ -63,5 +140,6 @@ void main() {
             acc = mad1(float(LD0((xrow + ix) * in_c + ic)), float(LD1((ky * k_w + kx) * out_c + oc)), acc);
         }
     }
-    ST(gi, VO(clips(epilogue(scaled(acc, oc, P[24]), oc, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22], P[23])));
+    ST(gi, VO(finish(acc, oc)));
 }
+#endif
