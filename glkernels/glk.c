@@ -272,7 +272,7 @@ si_result glk_open(glk_ctx **out, si_error *err)
     }
     glk_conv_setup(g);
     glk_set_ahead(g, -1);
-    glk_set_dw_vec(g, -1);
+    glk_set_quad(g, -1);
     g->has_timer = epoxy_has_gl_extension("GL_EXT_disjoint_timer_query");
     g->has_storage = g->storage_ext = epoxy_has_gl_extension("GL_EXT_buffer_storage");
     readback_buffer(g); /* made with the context, so its memory is the empty context's */
@@ -926,7 +926,8 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
     /* a half output's range is its elements' bytes, not rounded up to a word */
     uint64_t n_out = s->half >> CK_MAX_IN & 1 ? out->bytes / 2 : out->bytes / CK_ELEM;
     uint64_t inv = s->kind == CK_CONV2D                    ? glk_conv_inv(cv, s, n_out)
-                   : s->kind == CK_DWCONV2D && cv.opc == 1 ? n_out / 4 /* four channels an invocation */
+                   : (s->kind == CK_DWCONV2D || s->kind == CK_DECONV2D) && cv.opc == 1
+                       ? n_out / 4 /* four output channels an invocation */
                                                            : glk_kernels[s->kind].invocations(s, n_out);
     glk_limits lim;
     glk_get_limits(g, &lim);

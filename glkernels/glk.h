@@ -72,11 +72,11 @@ si_result glk_set_conv(glk_ctx *g, const char *spec, si_error *err);
  * the same order, so the same bits): 1 on, 0 off, -1 the device's default (on
  * but for software rasterizers). */
 void glk_set_ahead(glk_ctx *g, int on);
-/* Whether depthwise convs with one output channel an input channel, a multiple of
- * four of them, make four channels an invocation (the same sums in the same
- * order, so the same bits): 1 on, 0 off, -1 the default (on, on every device:
- * llvmpipe gains too). */
-void glk_set_dw_vec(glk_ctx *g, int on);
+/* Whether depthwise convs with one output channel an input channel and transposed
+ * convs, their channels in fours, make four output channels an invocation (the same
+ * sums in the same order, so the same bits): 1 on, 0 off, -1 the default (on, on
+ * every device: llvmpipe gains too). */
+void glk_set_quad(glk_ctx *g, int on);
 int glk_lost(const glk_ctx *g);
 
 /* Injected failures, so that what a GPU failure leaves behind can be tested on

@@ -81,10 +81,10 @@ struct glk_ctx {
      * sums): on GPUs, where it keeps loads in flight; not on llvmpipe, where
      * conv2d's arrays made selfie 1.24x slower (glk_set_ahead) */
     int ahead;
-    /* CK_DWCONV2D four channels an invocation (dwconv2d.comp OPC 1: ch_mult 1, out_c a
-     * multiple of 4, float32 bindings 16-byte aligned; the same sums in the same
-     * order): on by default (glk_set_dw_vec) */
-    int dw_vec;
+    /* CK_DWCONV2D and CK_DECONV2D four output channels an invocation (their shaders' OPC 1:
+     * channels in fours, float32 bindings 16-byte aligned; the same sums in the same
+     * order): on by default (glk_set_quad, glk_program.c quad_variant) */
+    int quad;
     int conv_tile[2][5], conv_split[3];
     /* glk_copy_words' batch: transfers from one buffer into another queued
      * and not yet dispatched; xfer_flush dispatches them as one kernel before

@@ -58,18 +58,20 @@ static int quads_aligned(const ck_step *s, unsigned aligned)
     return 1;
 }
 
-void glk_set_dw_vec(glk_ctx *g, int on) { g->dw_vec = on != 0; } /* -1: on, on every device */
+void glk_set_quad(glk_ctx *g, int on) { g->quad = on != 0; } /* -1: on, on every device */
 
-/* dwconv2d.comp's variant: 1 (four channels an invocation, each summed as OPC 0 sums
- * it) where every output channel is its input channel's (ch_mult 1), the channels
- * come in fours and each float32 binding read or written four at a time is 16-byte
+/* dwconv2d.comp's and deconv2d.comp's variant: 1 (four output channels an invocation,
+ * each summed as OPC 0 sums it) where the output channels come in fours, each its input
+ * channel's (a depthwise conv's ch_mult 1) or (a transposed conv) the input channels in
+ * fours too, and each float32 binding read or written four at a time is 16-byte
  * aligned (a half one is read and written by words); else 0 */
-static int dw_variant(const glk_ctx *g, const ck_step *s, const si_dtype *in_dt, si_dtype out_dt,
-                      unsigned aligned)
+static int quad_variant(const glk_ctx *g, const ck_step *s, const si_dtype *in_dt, si_dtype out_dt,
+                        unsigned aligned)
 {
     const ck_conv_p *c = &s->u.conv;
-    if (!g->dw_vec || c->ch_mult != 1 || c->out_c % 4 || in_dt[0] != SI_FLOAT32 ||
-        in_dt[1] != SI_FLOAT32 || out_dt != SI_FLOAT32)
+    if (!g->quad || c->out_c % 4 || in_dt[0] != SI_FLOAT32 || in_dt[1] != SI_FLOAT32 || out_dt != SI_FLOAT32)
+        return 0;
+    if (s->kind == CK_DWCONV2D ? c->ch_mult != 1 : c->in_c % 4 != 0)
         return 0;
     return quads_aligned(s, aligned);
 }
@@ -704,13 +706,13 @@ static int pairs(const ck_step *s, int opc)
 }
 
 /* Whether binding i (CK_MAX_IN: the output) of a float32 step is declared as vec4s in
- * variant opc: conv2d's vec reads x so, dwconv2d's four-channel one x, the filter and
- * the output */
+ * variant opc: conv2d's vec reads x so; conv2d's oc4 and the four-channel ones of
+ * dwconv2d and deconv2d x, the filter and the output */
 static int vec4_binding(const ck_step *s, int opc, int i)
 {
     if (s->kind == CK_CONV2D)
         return (opc == 3 && i == 0) || (opc == 4 && (i <= 1 || i == CK_MAX_IN));
-    return s->kind == CK_DWCONV2D && opc == 1 && (i <= 1 || i == CK_MAX_IN);
+    return (s->kind == CK_DWCONV2D || s->kind == CK_DECONV2D) && opc == 1 && (i <= 1 || i == CK_MAX_IN);
 }
 
 si_result glk_get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, si_dtype out_dt,
@@ -728,8 +730,8 @@ si_result glk_get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, s
         n = snprintf(key, sizeof key, "%s:%d:%d.%d.%d.%d.%d.%d:", k->shader, opc, cv.slices,
                      cv.tile[0], cv.tile[1], cv.tile[2], cv.tile[3], cv.tile[4]);
     }
-    if (s->kind == CK_DWCONV2D) {
-        cv.opc = opc = dw_variant(g, s, in_dt, out_dt, aligned);
+    if (s->kind == CK_DWCONV2D || s->kind == CK_DECONV2D) {
+        cv.opc = opc = quad_variant(g, s, in_dt, out_dt, aligned);
         n = snprintf(key, sizeof key, "%s:%d:", k->shader, opc);
     }
     if (pick)

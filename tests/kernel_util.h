@@ -154,27 +154,41 @@ done:
     return rc;
 }
 
-/* Host and GPU on the same inputs; returns max |gpu-host| / max(1,|host|) over
- * the output (ints compared exactly: any difference returns 1e30). -1 on failure.
- * init (may be NULL) gives the output's initial contents. */
-/* Step s on the GPU with its loads issued ahead of its sums and without
- * (glk_set_ahead; the GPU's default after): 0 where both give the same bits,
- * -1 where a run failed, 1 where they differ. */
-static inline int kt_same_ahead(const ck_step *s, const core_buf *const *ins, si_dtype out_dt,
-                                const core_shape *os)
+/* Step s on the GPU with a switch of the kernels off (set(g, 0)) and on (set(g, 1)),
+ * the default after (set(g, -1)): 0 where both give the same bits, -1 where a run
+ * failed, 1 where they differ. */
+static inline int kt_same_both_ways(void (*set)(glk_ctx *, int), const ck_step *s,
+                                    const core_buf *const *ins, si_dtype out_dt, const core_shape *os)
 {
     core_buf y0 = kt_buf(out_dt, os->rank, os->d), y1 = kt_buf(out_dt, os->rank, os->d);
-    glk_set_ahead(kt_gpu, 0);
+    set(kt_gpu, 0);
     int rc = kt_run_gpu(s, ins, &y0);
-    glk_set_ahead(kt_gpu, 1);
+    set(kt_gpu, 1);
     rc |= kt_run_gpu(s, ins, &y1);
-    glk_set_ahead(kt_gpu, -1);
+    set(kt_gpu, -1);
     int r = rc ? -1 : memcmp(y0.data, y1.data, (size_t)core_shape_count(os) * CORE_ELEM) != 0;
     kt_free(&y0);
     kt_free(&y1);
     return r;
 }
 
+/* ... with its loads issued ahead of its sums and without (glk_set_ahead) */
+static inline int kt_same_ahead(const ck_step *s, const core_buf *const *ins, si_dtype out_dt,
+                                const core_shape *os)
+{
+    return kt_same_both_ways(glk_set_ahead, s, ins, out_dt, os);
+}
+
+/* ... with four output channels an invocation where it can and one (glk_set_quad) */
+static inline int kt_same_quad(const ck_step *s, const core_buf *const *ins, si_dtype out_dt,
+                               const core_shape *os)
+{
+    return kt_same_both_ways(glk_set_quad, s, ins, out_dt, os);
+}
+
+/* Host and GPU on the same inputs; returns max |gpu-host| / max(1,|host|) over
+ * the output (ints compared exactly: any difference returns 1e30). -1 on failure.
+ * init (may be NULL) gives the output's initial contents. */
 static inline double kt_compare(const ck_step *s, const core_buf *const *ins, si_dtype out_dt,
                                 const core_shape *out_shape, const core_buf *init)
 {

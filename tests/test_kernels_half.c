@@ -232,15 +232,19 @@ static void test_deconv2d(void **state)
         p.out_w = p.k_w + kt_randint(0, 8);
         p.in_h = (p.out_h - p.k_h) / p.stride_h + 1;
         p.in_w = (p.out_w - p.k_w) / p.stride_w + 1;
-        p.in_c = kt_randint(1, 9);
-        p.out_c = kt_randint(1, 9);
+        p.in_c = rep % 2 ? 4 * kt_randint(1, 3) : kt_randint(1, 9); /* in fours: four channels an invocation */
+        p.out_c = rep % 2 ? 4 * kt_randint(1, 3) : kt_randint(1, 9);
         int64_t dd[] = {p.n, p.in_h, p.in_w, p.in_c}, fd[] = {p.k_h, p.k_w, p.out_c, p.in_c};
         core_buf dy = kt_random(SI_FLOAT32, 4, dd, -1.f, 1.f), f = kt_random(SI_FLOAT32, 4, fd, -1.f, 1.f);
         ck_step s = {.kind = CK_DECONV2D, .n_in = 2, .in = {0, 1}, .out = 2};
         s.u.conv = p;
         const core_buf *ins[2] = {&dy, &f};
         core_shape os = {.rank = 4, .d = {p.n, p.out_h, p.out_w, p.out_c}};
-        half_check("deconv2d", rep, &s, ins, SI_FLOAT32, &os, NULL);
+        for (int quad = 0; quad < 2; quad++) { /* one output channel an invocation, and four */
+            glk_set_quad(kt_gpu, quad);
+            half_check("deconv2d", rep, &s, ins, SI_FLOAT32, &os, NULL);
+        }
+        glk_set_quad(kt_gpu, -1);
         kt_free(&dy);
         kt_free(&f);
     }
@@ -261,17 +265,17 @@ static void test_conv2d(void **state)
 }
 
 /* one channel an invocation, and four (x, the filter and the output as two words of
- * halves each; glk_set_dw_vec) with a row's loads ahead of their sums and without */
+ * halves each; glk_set_quad) with a row's loads ahead of their sums and without */
 static void test_dwconv2d(void **state)
 {
     (void)state;
     static const int vec[3] = {0, 1, 1}, ahead[3] = {0, 0, 1};
     for (int m = 0; m < 3; m++) {
-        glk_set_dw_vec(kt_gpu, vec[m]);
+        glk_set_quad(kt_gpu, vec[m]);
         glk_set_ahead(kt_gpu, ahead[m]);
         conv_cases(CK_DWCONV2D);
     }
-    glk_set_dw_vec(kt_gpu, -1);
+    glk_set_quad(kt_gpu, -1);
     glk_set_ahead(kt_gpu, -1);
 }
 

@@ -126,11 +126,14 @@ static void test_sources_pass_glslang(void **state)
         dw.u.conv = (ck_conv_p){.n = 1, .in_h = 8, .in_w = 8, .in_c = 8, .out_h = 8, .out_w = 8, .out_c = 8,
                                 .k_h = 3, .k_w = 3, .stride_h = 1, .stride_w = 1, .dil_h = 1, .dil_w = 1,
                                 .pad_top = 1, .pad_left = 1, .ch_mult = 1};
-        for (int v = 0; v < 2; v++) { /* one channel an invocation, and four (glk_set_dw_vec) */
-            glk_set_dw_vec(kt_gpu, v);
+        ck_step de = dw; /* and a transposed conv */
+        de.kind = CK_DECONV2D;
+        for (int v = 0; v < 2; v++) { /* one channel an invocation, and four (glk_set_quad) */
+            glk_set_quad(kt_gpu, v);
             prepare(&dw, SI_FLOAT32);
+            prepare(&de, SI_FLOAT32);
         }
-        glk_set_dw_vec(kt_gpu, -1);
+        glk_set_quad(kt_gpu, -1);
         ck_step red = {.kind = CK_REDUCE, .n_in = 1, .in = {0}, .out = 1}; /* a global mean: in lanes */
         red.u.reduce = (ck_reduce_p){.op = CK_R_MEAN, .outer = 1, .n = 4096, .inner = 8, .dtype = SI_FLOAT32,
                                      .lanes = CK_REDUCE_LANES};

@@ -20,6 +20,72 @@ float epilogue(float v, int oc, int has_bias, int act, int has_alpha, float alph
     if (act == ACT_TANH) return tanh_safe(v);
     return v;
 }
+#if OPC == 1
+// (glk_program.c quad_variant) Four output channels an invocation (out_c and in_c
+// multiples of 4): dy read four input channels a load and used for four outputs, each
+// output's filter row read four input channels a load (vec4 bindings, or two words of
+// halves), the output written four at once; each output's sum the one below, tap by tap
+// and channel by channel in the same order with the same dd_mad: the same bits.
+#if H0
+vec4 LDX4(int i) { return vec4(unpackHalf2x16(in0[2 * i]), unpackHalf2x16(in0[2 * i + 1])); }
+#else
+vec4 LDX4(int i) { return in0[i]; }
+#endif
+#if H1
+vec4 LDW4(int i) { return vec4(unpackHalf2x16(in1[2 * i]), unpackHalf2x16(in1[2 * i + 1])); }
+#else
+vec4 LDW4(int i) { return in1[i]; }
+#endif
+vec2 dd_mad4(vec4 x, vec4 w, vec2 d) {
+    return dd_mad(x.w, w.w, dd_mad(x.z, w.z, dd_mad(x.y, w.y, dd_mad(x.x, w.x, d))));
+}
+void main() {
+    uint gq = gidx();
+    if (gq >= NT) return;
+    int in_h = P[1], in_w = P[2], out_h = P[4], out_w = P[5], out_c = P[6], i4 = P[3] / 4, c4 = P[6] / 4;
+    int k_h = P[7], k_w = P[8], s_h = P[9], s_w = P[10];
+    int i = int(gq);
+    int q = i % c4;
+    int t = i / c4;
+    int ox = t % out_w;
+    t /= out_w;
+    int oy = t % out_h;
+    int b = t / out_h;
+    int y0 = oy + P[13], x0 = ox + P[14];
+    vec2 d0 = vec2(0.0), d1 = vec2(0.0), d2 = vec2(0.0), d3 = vec2(0.0);
+    for (int fy = k_h - 1; fy >= 0; fy--) {
+        int ny = y0 - fy * P[11];
+        if (ny < 0) continue;
+        int iy = ny / s_h;
+        if (iy * s_h != ny || iy >= in_h) continue;
+        for (int fx = k_w - 1; fx >= 0; fx--) {
+            int nx = x0 - fx * P[12];
+            if (nx < 0) continue;
+            int ix = nx / s_w;
+            if (ix * s_w != nx || ix >= in_w) continue;
+            int di = ((b * in_h + iy) * in_w + ix) * i4;
+            int wi = ((fy * k_w + fx) * out_c + 4 * q) * i4; // output channel 4q's row, in fours
+            for (int r = 0; r < i4; r++) {
+                vec4 xv = LDX4(di + r);
+                d0 = dd_mad4(xv, LDW4(wi + r), d0);
+                d1 = dd_mad4(xv, LDW4(wi + i4 + r), d1);
+                d2 = dd_mad4(xv, LDW4(wi + 2 * i4 + r), d2);
+                d3 = dd_mad4(xv, LDW4(wi + 3 * i4 + r), d3);
+            }
+        }
+    }
+    int oc = 4 * q;
+    precise vec4 acc = vec4(d0.x + d0.y, d1.x + d1.y, d2.x + d2.y, d3.x + d3.y);
+    vec4 v = vec4(epilogue(acc.x, oc, P[16], P[17], P[18], PF(19)), epilogue(acc.y, oc + 1, P[16], P[17], P[18], PF(19)),
+                  epilogue(acc.z, oc + 2, P[16], P[17], P[18], PF(19)), epilogue(acc.w, oc + 3, P[16], P[17], P[18], PF(19)));
+#if HO
+    outv[2 * i] = half_bits(v.x) | (half_bits(v.y) << 16);
+    outv[2 * i + 1] = half_bits(v.z) | (half_bits(v.w) << 16);
+#else
+    outv[i] = v;
+#endif
+}
+#else
 void main() {
     uint gi = gidx();
     if (gi >= NT) return;
@@ -53,3 +119,4 @@ void main() {
     precise float acc = dot.x + dot.y;
     ST(gi, VO(epilogue(acc, oc, P[16], P[17], P[18], PF(19))));
 }
+#endif
