@@ -135,12 +135,15 @@ static si_result probe(smallest_search *q, uint64_t b, uint64_t *named, si_error
 /* The least budget at least lo that the probes accept, taking acceptance as
  * monotone between them: lo first; where refused, the budget the refusal
  * names (or double), doubled until accepted; then just below the first
- * accepted (often the named budget is the answer), then bisection between the
- * last refused and the first accepted. 0 and *out set, or the exit status. */
+ * accepted (often the named budget is the answer: exact, one byte below; with
+ * --within, where it was the named one, as far below as a refusal would end the
+ * search), then bisection between the last refused and the first accepted.
+ * 0 and *out set, or the exit status. */
 static int least_accepted(smallest_search *q, uint64_t lo, uint64_t *out)
 {
     si_error err;
     uint64_t named = 0, hi = lo;
+    int at_named = 0; /* hi is the budget a refusal named */
     si_result st = probe(q, hi, &named, &err);
     cli_progress_search(q->plans, q->runs, lo - 1, st == SI_OK ? hi : 0);
     lo--; /* below lo: refused, or nothing (0) */
@@ -149,7 +152,8 @@ static int least_accepted(smallest_search *q, uint64_t lo, uint64_t *out)
         if (hi > UINT64_MAX / 4)
             return cli_fail(EXIT_BUDGET, "plan --smallest: no %s up to %llu bytes is accepted: %s",
                             q->by_runs ? "run" : "budget", (unsigned long long)hi, err.message);
-        hi = named > hi ? named : hi * 2;
+        at_named = named > hi;
+        hi = at_named ? named : hi * 2;
         st = probe(q, hi, &named, &err);
         cli_progress_search(q->plans, q->runs, lo, st == SI_OK ? hi : 0);
     }
@@ -159,8 +163,14 @@ static int least_accepted(smallest_search *q, uint64_t lo, uint64_t *out)
     for (int first = 1; hi - lo > 1; first = 0) {
         if (!exact && (double)(hi - lo) <= (double)hi * q->a->within / 100)
             break; /* --within: the refused budget is within that share below hi */
-        /* exact: just below the first accepted first (often the named budget is the answer) */
-        uint64_t mid = exact && first ? hi - 1 : lo + (hi - lo) / 2;
+        /* first just below the first accepted where that may end the search: exact, at hi - 1;
+         * --within, where hi is the budget a refusal named (often the answer), at the
+         * least budget whose refusal would end it */
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (first && exact)
+            mid = hi - 1;
+        else if (first && at_named && (uint64_t)((double)hi * q->a->within / 100) < hi - mid)
+            mid = hi - (uint64_t)((double)hi * q->a->within / 100);
         st = probe(q, mid, &named, &err);
         if (st == SI_OK)
             hi = mid;

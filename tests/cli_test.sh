@@ -100,6 +100,7 @@ for name in emotion gender iris; do
         bad "plan --smallest $name: $(head -c 300 "$T/err")"; continue
     fi
     n=$(sed -n 's/^bytes \([0-9][0-9]*\)$/\1/p' "$T/sm")
+    [ "$name" = gender ] && ngender=$n
     grep -q "^smallest accepted budget .*($n bytes)" "$T/sm" || { bad "plan --smallest $name prints: $(cat "$T/sm")"; continue; }
     "$SI" plan --vram "$n" "$M/$name.json" >/dev/null 2>&1 && ok "plan --smallest $name: $n bytes accepted" ||
         bad "plan --smallest $name: --vram $n refused"
@@ -122,6 +123,15 @@ for name in emotion gender iris; do
         bad "plan --smallest --within 5 $name: $(cat "$T/sw") (exact: $n)"
     fi
 done
+# --within where the budget a refusal names is the answer (gender's exact one above): one
+# plan just as far below it as a refusal ends the search, so three plans in all (1 byte,
+# the named budget, the one below), where bisecting from 1 byte took eight
+if "$SI" plan --smallest --within 2 "$M/gender.json" >"$T/sw" 2>"$T/err" &&
+    grep -q "^smallest accepted budget .*(${ngender:-none} bytes) (refused at [0-9]* bytes, within 2%; 3 plans made" "$T/sw"; then
+    ok "plan --smallest --within 2 gender: the named budget, 3 plans"
+else
+    bad "plan --smallest --within 2 gender: $(cat "$T/sw" "$T/err")"
+fi
 expect_fail "--within outside plan --smallest" "--within is for plan --smallest" plan --within 5 "$M/emotion.json"
 expect_fail "--within 100" "not a percentage" plan --smallest --within 100 "$M/emotion.json"
 expect_fail "--smallest outside plan" "--smallest is for plan" --smallest "$M/emotion.json"
