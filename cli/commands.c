@@ -166,11 +166,11 @@ static int least_accepted(smallest_search *q, uint64_t lo, uint64_t *out)
         /* first just below the first accepted where that may end the search: exact, at hi - 1;
          * --within, where hi is the budget a refusal named (often the answer), at the
          * least budget whose refusal would end it */
-        uint64_t mid = lo + (hi - lo) / 2;
+        uint64_t mid = lo + (hi - lo) / 2, share = (uint64_t)((double)hi * q->a->within / 100);
         if (first && exact)
             mid = hi - 1;
-        else if (first && at_named && (uint64_t)((double)hi * q->a->within / 100) < hi - mid)
-            mid = hi - (uint64_t)((double)hi * q->a->within / 100);
+        else if (first && at_named && share < hi - mid)
+            mid = hi - share;
         st = probe(q, mid, &named, &err);
         if (st == SI_OK)
             hi = mid;

@@ -925,10 +925,8 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
     set_p(p, s->u.p);
     /* a half output's range is its elements' bytes, not rounded up to a word */
     uint64_t n_out = s->half >> CK_MAX_IN & 1 ? out->bytes / 2 : out->bytes / CK_ELEM;
-    uint64_t inv = s->kind == CK_CONV2D                    ? glk_conv_inv(cv, s, n_out)
-                   : (s->kind == CK_DWCONV2D || s->kind == CK_DECONV2D) && cv.opc == 1
-                       ? n_out / 4 /* four output channels an invocation */
-                                                           : glk_kernels[s->kind].invocations(s, n_out);
+    int conv = s->kind == CK_CONV2D || s->kind == CK_DWCONV2D || s->kind == CK_DECONV2D;
+    uint64_t inv = conv ? glk_conv_inv(cv, s, n_out) : glk_kernels[s->kind].invocations(s, n_out);
     glk_limits lim;
     glk_get_limits(g, &lim);
     if (inv > lim.dispatch_elements) /* the plan keeps tensors smaller: not reached */

@@ -161,8 +161,8 @@ void glk_conv_setup(glk_ctx *g);
 uint64_t glk_conv_inv(glk_conv_pick v, const ck_step *s, uint64_t out_elems);
 void glk_clear_errors(glk_ctx *g);
 /* aligned: bit i set where binding i (CK_MAX_IN: the output) starts at a multiple of 16
- * bytes, as variants that read or write four floats a load need; pick: conv2d's and
- * dwconv2d's variant */
+ * bytes, as variants that read or write four floats a load need; pick: the variant of
+ * a conv2d, a depthwise or a transposed conv */
 si_result glk_get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, si_dtype out_dt,
                           unsigned aligned, glk_program **out, glk_conv_pick *pick, si_error *err);
 si_result glk_get_named_program(glk_ctx *g, const char *key, const char *shader, const char *defines,

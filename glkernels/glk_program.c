@@ -47,11 +47,13 @@ void glk_conv_setup(glk_ctx *g)
 void glk_set_ahead(glk_ctx *g, int on) { g->ahead = on < 0 ? !glk_software(g) : on != 0; }
 
 /* Whether x, the filter and the output of a conv can be read and written four floats at
- * a time: each float32 one 16-byte aligned (bit i of aligned: glk_get_program's), a half
- * one read and written by words */
-static int quads_aligned(const ck_step *s, unsigned aligned)
+ * a time: floats, each float32 one 16-byte aligned (bit i of aligned: glk_get_program's),
+ * a half one read and written by words */
+static int quads_ok(const ck_step *s, const si_dtype *in_dt, si_dtype out_dt, unsigned aligned)
 {
     static const int bound[3] = {0, 1, CK_MAX_IN};
+    if (in_dt[0] != SI_FLOAT32 || in_dt[1] != SI_FLOAT32 || out_dt != SI_FLOAT32)
+        return 0;
     for (int j = 0; j < 3; j++)
         if (!(s->half >> bound[j] & 1) && !(aligned >> bound[j] & 1))
             return 0;
@@ -69,11 +71,9 @@ static int quad_variant(const glk_ctx *g, const ck_step *s, const si_dtype *in_d
                         unsigned aligned)
 {
     const ck_conv_p *c = &s->u.conv;
-    if (!g->quad || c->out_c % 4 || in_dt[0] != SI_FLOAT32 || in_dt[1] != SI_FLOAT32 || out_dt != SI_FLOAT32)
+    if (!g->quad || c->out_c % 4 || (s->kind == CK_DWCONV2D ? c->ch_mult != 1 : c->in_c % 4 != 0))
         return 0;
-    if (s->kind == CK_DWCONV2D ? c->ch_mult != 1 : c->in_c % 4 != 0)
-        return 0;
-    return quads_aligned(s, aligned);
+    return quads_ok(s, in_dt, out_dt, aligned);
 }
 
 si_result glk_set_conv(glk_ctx *g, const char *spec, si_error *err)
@@ -129,14 +129,11 @@ static uint64_t conv_padded(const ck_conv_p *c, const int *t)
  * order): where x's and the filter's channels come in fours and each float32 binding
  * it reads or writes four floats at a time (x, the filter, the output) is 16-byte
  * aligned; forced ("oc4") only, not yet measured on a GPU */
-static int conv_oc4(const glk_ctx *g, const ck_step *s, unsigned aligned)
+static int conv_oc4(const glk_ctx *g, const ck_step *s, const si_dtype *in_dt, si_dtype out_dt,
+                    unsigned aligned)
 {
     const ck_conv_p *c = &s->u.conv;
-    if (g->conv_mode != 4)
-        return 0;
-    if (c->in_c % 4 || c->out_c % 4)
-        return 0;
-    return quads_aligned(s, aligned);
+    return g->conv_mode == 4 && c->in_c % 4 == 0 && c->out_c % 4 == 0 && quads_ok(s, in_dt, out_dt, aligned);
 }
 
 /* The variant of one conv2d step (aligned: glk_get_program's; x_aligned: x is float32 and
@@ -151,7 +148,7 @@ static glk_conv_pick conv_variant(const glk_ctx *g, const ck_step *s, const si_d
 {
     const ck_conv_p *c = &s->u.conv;
     int x_aligned = in_dt[0] == SI_FLOAT32 && (aligned & 1);
-    if (in_dt[0] == SI_FLOAT32 && in_dt[1] == SI_FLOAT32 && out_dt == SI_FLOAT32 && conv_oc4(g, s, aligned))
+    if (conv_oc4(g, s, in_dt, out_dt, aligned))
         return (glk_conv_pick){4, g->conv_tile[0], 1};
     /* plain, or vec where x can be read four channels a load */
     glk_conv_pick r = {(g->conv_mode == 3 || g->conv_mode == 1 || g->conv_mode == 4) && c->in_c % 4 == 0 && x_aligned ? 3 : 0,
@@ -176,9 +173,13 @@ static glk_conv_pick conv_variant(const glk_ctx *g, const ck_step *s, const si_d
     return r;
 }
 
-/* invocations of a conv2d run as v: an output's (plain, vec), its runs' (split) or 64 a tile */
+/* invocations of a conv2d run as v: an output's (plain, vec), a quarter (oc4), its runs'
+ * (split) or 64 a tile; of a depthwise or transposed conv: an output's, or a quarter
+ * (quad_variant's OPC 1) */
 uint64_t glk_conv_inv(glk_conv_pick v, const ck_step *s, uint64_t out_elems)
 {
+    if (s->kind != CK_CONV2D)
+        return v.opc == 1 ? out_elems / 4 : out_elems;
     if (v.opc == 4)
         return out_elems / 4;
     if (v.opc != 1)
@@ -238,6 +239,9 @@ static const char *prelude =
     "    float p, e, s, t; two_prod(a, b, p, e); two_sum(c, p, s, t);\n"
     "    precise float r = s + (t + e); return r;\n"
     "#endif\n"
+    "}\n"    "/* four of them at once, each as mad1 */\n"
+    "vec4 mad1v(vec4 a, vec4 b, vec4 c) {\n"
+    "    return vec4(mad1(a.x, b.x, c.x), mad1(a.y, b.y, c.y), mad1(a.z, b.z, c.z), mad1(a.w, b.w, c.w));\n"
     "}\n"
     "/* a double-like accumulator (hi, lo) += a*b */\n"
     "vec2 dd_mad(float a, float b, vec2 acc) {\n"
@@ -390,7 +394,7 @@ static si_result compile(glk_ctx *g, const char *shader, const char *defines, gl
         "#define precise\n#define fma(a, b, c) ((a) * (b) + (c))\n";
     if (epoxy_gl_version() >= 32)
         head = head32;
-    char decl[8192];
+    char decl[16384]; /* about 7.5 KB: the defines, the bindings and their loads and stores */
     int n = 0;
     n += snprintf(decl + n, sizeof decl - (size_t)n, "#define FUSED_FMA %d\n%s", fused, defines);
     for (int i = 0; i < CK_MAX_IN; i++)
@@ -415,14 +419,22 @@ static si_result compile(glk_ctx *g, const char *shader, const char *defines, gl
      * first), read as floats. A half store rounds once (packHalf2x16), values
      * past the largest half saturated to it, and writes its 16 bits by atomics,
      * as the word's other half is another invocation's (or another step's). */
-    /* (a program that is no step's defines none of Hk, HO: plain arrays; GLSL ES,
-     * unlike C, refuses an undefined name in #if) */
-    for (int i = 0; i < CK_MAX_IN; i++)
+    /* (a program that is no step's defines none of Hk, Qk, HO: plain arrays; GLSL ES,
+     * unlike C, refuses an undefined name in #if). LDQk(i): elements 4i..4i+3 of input
+     * k, where a variant reads it four at a time (get_program's Qk: a vec4 binding) or
+     * it holds halves (two words). */
+    for (int i = 0; i < CK_MAX_IN; i++) {
         n += snprintf(decl + n, sizeof decl - (size_t)n,
                       "#ifndef H%d\n#define H%d 0\n#endif\n#if H%d\nfloat ld%d(int i) { return unpackHalf2x16(in%d[i >> 1])[i & 1]; }\n"
                       "float ld%d(uint i) { return ld%d(int(i)); }\n#define LD%d(i) ld%d(i)\n"
                       "#else\n#define LD%d(i) in%d[i]\n#endif\n",
                       i, i, i, i, i, i, i, i, i, i, i);
+        n += snprintf(decl + n, sizeof decl - (size_t)n,
+                      "#ifndef Q%d\n#define Q%d 0\n#endif\n#if H%d\n"
+                      "vec4 ldq%d(int i) { return vec4(unpackHalf2x16(in%d[2 * i]), unpackHalf2x16(in%d[2 * i + 1])); }\n"
+                      "#define LDQ%d(i) ldq%d(i)\n#elif Q%d\n#define LDQ%d(i) in%d[i]\n#endif\n",
+                      i, i, i, i, i, i, i, i, i, i, i);
+    }
     n += snprintf(decl + n, sizeof decl - (size_t)n,
                   "#ifndef HO\n#define HO 0\n#endif\n#ifndef HC\n#define HC 0\n#endif\n"
                   "#if HC\nlayout(std430, binding=%d) buffer BV { uint overflows[]; };\n#endif\n"
@@ -444,7 +456,18 @@ static si_result compile(glk_ctx *g, const char *shader, const char *defines, gl
                   "    st_flush(); pend_i = i; pend_h = h;\n"
                   "#else\n    st_bits(i, h);\n#endif\n"
                   "}\nvoid st_half(uint i, float v) { st_half(int(i), v); }\n#define ST(i, v) st_half(i, v)\n"
-                  "#else\n#define ST(i, v) outv[i] = (v)\n#endif\n", CK_MAX_IN + 1);
+                  "#else\n#define ST(i, v) outv[i] = (v)\n#endif\n"
+                  /* STQ(i, v): output elements 4i..4i+3, two words of halves (each rounded
+                   * as st_half rounds) or one vec4 (QO) */
+                  "#ifndef QO\n#define QO 0\n#endif\n#if HO\n"
+                  "void stq(int i, vec4 v) {\n"
+                  "    outv[2 * i] = half_bits(v.x) | (half_bits(v.y) << 16);\n"
+                  "    outv[2 * i + 1] = half_bits(v.z) | (half_bits(v.w) << 16);\n"
+                  "}\n#define STQ(i, v) stq(i, v)\n#elif QO\n#define STQ(i, v) outv[i] = (v)\n#endif\n",
+                  CK_MAX_IN + 1);
+    if (n >= (int)sizeof decl) /* snprintf cut it short: a bug here, not the caller's */
+        return base_fail(err, SI_ERR_GPU, "shader %s: declarations of %d bytes, over %zu", shader, n,
+                         sizeof decl);
     const char *tail = "#if PAIR\n#undef main\nvoid main() {\n"
                        "    pair_gi = 2u * gidx1(); kmain();\n    pair_gi++; kmain();\n    st_flush();\n}\n#endif\n";
     const char *srcs[5] = {head, decl, prelude, body, tail};
@@ -763,16 +786,17 @@ si_result glk_get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, s
     for (int i = 0; i < CK_MAX_IN; i++) {
         const char *t = dtype_glsl(i < s->n_in && s->in[i] >= 0 ? in_dt[i] : SI_FLOAT32);
         int h = s->half >> i & 1;
-        m += snprintf(defs + m, sizeof defs - (size_t)m, "#define T%d %s\n#define V%d %s\n#define H%d %d\n",
-                      i, vec4_binding(s, opc, i) && !h ? "vec4" : h ? "uint" : t, i,
-                      h ? "float" : t, i, h);
+        int q = vec4_binding(s, opc, i) && !h;
+        m += snprintf(defs + m, sizeof defs - (size_t)m,
+                      "#define T%d %s\n#define V%d %s\n#define H%d %d\n#define Q%d %d\n", i,
+                      q ? "vec4" : h ? "uint" : t, i, h ? "float" : t, i, h, i, q);
     }
     int ho = s->half >> CK_MAX_IN & 1;
+    int qo = !ho && vec4_binding(s, opc, CK_MAX_IN);
     snprintf(defs + m, sizeof defs - (size_t)m,
-             "#define TO %s\n#define VO %s\n#define HO %d\n#define HC %d\n#define PAIR %d\n",
-             ho ? "uint" : vec4_binding(s, opc, CK_MAX_IN) ? "vec4" : dtype_glsl(out_dt),
-             ho ? "float" : dtype_glsl(out_dt), ho,
-             ho && glk_count_overflows(g), pair);
+             "#define TO %s\n#define VO %s\n#define HO %d\n#define HC %d\n#define PAIR %d\n#define QO %d\n",
+             ho ? "uint" : qo ? "vec4" : dtype_glsl(out_dt), ho ? "float" : dtype_glsl(out_dt), ho,
+             ho && glk_count_overflows(g), pair, qo);
     si_result st = add_program(g, key, k->shader, defs, out, err);
     if (st == SI_OK)
         (*out)->pair = pair;

@@ -180,19 +180,8 @@ void main() {
 // output channels a load (vec4 bindings, or two words of halves), the output written
 // four at once; each output's taps summed in the plain order with the same mad1: the
 // same bits.
-#if H0
-vec4 LDX4(int i) { return vec4(unpackHalf2x16(in0[2 * i]), unpackHalf2x16(in0[2 * i + 1])); }
-#else
-vec4 LDX4(int i) { return in0[i]; }
-#endif
-#if H1
-vec4 LDW4(int i) { return vec4(unpackHalf2x16(in1[2 * i]), unpackHalf2x16(in1[2 * i + 1])); }
-#else
-vec4 LDW4(int i) { return in1[i]; }
-#endif
-vec4 mad4s(float x, vec4 w, vec4 a) {
-    return vec4(mad1(x, w.x, a.x), mad1(x, w.y, a.y), mad1(x, w.z, a.z), mad1(x, w.w, a.w));
-}
+// (LDQk, STQ, mad1v: the prelude, glk_program.c compile)
+vec4 mad4s(float x, vec4 w, vec4 a) { return mad1v(vec4(x), w, a); }
 void main() {
     uint gq = gidx();
     if (gq >= NT) return;
@@ -219,8 +208,8 @@ void main() {
             // (AHEAD, on GPUs) eight input channels a round, its loads before its sums
             for (; AHEAD != 0 && r + 2 <= i4; r += 2) {
                 vec4 xv[2], wv[8];
-                for (int u = 0; u < 2; u++) xv[u] = LDX4(xi + r + u);
-                for (int u = 0; u < 8; u++) wv[u] = LDW4(wi + u * c4);
+                for (int u = 0; u < 2; u++) xv[u] = LDQ0(xi + r + u);
+                for (int u = 0; u < 8; u++) wv[u] = LDQ1(wi + u * c4);
                 for (int u = 0; u < 2; u++) {
                     acc = mad4s(xv[u].x, wv[4 * u], acc);
                     acc = mad4s(xv[u].y, wv[4 * u + 1], acc);
@@ -230,11 +219,11 @@ void main() {
                 wi += 8 * c4;
             }
             for (; r < i4; r++) {
-                vec4 xv = LDX4(xi + r);
-                acc = mad4s(xv.x, LDW4(wi), acc);
-                acc = mad4s(xv.y, LDW4(wi + c4), acc);
-                acc = mad4s(xv.z, LDW4(wi + 2 * c4), acc);
-                acc = mad4s(xv.w, LDW4(wi + 3 * c4), acc);
+                vec4 xv = LDQ0(xi + r);
+                acc = mad4s(xv.x, LDQ1(wi), acc);
+                acc = mad4s(xv.y, LDQ1(wi + c4), acc);
+                acc = mad4s(xv.z, LDQ1(wi + 2 * c4), acc);
+                acc = mad4s(xv.w, LDQ1(wi + 3 * c4), acc);
                 wi += 4 * c4;
             }
         }
@@ -242,25 +231,13 @@ void main() {
     int oc = 4 * q, gi = 4 * i;
     vec4 v = vec4(finish(acc.x, oc, gi), finish(acc.y, oc + 1, gi + 1), finish(acc.z, oc + 2, gi + 2),
                   finish(acc.w, oc + 3, gi + 3));
-#if HO
-    outv[2 * i] = half_bits(v.x) | (half_bits(v.y) << 16);
-    outv[2 * i + 1] = half_bits(v.z) | (half_bits(v.w) << 16);
-#else
-    outv[i] = v;
-#endif
+    STQ(i, v);
 }
 #else
 // The plain variant (OPC 0), or (OPC 3, glk.c conv_variant) the same reading x four
 // channels a load (in0 is vec4 then, or two words of halves: in_c a multiple of 4,
 // the binding 16-byte aligned): the same sums in the same order, fewer loads.
-#if OPC == 3
-#if H0
-// four halves in two words (i counts fours: the first word is even)
-vec4 LDX4(int i) { return vec4(unpackHalf2x16(in0[2 * i]), unpackHalf2x16(in0[2 * i + 1])); }
-#else
-vec4 LDX4(int i) { return LD0(i); }
-#endif
-#endif
+// (x four channels a load: LDQ0, the prelude's; i counts fours)
 void main() {
     uint gi = gidx();
     if (gi >= NT) return;
@@ -286,7 +263,7 @@ void main() {
             for (; AHEAD != 0 && q + 4 <= in_c / 4; q += 4) {
                 vec4 xv[4];
                 float wv[16];
-                for (int u = 0; u < 4; u++) xv[u] = LDX4(xi + q + u);
+                for (int u = 0; u < 4; u++) xv[u] = LDQ0(xi + q + u);
                 for (int u = 0; u < 16; u++) wv[u] = float(LD1(wi + u * out_c));
                 for (int u = 0; u < 4; u++) {
                     acc = mad1(xv[u].x, wv[4 * u], acc);
@@ -297,7 +274,7 @@ void main() {
                 wi += 16 * out_c;
             }
             for (; q < in_c / 4; q++) {
-                vec4 xv = LDX4(xi + q);
+                vec4 xv = LDQ0(xi + q);
                 acc = mad1(xv.x, float(LD1(wi)), acc);
                 acc = mad1(xv.y, float(LD1(wi + out_c)), acc);
                 acc = mad1(xv.z, float(LD1(wi + 2 * out_c)), acc);

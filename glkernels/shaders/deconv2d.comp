@@ -26,16 +26,7 @@ float epilogue(float v, int oc, int has_bias, int act, int has_alpha, float alph
 // output's filter row read four input channels a load (vec4 bindings, or two words of
 // halves), the output written four at once; each output's sum the one below, tap by tap
 // and channel by channel in the same order with the same dd_mad: the same bits.
-#if H0
-vec4 LDX4(int i) { return vec4(unpackHalf2x16(in0[2 * i]), unpackHalf2x16(in0[2 * i + 1])); }
-#else
-vec4 LDX4(int i) { return in0[i]; }
-#endif
-#if H1
-vec4 LDW4(int i) { return vec4(unpackHalf2x16(in1[2 * i]), unpackHalf2x16(in1[2 * i + 1])); }
-#else
-vec4 LDW4(int i) { return in1[i]; }
-#endif
+// (LDQk, STQ, mad1v: the prelude, glk_program.c compile)
 vec2 dd_mad4(vec4 x, vec4 w, vec2 d) {
     return dd_mad(x.w, w.w, dd_mad(x.z, w.z, dd_mad(x.y, w.y, dd_mad(x.x, w.x, d))));
 }
@@ -66,11 +57,11 @@ void main() {
             int di = ((b * in_h + iy) * in_w + ix) * i4;
             int wi = ((fy * k_w + fx) * out_c + 4 * q) * i4; // output channel 4q's row, in fours
             for (int r = 0; r < i4; r++) {
-                vec4 xv = LDX4(di + r);
-                d0 = dd_mad4(xv, LDW4(wi + r), d0);
-                d1 = dd_mad4(xv, LDW4(wi + i4 + r), d1);
-                d2 = dd_mad4(xv, LDW4(wi + 2 * i4 + r), d2);
-                d3 = dd_mad4(xv, LDW4(wi + 3 * i4 + r), d3);
+                vec4 xv = LDQ0(di + r);
+                d0 = dd_mad4(xv, LDQ1(wi + r), d0);
+                d1 = dd_mad4(xv, LDQ1(wi + i4 + r), d1);
+                d2 = dd_mad4(xv, LDQ1(wi + 2 * i4 + r), d2);
+                d3 = dd_mad4(xv, LDQ1(wi + 3 * i4 + r), d3);
             }
         }
     }
@@ -78,12 +69,7 @@ void main() {
     precise vec4 acc = vec4(d0.x + d0.y, d1.x + d1.y, d2.x + d2.y, d3.x + d3.y);
     vec4 v = vec4(epilogue(acc.x, oc, P[16], P[17], P[18], PF(19)), epilogue(acc.y, oc + 1, P[16], P[17], P[18], PF(19)),
                   epilogue(acc.z, oc + 2, P[16], P[17], P[18], PF(19)), epilogue(acc.w, oc + 3, P[16], P[17], P[18], PF(19)));
-#if HO
-    outv[2 * i] = half_bits(v.x) | (half_bits(v.y) << 16);
-    outv[2 * i + 1] = half_bits(v.z) | (half_bits(v.w) << 16);
-#else
-    outv[i] = v;
-#endif
+    STQ(i, v);
 }
 #else
 void main() {

@@ -28,19 +28,7 @@ float finish(float acc, int oc) {
 // written four channels at once (vec4 bindings, or two words of halves), each
 // channel's taps summed in OPC 0's order with the same mad1: the same bits, a quarter
 // of the index arithmetic and of the load instructions.
-#if H0
-vec4 LDX4(int i) { return vec4(unpackHalf2x16(in0[2 * i]), unpackHalf2x16(in0[2 * i + 1])); }
-#else
-vec4 LDX4(int i) { return in0[i]; }
-#endif
-#if H1
-vec4 LDW4(int i) { return vec4(unpackHalf2x16(in1[2 * i]), unpackHalf2x16(in1[2 * i + 1])); }
-#else
-vec4 LDW4(int i) { return in1[i]; }
-#endif
-vec4 mad4(vec4 x, vec4 w, vec4 a) {
-    return vec4(mad1(x.x, w.x, a.x), mad1(x.y, w.y, a.y), mad1(x.z, w.z, a.z), mad1(x.w, w.w, a.w));
-}
+// (LDQk, STQ, mad1v: the prelude, glk_program.c compile)
 // (AHEAD) a row of N taps: every load issued before the sums (a tap outside the input
 // reads an address inside it and is skipped, as the loop below skips it)
 #define ROW_AHEAD(N)                                                                    \
@@ -50,11 +38,11 @@ vec4 mad4(vec4 x, vec4 w, vec4 a) {
         for (int kx = 0; kx < N; kx++) {                                                \
             int ix = x0 + kx * P[12];                                                   \
             ok[kx] = ix >= 0 && ix < in_w;                                              \
-            xv[kx] = LDX4((xrow + clamp(ix, 0, in_w - 1)) * c4 + q);                    \
-            wv[kx] = LDW4((ky * N + kx) * c4 + q);                                      \
+            xv[kx] = LDQ0((xrow + clamp(ix, 0, in_w - 1)) * c4 + q);                    \
+            wv[kx] = LDQ1((ky * N + kx) * c4 + q);                                      \
         }                                                                               \
         for (int kx = 0; kx < N; kx++)                                                  \
-            if (ok[kx]) acc = mad4(xv[kx], wv[kx], acc);                                \
+            if (ok[kx]) acc = mad1v(xv[kx], wv[kx], acc);                                \
     }
 void main() {
     uint gi = gidx();
@@ -82,17 +70,12 @@ void main() {
         for (int kx = 0; kx < k_w; kx++) {
             int ix = x0 + kx * P[12];
             if (ix < 0 || ix >= in_w) continue;
-            acc = mad4(LDX4((xrow + ix) * c4 + q), LDW4((ky * k_w + kx) * c4 + q), acc);
+            acc = mad1v(LDQ0((xrow + ix) * c4 + q), LDQ1((ky * k_w + kx) * c4 + q), acc);
         }
     }
     int oc = 4 * q;
     vec4 r = vec4(finish(acc.x, oc), finish(acc.y, oc + 1), finish(acc.z, oc + 2), finish(acc.w, oc + 3));
-#if HO
-    outv[2 * i] = half_bits(r.x) | (half_bits(r.y) << 16);
-    outv[2 * i + 1] = half_bits(r.z) | (half_bits(r.w) << 16);
-#else
-    outv[i] = r;
-#endif
+    STQ(i, r);
 }
 #else
 void main() {
