@@ -270,9 +270,12 @@ uint64_t core_step_working_set(const core_program *p, int s);
  * allows it and every buffer a part binds within max_tensor. Big tensors then
  * exist only as bands; a step that needs one whole gets it by copies. Outputs
  * are bitwise those of the untiled program. load gives float32 weights for
- * channel splits. *n_split: how many steps were split. */
-si_result core_program_tile(core_program *p, uint64_t limit, uint64_t max_tensor,
-                            core_weight_loader load, void *load_user, int *n_split, si_error *err);
+ * channel splits. *n_split: how many steps were split. node_limit (NULL:
+ * none): per graph node (n_nodes of them), a limit of its own for the steps it
+ * lowers to, in place of `limit` (0 there: `limit`). */
+si_result core_program_tile(core_program *p, uint64_t limit, const uint64_t *node_limit,
+                            int n_nodes, uint64_t max_tensor, core_weight_loader load,
+                            void *load_user, int *n_split, si_error *err);
 
 /* Evaluates one node on the host from its input values, with the same op
  * lowerings (everything folds, the inputs being constants). Outputs the node

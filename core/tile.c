@@ -472,14 +472,23 @@ static int keep_bands(tiler *T, int root)
     return 1;
 }
 
-si_result core_program_tile(core_program *p, uint64_t limit, uint64_t max_tensor,
-                            core_weight_loader load, void *load_user, int *n_split, si_error *err)
+/* The limit the steps of one node are split within (0: none), and the band
+ * size that follows from it. */
+static void set_limit(tiler *T, uint64_t limit)
 {
-    tiler T = {.p = p, .limit = limit ? limit : UINT64_MAX, .max_tensor = max_tensor ? max_tensor : UINT64_MAX,
-               .load = load, .load_user = load_user};
-    T.band_max = T.limit / 4 < T.max_tensor ? T.limit / 4 : T.max_tensor;
-    if (T.band_max < TILE_ALIGN)
-        T.band_max = TILE_ALIGN < T.max_tensor ? TILE_ALIGN : T.max_tensor;
+    T->limit = limit ? limit : UINT64_MAX;
+    T->band_max = T->limit / 4 < T->max_tensor ? T->limit / 4 : T->max_tensor;
+    if (T->band_max < TILE_ALIGN)
+        T->band_max = TILE_ALIGN < T->max_tensor ? TILE_ALIGN : T->max_tensor;
+}
+
+si_result core_program_tile(core_program *p, uint64_t limit, const uint64_t *node_limit,
+                            int n_nodes, uint64_t max_tensor, core_weight_loader load,
+                            void *load_user, int *n_split, si_error *err)
+{
+    tiler T = {.p = p, .max_tensor = max_tensor ? max_tensor : UINT64_MAX, .load = load,
+               .load_user = load_user};
+    set_limit(&T, limit);
     si_result st = SI_OK;
     int n_orig = p->n_steps;
     ck_step *orig = p->steps;
@@ -495,11 +504,14 @@ si_result core_program_tile(core_program *p, uint64_t limit, uint64_t max_tensor
         T.writers[core_storage(p, orig[k].out)]++;
     for (int k = 0; k < n_orig && !T.oom; k++) {
         T.node = orig[k].node;
+        if (node_limit)
+            set_limit(&T, T.node >= 0 && T.node < n_nodes && node_limit[T.node] ? node_limit[T.node] : limit);
         int before = T.n_steps;
         rewrite(&T, &orig[k], err);
         split += T.n_steps - before > 1;
     }
     T.node = n_orig ? orig[n_orig - 1].node : -1;
+    set_limit(&T, limit);
     for (int o = 0; o < p->n_outputs + p->n_boundary && !T.oom; o++) {
         int t = o < p->n_outputs ? p->outputs[o] : p->boundary[o - p->n_outputs];
         int kept = t >= 0 ? keep_bands(&T, core_storage(p, t)) : 1;

@@ -244,15 +244,23 @@ static uint8_t *f32_tensors(const si_model *m, uint8_t *away)
 
 /* One attempt of the schedule: the program (its epilogues fused unless
  * unfused or si_options.no_fuse) split into parts of at most limit bytes (0:
- * untiled) and its plan. *over: a buffer over the device's limit, -1 if none,
- * -2 if the attempt failed before planning (nothing to retry). */
+ * untiled; node_limit, n_nodes long, NULL or not: a limit per node, as
+ * core_program_tile takes) and its plan. *over: a buffer over the device's
+ * limit, -1 if none, -2 if the attempt failed before planning (nothing to
+ * retry). */
 static si_result attempt_at(si_model *m, const core_shape *shapes, const core_buf **vp,
-                            uint64_t limit, int unfused, uint32_t align, uint64_t *pool, int *over,
-                            si_error *err)
+                            uint64_t limit, const uint64_t *node_limit, int unfused,
+                            uint32_t align, uint64_t *pool, int *over, si_error *err)
 {
     si_result st;
     *over = -2;
     rt_drop_program(m);
+    int n_nodes = m->io->n_nodes;
+    if (node_limit) {
+        if (!(m->node_limit = malloc(((size_t)n_nodes + 1) * sizeof *m->node_limit)))
+            return base_fail(err, SI_ERR_NOMEM, "out of memory");
+        memcpy(m->node_limit, node_limit, (size_t)n_nodes * sizeof *node_limit);
+    }
     m->fail_node = -1;
     if ((st = m->node_prog
                   ? core_program_build_node(m->g, shapes, vp, m->given, m->node_prog - 1,
@@ -283,7 +291,8 @@ static si_result attempt_at(si_model *m, const core_shape *shapes, const core_bu
     m->n_split = 0;
     if (limit || rt_largest_tensor(m->prog) > m->max_tensor) {
         double t0 = rt_now_ms();
-        st = core_program_tile(m->prog, limit, m->max_tensor, rt_load_weight, m, &m->n_split, err);
+        st = core_program_tile(m->prog, limit, m->node_limit, n_nodes, m->max_tensor, rt_load_weight,
+                               m, &m->n_split, err);
         m->build_tile_ms += rt_now_ms() - t0;
         if (st != SI_OK)
             return st;
@@ -298,9 +307,63 @@ static si_result attempt_at(si_model *m, const core_shape *shapes, const core_bu
     return *over >= 0 ? SI_ERR_BUDGET : plan_within(m, m->opt.vram_budget, align, pool, err);
 }
 
+/* Whether a node of m's program is split within more than limit in nl. */
+static int coarser_than(const si_model *m, const uint64_t *nl, uint64_t limit)
+{
+    const core_program *p = m->prog;
+    for (int k = 0; k < p->n_steps; k++) {
+        int node = p->steps[k].node;
+        if (node >= 0 && node < m->io->n_nodes && nl[node] > limit)
+            return 1;
+    }
+    return 0;
+}
+
+/* The limits per node of the next attempt where the last (every node's steps
+ * split within at most `limit`, *nl's where set) was refused within the
+ * device's limits: a node with a step of more than half the arena's budget
+ * goes down to next, the others keep theirs. A model's floor is often set by
+ * a few steps (effdet-d7: the input's preprocessing, 28.3 MB of its 28.5 MB),
+ * and splitting every other step as finely multiplies the plan's steps
+ * (287,022 there at 1 MiB, against 28,325 at 8 MiB) and its time. Returns 1
+ * where some node stays coarser than next, 0 where none, -1 out of memory. */
+static int refine_tight(si_model *m, uint64_t limit, uint64_t next, uint64_t **nl)
+{
+    int n = m->io->n_nodes;
+    if (!*nl) {
+        if (!(*nl = malloc(((size_t)n + 1) * sizeof **nl)))
+            return -1;
+        for (int i = 0; i < n; i++)
+            (*nl)[i] = limit;
+    }
+    uint64_t budget = m->opt.vram_budget, arena = budget > m->reserve ? budget - m->reserve : 0;
+    const core_program *p = m->prog;
+    for (int k = 0; k < p->n_steps; k++) {
+        int node = p->steps[k].node;
+        if (node >= 0 && node < n && core_step_working_set(p, k) > arena / 2)
+            (*nl)[node] = next;
+    }
+    return coarser_than(m, *nl, next);
+}
+
+/* After a mixed attempt whose steps each fit the budget but whose placement
+ * did not: every node coarser than limit one limit finer. Returns as
+ * refine_tight. Step by step, not at once to limit: that can be thousands of
+ * times the steps (frcnn-irv2 near its floor: 64 KiB where the input's steps
+ * bind, 2 MiB elsewhere). */
+static int refine_all(const si_model *m, uint64_t limit, uint64_t *nl)
+{
+    for (int i = 0; i < m->io->n_nodes; i++)
+        if (nl[i] > limit)
+            nl[i] = nl[i] / 2 > limit ? nl[i] / 2 : limit;
+    return coarser_than(m, nl, limit);
+}
+
 /* Untiled first (but tensors over the device's limit for one buffer cut into
  * bands); where no plan fits, steps are split into parts of at most the sizes
- * of rt_tile_first's ladder (core/tile.c) and planned again. */
+ * of rt_tile_first's ladder (core/tile.c) and planned again: below its first
+ * limit, only the nodes that bind go finer (refine_tight), the others where
+ * placement needs it (refine_all); once that fails, every node at each limit. */
 static si_result tile_schedule(si_model *m, const core_shape *shapes, const core_buf **vp,
                                uint64_t *pool, refusals *rf, si_error *err)
 {
@@ -319,7 +382,8 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
         m->cached_plan = ce.plan;
         m->cached_plan_len = ce.plan_len;
         m->cached_reserve = ce.reserve;
-        st = attempt_at(m, shapes, vp, ce.tile_limit, ce.unfused, align, pool, &over, &ignored);
+        st = attempt_at(m, shapes, vp, ce.tile_limit, ce.node_limit, ce.unfused, align, pool, &over,
+                        &ignored);
         m->cached_plan = NULL;
         if (st == SI_OK && m->tile_limit == ce.tile_limit && m->unfused == ce.unfused) {
             m->plan_from_cache = 1;
@@ -332,12 +396,15 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
         }
     }
     uint64_t tiled_ws = 0; /* the largest step at the last limit tried */
+    uint64_t *nl = NULL;   /* the limits per node of a mixed attempt (NULL: limit for all) */
+    int mixed = 0;         /* nl leaves some node coarser than limit */
+    int uniform = 0;       /* a mixed attempt did not fit: every node at limit from here on */
     for (int attempt = 0;; attempt++) {
         int over;
         rt_progress(m, "plan", attempt + 1, 0); /* attempt k, how many unknown */
         if ((st = rt_check_cancel(m, err)) != SI_OK)
             break;
-        st = attempt_at(m, shapes, vp, limit, 0, align, pool, &over, err);
+        st = attempt_at(m, shapes, vp, limit, mixed ? nl : NULL, 0, align, pool, &over, err);
         if (over == -2)
             break;
         /* Fused, the untiled program has fewer tensors, but placement is a
@@ -348,15 +415,16 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
          * it rounds where the fused one does: the same bits. */
         if (limit == 0 && st == SI_ERR_BUDGET && over < 0 && !m->unfused &&
             m->untiled_bound <= budget) {
-            st = attempt_at(m, shapes, vp, 0, 1, align, pool, &over, err);
+            st = attempt_at(m, shapes, vp, 0, NULL, 1, align, pool, &over, err);
             if (over == -2)
                 break;
         }
         int node = -1; /* the largest step and its node */
         uint64_t ws = largest_step(m->prog, &node);
         if (m->opt.plan_debug)
-            fprintf(stderr, "plan attempt %d: limit %llu, largest step %llu (node '%s'), %d steps: %s at %.1f ms\n",
-                    attempt, (unsigned long long)m->tile_limit, (unsigned long long)ws, si_model_node_name(m, node),
+            fprintf(stderr, "plan attempt %d: limit %llu%s, largest step %llu (node '%s'), %d steps: %s at %.1f ms\n",
+                    attempt, (unsigned long long)m->tile_limit, mixed ? " (coarser where the budget allows)" : "",
+                    (unsigned long long)ws, si_model_node_name(m, node),
                     m->prog->n_steps, st == SI_OK ? "fits" : over >= 0 ? "over the device's limit" : "refused", rt_now_ms());
         if (st == SI_OK || st == SI_ERR_NOMEM)
             break;
@@ -371,6 +439,13 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
             rf->best_node = node;
             rf->best_limit = m->tile_limit;
         }
+        if (mixed && budget && over < 0 && ws > budget && tiled_ws && ws >= tiled_ws) {
+            /* the nodes split finer did not make the largest step smaller (it takes
+             * parts of others: centernet's TopKV2): every node at limit */
+            mixed = 0;
+            uniform = 1;
+            continue;
+        }
         /* Parts past the budget that finer parts did not make smaller: the
          * finer limits below split more steps (millions: frcnn-irv2 at f16
          * near 2.2M, 1.3M to 7.2M steps a limit, 50 s of tiling) around the
@@ -383,10 +458,24 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
         }
         if (limit && over < 0)
             tiled_ws = ws;
-        if (!(limit = limit ? rt_tile_next(limit, m->untiled_bound)
-                            : rt_tile_first(budget, m->untiled_bound)))
+        if (mixed && over < 0 && budget > m->reserve && ws <= budget - m->reserve) {
+            /* every step fit, their placement did not: the others finer, towards limit
+             * for every node (and from there on as before) */
+            uniform = !(mixed = refine_all(m, limit, nl));
+            continue;
+        }
+        uint64_t next = limit ? rt_tile_next(limit, m->untiled_bound) : rt_tile_first(budget, m->untiled_bound);
+        if (!next)
             break;
+        int r = limit && budget && over < 0 && !uniform ? refine_tight(m, limit, next, &nl) : 0;
+        if (r < 0) {
+            st = base_fail(err, SI_ERR_NOMEM, "out of memory");
+            break;
+        }
+        mixed = r;
+        limit = next;
     }
+    free(nl);
     if (st == SI_OK)
         rt_pcache_store(m, &ce);
     rt_pcache_entry_free(&ce);

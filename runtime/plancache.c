@@ -3,7 +3,8 @@
  * shard), the input shapes and the values bound with them, the budget, the
  * device's limits and renderer, the options that change plans, and the
  * version. An entry holds the tiling limit the schedule ended on, the
- * driver's share and the plan (pg_plan_write). Loading checks the magic, the
+ * driver's share, the plan (pg_plan_write) and the nodes split within a limit
+ * of their own (si_model.node_limit). Loading checks the magic, the
  * key, the length and a checksum of the payload, then pg_plan_read checks the
  * plan against the problem built again with that tiling limit: an entry that
  * is stale, cut short or edited is planned again and replaced, never trusted.
@@ -24,8 +25,10 @@
 #define SI_PLAN_SOURCES __DATE__ " " __TIME__
 #endif
 
-#define MAGIC "SIPLANC1"
-enum { HEADER = 8 + 16 + 8 + 16 + 16 }; /* magic, key, payload length, checksum, limit + reserve */
+#define MAGIC "SIPLANC2"
+/* magic, key, the plan's length, checksum, limit + reserve; then the plan, the
+ * count of nodes with limits of their own and as many (node, limit) pairs */
+enum { HEADER = 8 + 16 + 8 + 16 + 16 };
 
 int rt_pcache_on(const si_model *m)
 {
@@ -125,7 +128,30 @@ static char *entry_path(const si_model *m, const base_digest *k)
 void rt_pcache_entry_free(rt_pcache_entry *e)
 {
     free(e->bytes);
+    free(e->node_limit);
     *e = (rt_pcache_entry){0};
+}
+
+/* The (node, limit) pairs after the plan (n_nodes: the graph's), into
+ * e->node_limit; 0 where they are not whole and in range. */
+static int read_node_limits(rt_pcache_entry *e, const unsigned char *b, size_t len, int n_nodes)
+{
+    uint64_t n, pair[2];
+    if (len < 8)
+        return 0;
+    memcpy(&n, b, 8);
+    if (n == 0)
+        return len == 8;
+    if (n > (uint64_t)n_nodes || len != 8 + n * 16 ||
+        !(e->node_limit = calloc((size_t)n_nodes + 1, sizeof *e->node_limit)))
+        return 0;
+    for (uint64_t i = 0; i < n; i++) {
+        memcpy(pair, b + 8 + i * 16, 16);
+        if (pair[0] >= (uint64_t)n_nodes || !pair[1])
+            return 0;
+        e->node_limit[pair[0]] = pair[1];
+    }
+    return 1;
 }
 
 int rt_pcache_find(si_model *m, const core_shape *shapes, const core_buf **vp, uint32_t align,
@@ -154,18 +180,25 @@ int rt_pcache_find(si_model *m, const core_shape *shapes, const core_buf **vp, u
     memcpy(sum, b + 32, 16);
     memcpy(lr, b + 48, 16);
     base_digest c = {0};
-    if (plen != len - HEADER || key[0] != e->key.a || key[1] != e->key.b) {
+    if (plen > len - HEADER || key[0] != e->key.a || key[1] != e->key.b) {
         free(b);
         return 0;
     }
     base_digest_add(&c, b + 48, len - 48);
+    base_digest_add(&c, b + 24, 8); /* the plan's length */
     if (sum[0] != c.a || sum[1] != c.b) {
         free(b);
         return 0;
     }
+    if (!read_node_limits(e, b + HEADER + plen, len - HEADER - plen, m->io->n_nodes)) {
+        free(b);
+        free(e->node_limit);
+        e->node_limit = NULL;
+        return 0;
+    }
     e->bytes = b;
     e->plan = b + HEADER;
-    e->plan_len = len - HEADER;
+    e->plan_len = plen;
     /* lr[0]: the tiling limit, its top bit set where the program ran unfused */
     e->tile_limit = lr[0] & ~(1ull << 63);
     e->unfused = (int)(lr[0] >> 63);
@@ -223,7 +256,10 @@ void rt_pcache_store(si_model *m, const rt_pcache_entry *e)
     si_error ignored;
     if (pg_plan_write(m->plan, &pl, &plen, &ignored) != SI_OK)
         return;
-    size_t len = HEADER + plen;
+    uint64_t n_own = 0; /* nodes with limits of their own */
+    for (int i = 0; m->node_limit && i < m->io->n_nodes; i++)
+        n_own += m->node_limit[i] != 0;
+    size_t len = HEADER + plen + 8 + (size_t)n_own * 16;
     uint8_t *b = malloc(len);
     char *path = entry_path(m, &e->key);
     if (!b || !path) {
@@ -239,8 +275,18 @@ void rt_pcache_store(si_model *m, const rt_pcache_entry *e)
     memcpy(b + 48, lr, 16);
     memcpy(b + HEADER, pl, plen);
     free(pl);
+    uint8_t *q = b + HEADER + plen;
+    memcpy(q, &n_own, 8);
+    q += 8;
+    for (int i = 0; n_own && i < m->io->n_nodes; i++)
+        if (m->node_limit[i]) {
+            uint64_t pair[2] = {(uint64_t)i, m->node_limit[i]};
+            memcpy(q, pair, 16);
+            q += 16;
+        }
     base_digest c = {0};
     base_digest_add(&c, b + 48, len - 48);
+    base_digest_add(&c, b + 24, 8); /* the plan's length */
     uint64_t sum[2] = {c.a, c.b};
     memcpy(b + 32, sum, 16);
     write_entry(m->opt.plan_cache_dir, path, b, len);

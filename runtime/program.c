@@ -26,6 +26,8 @@ void rt_drop_program(si_model *m)
     m->home_bytes = 0;
     free(m->home_off);
     m->home_off = NULL;
+    free(m->node_limit);
+    m->node_limit = NULL;
     m->weights_read = 0;
     free(m->off);
     m->off = NULL;

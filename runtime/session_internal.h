@@ -102,6 +102,8 @@ struct si_model {
     int plan_only;           /* si_plan: bind the inputs and plan, run nothing */
     uint64_t in_use;         /* bytes allocated in the arena now (for the trace) */
     uint64_t tile_limit;     /* steps were split into parts within this many bytes (0: none) */
+    uint64_t *node_limit;    /* per graph node, the limit its steps were split within where
+                              * that is coarser (budget.c tile_schedule); NULL: tile_limit */
     int unfused;             /* the program runs as lowered, no epilogue fusion (budget.c) */
     /* the plan cache (runtime/plancache.c) */
     base_digest model_digest; /* model.json and the shards, once digested */
@@ -269,6 +271,7 @@ typedef struct {
     size_t plan_len;
     uint64_t tile_limit, reserve;
     int unfused;
+    uint64_t *node_limit; /* si_model.node_limit's (NULL: tile_limit for every node) */
 } rt_pcache_entry;
 int rt_pcache_on(const si_model *m);
 int rt_pcache_find(si_model *m, const core_shape *shapes, const core_buf **vp, uint32_t align,

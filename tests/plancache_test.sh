@@ -14,7 +14,8 @@
 #   tests/plancache_test.sh STREAMINFER CACHE_DIR
 set -u
 SI=$1
-M=$2/human-models/models/emotion.json
+C=$2
+M=$C/human-models/models/emotion.json
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 pass=0
@@ -85,6 +86,29 @@ if [ $# -ge 2 ]; then
         bad "damaged programs: compiled $(stat p3 programs_compiled) from cache $(stat p3 programs_from_cache), then $(stat p4 programs_from_cache)"
 else
     bad "fewer than two programs stored"
+fi
+# A plan whose steps were split within limits of their own per node (blazeface at its
+# smallest budget: the input's steps finer than the rest): the entry keeps the limits,
+# the next start takes it and runs bitwise; a byte of the limits changed is planned again.
+BF=$C/human-models/models/blazeface.json
+B=$("$SI" plan --smallest --no-plan-cache "$BF" 2>/dev/null | sed -n 's/^bytes //p')
+bf() { # NAME [options...]: blazeface at $B
+    n=$1
+    shift
+    "$SI" -q --vram "${B:-1}" --output "$T/$n" --stats "$T/$n.json" "$@" "$BF"
+}
+if [ -n "$B" ] && bf bref --no-plan-cache --plan-debug 2>"$T/bf.err" && grep -q 'coarser where the budget allows.*fits' "$T/bf.err"; then
+    bf b1 --plan-cache "$T/pb" && [ "$(hit b1)" = 0 ] && bf b2 --plan-cache "$T/pb" && [ "$(hit b2)" = 1 ] &&
+        for f in "$T"/bref/*.npy; do cmp -s "$f" "$T/b2/$(basename "$f")" || exit 1; done &&
+        ok "a plan with limits per node ($B bytes) stored and taken, outputs bitwise a planned run's" ||
+        bad "limits per node: hit $(hit b1), then $(hit b2)"
+    E=$(ls "$T"/pb/*.plan)
+    printf '\002' | dd of="$E" bs=1 seek=$(($(wc -c <"$E") - 3)) conv=notrunc 2>/dev/null
+    bf b3 --plan-cache "$T/pb" && [ "$(hit b3)" = 0 ] && bf b4 --plan-cache "$T/pb" && [ "$(hit b4)" = 1 ] &&
+        ok "an entry whose limits per node changed is planned again and replaced" ||
+        bad "changed limits per node: hit $(hit b3), then $(hit b4)"
+else
+    bad "blazeface at its smallest budget (${B:-none}) is not planned with limits per node"
 fi
 run p5 --no-plan-cache && [ "$(stat p5 programs_from_cache)" = 0 ] && [ "$(stat p5 programs_compiled)" -gt 0 ] &&
     ok "--no-plan-cache: every program compiled" || bad "--no-plan-cache took $(stat p5 programs_from_cache) programs"

@@ -198,16 +198,29 @@ static uint64_t max_bound(const core_program *p)
  * binds (0: none), and checks: split, smaller largest step (or, with
  * max_tensor, every bound tensor within it), bitwise-identical outputs on the
  * GPU and on the host. */
-static void check_tiled_max(const core_program *p, uint64_t limit, uint64_t max_tensor,
-                            const char *what)
+static void check_tiled_nodes(const core_program *p, uint64_t limit, const uint64_t *node_limit,
+                              int n_nodes, uint64_t max_tensor, const char *what)
 {
     core_program *q = prog_copy(p);
     si_error err = {0};
     if (!limit)
         limit = max_ws(p) / 3;
     int n_split = 0;
-    assert_int_equal(core_program_tile(q, limit == UINT64_MAX ? 0 : limit, max_tensor, NULL, NULL,
-                                       &n_split, &err), SI_OK);
+    assert_int_equal(core_program_tile(q, limit == UINT64_MAX ? 0 : limit, node_limit, n_nodes,
+                                       max_tensor, NULL, NULL, &n_split, &err), SI_OK);
+    /* with limits per node: each step within its node's (copies aside) */
+    for (int k = 0; node_limit && k < q->n_steps; k++) {
+        int nd = q->steps[k].node;
+        uint64_t own = nd >= 0 && nd < n_nodes && node_limit[nd] ? node_limit[nd] : limit;
+        if (q->steps[k].kind != CK_COPY && core_step_working_set(q, k) > own)
+            fprintf(stderr, "%s: step %d (node %d, %s) works on %llu bytes, its limit %llu\n", what,
+                    k, nd, ck_kind_name(q->steps[k].kind),
+                    (unsigned long long)core_step_working_set(q, k), (unsigned long long)own);
+        assert_true(q->steps[k].kind == CK_COPY || core_step_working_set(q, k) <= own);
+    }
+    if (node_limit) /* the largest limit: every step within it */
+        for (int i = 0; i < n_nodes; i++)
+            limit = node_limit[i] > limit ? node_limit[i] : limit;
     uint64_t before = max_ws(p), after = max_ws_of(q, 1);
     if (n_split == 0 || (after >= before && !max_tensor) || after > limit ||
         (max_tensor && max_bound(q) > max_tensor))
@@ -238,6 +251,12 @@ static void check_tiled_max(const core_program *p, uint64_t limit, uint64_t max_
         }
     }
     core_program_free(q);
+}
+
+static void check_tiled_max(const core_program *p, uint64_t limit, uint64_t max_tensor,
+                            const char *what)
+{
+    check_tiled_nodes(p, limit, NULL, 0, max_tensor, what);
 }
 
 static void check_tiled(const core_program *p, uint64_t limit, const char *what)
@@ -708,6 +727,15 @@ static void test_chain(void **state)
         p->outputs[p->n_outputs++] = cat;
         p->outputs[p->n_outputs++] = mean;
         check_tiled(p, (uint64_t)n * 4 / 2, "chain");
+        /* limits per node (runtime/budget.c refine_tight): each step its own node, a
+         * random half of them within a third of the whole, the others within half */
+        uint64_t nl[16] = {0};
+        assert_true(p->n_steps <= 16);
+        for (int k = 0; k < p->n_steps; k++) {
+            p->steps[k].node = k;
+            nl[k] = kt_randint(0, 1) ? (uint64_t)n * 4 / 3 : 0;
+        }
+        check_tiled_nodes(p, (uint64_t)n * 4 / 2, nl, p->n_steps, 0, "chain, limits per node");
         core_program_free(p);
     }
 }
