@@ -74,8 +74,10 @@ struct glk_ctx {
      * each rows, columns, outputs an invocation makes down and across, taps
      * staged at once), 2 split along k where it pays (OPC 2; conv_split: least
      * taps a run, most runs, invocations aimed at), 3 vec (OPC 3 where x can
-     * be read four channels a load, else plain) */
-    int conv_mode;
+     * be read four channels a load, else plain), 4 oc4 (OPC 4 where the channels
+     * come in fours); conv_auto: the device's choice (glk_conv_setup), which on a
+     * GPU takes oc4 for convs of GLK_OC4_OUTPUTS outputs and more */
+    int conv_mode, conv_auto;
     /* conv2d, matmul, 3x3 depthwise convs, wide average pools and means in
      * lanes load a round of their operands before its sums (AHEAD; the same
      * sums): on GPUs, where it keeps loads in flight; not on llvmpipe, where

@@ -16,16 +16,22 @@
  *   rounding (it sums each output's taps one by one in float32) by more than the
  *   models' tolerance on two rows (faceboxes at 320x320 keeps another box), so it
  *   is asked for, never chosen;
+ *   On a GPU, a conv of GLK_OC4_OUTPUTS outputs or more takes oc4 instead (OPC 4:
+ *   four output channels an invocation, each summed in the plain order, the same
+ *   bits) where the channels come in fours: on the H100, efficientpose 3.23 ->
+ *   3.04 ms, movenet-thunder, blazepose-heavy and selfie within 1% (session 30);
+ *   oc4 on every conv was slower (blazepose-heavy 4.42 -> 6.48 ms);
  * - on a device that is a CPU (llvmpipe), tiled (OPC 1), the big tile or, where
  *   its ragged edges would add over half the work, the small one, else (a few
  *   pixels, or a few channels) vec where it can, else plain.
  * Plain and tiled give the same bits; split others, the same in every tile.
  * glk_set_conv overrides it (si_options.conv_kernel, SI_CONV: a bench's knob,
- * bench/conv_tiles.sh): "plain", "vec", "oc4" (four output channels an invocation,
- * where the channels come in fours: conv_oc4), "tiled[:BM,BN,TM,TN,BK]" (that tile
+ * bench/conv_tiles.sh): "gpu" (a GPU's choice, on any device), "plain", "vec",
+ * "oc4" (four output channels an invocation, where the channels come in fours: conv_oc4), "tiled[:BM,BN,TM,TN,BK]" (that tile
  * alone) or "split[:DIV,MAX,AIM]". */
 static const int conv_tiles_dflt[2][5] = {{64, 64, 8, 8, 16}, {32, 32, 4, 4, 16}};
 static const int conv_split_dflt[3] = {64, 8, 1 << 18};
+#define GLK_OC4_OUTPUTS (1u << 19)
 
 static int conv_tile_ok(const int t[5])
 {
@@ -42,6 +48,7 @@ void glk_conv_setup(glk_ctx *g)
     memcpy(g->conv_tile, conv_tiles_dflt, sizeof g->conv_tile);
     memcpy(g->conv_split, conv_split_dflt, sizeof g->conv_split);
     g->conv_mode = glk_software(g) ? 1 : 3;
+    g->conv_auto = 1;
 }
 
 void glk_set_ahead(glk_ctx *g, int on) { g->ahead = on < 0 ? !glk_software(g) : on != 0; }
@@ -88,7 +95,7 @@ si_result glk_set_conv(glk_ctx *g, const char *spec, si_error *err)
     }
     if (!strcmp(spec, "plain"))
         mode = 0;
-    else if (!strcmp(spec, "vec"))
+    else if (!strcmp(spec, "vec") || !strcmp(spec, "gpu"))
         mode = 3;
     else if (!strcmp(spec, "oc4"))
         mode = 4;
@@ -106,11 +113,12 @@ si_result glk_set_conv(glk_ctx *g, const char *spec, si_error *err)
         if (n)
             memcpy(split, t, sizeof split);
     } else
-        return base_fail(err, SI_ERR_ARG, "conv2d variant \"%s\": not plain, vec, oc4, tiled, "
+        return base_fail(err, SI_ERR_ARG, "conv2d variant \"%s\": not gpu, plain, vec, oc4, tiled, "
                          "tiled:BM,BN,TM,TN,BK (BM/TM x BN/TN = 64 invocations), split or "
                          "split:DIV,MAX,AIM", spec);
     if (g) {
         g->conv_mode = mode;
+        g->conv_auto = !strcmp(spec, "gpu");
         memcpy(g->conv_tile, tile, sizeof tile);
         memcpy(g->conv_split, split, sizeof split);
     }
@@ -128,12 +136,15 @@ static uint64_t conv_padded(const ck_conv_p *c, const int *t)
 /* conv2d.comp's OPC 4, four output channels an invocation (each summed in the plain
  * order): where x's and the filter's channels come in fours and each float32 binding
  * it reads or writes four floats at a time (x, the filter, the output) is 16-byte
- * aligned; forced ("oc4") only, not yet measured on a GPU */
+ * aligned; forced ("oc4"), or the GPU's choice for convs of GLK_OC4_OUTPUTS outputs
+ * and more (the whole op's, so every tile of a conv runs the same variant) */
 static int conv_oc4(const glk_ctx *g, const ck_step *s, const si_dtype *in_dt, si_dtype out_dt,
                     unsigned aligned)
 {
     const ck_conv_p *c = &s->u.conv;
-    return g->conv_mode == 4 && c->in_c % 4 == 0 && c->out_c % 4 == 0 && quads_ok(s, in_dt, out_dt, aligned);
+    int64_t whole = c->whole_out > 0 ? c->whole_out : (int64_t)c->n * c->out_h * c->out_w * c->out_c;
+    int want = g->conv_mode == 4 || (g->conv_auto && g->conv_mode == 3 && whole >= (int64_t)GLK_OC4_OUTPUTS);
+    return want && c->in_c % 4 == 0 && c->out_c % 4 == 0 && quads_ok(s, in_dt, out_dt, aligned);
 }
 
 /* The variant of one conv2d step (aligned: glk_get_program's; x_aligned: x is float32 and

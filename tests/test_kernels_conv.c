@@ -319,7 +319,8 @@ static void test_conv2d_variants(void **state)
     /* "+ahead": the loads of a round before its sums (glk_set_ahead; the rest without) */
     static const char *modes[] = {"plain", "vec", "tiled:64,64,8,8,16", "tiled:32,32,4,4,16",
                                   "tiled:16,64,2,8,8", "", "split:4,8,1000000000",
-                                  "split:1,64,1000000000", "plain+ahead", "vec+ahead", "oc4", "oc4+ahead"};
+                                  "split:1,64,1000000000", "plain+ahead", "vec+ahead", "oc4", "oc4+ahead",
+                                  "gpu", "gpu+ahead"};
     enum { N_MODES = sizeof modes / sizeof modes[0] };
     ck_step steps[VAR_REPS];
     epi_case epis[VAR_REPS];
@@ -330,6 +331,9 @@ static void test_conv2d_variants(void **state)
         p.in_c = rep % 2 ? 4 * kt_randint(1, 12) : kt_randint(1, 48); /* half of them vec4-wide */
         p.out_c = rep % 3 ? 4 * kt_randint(1, 20) : kt_randint(1, 80); /* most in fours (oc4) */
         p.ch_mult = 1;
+        /* a third of them parts of a conv with GLK_OC4_OUTPUTS outputs or more: the GPU's
+         * choice takes oc4 for those */
+        p.whole_out = rep % 3 == 1 ? 1 << 20 : 0;
         epi_make(&epis[rep], rep, p.out_c);
         epi_params(&epis[rep], &p);
         int64_t xd[] = {p.n, p.in_h, p.in_w, p.in_c}, fd[] = {p.k_h, p.k_w, p.in_c, p.out_c};
