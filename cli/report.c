@@ -86,7 +86,12 @@ static void print_gpu_figures(const si_stats *st)
     printf("paging   %llu segments, %llu evictions, spilled %s, reloaded %s\n",
            (unsigned long long)st->segments, (unsigned long long)st->evictions,
            cli_size(st->bytes_spilled, b1), cli_size(st->bytes_reloaded, b2));
-    if (st->steps_split)
+    if (st->steps_split && st->tile_limit_max_bytes > st->tile_limit_bytes)
+        printf("tiling   %llu steps split into parts of at most %s where the budget binds, %s "
+               "elsewhere (largest step untiled %s)\n", (unsigned long long)st->steps_split,
+               cli_size(st->tile_limit_bytes, b1), cli_size(st->tile_limit_max_bytes, b3),
+               cli_size(st->untiled_bound_bytes, b2));
+    else if (st->steps_split)
         printf("tiling   %llu steps split into parts of at most %s (largest step untiled %s)\n",
                (unsigned long long)st->steps_split,
                st->tile_limit_bytes ? cli_size(st->tile_limit_bytes, b1) : "one buffer",
@@ -186,7 +191,8 @@ static cJSON *stats_json(si_model *m, const cli_args *a, const cli_timing *t, ch
     const struct { const char *key; uint64_t v; } counts[] = {
         {"budget_bytes", st.budget_bytes}, {"peak_vram_bytes", st.peak_vram_bytes},
         {"lower_bound_bytes", st.lower_bound_bytes}, {"untiled_bound_bytes", st.untiled_bound_bytes},
-        {"tile_limit_bytes", st.tile_limit_bytes}, {"steps_split", st.steps_split},
+        {"tile_limit_bytes", st.tile_limit_bytes}, {"tile_limit_max_bytes", st.tile_limit_max_bytes},
+        {"steps_split", st.steps_split},
         {"weights_bytes", st.weights_bytes}, {"host_pool_bytes", st.host_pool_bytes},
         {"host_budget_bytes", st.host_budget_bytes}, {"host_pool_mapped", st.host_pool_mapped},
         {"file_bytes_read", st.file_bytes_read},

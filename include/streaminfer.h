@@ -219,6 +219,10 @@ typedef struct {
     uint64_t lower_bound_bytes;  /* largest working set of any step (after tiling) */
     uint64_t untiled_bound_bytes; /* largest working set of any step before tiling */
     uint64_t tile_limit_bytes;   /* steps were split into parts of at most this (0: none) */
+    /* the coarsest parts: where only the nodes that bind a budget were split
+     * within tile_limit_bytes, the others' parts are up to this; else
+     * tile_limit_bytes */
+    uint64_t tile_limit_max_bytes;
     uint64_t steps_split;        /* steps split into parts */
     uint64_t weights_bytes;      /* bytes of weights as stored in the shards */
     /* host memory holding what moves between host and GPU (weights, inputs,

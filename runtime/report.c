@@ -39,7 +39,11 @@ si_result si_report_plan(const si_model *m, FILE *f, si_error *err)
             p->n_steps, (unsigned long long)pl->segments, mib(pl->bytes_uploaded, a),
             mib(pl->bytes_spilled, b), mib(pl->bytes_reloaded, c),
             (unsigned long long)pl->evictions);
-    if (stt.steps_split && stt.tile_limit_bytes)
+    if (stt.steps_split && stt.tile_limit_max_bytes > stt.tile_limit_bytes)
+        fprintf(f, "tiling: %llu steps split into parts of at most %s MiB where the budget binds, "
+                   "%s MiB elsewhere (largest step untiled %s MiB)\n", (unsigned long long)stt.steps_split,
+                mib(stt.tile_limit_bytes, a), mib(stt.tile_limit_max_bytes, c), mib(stt.untiled_bound_bytes, b));
+    else if (stt.steps_split && stt.tile_limit_bytes)
         fprintf(f, "tiling: %llu steps split into parts of at most %s MiB (largest step untiled "
                    "%s MiB)\n", (unsigned long long)stt.steps_split, mib(stt.tile_limit_bytes, a),
                 mib(stt.untiled_bound_bytes, b));

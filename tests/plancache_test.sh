@@ -100,7 +100,8 @@ bf() { # NAME [options...]: blazeface at $B
 if [ -n "$B" ] && bf bref --no-plan-cache --plan-debug 2>"$T/bf.err" && grep -q 'coarser where the budget allows.*fits' "$T/bf.err"; then
     bf b1 --plan-cache "$T/pb" && [ "$(hit b1)" = 0 ] && bf b2 --plan-cache "$T/pb" && [ "$(hit b2)" = 1 ] &&
         for f in "$T"/bref/*.npy; do cmp -s "$f" "$T/b2/$(basename "$f")" || exit 1; done &&
-        ok "a plan with limits per node ($B bytes) stored and taken, outputs bitwise a planned run's" ||
+        [ "$(stat bref tile_limit_max_bytes)" -gt "$(stat bref tile_limit_bytes)" ] &&
+        ok "a plan with limits per node ($B bytes: parts of $(stat bref tile_limit_bytes) bytes where the budget binds, up to $(stat bref tile_limit_max_bytes) elsewhere) stored and taken, outputs bitwise a planned run's" ||
         bad "limits per node: hit $(hit b1), then $(hit b2)"
     E=$(ls "$T"/pb/*.plan)
     printf '\002' | dd of="$E" bs=1 seek=$(($(wc -c <"$E") - 3)) conv=notrunc 2>/dev/null

@@ -743,7 +743,7 @@ static napi_value js_stats(napi_env env, napi_callback_info info)
     if (!set_num(env, o, #f, (double)st.f))                                                      \
         return NULL;
     NUM(budget_bytes) NUM(peak_vram_bytes) NUM(lower_bound_bytes) NUM(untiled_bound_bytes)
-    NUM(tile_limit_bytes) NUM(steps_split) NUM(weights_bytes) NUM(host_pool_bytes) NUM(host_pool_mapped)
+    NUM(tile_limit_bytes) NUM(tile_limit_max_bytes) NUM(steps_split) NUM(weights_bytes) NUM(host_pool_bytes) NUM(host_pool_mapped)
     NUM(driver_reserve_bytes) NUM(bytes_uploaded) NUM(bytes_downloaded) NUM(bytes_spilled)
     NUM(bytes_reloaded) NUM(evictions) NUM(segments) NUM(gpu_steps) NUM(gpu_host_nodes) NUM(dynamic_part) NUM(open_ms) NUM(run_ms)
     NUM(upload_ms) NUM(compute_ms) NUM(issue_ms) NUM(stall_ms) NUM(host_ms) NUM(open_read_ms) NUM(open_gpu_ms)
