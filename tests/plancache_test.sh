@@ -92,14 +92,20 @@ fi
 # the next start takes it and runs bitwise; a byte of the limits changed is planned again.
 BF=$C/human-models/models/blazeface.json
 B=$("$SI" plan --smallest --no-plan-cache "$BF" 2>/dev/null | sed -n 's/^bytes //p')
+same_dirs() { # A B: every output in A bitwise the same in B
+    for f in "$1"/*.npy; do cmp -s "$f" "$2/$(basename "$f")" || return 1; done
+}
 bf() { # NAME [options...]: blazeface at $B
     n=$1
     shift
     "$SI" -q --vram "${B:-1}" --output "$T/$n" --stats "$T/$n.json" "$@" "$BF"
 }
 if [ -n "$B" ] && bf bref --no-plan-cache --plan-debug 2>"$T/bf.err" && grep -q 'coarser where the budget allows.*fits' "$T/bf.err"; then
+    "$SI" -q --no-plan-cache --output "$T/bnone" "$BF" && same_dirs "$T/bnone" "$T/bref" &&
+        ok "blazeface at $B bytes (limits per node): bitwise its no-budget run" ||
+        bad "blazeface at $B bytes: not its no-budget run's bits"
     bf b1 --plan-cache "$T/pb" && [ "$(hit b1)" = 0 ] && bf b2 --plan-cache "$T/pb" && [ "$(hit b2)" = 1 ] &&
-        for f in "$T"/bref/*.npy; do cmp -s "$f" "$T/b2/$(basename "$f")" || exit 1; done &&
+        same_dirs "$T/bref" "$T/b2" &&
         [ "$(stat bref tile_limit_max_bytes)" -gt "$(stat bref tile_limit_bytes)" ] &&
         ok "a plan with limits per node ($B bytes: parts of $(stat bref tile_limit_bytes) bytes where the budget binds, up to $(stat bref tile_limit_max_bytes) elsewhere) stored and taken, outputs bitwise a planned run's" ||
         bad "limits per node: hit $(hit b1), then $(hit b2)"
