@@ -247,6 +247,13 @@ static void write_entry(const char *dir, const char *path, const void *b, size_t
     free(tmp);
 }
 
+/* Whether node i's steps were split within a limit other than m->tile_limit
+ * (the others read back as 0: tile_limit, which core_program_tile takes alike) */
+static int own_limit(const si_model *m, int i)
+{
+    return m->node_limit[i] && m->node_limit[i] != m->tile_limit;
+}
+
 void rt_pcache_store(si_model *m, const rt_pcache_entry *e)
 {
     if (!e->keyed || !m->plan)
@@ -256,9 +263,9 @@ void rt_pcache_store(si_model *m, const rt_pcache_entry *e)
     si_error ignored;
     if (pg_plan_write(m->plan, &pl, &plen, &ignored) != SI_OK)
         return;
-    uint64_t n_own = 0; /* nodes with limits of their own */
+    uint64_t n_own = 0; /* nodes with limits other than tile_limit */
     for (int i = 0; m->node_limit && i < m->io->n_nodes; i++)
-        n_own += m->node_limit[i] != 0;
+        n_own += own_limit(m, i);
     size_t len = HEADER + plen + 8 + (size_t)n_own * 16;
     uint8_t *b = malloc(len);
     char *path = entry_path(m, &e->key);
@@ -279,7 +286,7 @@ void rt_pcache_store(si_model *m, const rt_pcache_entry *e)
     memcpy(q, &n_own, 8);
     q += 8;
     for (int i = 0; n_own && i < m->io->n_nodes; i++)
-        if (m->node_limit[i]) {
+        if (own_limit(m, i)) {
             uint64_t pair[2] = {(uint64_t)i, m->node_limit[i]};
             memcpy(q, pair, 16);
             q += 16;
