@@ -27,8 +27,8 @@
  * Plain and tiled give the same bits; split others, the same in every tile.
  * glk_set_conv overrides it (si_options.conv_kernel, SI_CONV: a bench's knob,
  * bench/conv_tiles.sh): "gpu" (a GPU's choice, on any device), "plain", "vec",
- * "oc4" (four output channels an invocation, where the channels come in fours: conv_oc4), "tiled[:BM,BN,TM,TN,BK]" (that tile
- * alone) or "split[:DIV,MAX,AIM]". */
+ * "oc4" (four output channels an invocation, where the channels come in fours:
+ * conv_oc4), "tiled[:BM,BN,TM,TN,BK]" (that tile alone) or "split[:DIV,MAX,AIM]". */
 static const int conv_tiles_dflt[2][5] = {{64, 64, 8, 8, 16}, {32, 32, 4, 4, 16}};
 static const int conv_split_dflt[3] = {64, 8, 1 << 18};
 #define GLK_OC4_OUTPUTS (1u << 19)
@@ -133,6 +133,13 @@ static uint64_t conv_padded(const ck_conv_p *c, const int *t)
            ((n + (uint64_t)t[1] - 1) / (uint64_t)t[1] * (uint64_t)t[1]);
 }
 
+/* The whole op's outputs, which a tile of it carries in whole_out (set at lowering):
+ * a variant chosen by it is the same in every tile. */
+static int64_t whole_outputs(const ck_conv_p *c)
+{
+    return c->whole_out > 0 ? c->whole_out : ck_conv_whole_out(c);
+}
+
 /* conv2d.comp's OPC 4, four output channels an invocation (each summed in the plain
  * order): where x's and the filter's channels come in fours and each float32 binding
  * it reads or writes four floats at a time (x, the filter, the output) is 16-byte
@@ -142,8 +149,8 @@ static int conv_oc4(const glk_ctx *g, const ck_step *s, const si_dtype *in_dt, s
                     unsigned aligned)
 {
     const ck_conv_p *c = &s->u.conv;
-    int64_t whole = c->whole_out > 0 ? c->whole_out : (int64_t)c->n * c->out_h * c->out_w * c->out_c;
-    int want = g->conv_mode == 4 || (g->conv_auto && g->conv_mode == 3 && whole >= (int64_t)GLK_OC4_OUTPUTS);
+    int want = g->conv_mode == 4 ||
+               (g->conv_auto && g->conv_mode == 3 && whole_outputs(c) >= (int64_t)GLK_OC4_OUTPUTS);
     return want && c->in_c % 4 == 0 && c->out_c % 4 == 0 && quads_ok(s, in_dt, out_dt, aligned);
 }
 
@@ -174,8 +181,7 @@ static glk_conv_pick conv_variant(const glk_ctx *g, const ck_step *s, const si_d
     }
     if (g->conv_mode != 2)
         return r;
-    int64_t k = (int64_t)c->k_h * c->k_w * c->in_c, n = 1;
-    int64_t whole = c->whole_out > 0 ? c->whole_out : (int64_t)c->n * c->out_h * c->out_w * c->out_c;
+    int64_t k = (int64_t)c->k_h * c->k_w * c->in_c, n = 1, whole = whole_outputs(c);
     while (n * 2 <= g->conv_split[1] && n * 2 <= k / g->conv_split[0] &&
            whole * n * 2 <= g->conv_split[2])
         n *= 2;
@@ -250,7 +256,8 @@ static const char *prelude =
     "    float p, e, s, t; two_prod(a, b, p, e); two_sum(c, p, s, t);\n"
     "    precise float r = s + (t + e); return r;\n"
     "#endif\n"
-    "}\n"    "/* four of them at once, each as mad1 */\n"
+    "}\n"
+    "/* four of them at once, each as mad1 */\n"
     "vec4 mad1v(vec4 a, vec4 b, vec4 c) {\n"
     "    return vec4(mad1(a.x, b.x, c.x), mad1(a.y, b.y, c.y), mad1(a.z, b.z, c.z), mad1(a.w, b.w, c.w));\n"
     "}\n"

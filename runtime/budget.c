@@ -287,7 +287,10 @@ static si_result attempt_at(si_model *m, const core_shape *shapes, const core_bu
     }
     free(away);
     m->untiled_bound = largest_step(m->prog, NULL);
-    m->tile_limit = limit;
+    m->tile_limit = m->tile_limit_max = limit;
+    for (int i = 0; m->node_limit && i < n_nodes; i++)
+        if (m->node_limit[i] > m->tile_limit_max)
+            m->tile_limit_max = m->node_limit[i];
     m->n_split = 0;
     if (limit || rt_largest_tensor(m->prog) > m->max_tensor) {
         double t0 = rt_now_ms();

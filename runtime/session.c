@@ -537,10 +537,8 @@ static void fill_stats(si_model *m)
         if (m->plan->lower_bound > m->st.lower_bound_bytes)
             m->st.lower_bound_bytes = m->plan->lower_bound;
         m->st.untiled_bound_bytes = m->untiled_bound;
-        m->st.tile_limit_bytes = m->st.tile_limit_max_bytes = m->tile_limit;
-        for (int i = 0; m->node_limit && i < m->io->n_nodes; i++)
-            if (m->node_limit[i] > m->st.tile_limit_max_bytes)
-                m->st.tile_limit_max_bytes = m->node_limit[i];
+        m->st.tile_limit_bytes = m->tile_limit;
+        m->st.tile_limit_max_bytes = m->tile_limit_max;
         m->st.driver_reserve_bytes = m->reserve;
         for (int i = 0; i < m->n_stages; i++) /* the largest share any stage left */
             if (m->stages[i]->reserve > m->st.driver_reserve_bytes)

@@ -104,6 +104,7 @@ struct si_model {
     uint64_t tile_limit;     /* steps were split into parts within this many bytes (0: none) */
     uint64_t *node_limit;    /* per graph node, the limit its steps were split within where
                               * that is coarser (budget.c tile_schedule); NULL: tile_limit */
+    uint64_t tile_limit_max; /* the largest of tile_limit and node_limit's (si_stats) */
     int unfused;             /* the program runs as lowered, no epilogue fusion (budget.c) */
     /* the plan cache (runtime/plancache.c) */
     base_digest model_digest; /* model.json and the shards, once digested */
