@@ -115,6 +115,7 @@ static si_result probe(smallest_search *q, uint64_t b, uint64_t *named, si_error
     o.plan_cache_dir = NULL;
     si_model *m = NULL;
     *err = (si_error){0};
+    double t0 = now_ms();
     si_result st = si_open(q->a->model, &o, &m, err);
     if (st == SI_OK)
         st = q->by_runs ? si_run(m, q->tin, q->ni, err) : si_plan(m, q->tin, q->ni, err);
@@ -125,6 +126,10 @@ static si_result probe(smallest_search *q, uint64_t b, uint64_t *named, si_error
     }
     *named = named_budget(st, err);
     si_close(m);
+    if (q->a->opt.plan_debug) /* one line a probe, not the planner's own (tens of thousands) */
+        fprintf(stderr, "probe %llu bytes (%s): %s in %.0f ms\n", (unsigned long long)b,
+                q->by_runs ? "a run" : "a plan",
+                st == SI_OK ? "accepted" : st == SI_ERR_BUDGET ? "refused" : "failed", now_ms() - t0);
     if (q->by_runs)
         q->runs++;
     else

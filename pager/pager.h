@@ -98,6 +98,7 @@ typedef struct {
     int prefetch; /* n > 0: load the buffers of the next n steps early where they fit */
     int debug;    /* 1: print each placement order's arena and the final stays on stderr */
     int no_shortcuts; /* 1: every round of the search simulated and placed (tests: the same plan) */
+    int no_repeats;   /* 1: a stall that moves is lowered where it is only (tests: the rounds saved) */
 } pg_options;
 
 /* align: a power of two; every buffer is placed on it. opt may be NULL (the

@@ -156,6 +156,17 @@ static int emit(const pg_problem *pb, const ivec *iv, pg_plan *p)
     return 0;
 }
 
+/* The stays that overflowed the budget in a round (start order): their
+ * times, sizes and overflows, as the search compares rounds. */
+typedef struct {
+    int start, end;
+    uint64_t size, over;
+} ovf_stay;
+typedef struct {
+    ovf_stay *v;
+    int n, cap;
+} ovf_list;
+
 /* The planner's state besides the simulation's. */
 typedef struct {
     const pg_problem *pb;
@@ -175,8 +186,11 @@ typedef struct {
     int have_last;
     pg_placer *placer; /* placement's memory, kept from round to round */
     int no_shortcuts;  /* pg_options.no_shortcuts */
+    int no_repeats;    /* pg_options.no_repeats */
     uint64_t boost;    /* lower_where_overflowed lowers by the overflow times this */
     uint64_t best_over; /* the least overflow of a round since the boost was reset */
+    ovf_list ovf_now, ovf_last; /* the overflowing stays of this round and the last */
+    uint64_t *sig;      /* scratch, per step: a digest of the stays that start there */
 } planner;
 
 static void planner_free(planner *P)
@@ -200,6 +214,9 @@ static void planner_free(planner *P)
     free(P->S.start_off);
     free(P->wsv);
     free(P->ovf);
+    free(P->ovf_now.v);
+    free(P->ovf_last.v);
+    free(P->sig);
     free(P->S.iv.v);
     free(P->last.v);
     pg_placer_free(P->placer);
@@ -226,6 +243,7 @@ static int planner_init(planner *P, const pg_problem *pb, uint64_t budget, uint3
     P->align = align;
     P->debug = opt && opt->debug;
     P->no_shortcuts = opt && opt->no_shortcuts;
+    P->no_repeats = opt && opt->no_repeats;
     if (!(P->p = calloc(1, sizeof *P->p)) || !(P->start_set = calloc((size_t)nb + 1, 1)) ||
         pg_make_uses(pb, &P->u) || !(S->cur = malloc(((size_t)nb + 1) * sizeof *S->cur)) ||
         !(S->res = malloc(((size_t)nb + 1) * sizeof *S->res)) ||
@@ -243,6 +261,7 @@ static int planner_init(planner *P, const pg_problem *pb, uint64_t budget, uint3
     p->lower_bound_step = -1;
     if (!(P->wsv = calloc((size_t)pb->n_steps + 1, sizeof *P->wsv)) ||
         !(P->ovf = calloc(2 * (size_t)(P->ovf_leaves = pow2_at_least(pb->n_steps)), sizeof *P->ovf)) ||
+        !(P->sig = calloc((size_t)pb->n_steps + 1, sizeof *P->sig)) ||
         !(S->capv = calloc((size_t)pb->n_steps + 1, sizeof *S->capv)))
         return -1;
     for (int s = 0; s < pb->n_steps; s++) {
@@ -356,10 +375,103 @@ static int caps_hold(const planner *P)
     return 1;
 }
 
+static int cmp_ovf(const void *x, const void *y)
+{
+    const ovf_stay *a = x, *b = y;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    if (a->end != b->end)
+        return a->end < b->end ? -1 : 1;
+    if (a->size != b->size)
+        return a->size < b->size ? -1 : 1;
+    return a->over < b->over ? -1 : a->over > b->over;
+}
+
+/* This round's overflowing stays into P->ovf_now, the last round's kept in
+ * P->ovf_last; then the period of a stall that moves: where this round's
+ * overflowing stays are the last round's, each as big and over by as much, all
+ * moved by the same D > 0 steps, D (else 0). frcnn-irv2 at 5,477,996 bytes: from
+ * round 15 on, 12 stays of one Inception-ResNet block overflow, and once that
+ * block's capacity is lowered the same 12 of the next block do (726 steps on),
+ * one block a round, 105 rounds. -1 out of memory. */
+static int overflow_period(planner *P)
+{
+    ovf_list t = P->ovf_last;
+    P->ovf_last = P->ovf_now;
+    P->ovf_now = t;
+    ovf_list *now = &P->ovf_now, *last = &P->ovf_last;
+    now->n = 0;
+    int moving = 1;
+    for (int k = 0; k < P->S.iv.n; k++) {
+        const interval *it = &P->S.iv.v[k];
+        if (it->offset + it->size <= P->budget)
+            continue;
+        if (now->n == now->cap) {
+            int cap = now->cap ? now->cap * 2 : 64;
+            ovf_stay *v = realloc(now->v, (size_t)cap * sizeof *v);
+            if (!v)
+                return -1;
+            now->v = v;
+            now->cap = cap;
+        }
+        now->v[now->n++] = (ovf_stay){it->start, it->end, it->size, it->offset + it->size - P->budget};
+        moving &= it->start >= 0 && it->start2 < 0;
+    }
+    if (!moving || !now->n || now->n != last->n || P->no_repeats)
+        return 0;
+    qsort(now->v, (size_t)now->n, sizeof *now->v, cmp_ovf);
+    int d = now->v[0].start - last->v[0].start;
+    for (int k = 0; d > 0 && k < now->n; k++) {
+        const ovf_stay *a = &now->v[k], *b = &last->v[k];
+        if (a->start - b->start != d || a->end - b->end != d || a->size != b->size || a->over != b->over)
+            d = 0;
+    }
+    return d > 0 ? d : 0;
+}
+
+/* A stall that moves by `period` steps (overflow_period) would go on one
+ * period a round for as long as the program repeats itself: the stays that
+ * start at the steps of this round's overflow, each period on, are the same
+ * (sizes, lengths, how they load and end; P->sig digests them per step). There
+ * the capacity is lowered now as it is where it overflowed (tag: the leaves of
+ * P->ovf), so the rounds that would find one repeat each are not run. Returns
+ * how many repeats were lowered. */
+static int lower_repeats(planner *P, int period, uint64_t *tag)
+{
+    const pg_problem *pb = P->pb;
+    const ovf_list *now = &P->ovf_now;
+    int lo = now->v[0].start, hi = 0, n = pb->n_steps;
+    for (int k = 0; k < now->n; k++)
+        hi = now->v[k].end > hi ? now->v[k].end : hi;
+    if (hi >= n)
+        return 0;
+    memset(P->sig, 0, (size_t)n * sizeof *P->sig);
+    for (int k = 0; k < P->S.iv.n; k++) {
+        const interval *it = &P->S.iv.v[k];
+        if (it->start < 0 || it->start >= n)
+            continue;
+        uint64_t h = it->size * 0x9e3779b97f4a7c15ull ^ (uint64_t)(it->end - it->start) * 0xbf58476d1ce4e5b9ull ^
+                     (uint64_t)(it->load * 8 + it->how_end * 2 + (it->start2 >= 0)) * 0x94d049bb133111ebull;
+        P->sig[it->start] += h ^ h >> 29; /* a sum: the stays' order within a step does not matter */
+    }
+    int reps = 0;
+    for (int j = 1; (int64_t)hi + (int64_t)j * period < n; j++) {
+        int off = j * period;
+        if (memcmp(P->sig + lo, P->sig + lo + off, (size_t)(hi - lo + 1) * sizeof *P->sig))
+            break;
+        for (int t = lo; t <= hi; t++)
+            if (tag[t] > tag[t + off])
+                tag[t + off] = tag[t];
+        reps++;
+    }
+    return reps;
+}
+
 /* Where placement overflowed the budget: lowers the capacity at the steps the
  * overflowing stays span by the largest overflow there (not below the step's
- * working set). Returns whether any step's capacity changed. */
-static int lower_where_overflowed(planner *P)
+ * working set), and where the overflow moves by a period (> 0), at its repeats
+ * too. Returns whether any step's capacity changed. */
+static int lower_where_overflowed(planner *P, int period)
 {
     const pg_problem *pb = P->pb;
     sim *S = &P->S;
@@ -395,6 +507,12 @@ static int lower_where_overflowed(planner *P)
     for (int q = 1; q < L; q++)
         for (int c = 2 * q; c <= 2 * q + 1; c++)
             tag[c] = tag[q] > tag[c] ? tag[q] : tag[c];
+    if (period > 0) {
+        int reps = lower_repeats(P, period, tag + L);
+        if (P->debug && reps)
+            fprintf(stderr, "search: the overflow moved %d steps: lowered at its %d repeats too\n", period,
+                    reps);
+    }
     for (int t = 0; t < pb->n_steps; t++) {
         if (!tag[L + t])
             continue;
@@ -447,6 +565,7 @@ static void reset_boost(planner *P)
 {
     P->boost = 1;
     P->best_over = UINT64_MAX;
+    P->ovf_now.n = P->ovf_last.n = 0;
 }
 
 static void update_boost(planner *P, uint64_t over)
@@ -497,9 +616,13 @@ static si_result search(planner *P, si_error *err)
             p->evictions = S->evictions;
             return SI_OK;
         }
-        if (r == 0 && local)
+        int period = 0;
+        if (r == 0 && local) {
             update_boost(P, arena - budget);
-        if (r == 0 && local && attempt < 200 && lower_where_overflowed(P)) {
+            if ((period = overflow_period(P)) < 0)
+                return base_fail(err, SI_ERR_NOMEM, "out of memory while planning");
+        }
+        if (r == 0 && local && attempt < 200 && lower_where_overflowed(P, period)) {
             /* Rounds that would only repeat this one are counted, not run:
              * where the lowered capacity still holds every step's use after
              * its evictions, the simulation, hence the stays, the placement
@@ -507,7 +630,7 @@ static si_result search(planner *P, si_error *err)
              * same way again (frcnn-irv2 near its smallest budget: 90 rounds
              * of one arena). The plan is the one the rounds would make. */
             while (!S->prefetch && !P->no_shortcuts && attempt + 1 < 200 && caps_hold(P) &&
-                   (update_boost(P, arena - budget), lower_where_overflowed(P))) {
+                   (update_boost(P, arena - budget), lower_where_overflowed(P, 0))) {
                 attempt++;
                 p->rounds_skipped++;
             }
