@@ -151,6 +151,10 @@ static si_result plan_within(si_model *m, uint64_t budget, uint32_t align, uint6
      * inputs' and outputs' homes): planned with no pool, a tight budget was
      * planned twice (frcnn-irv2 at 64M on the H200: 2 x 2.6 s) */
     uint64_t reserve = driver_reserve(m, budget, pg_home_floor(&m->pb));
+    m->hinted = m->reserve_hint > reserve;
+    if (m->hinted)
+        reserve = m->reserve_hint;
+    m->share_missed = 0;
     for (int k = 0;; k++) {
         m->reserve = reserve;
         if (budget && reserve >= budget)
@@ -166,6 +170,7 @@ static si_result plan_within(si_model *m, uint64_t budget, uint32_t align, uint6
             m->reserve = need; /* what the driver takes beside this plan */
             return SI_OK;
         }
+        m->share_missed = need;
         pg_plan_free(m->plan);
         m->plan = NULL;
         if (k == 3)
@@ -254,6 +259,7 @@ static si_result attempt_at(si_model *m, const core_shape *shapes, const core_bu
 {
     si_result st;
     *over = -2;
+    m->hinted = 0;
     rt_drop_program(m);
     int n_nodes = m->io->n_nodes;
     if (node_limit) {
@@ -362,6 +368,42 @@ static int refine_all(const si_model *m, uint64_t limit, uint64_t *nl)
     return coarser_than(m, nl, limit);
 }
 
+/* Attempts of tile_schedule to make again: their limit, and their limits per
+ * node (NULL: limit for every node). */
+typedef struct {
+    struct {
+        uint64_t limit, *nl;
+    } *v;
+    int n, cap;
+} hinted_list;
+
+static int hinted_push(hinted_list *l, uint64_t limit, const uint64_t *nl, int n_nodes)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 8;
+        void *v = realloc(l->v, (size_t)cap * sizeof *l->v);
+        if (!v)
+            return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    uint64_t *c = NULL;
+    if (nl && !(c = malloc(((size_t)n_nodes + 1) * sizeof *c)))
+        return -1;
+    if (nl)
+        memcpy(c, nl, (size_t)n_nodes * sizeof *c);
+    l->v[l->n].limit = limit;
+    l->v[l->n++].nl = c;
+    return 0;
+}
+
+static void hinted_free(hinted_list *l)
+{
+    for (int i = 0; i < l->n; i++)
+        free(l->v[i].nl);
+    free(l->v);
+}
+
 /* Untiled first (but tensors over the device's limit for one buffer cut into
  * bands); where no plan fits, steps are split into parts of at most the sizes
  * of rt_tile_first's ladder (core/tile.c) and planned again: below its first
@@ -398,7 +440,9 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
             return st;
         }
     }
+    m->reserve_hint = m->share_missed = 0;
     uint64_t tiled_ws = 0; /* the largest step at the last limit tried */
+    hinted_list retry = {0}; /* attempts refused as planned with a share seen before */
     uint64_t *nl = NULL;   /* the limits per node of a mixed attempt (NULL: limit for all) */
     int mixed = 0;         /* nl leaves some node coarser than limit */
     int uniform = 0;       /* a mixed attempt did not fit: every node at limit from here on */
@@ -407,9 +451,15 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
         rt_progress(m, "plan", attempt + 1, 0); /* attempt k, how many unknown */
         if ((st = rt_check_cancel(m, err)) != SI_OK)
             break;
+        m->reserve_hint = m->share_missed > m->reserve_hint ? m->share_missed : m->reserve_hint;
         st = attempt_at(m, shapes, vp, limit, mixed ? nl : NULL, 0, align, pool, &over, err);
         if (over == -2)
             break;
+        if (st == SI_ERR_BUDGET && over < 0 && m->hinted &&
+            hinted_push(&retry, limit, mixed ? nl : NULL, m->io->n_nodes)) {
+            st = base_fail(err, SI_ERR_NOMEM, "out of memory");
+            break;
+        }
         /* Fused, the untiled program has fewer tensors, but placement is a
          * heuristic and can miss a budget the program as lowered meets (with
          * bitwise the same answer): where every step fits the budget, that one is
@@ -425,10 +475,11 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
         int node = -1; /* the largest step and its node */
         uint64_t ws = largest_step(m->prog, &node);
         if (m->opt.plan_debug)
-            fprintf(stderr, "plan attempt %d: limit %llu%s, largest step %llu (node '%s'), %d steps: %s at %.1f ms\n",
+            fprintf(stderr, "plan attempt %d: limit %llu%s, largest step %llu (node '%s'), %d steps: %s%s at %.1f ms\n",
                     attempt, (unsigned long long)m->tile_limit, mixed ? " (coarser where the budget allows)" : "",
                     (unsigned long long)ws, si_model_node_name(m, node),
-                    m->prog->n_steps, st == SI_OK ? "fits" : over >= 0 ? "over the device's limit" : "refused", rt_now_ms());
+                    m->prog->n_steps, st == SI_OK ? "fits" : over >= 0 ? "over the device's limit" : "refused",
+                    m->hinted ? " (planned with the driver's share an attempt before missed)" : "", rt_now_ms());
         if (st == SI_OK || st == SI_ERR_NOMEM)
             break;
         if (over >= 0 && m->pb.buffers[over].bytes > rf->over_bytes) {
@@ -479,6 +530,20 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
         limit = next;
     }
     free(nl);
+    /* Those planned with a share seen before, again with the least pool's: the
+     * share is a guess until the plan's pool is known */
+    m->reserve_hint = 0;
+    for (int i = 0; st == SI_ERR_BUDGET && i < retry.n; i++) {
+        int over;
+        if ((st = rt_check_cancel(m, err)) != SI_OK)
+            break;
+        st = attempt_at(m, shapes, vp, retry.v[i].limit, retry.v[i].nl, 0, align, pool, &over, err);
+        if (m->opt.plan_debug)
+            fprintf(stderr, "plan: again with the least pool's share, limit %llu%s: %s\n",
+                    (unsigned long long)retry.v[i].limit, retry.v[i].nl ? " (mixed)" : "",
+                    st == SI_OK ? "fits" : "refused");
+    }
+    hinted_free(&retry);
     if (st == SI_OK)
         rt_pcache_store(m, &ce);
     rt_pcache_entry_free(&ce);

@@ -75,6 +75,11 @@ struct si_model {
     uint32_t home_buf;
     uint64_t home_bytes;
     uint64_t reserve;        /* of the budget, left to the GPU driver (driver_reserve) */
+    uint64_t reserve_hint;   /* tile_schedule: a share to plan with first, where more than
+                              * the least pool's (0: none) */
+    int hinted;              /* plan_within planned with reserve_hint */
+    uint64_t share_missed;   /* plan_within: the share of the last plan whose arena fit
+                              * and the arena plus its share did not (0: none) */
     uint64_t *home_off;      /* per buffer; UINT64_MAX: none */
     int weights_read;        /* weights are in their homes */
     /* Under a host-memory budget (runtime/hostmem.c, pg_host_tiers): each

@@ -39,26 +39,39 @@ for b in "$@"; do
 done
 # the same at the last budget with the share a real GPU's driver takes left free
 # (SI_DRIVER_RESERVE=1 applies the rule on llvmpipe): the arena and the share
-# (1/256 of the host pool it ends with, and page rounding) fit the budget together
-out=$T/reserve
-if SI_DRIVER_RESERVE=1 "$SI" -q --vram "$b" --output "$out" --stats "$out.json" "$M" 2>"$T/err"; then
-    bytes=$(numfmt --from=iec "$b")
-    peak=$(key peak_vram_bytes "$out.json")
-    r=$(key driver_reserve_bytes "$out.json")
-    pool=$(key host_pool_bytes "$out.json")
-    round=$((bytes / 64 < 2097152 ? bytes / 64 : 2097152))
-    [ "$r" -ge $(((pool + 255) / 256 + round)) ] ||
-        { echo "  FAIL at $b with the driver's share: $r bytes left for a pool of $pool"; fails=$((fails + 1)); }
-    [ $((peak + r)) -le "$bytes" ] ||
-        { echo "  FAIL at $b with the driver's share: peak $peak + $r over budget"; fails=$((fails + 1)); }
-    for f in "$T/full"/*.npy; do
-        cmp -s "$f" "$out/$(basename "$f")" ||
-            { echo "  FAIL at $b with the driver's share: $(basename "$f") differs"; fails=$((fails + 1)); }
-    done
-    echo "  ok   $(basename "$M") at $b leaving the driver's share free: $r bytes, peak $peak, host pool $pool"
-else
-    echo "  FAIL at $b with the driver's share: $(cat "$T/err")"; fails=$((fails + 1))
-fi
+# (1/256 of the host pool it ends with, and page rounding) fit the budget together.
+# RESERVE_AT=B: at B too, a budget where an attempt's arena fits and the share
+# of its pool does not: the attempts after it are planned with that share first
+# (--plan-debug says so), and the rule holds as well
+with_share() { # BUDGET [hinted]
+    out=$T/reserve-$1
+    if SI_DRIVER_RESERVE=1 "$SI" -q --vram "$1" --output "$out" --stats "$out.json" --plan-debug "$M" \
+        2>"$T/err"; then
+        bytes=$(numfmt --from=iec "$1")
+        peak=$(key peak_vram_bytes "$out.json")
+        r=$(key driver_reserve_bytes "$out.json")
+        pool=$(key host_pool_bytes "$out.json")
+        round=$((bytes / 64 < 2097152 ? bytes / 64 : 2097152))
+        [ "$r" -ge $(((pool + 255) / 256 + round)) ] ||
+            { echo "  FAIL at $1 with the driver's share: $r bytes left for a pool of $pool"; fails=$((fails + 1)); }
+        [ $((peak + r)) -le "$bytes" ] ||
+            { echo "  FAIL at $1 with the driver's share: peak $peak + $r over budget"; fails=$((fails + 1)); }
+        for f in "$T/full"/*.npy; do
+            cmp -s "$f" "$out/$(basename "$f")" ||
+                { echo "  FAIL at $1 with the driver's share: $(basename "$f") differs"; fails=$((fails + 1)); }
+        done
+        if [ -n "${2:-}" ] && ! grep -q "planned with the driver's share an attempt before missed" "$T/err"; then
+            echo "  FAIL at $1 with the driver's share: no attempt planned with the share one before missed"
+            fails=$((fails + 1))
+        fi
+        echo "  ok   $(basename "$M") at $1 leaving the driver's share free: $r bytes, peak $peak, host pool $pool"
+    else
+        echo "  FAIL at $1 with the driver's share: $(grep -v '^plan\|^search\|^placement\|^place:' "$T/err")"
+        fails=$((fails + 1))
+    fi
+}
+with_share "$b"
+[ -z "${RESERVE_AT:-}" ] || with_share "$RESERVE_AT" hinted
 # below what any split can reach (the model's input alone, bound whole, is more):
 # refused, naming the smallest budget that could work
 low=$(($(numfmt --from=iec "$b") / 16))
