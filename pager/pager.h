@@ -99,6 +99,12 @@ typedef struct {
     int debug;    /* 1: print each placement order's arena and the final stays on stderr */
     int no_shortcuts; /* 1: every round of the search simulated and placed (tests: the same plan) */
     int no_repeats;   /* 1: a stall that moves is lowered where it is only (tests: the rounds saved) */
+    /* n_steps long, or NULL: the capacity per step the search starts from
+     * where not 0 (else the budget; never above it), and where a plan is made
+     * by placing offline, the capacities it ended with. A plan again at a
+     * budget a little less (the driver's share of the last plan's pool)
+     * starts where that search ended, not at the budget. */
+    uint64_t *caps;
 } pg_options;
 
 /* align: a power of two; every buffer is placed on it. opt may be NULL (the

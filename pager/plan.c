@@ -187,6 +187,7 @@ typedef struct {
     pg_placer *placer; /* placement's memory, kept from round to round */
     int no_shortcuts;  /* pg_options.no_shortcuts */
     int no_repeats;    /* pg_options.no_repeats */
+    uint64_t *caps;    /* pg_options.caps */
     uint64_t boost;    /* lower_where_overflowed lowers by the overflow times this */
     uint64_t best_over; /* the least overflow of a round since the boost was reset */
     ovf_list ovf_now, ovf_last; /* the overflowing stays of this round and the last */
@@ -244,6 +245,7 @@ static int planner_init(planner *P, const pg_problem *pb, uint64_t budget, uint3
     P->debug = opt && opt->debug;
     P->no_shortcuts = opt && opt->no_shortcuts;
     P->no_repeats = opt && opt->no_repeats;
+    P->caps = opt ? opt->caps : NULL;
     if (!(P->p = calloc(1, sizeof *P->p)) || !(P->start_set = calloc((size_t)nb + 1, 1)) ||
         pg_make_uses(pb, &P->u) || !(S->cur = malloc(((size_t)nb + 1) * sizeof *S->cur)) ||
         !(S->res = malloc(((size_t)nb + 1) * sizeof *S->res)) ||
@@ -597,6 +599,14 @@ static si_result search(planner *P, si_error *err)
     /* Capacity for phase 1: the budget, lowered while placement overflows it. */
     uint64_t cap = budget ? budget : UINT64_MAX / 4;
     set_capacity(P, cap);
+    int warm = 0;
+    for (int t = 0; P->caps && budget && t < P->pb->n_steps; t++)
+        if (P->caps[t] && P->caps[t] < cap) {
+            S->capv[t] = P->caps[t] > P->wsv[t] ? P->caps[t] : P->wsv[t];
+            warm = 1;
+        }
+    if (P->debug && warm)
+        fprintf(stderr, "search: from the capacities the last plan ended with\n");
     int steady = 1, local = 1;
     reset_boost(P);
     for (int attempt = 0;; attempt++) {
@@ -611,6 +621,8 @@ static si_result search(planner *P, si_error *err)
                     attempt, steady, local, (unsigned long long)cap, r, (unsigned long long)arena,
                     (unsigned long long)budget);
         if (r == 0 && (!budget || arena <= budget)) {
+            if (P->caps)
+                memcpy(P->caps, S->capv, (size_t)P->pb->n_steps * sizeof *P->caps);
             p->arena_bytes = arena;
             p->capacity = budget ? cap : 0;
             p->evictions = S->evictions;

@@ -150,34 +150,47 @@ static si_result plan_within(si_model *m, uint64_t budget, uint32_t align, uint6
     /* first with the share of the least pool any plan has (its weights',
      * inputs' and outputs' homes): planned with no pool, a tight budget was
      * planned twice (frcnn-irv2 at 64M on the H200: 2 x 2.6 s) */
+    /* a plan again (its pool's share was more) starts from the last one's capacities */
+    uint64_t *caps = budget ? calloc((size_t)m->pb.n_steps + 1, sizeof *caps) : NULL;
+    if (budget && !caps)
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    po.caps = caps;
     uint64_t reserve = driver_reserve(m, budget, pg_home_floor(&m->pb));
     m->hinted = m->reserve_hint > reserve;
     if (m->hinted)
         reserve = m->reserve_hint;
     m->share_missed = 0;
+    si_result st = SI_OK;
     for (int k = 0;; k++) {
         m->reserve = reserve;
-        if (budget && reserve >= budget)
-            return base_fail(err, SI_ERR_BUDGET, "the driver's own share (%llu bytes) leaves nothing "
-                        "of the budget", (unsigned long long)reserve);
-        si_result st = pg_plan_build_with(&m->pb, budget - reserve, align, &po, &m->plan, err);
-        if (st != SI_OK)
-            return st;
-        if ((*pool = pg_home_layout(&m->pb, m->plan, m->home_off)) == UINT64_MAX)
-            return base_fail(err, SI_ERR_NOMEM, "out of memory");
+        if (budget && reserve >= budget) {
+            st = base_fail(err, SI_ERR_BUDGET, "the driver's own share (%llu bytes) leaves nothing "
+                           "of the budget", (unsigned long long)reserve);
+            break;
+        }
+        if ((st = pg_plan_build_with(&m->pb, budget - reserve, align, &po, &m->plan, err)) != SI_OK)
+            break;
+        if ((*pool = pg_home_layout(&m->pb, m->plan, m->home_off)) == UINT64_MAX) {
+            st = base_fail(err, SI_ERR_NOMEM, "out of memory");
+            break;
+        }
         uint64_t need = driver_reserve(m, budget, *pool);
         if (m->plan->arena_bytes + need <= budget || !budget) {
             m->reserve = need; /* what the driver takes beside this plan */
-            return SI_OK;
+            break;
         }
         m->share_missed = need;
         pg_plan_free(m->plan);
         m->plan = NULL;
-        if (k == 3)
-            return base_fail(err, SI_ERR_BUDGET, "the plan and the driver's share for its host pool "
-                        "(%llu bytes) do not fit together", (unsigned long long)need);
+        if (k == 3) {
+            st = base_fail(err, SI_ERR_BUDGET, "the plan and the driver's share for its host pool "
+                           "(%llu bytes) do not fit together", (unsigned long long)need);
+            break;
+        }
         reserve = need;
     }
+    free(caps);
+    return st;
 }
 
 /* Keeps the values of inputs small enough to be bound by value (the program

@@ -42,8 +42,10 @@ done
 # (1/256 of the host pool it ends with, and page rounding) fit the budget together.
 # RESERVE_AT=B: at B too, a budget where an attempt's arena fits and the share
 # of its pool does not: the attempts after it are planned with that share first
-# (--plan-debug says so), and the rule holds as well
-with_share() { # BUDGET [hinted]
+# (--plan-debug says so), and the rule holds as well. RESERVE_WARM_AT=B: at B,
+# where a plan's share is more than it was planned with, the plan made again
+# within less starts from the capacities the first ended with
+with_share() { # BUDGET [WHAT --plan-debug must say]
     out=$T/reserve-$1
     if SI_DRIVER_RESERVE=1 "$SI" -q --vram "$1" --output "$out" --stats "$out.json" --plan-debug "$M" \
         2>"$T/err"; then
@@ -60,8 +62,8 @@ with_share() { # BUDGET [hinted]
             cmp -s "$f" "$out/$(basename "$f")" ||
                 { echo "  FAIL at $1 with the driver's share: $(basename "$f") differs"; fails=$((fails + 1)); }
         done
-        if [ -n "${2:-}" ] && ! grep -q "planned with the driver's share an attempt before missed" "$T/err"; then
-            echo "  FAIL at $1 with the driver's share: no attempt planned with the share one before missed"
+        if [ -n "${2:-}" ] && ! grep -q "$2" "$T/err"; then
+            echo "  FAIL at $1 with the driver's share: --plan-debug does not say '$2'"
             fails=$((fails + 1))
         fi
         echo "  ok   $(basename "$M") at $1 leaving the driver's share free: $r bytes, peak $peak, host pool $pool"
@@ -71,7 +73,8 @@ with_share() { # BUDGET [hinted]
     fi
 }
 with_share "$b"
-[ -z "${RESERVE_AT:-}" ] || with_share "$RESERVE_AT" hinted
+[ -z "${RESERVE_AT:-}" ] || with_share "$RESERVE_AT" "planned with the driver's share an attempt before missed"
+[ -z "${RESERVE_WARM_AT:-}" ] || with_share "$RESERVE_WARM_AT" "from the capacities the last plan ended with"
 # below what any split can reach (the model's input alone, bound whole, is more):
 # refused, naming the smallest budget that could work
 low=$(($(numfmt --from=iec "$b") / 16))
