@@ -75,6 +75,21 @@ with_share() { # BUDGET [WHAT --plan-debug must say]
 with_share "$b"
 [ -z "${RESERVE_AT:-}" ] || with_share "$RESERVE_AT" "planned with the driver's share an attempt before missed"
 [ -z "${RESERVE_WARM_AT:-}" ] || with_share "$RESERVE_WARM_AT" "from the capacities the last plan ended with"
+# RESERVE_REFUSED_AT=B: a budget refused with the share, where attempts were
+# planned with the share one before missed: they are planned again with the
+# least pool's share before the budget is refused, and the refusal names a budget
+if [ -n "${RESERVE_REFUSED_AT:-}" ]; then
+    if SI_DRIVER_RESERVE=1 "$SI" plan --vram "$RESERVE_REFUSED_AT" --plan-debug "$M" >/dev/null 2>"$T/err"; then
+        echo "  FAIL at $RESERVE_REFUSED_AT with the driver's share: a plan was made"; fails=$((fails + 1))
+    elif ! grep -q "again with the least pool's share" "$T/err" ||
+        ! grep -q "the smallest budget that could work is" "$T/err"; then
+        echo "  FAIL at $RESERVE_REFUSED_AT with the driver's share: no attempt made again, or no budget named"
+        fails=$((fails + 1))
+    else
+        echo "  ok   $(basename "$M") at $RESERVE_REFUSED_AT with the driver's share refused after" \
+             "$(grep -c "again with the least pool's share" "$T/err") attempts made again"
+    fi
+fi
 # below what any split can reach (the model's input alone, bound whole, is more):
 # refused, naming the smallest budget that could work
 low=$(($(numfmt --from=iec "$b") / 16))
