@@ -398,6 +398,8 @@ static int cmp_ovf(const void *x, const void *y)
  * one block a round, 105 rounds. -1 out of memory. */
 static int overflow_period(planner *P)
 {
+    if (P->no_repeats)
+        return 0;
     ovf_list t = P->ovf_last;
     P->ovf_last = P->ovf_now;
     P->ovf_now = t;
@@ -419,9 +421,10 @@ static int overflow_period(planner *P)
         now->v[now->n++] = (ovf_stay){it->start, it->end, it->size, it->offset + it->size - P->budget};
         moving &= it->start >= 0 && it->start2 < 0;
     }
-    if (!moving || !now->n || now->n != last->n || P->no_repeats)
-        return 0;
+    /* sorted whatever follows: the next round compares with it */
     qsort(now->v, (size_t)now->n, sizeof *now->v, cmp_ovf);
+    if (!moving || !now->n || now->n != last->n)
+        return 0;
     int d = now->v[0].start - last->v[0].start;
     for (int k = 0; d > 0 && k < now->n; k++) {
         const ovf_stay *a = &now->v[k], *b = &last->v[k];

@@ -147,14 +147,15 @@ static si_result plan_within(si_model *m, uint64_t budget, uint32_t align, uint6
         return SI_OK;
     }
     pg_options po = {.prefetch = m->opt.plan_prefetch, .debug = m->opt.plan_debug};
-    /* first with the share of the least pool any plan has (its weights',
-     * inputs' and outputs' homes): planned with no pool, a tight budget was
-     * planned twice (frcnn-irv2 at 64M on the H200: 2 x 2.6 s) */
     /* a plan again (its pool's share was more) starts from the last one's capacities */
     uint64_t *caps = budget ? calloc((size_t)m->pb.n_steps + 1, sizeof *caps) : NULL;
     if (budget && !caps)
         return base_fail(err, SI_ERR_NOMEM, "out of memory");
     po.caps = caps;
+    /* first with the share of the least pool any plan has (its weights',
+     * inputs' and outputs' homes), or a larger one an attempt before missed
+     * (tile_schedule); planned with no pool, a tight budget was planned
+     * twice (frcnn-irv2 at 64M on the H200: 2 x 2.6 s) */
     uint64_t reserve = driver_reserve(m, budget, pg_home_floor(&m->pb));
     m->hinted = m->reserve_hint > reserve;
     if (m->hinted)
