@@ -118,10 +118,15 @@ $(B)/bench/digest_speed: bench/digest_speed.c $(B)/libstreaminfer.a
 	$(CC) $(CFLAGS) $< $(B)/libstreaminfer.a $(LIBS) -o $@
 
 bench: all $(B)/bench/hold_context $(B)/bench/kiosk $(B)/bench/kiosk_pipeline $(B)/bench/half_convert \
-       $(B)/bench/digest_speed $(B)/bench/overlap_steps
+       $(B)/bench/digest_speed $(B)/bench/overlap_steps $(B)/bench/transfer_io
 
 # issue 19: does a transfer kernel run beside the step dispatched after it (bench/results/stream-h200.md)
 $(B)/bench/overlap_steps: bench/overlap_steps.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< -lepoxy -o $@
+
+# issue 17: what a run's input upload and output download cost, by path (bench/results/speed-h200.md)
+$(B)/bench/transfer_io: bench/transfer_io.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< -lepoxy -o $@
 
