@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "pager_internal.h"
 
 static int cmp_size_desc(const void *x, const void *y)
@@ -353,6 +354,7 @@ typedef struct {
     ttree t;
     uint64_t *off, arena;
     int cap_off, rc;
+    double ms; /* how long it took (--plan-debug) */
 } place_job;
 
 struct pg_placer {
@@ -370,9 +372,17 @@ void pg_placer_free(pg_placer *pl)
     free(pl);
 }
 
+static double mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
 static void *place_job_run(void *x)
 {
     place_job *j = x;
+    double t0 = mono_ms();
     const ivec *iv = j->iv;
     interval **order = malloc(((size_t)iv->n + 1) * sizeof *order);
     j->rc = -1;
@@ -383,6 +393,7 @@ static void *place_job_run(void *x)
         j->rc = place_with(&j->t, iv, order, j->off, &j->arena);
     }
     free(order);
+    j->ms = mono_ms() - t0;
     return NULL;
 }
 
@@ -429,7 +440,8 @@ int pg_place(pg_placer *pl, ivec *iv, uint64_t *arena, int debug)
             break;
         }
         if (debug)
-            fprintf(stderr, "placement order %d: arena %llu\n", o, (unsigned long long)job[o].arena);
+            fprintf(stderr, "placement order %d: arena %llu (%.0f ms)\n", o, (unsigned long long)job[o].arena,
+                    job[o].ms);
         if (job[o].arena < best) {
             best = job[o].arena;
             bo = o;

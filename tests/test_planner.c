@@ -572,7 +572,9 @@ static void test_search_shortcuts(void **state)
  * plans, up to 234 rounds, 61 over 20). A round that does not lower the least
  * overflow so far doubles what the next lowers by: every plan within 20% of
  * its lower bound here takes at most 40 rounds, run or skipped (after the
- * change: 452 plans, at most 23 rounds, 3 over 20). */
+ * change: 452 plans, at most 23 rounds, 3 over 20; with the capacity lowered
+ * from the steps' use where a round does not improve: 448, at most 17, none
+ * over 20). */
 static void test_search_converges(void **state)
 {
     (void)state;
@@ -607,6 +609,8 @@ static void test_search_converges(void **state)
     printf("    %d plans within 20%% of the lower bound: at most %d rounds, %d over 20\n", plans, most, over20);
     assert_true(plans > 300);
     assert_true(most <= 40);
+    /* lowered from the capacity alone in every round: 3 over 20 */
+    assert_true(over20 == 0);
 }
 
 /* A program of one random block of m steps repeated r times (each repeat
@@ -665,13 +669,14 @@ static void make_repeated(prog *g, int m, int r)
  * at once. Programs of repeated blocks (sizes from frcnn-irv2's stall) near
  * their lower bound: every plan is checked, none takes more rounds than
  * without the repeats lowered (pg_options.no_repeats), no budget accepted
- * without is refused, and the stall is met (here: 2 plans of 635, 17 rounds
- * where 50 were made without, and 10 where 31). */
+ * without is refused, and the stall is met (3 plans of 633; with the capacity
+ * lowered from the steps' use in rounds that do not improve, stalls are rarer:
+ * the seed is one whose programs still meet them). */
 static void test_search_repeats(void **state)
 {
     (void)state;
     uint64_t saved = rng;
-    rng = 0x7e9ea75ull;
+    rng = 0xabcdef1ull;
     int plans = 0, moved = 0, rounds = 0, rounds_without = 0;
     for (int iter = 0; iter < 80; iter++) {
         prog g;
