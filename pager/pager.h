@@ -115,6 +115,9 @@ si_result pg_plan_build_with(const pg_problem *pb, uint64_t budget, uint32_t ali
                              const pg_options *opt, pg_plan **out, si_error *err);
 void pg_plan_free(pg_plan *p);
 uint64_t pg_size(const pg_plan *p, uint64_t bytes); /* bytes a buffer takes in the arena */
+/* The largest working set of one step of pb, each buffer rounded up to align:
+ * the least arena any plan has (pg_plan.lower_bound; 0 when out of memory). */
+uint64_t pg_lower_bound(const pg_problem *pb, uint32_t align);
 
 /* Checks a plan against its problem: every buffer a step touches is allocated
  * and filled when the step runs, no two live ranges overlap, nothing exceeds
@@ -136,6 +139,10 @@ uint64_t pg_home_layout(const pg_problem *pb, const pg_plan *pl, uint64_t *home_
 /* What pg_home_layout returns at least for any plan of pb: the kept homes of
  * the weights, constants, inputs and outputs its steps use. */
 uint64_t pg_home_floor(const pg_problem *pb);
+/* What pg_home_layout returns at least for any plan of pb whose arena is at
+ * most `arena` bytes: pg_home_floor and the homes of the activations that
+ * cannot all be on the GPU at some step. */
+uint64_t pg_home_floor_within(const pg_problem *pb, uint64_t arena);
 /* The same for the buffers where only[b] is set (NULL: all); the rest get none. */
 uint64_t pg_home_layout_of(const pg_problem *pb, const pg_plan *pl, const uint8_t *only,
                            uint64_t *home_off);

@@ -22,6 +22,27 @@ uint64_t pg_size(const pg_plan *p, uint64_t bytes)
     return (b + p->align - 1) / p->align * p->align;
 }
 
+uint64_t pg_lower_bound(const pg_problem *pb, uint32_t align)
+{
+    uint8_t *in = calloc((size_t)pb->n_buffers + 1, 1);
+    pg_plan p = {.align = align};
+    uint64_t most = 0;
+    for (int s = 0; in && s < pb->n_steps; s++) {
+        uint64_t ws = 0;
+        for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++) {
+            int b = pb->step_bufs[k];
+            if (!in[b])
+                ws += pg_size(&p, pb->buffers[b].bytes);
+            in[b] = 1;
+        }
+        for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++)
+            in[pb->step_bufs[k]] = 0;
+        most = ws > most ? ws : most;
+    }
+    free(in);
+    return most;
+}
+
 
 typedef struct {
     pg_action *a;

@@ -613,6 +613,52 @@ static void test_search_converges(void **state)
     assert_true(over20 == 0);
 }
 
+/* The share of the driver a plan is made with first (runtime/budget.c) comes
+ * from floors of the host pool: pg_home_floor_within(pb, A) is at most the pool
+ * of any plan whose arena is at most A (the activations alive at a step that do
+ * not fit A are in their homes then), and pg_lower_bound is the plan's own
+ * lower bound. Random programs at budgets from their lower bound to 4x (many
+ * spill; a plan over each floor would let runtime/budget.c refuse a budget a
+ * plan fits). */
+static void test_home_floor_within(void **state)
+{
+    (void)state;
+    uint64_t saved = rng;
+    rng = 0xf100f5ull;
+    int plans = 0, above = 0;
+    for (int iter = 0; iter < 80; iter++) {
+        prog g;
+        make_program(&g, 20 + (int)(rnd() % 300));
+        pg_plan *full = NULL;
+        si_error err = {0};
+        assert_int_equal(pg_plan_build(&g.pb, 0, 256, &full, &err), SI_OK);
+        uint64_t lb = full->lower_bound;
+        assert_int_equal(pg_lower_bound(&g.pb, 256), lb);
+        uint64_t *o = malloc(((size_t)g.pb.n_buffers + 1) * sizeof *o);
+        assert_non_null(o);
+        for (int t = 0; t < 6; t++) {
+            uint64_t budget = lb + lb * (rnd() % 3000) / 1000;
+            pg_plan *p = NULL;
+            if (pg_plan_build(&g.pb, budget, 256, &p, &err) != SI_OK)
+                continue;
+            uint64_t pool = pg_home_layout(&g.pb, p, o), floor = pg_home_floor_within(&g.pb, p->arena_bytes);
+            if (floor > pool)
+                fail_msg("budget %.3f x the lower bound: a pool of %llu bytes under its floor %llu", (double)budget / lb,
+                         (unsigned long long)pool, (unsigned long long)floor);
+            assert_true(pg_home_floor_within(&g.pb, budget) <= floor); /* less within more */
+            above += floor > pg_home_floor(&g.pb);
+            plans++;
+            pg_plan_free(p);
+        }
+        free(o);
+        pg_plan_free(full);
+        free_program(&g);
+    }
+    rng = saved;
+    printf("    %d plans over their pools' floors, %d of them above the floor of the kept homes\n", plans, above);
+    assert_true(plans > 300 && above > 50);
+}
+
 /* A program of one random block of m steps repeated r times (each repeat
  * with buffers of its own, of the same sizes, reading the last repeat's
  * output): what a network of repeated blocks (Inception-ResNet, a
@@ -732,6 +778,7 @@ int main(void)
                                        cmocka_unit_test(test_place_greedy),
                                        cmocka_unit_test(test_search_shortcuts),
                                        cmocka_unit_test(test_search_converges),
-                                       cmocka_unit_test(test_search_repeats)};
+                                       cmocka_unit_test(test_search_repeats),
+                                       cmocka_unit_test(test_home_floor_within)};
     return cmocka_run_group_tests_name("planner", tests, NULL, NULL);
 }

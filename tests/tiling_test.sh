@@ -40,14 +40,24 @@ done
 # the same at the last budget with the share a real GPU's driver takes left free
 # (SI_DRIVER_RESERVE=1 applies the rule on llvmpipe): the arena and the share
 # (1/256 of the host pool it ends with, and page rounding) fit the budget together.
-# RESERVE_AT=B: at B too, a budget where an attempt's arena fits and the share
-# of its pool does not: the attempts after it are planned with that share first
-# (--plan-debug says so), and the rule holds as well. RESERVE_WARM_AT=B: at B,
+# RESERVE_F16_AT=B: at B with --precision f16 too, a budget where an attempt's
+# arena fits and the share of its pool does not: the attempts after it are
+# planned with that share first (--plan-debug says so), and the rule holds as
+# well (outputs bitwise the no-limit f16 run's). RESERVE_WARM_AT=B: at B,
 # where a plan's share is more than it was planned with, the plan made again
 # within less starts from the capacities the first ended with
-with_share() { # BUDGET [WHAT --plan-debug must say]
+with_share() { # BUDGET [WHAT --plan-debug must say [PRECISION]]
     out=$T/reserve-$1
-    if SI_DRIVER_RESERVE=1 "$SI" -q --vram "$1" --output "$out" --stats "$out.json" --plan-debug "$M" \
+    full=$T/full
+    prec=""
+    if [ -n "${3:-}" ]; then
+        prec="--precision $3"
+        full=$T/full-$3
+        # shellcheck disable=SC2086
+        [ -d "$full" ] || "$SI" -q $prec --output "$full" "$M" || { echo "  FAIL no-limit run at $3"; fails=$((fails + 1)); }
+    fi
+    # shellcheck disable=SC2086
+    if SI_DRIVER_RESERVE=1 "$SI" -q $prec --vram "$1" --output "$out" --stats "$out.json" --plan-debug "$M" \
         2>"$T/err"; then
         bytes=$(numfmt --from=iec "$1")
         peak=$(key peak_vram_bytes "$out.json")
@@ -58,7 +68,7 @@ with_share() { # BUDGET [WHAT --plan-debug must say]
             { echo "  FAIL at $1 with the driver's share: $r bytes left for a pool of $pool"; fails=$((fails + 1)); }
         [ $((peak + r)) -le "$bytes" ] ||
             { echo "  FAIL at $1 with the driver's share: peak $peak + $r over budget"; fails=$((fails + 1)); }
-        for f in "$T/full"/*.npy; do
+        for f in "$full"/*.npy; do
             cmp -s "$f" "$out/$(basename "$f")" ||
                 { echo "  FAIL at $1 with the driver's share: $(basename "$f") differs"; fails=$((fails + 1)); }
         done
@@ -66,28 +76,31 @@ with_share() { # BUDGET [WHAT --plan-debug must say]
             echo "  FAIL at $1 with the driver's share: --plan-debug does not say '$2'"
             fails=$((fails + 1))
         fi
-        echo "  ok   $(basename "$M") at $1 leaving the driver's share free: $r bytes, peak $peak, host pool $pool"
+        echo "  ok   $(basename "$M") at $1${3:+ at $3} leaving the driver's share free: $r bytes, peak $peak, host pool $pool"
     else
         echo "  FAIL at $1 with the driver's share: $(grep -v '^plan\|^search\|^placement\|^place:' "$T/err")"
         fails=$((fails + 1))
     fi
 }
 with_share "$b"
-[ -z "${RESERVE_AT:-}" ] || with_share "$RESERVE_AT" "planned with the driver's share an attempt before missed"
+[ -z "${RESERVE_F16_AT:-}" ] || with_share "$RESERVE_F16_AT" "planned with the driver's share an attempt before missed" f16
 [ -z "${RESERVE_WARM_AT:-}" ] || with_share "$RESERVE_WARM_AT" "from the capacities the last plan ended with"
-# RESERVE_REFUSED_AT=B: a budget refused with the share, where attempts were
-# planned with the share one before missed: they are planned again with the
-# least pool's share before the budget is refused, and the refusal names a budget
+# RESERVE_REFUSED_AT=B: a budget refused with the share, where the share that
+# any plan's pool would have (its homes and the activations an arena within the
+# rest cannot hold, pg_home_floor_within) leaves no attempt's largest step room:
+# refused with no placement search made (session 31's build searched 3 attempts
+# again with the least pool's share, each fitting its arena and missing its
+# pool's share), and the refusal names a budget
 if [ -n "${RESERVE_REFUSED_AT:-}" ]; then
     if SI_DRIVER_RESERVE=1 "$SI" plan --vram "$RESERVE_REFUSED_AT" --plan-debug "$M" >/dev/null 2>"$T/err"; then
         echo "  FAIL at $RESERVE_REFUSED_AT with the driver's share: a plan was made"; fails=$((fails + 1))
-    elif ! grep -q "again with the least pool's share" "$T/err" ||
-        ! grep -q "the smallest budget that could work is" "$T/err"; then
-        echo "  FAIL at $RESERVE_REFUSED_AT with the driver's share: no attempt made again, or no budget named"
+    elif grep -q "^search: attempt" "$T/err" || ! grep -q "the smallest budget that could work is" "$T/err"; then
+        echo "  FAIL at $RESERVE_REFUSED_AT with the driver's share: a placement search was made" \
+             "($(grep -c "^search: attempt" "$T/err") rounds), or no budget named"
         fails=$((fails + 1))
     else
-        echo "  ok   $(basename "$M") at $RESERVE_REFUSED_AT with the driver's share refused after" \
-             "$(grep -c "again with the least pool's share" "$T/err") attempts made again"
+        echo "  ok   $(basename "$M") at $RESERVE_REFUSED_AT with the driver's share refused with no placement search," \
+             "$(grep -o "the smallest budget that could work is [^(]*([0-9]* bytes)" "$T/err")"
     fi
 fi
 # below what any split can reach (the model's input alone, bound whole, is more):
