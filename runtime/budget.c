@@ -160,9 +160,10 @@ static si_result plan_within(si_model *m, uint64_t budget, uint32_t align, uint6
     /* The share no plan has less of (the pool's homes an arena within the
      * budget less the share cannot spare, pg_home_floor_within; each a floor,
      * so the next is too): where the largest step does not fit beside it, no
-     * plan fits, and none is searched for (frcnn-irv2 at 5,477,996 bytes on the
-     * H100: 30 placement rounds of attempts that fit their arenas and then
-     * missed their pools' shares) */
+     * plan fits, and none is searched for (frcnn-irv2 at 5,477,996 bytes with
+     * the share, SI_DRIVER_RESERVE=1 on llvmpipe as on the H100: 30 placement
+     * rounds of attempts that fit their arenas and then missed their pools'
+     * shares) */
     uint64_t least = reserve;
     for (int i = 0; budget && least < budget && i < 8; i++) {
         uint64_t r = driver_reserve(m, budget, pg_home_floor_within(&m->pb, budget - least));
