@@ -121,12 +121,12 @@ bench: all $(B)/bench/hold_context $(B)/bench/kiosk $(B)/bench/kiosk_pipeline $(
        $(B)/bench/digest_speed $(B)/bench/overlap_steps $(B)/bench/transfer_io
 
 # issue 19: does a transfer kernel run beside the step dispatched after it (bench/results/stream-h200.md)
-$(B)/bench/overlap_steps: bench/overlap_steps.c
+$(B)/bench/overlap_steps: bench/overlap_steps.c bench/gl_probe.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< -lepoxy -o $@
 
 # issue 17: what a run's input upload and output download cost, by path (bench/results/speed-h200.md)
-$(B)/bench/transfer_io: bench/transfer_io.c
+$(B)/bench/transfer_io: bench/transfer_io.c bench/gl_probe.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< -lepoxy -o $@
 

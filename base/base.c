@@ -1,5 +1,6 @@
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "base.h"
 
@@ -80,4 +81,11 @@ void base_digest_add(base_digest *d, const void *data, size_t len)
     d->n += len;
     d->a = mix64(d->a ^ w ^ d->n);
     d->b = mix64(d->b + w + (d->n << 1) + 1);
+}
+
+double base_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }

@@ -25,6 +25,8 @@ const char *base_size(uint64_t bytes, char *buf);
 #define BASE_ALIGN 256u
 
 static inline uint64_t base_align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+/* Milliseconds on a monotonic clock (for durations). */
+double base_now_ms(void);
 
 /* A 128-bit digest of bytes fed in any pieces (the plan cache's keys and
  * checksums): not cryptographic, it tells content apart, it does not stand

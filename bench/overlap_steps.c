@@ -14,40 +14,8 @@
  *   make bench (build/bench/overlap_steps), or cc -O2 bench/overlap_steps.c -lepoxy -o overlap_steps;
  *   ./overlap_steps [KiB] [us] [steps] [burn|pw] [copy groups]
  * Needs a GPU's EGL (a device platform) or Mesa's surfaceless one. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* clock_gettime */
-#endif
-#include <epoxy/egl.h>
-#include <epoxy/gl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static GLuint prog(const char *src)
-{
-    GLuint s = glCreateShader(GL_COMPUTE_SHADER);
-    glShaderSource(s, 1, &src, NULL);
-    glCompileShader(s);
-    GLint ok;
-    glGetShaderiv(s, GL_COMPILE_STATUS, &ok);
-    if (!ok) {
-        char log[2000];
-        glGetShaderInfoLog(s, 2000, NULL, log);
-        printf("compile: %s\n", log);
-        exit(1);
-    }
-    GLuint p = glCreateProgram();
-    glAttachShader(p, s);
-    glLinkProgram(p);
-    return p;
-}
+#include <string.h>
+#include "gl_probe.h"
 
 static const char *BURN = "#version 310 es\nlayout(local_size_x=256) in;\n"
     "layout(std430, binding=0) buffer O { float o[]; };\nuniform int iters;\n"
@@ -144,30 +112,8 @@ int main(int argc, char **argv)
     use_pw = argc > 4 && argv[4][0] == 'p';
     if (argc > 5)
         copy_groups = (GLuint)atoi(argv[5]);
-    EGLDisplay d = EGL_NO_DISPLAY;
-    if (epoxy_has_egl_extension(EGL_NO_DISPLAY, "EGL_EXT_device_enumeration")) {
-        EGLDeviceEXT devs[8];
-        EGLint n = 0;
-        eglQueryDevicesEXT(8, devs, &n);
-        for (int i = 0; i < n && d == EGL_NO_DISPLAY; i++) {
-            EGLDisplay dd = eglGetPlatformDisplayEXT(EGL_PLATFORM_DEVICE_EXT, devs[i], NULL);
-            EGLint a, b;
-            if (dd && eglInitialize(dd, &a, &b))
-                d = dd;
-        }
-    }
-    if (d == EGL_NO_DISPLAY) {
-        d = eglGetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL);
-        EGLint a, b;
-        if (!eglInitialize(d, &a, &b)) {
-            printf("no EGL display\n");
-            return 1;
-        }
-    }
-    eglBindAPI(EGL_OPENGL_ES_API);
-    EGLint ca[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 1, EGL_NONE};
-    EGLContext c = eglCreateContext(d, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, ca);
-    eglMakeCurrent(d, EGL_NO_SURFACE, EGL_NO_SURFACE, c);
+    if (probe_context())
+        return 1;
     printf("%s: %d steps, a copy of %zu KiB and a kernel of ~%.0f us each\n", (const char *)glGetString(GL_RENDERER),
            steps, C >> 10, want_us);
     pburn = prog(use_pw ? PW : BURN);

@@ -25,41 +25,8 @@
  *   cc -O2 bench/transfer_io.c -lepoxy -o transfer_io
  *   ./transfer_io [runs] [in bytes,...] [out bytes]
  * Needs a GPU's EGL (a device platform) or Mesa's surfaceless one. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* clock_gettime */
-#endif
-#include <epoxy/egl.h>
-#include <epoxy/gl.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static GLuint prog(const char *src)
-{
-    GLuint s = glCreateShader(GL_COMPUTE_SHADER);
-    glShaderSource(s, 1, &src, NULL);
-    glCompileShader(s);
-    GLint ok;
-    glGetShaderiv(s, GL_COMPILE_STATUS, &ok);
-    if (!ok) {
-        char log[2000];
-        glGetShaderInfoLog(s, 2000, NULL, log);
-        printf("compile: %s\n", log);
-        exit(1);
-    }
-    GLuint p = glCreateProgram();
-    glAttachShader(p, s);
-    glLinkProgram(p);
-    return p;
-}
+#include "gl_probe.h"
 
 /* the model: reads the input, writes the output (w[i] = 2 v[i mod n_in]) */
 static const char *WORK = "#version 310 es\nlayout(local_size_x=256) in;\n"
@@ -209,30 +176,8 @@ int main(int argc, char **argv)
     int runs = argc > 1 ? atoi(argv[1]) : 200;
     const char *ins = argc > 2 ? argv[2] : "602112,1769472,3145728";
     S_out = argc > 3 ? (size_t)atol(argv[3]) : 262144;
-    EGLDisplay d = EGL_NO_DISPLAY;
-    if (epoxy_has_egl_extension(EGL_NO_DISPLAY, "EGL_EXT_device_enumeration")) {
-        EGLDeviceEXT devs[8];
-        EGLint n = 0;
-        eglQueryDevicesEXT(8, devs, &n);
-        for (int i = 0; i < n && d == EGL_NO_DISPLAY; i++) {
-            EGLDisplay dd = eglGetPlatformDisplayEXT(EGL_PLATFORM_DEVICE_EXT, devs[i], NULL);
-            EGLint a, b;
-            if (dd && eglInitialize(dd, &a, &b))
-                d = dd;
-        }
-    }
-    if (d == EGL_NO_DISPLAY) {
-        d = eglGetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, NULL);
-        EGLint a, b;
-        if (!eglInitialize(d, &a, &b)) {
-            printf("no egl\n");
-            return 1;
-        }
-    }
-    eglBindAPI(EGL_OPENGL_ES_API);
-    EGLint ca[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 1, EGL_NONE};
-    EGLContext c = eglCreateContext(d, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, ca);
-    eglMakeCurrent(d, EGL_NO_SURFACE, EGL_NO_SURFACE, c);
+    if (probe_context())
+        return 1;
     have_tq = epoxy_has_gl_extension("GL_EXT_disjoint_timer_query");
     printf("%s | %s | runs %d, output %zu bytes | timer queries %s\n", glGetString(GL_RENDERER),
            glGetString(GL_VERSION), runs, S_out, have_tq ? "yes" : "no");

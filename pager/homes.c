@@ -174,34 +174,28 @@ uint64_t pg_home_floor(const pg_problem *prob)
     return total;
 }
 
-/* pg_home_floor plus what no arena of `arena` bytes can hold: at each step,
- * the activations made at it or before and read at it or after exist on the
- * GPU or in their homes (nothing is made twice), and those on the GPU take no
- * more than the arena; each counted by the least of its home and its bytes (a
- * place in the arena is at least its bytes). So a plan whose arena is at most
- * `arena` has a pool of at least this. */
-uint64_t pg_home_floor_within(const pg_problem *prob, uint64_t arena)
+/* The most bytes of activations alive at one step: made at it or before and
+ * read at it or after, outputs aside (their homes are kept), each counted by
+ * the least of its home and its bytes (a place in the arena is at least its
+ * bytes). They are on the GPU or in their homes then (nothing is made twice),
+ * and those on the GPU fit the arena: so a plan whose arena is at most A has
+ * a pool of at least pg_home_floor plus what of this is over A. */
+uint64_t pg_live_peak(const pg_problem *prob)
 {
-    uint64_t floor = pg_home_floor(prob);
     int n = prob->n_steps, nb = prob->n_buffers;
     int *first = malloc(((size_t)nb + 1) * sizeof *first), *last = malloc(((size_t)nb + 1) * sizeof *last);
     int64_t *delta = calloc((size_t)n + 2, sizeof *delta);
-    if (!first || !last || !delta) {
-        free(first);
-        free(last);
-        free(delta);
-        return floor; /* the floor alone: still a floor */
-    }
-    for (int b = 0; b < nb; b++)
+    int64_t live = 0, peak = 0;
+    for (int b = 0; first && last && delta && b < nb; b++)
         first[b] = last[b] = -1;
-    for (int s = 0; s < n; s++)
+    for (int s = 0; first && last && delta && s < n; s++)
         for (int k = prob->step_start[s]; k < prob->step_start[s + 1]; k++) {
             int b = prob->step_bufs[k];
             if (first[b] < 0)
                 first[b] = s;
             last[b] = s;
         }
-    for (int b = 0; b < nb; b++) {
+    for (int b = 0; first && last && delta && b < nb; b++) {
         const pg_buffer *pb = &prob->buffers[b];
         if (first[b] < 0 || pb->kind != PG_ACT || pb->is_output)
             continue;
@@ -209,13 +203,12 @@ uint64_t pg_home_floor_within(const pg_problem *prob, uint64_t arena)
         delta[first[b]] += (int64_t)m;
         delta[last[b] + 1] -= (int64_t)m;
     }
-    int64_t live = 0, peak = 0;
-    for (int s = 0; s < n; s++) {
+    for (int s = 0; delta && s < n; s++) {
         live += delta[s];
         peak = live > peak ? live : peak;
     }
     free(first);
     free(last);
     free(delta);
-    return floor + ((uint64_t)peak > arena ? (uint64_t)peak - arena : 0);
+    return (uint64_t)peak; /* out of memory: 0, still under the pool */
 }

@@ -139,10 +139,11 @@ uint64_t pg_home_layout(const pg_problem *pb, const pg_plan *pl, uint64_t *home_
 /* What pg_home_layout returns at least for any plan of pb: the kept homes of
  * the weights, constants, inputs and outputs its steps use. */
 uint64_t pg_home_floor(const pg_problem *pb);
-/* What pg_home_layout returns at least for any plan of pb whose arena is at
- * most `arena` bytes: pg_home_floor and the homes of the activations that
- * cannot all be on the GPU at some step. */
-uint64_t pg_home_floor_within(const pg_problem *pb, uint64_t arena);
+/* The most bytes of activations alive at one step (outputs aside): a plan
+ * whose arena is at most A has a pool (pg_home_layout) of at least
+ * pg_home_floor plus what of this is over A (those that cannot all be on the
+ * GPU then are in their homes). */
+uint64_t pg_live_peak(const pg_problem *pb);
 /* The same for the buffers where only[b] is set (NULL: all); the rest get none. */
 uint64_t pg_home_layout_of(const pg_problem *pb, const pg_plan *pl, const uint8_t *only,
                            uint64_t *home_off);

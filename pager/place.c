@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include "../base/base.h"
 #include "pager_internal.h"
 
 static int cmp_size_desc(const void *x, const void *y)
@@ -372,17 +372,10 @@ void pg_placer_free(pg_placer *pl)
     free(pl);
 }
 
-static double mono_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
 static void *place_job_run(void *x)
 {
     place_job *j = x;
-    double t0 = mono_ms();
+    double t0 = base_now_ms();
     const ivec *iv = j->iv;
     interval **order = malloc(((size_t)iv->n + 1) * sizeof *order);
     j->rc = -1;
@@ -393,7 +386,7 @@ static void *place_job_run(void *x)
         j->rc = place_with(&j->t, iv, order, j->off, &j->arena);
     }
     free(order);
-    j->ms = mono_ms() - t0;
+    j->ms = base_now_ms() - t0;
     return NULL;
 }
 

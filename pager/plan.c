@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "../base/base.h"
 #include "pager_internal.h"
 
@@ -22,21 +21,29 @@ uint64_t pg_size(const pg_plan *p, uint64_t bytes)
     return (b + p->align - 1) / p->align * p->align;
 }
 
+/* Step s's working set in p's arena, each buffer once (in: all 0, scratch,
+ * left all 0). */
+static uint64_t step_ws(const pg_problem *pb, const pg_plan *p, int s, uint8_t *in)
+{
+    uint64_t ws = 0;
+    for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++) {
+        int b = pb->step_bufs[k];
+        if (!in[b])
+            ws += pg_size(p, pb->buffers[b].bytes);
+        in[b] = 1;
+    }
+    for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++)
+        in[pb->step_bufs[k]] = 0;
+    return ws;
+}
+
 uint64_t pg_lower_bound(const pg_problem *pb, uint32_t align)
 {
     uint8_t *in = calloc((size_t)pb->n_buffers + 1, 1);
     pg_plan p = {.align = align};
     uint64_t most = 0;
     for (int s = 0; in && s < pb->n_steps; s++) {
-        uint64_t ws = 0;
-        for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++) {
-            int b = pb->step_bufs[k];
-            if (!in[b])
-                ws += pg_size(&p, pb->buffers[b].bytes);
-            in[b] = 1;
-        }
-        for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++)
-            in[pb->step_bufs[k]] = 0;
+        uint64_t ws = step_ws(pb, &p, s, in);
         most = ws > most ? ws : most;
     }
     free(in);
@@ -289,15 +296,7 @@ static int planner_init(planner *P, const pg_problem *pb, uint64_t budget, uint3
         !(S->capv = calloc((size_t)pb->n_steps + 1, sizeof *S->capv)))
         return -1;
     for (int s = 0; s < pb->n_steps; s++) {
-        uint64_t ws = 0;
-        for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++) {
-            int b = pb->step_bufs[k];
-            if (!S->in_step[b])
-                ws += pg_size(p, pb->buffers[b].bytes);
-            S->in_step[b] = 1;
-        }
-        for (int k = pb->step_start[s]; k < pb->step_start[s + 1]; k++)
-            S->in_step[pb->step_bufs[k]] = 0;
+        uint64_t ws = step_ws(pb, p, s, S->in_step);
         P->wsv[s] = ws;
         if (ws > p->lower_bound) {
             p->lower_bound = ws;
@@ -319,14 +318,6 @@ static int planner_init(planner *P, const pg_problem *pb, uint64_t budget, uint3
 /* A first run from empty, then the steady state: the run that begins with
  * what the first ended with (steady: the weights and constants still there;
  * else nothing). Returns as pg_simulate. */
-/* For --plan-debug's times: milliseconds on a monotonic clock. */
-static double mono_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
 static int steady_run(planner *P, int steady)
 {
     sim *S = &P->S;
@@ -651,9 +642,9 @@ static si_result search(planner *P, si_error *err)
     for (int attempt = 0;; attempt++) {
         S->cap = cap;
         p->rounds++;
-        double t0 = P->debug ? mono_ms() : 0;
+        double t0 = P->debug ? base_now_ms() : 0;
         int r = steady_run(P, steady);
-        double t1 = P->debug ? mono_ms() : 0;
+        double t1 = P->debug ? base_now_ms() : 0;
         uint64_t arena = 0;
         if (r < 0 || (r == 0 && place(P, &arena)))
             return base_fail(err, SI_ERR_NOMEM, "out of memory while planning");
@@ -661,7 +652,7 @@ static si_result search(planner *P, si_error *err)
             fprintf(stderr, "search: attempt %d steady %d local %d cap %llu r %d arena %llu budget %llu "
                     "(simulated in %.0f ms, placed in %.0f ms)\n",
                     attempt, steady, local, (unsigned long long)cap, r, (unsigned long long)arena,
-                    (unsigned long long)budget, t1 - t0, mono_ms() - t1);
+                    (unsigned long long)budget, t1 - t0, base_now_ms() - t1);
         if (r == 0 && (!budget || arena <= budget)) {
             if (P->caps)
                 memcpy(P->caps, S->capv, (size_t)P->pb->n_steps * sizeof *P->caps);

@@ -156,17 +156,18 @@ static si_result plan_within(si_model *m, uint64_t budget, uint32_t align, uint6
      * inputs' and outputs' homes), or a larger one an attempt before missed
      * (tile_schedule); planned with no pool, a tight budget was planned
      * twice (frcnn-irv2 at 64M on the H200: 2 x 2.6 s) */
-    uint64_t reserve = driver_reserve(m, budget, pg_home_floor(&m->pb));
-    /* The share no plan has less of (the pool's homes an arena within the
-     * budget less the share cannot spare, pg_home_floor_within; each a floor,
-     * so the next is too): where the largest step does not fit beside it, no
-     * plan fits, and none is searched for (frcnn-irv2 at 5,477,996 bytes with
-     * the share, SI_DRIVER_RESERVE=1 on llvmpipe as on the H100: 30 placement
-     * rounds of attempts that fit their arenas and then missed their pools'
-     * shares) */
-    uint64_t least = reserve;
-    for (int i = 0; budget && least < budget && i < 8; i++) {
-        uint64_t r = driver_reserve(m, budget, pg_home_floor_within(&m->pb, budget - least));
+    uint64_t floor = pg_home_floor(&m->pb), reserve = driver_reserve(m, budget, floor);
+    /* The share no plan has less of (the homes of the activations an arena
+     * within the budget less the share cannot hold, pg_live_peak, beside the
+     * kept ones; each a floor, so the next is too): where the largest step
+     * does not fit beside it, no plan fits, and none is searched for
+     * (frcnn-irv2 at 5,477,996 bytes with the share, SI_DRIVER_RESERVE=1 on
+     * llvmpipe as on the H100: 30 placement rounds of attempts that fit their
+     * arenas and then missed their pools' shares). No share (reserve 0): no
+     * such floor either. */
+    uint64_t least = reserve, live = reserve ? pg_live_peak(&m->pb) : 0;
+    for (int i = 0; reserve && least < budget && i < 8; i++) {
+        uint64_t a = budget - least, r = driver_reserve(m, budget, floor + (live > a ? live - a : 0));
         if (r <= least)
             break;
         least = r;

@@ -199,12 +199,7 @@ struct rt_backend {
 extern const rt_backend rt_backend_gpu;
 extern const rt_backend rt_backend_host;
 
-static inline double rt_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+static inline double rt_now_ms(void) { return base_now_ms(); }
 
 /* program.c: n floats as the halves nearest them (core_tensor.half), into
  * n x 2 bytes rounded up to 4; dst may be src (in place) */

@@ -87,7 +87,7 @@ with_share "$b"
 [ -z "${RESERVE_WARM_AT:-}" ] || with_share "$RESERVE_WARM_AT" "from the capacities the last plan ended with"
 # RESERVE_REFUSED_AT=B: a budget refused with the share, where the share that
 # any plan's pool would have (its homes and the activations an arena within the
-# rest cannot hold, pg_home_floor_within) leaves no attempt's largest step room:
+# rest cannot hold, pg_live_peak) leaves no attempt's largest step room:
 # refused with no placement search made (session 31's build searched 3 attempts
 # again with the least pool's share, each fitting its arena and missing its
 # pool's share), and the refusal names a budget
