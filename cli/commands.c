@@ -139,11 +139,14 @@ static si_result probe(smallest_search *q, uint64_t b, uint64_t *named, si_error
 
 /* The least budget at least lo that the probes accept, taking acceptance as
  * monotone between them: lo first; where refused, the budget the refusal
- * names (or double), doubled until accepted; then just below the first
- * accepted (often the named budget is the answer: exact, one byte below; with
- * --within, where it was the named one, as far below as a refusal would end the
- * search), then bisection between the last refused and the first accepted.
- * 0 and *out set, or the exit status. */
+ * names (or double; with --within, at least as far above as an acceptance
+ * would end the search), until accepted; then just below the first accepted
+ * (often the named budget is the answer: exact, one byte below; with --within,
+ * where it was the named one, as far below as a refusal would end the search),
+ * then bisection between the last refused and the first accepted that tries
+ * first the budget a refusal names (see the loop). The probes near the answer
+ * are the slow ones (their placement searches), so one that can end the search
+ * beats halving a gap. 0 and *out set, or the exit status. */
 static int least_accepted(smallest_search *q, uint64_t lo, uint64_t *out)
 {
     si_error err;
@@ -159,30 +162,62 @@ static int least_accepted(smallest_search *q, uint64_t lo, uint64_t *out)
                             q->by_runs ? "run" : "budget", (unsigned long long)hi, err.message);
         at_named = named > hi;
         hi = at_named ? named : hi * 2;
+        /* --within: no nearer than the least budget whose acceptance ends the
+         * search (refusals near the floor name budgets a few KiB apart: frcnn-irv2
+         * crawled up five of them, each a search) */
+        if (at_named && q->a->within > 0 && q->a->within < 100) {
+            uint64_t end = (uint64_t)((double)lo / (1 - q->a->within / 100));
+            hi = end > hi ? end : hi;
+        }
         st = probe(q, hi, &named, &err);
         cli_progress_search(q->plans, q->runs, lo, st == SI_OK ? hi : 0);
     }
     if (st != SI_OK)
         return cli_fail_status(&err);
     int exact = !(q->a->within > 0);
+    /* guess: the budget the last refusal named (its floor, often just below the
+     * answer); named_lo: lo is such a budget, refused */
+    uint64_t guess = 0;
+    int named_lo = 0, named_hi = 0; /* named_hi: the last refusal named hi or more */
+    int down = 0; /* accepted one share below an accepted budget so far, in a row */
     for (int first = 1; hi - lo > 1; first = 0) {
         if (!exact && (double)(hi - lo) <= (double)hi * q->a->within / 100)
             break; /* --within: the refused budget is within that share below hi */
         /* first just below the first accepted where that may end the search: exact, at hi - 1;
          * --within, where hi is the budget a refusal named (often the answer), at the
-         * least budget whose refusal would end it */
+         * least budget whose refusal would end it. Then, for a refusal below the
+         * middle, the budget it names; where that was refused too, with --within,
+         * the least budget whose acceptance would end the search; for one that
+         * names hi or more (budgets up to hi are likely refused), the least
+         * budget whose refusal would end it; where that was accepted, again (up
+         * to 3 in a row: the budget a refusal names is often within a few
+         * shares of the answer, where bisection from 1 byte takes 6 probes). */
         uint64_t mid = lo + (hi - lo) / 2, share = (uint64_t)((double)hi * q->a->within / 100);
+        uint64_t end = exact ? 0 : (uint64_t)((double)lo / (1 - q->a->within / 100));
+        int at_guess = 0, at_down = 0;
         if (first && exact)
             mid = hi - 1;
-        else if (first && at_named && share < hi - mid)
-            mid = hi - share;
+        else if ((first && at_named) || named_hi || (down && down < 3)) {
+            if (share < hi - mid)
+                mid = hi - share, at_down = 1;
+        } else if (guess > mid && guess < hi)
+            mid = guess, at_guess = 1;
+        else if (named_lo && q->a->within < 100 && end > mid && end < hi)
+            mid = end;
         st = probe(q, mid, &named, &err);
-        if (st == SI_OK)
+        guess = 0;
+        named_lo = named_hi = 0;
+        down = st == SI_OK && at_down ? down + 1 : 0;
+        if (st == SI_OK) {
             hi = mid;
-        else if (st == SI_ERR_BUDGET)
+        } else if (st == SI_ERR_BUDGET) {
             lo = mid;
-        else
+            named_lo = at_guess;
+            named_hi = !exact && named >= hi;
+            guess = at_guess ? 0 : named; /* one named budget, then bisection: no crawl */
+        } else {
             return cli_fail_status(&err);
+        }
         cli_progress_search(q->plans, q->runs, lo, hi);
     }
     *out = hi;

@@ -556,7 +556,7 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
             uniform = !(mixed = refine_all(m, limit, nl));
             continue;
         }
-        uint64_t next = limit ? rt_tile_next(limit, m->untiled_bound) : rt_tile_first(budget, m->untiled_bound);
+        uint64_t next = limit ? rt_tile_next(limit, m->untiled_bound) : rt_tile_first(budget, m->untiled_bound, ws);
         if (!next)
             break;
         int r = limit && budget && over < 0 && !uniform ? refine_tight(m, limit, next, &nl) : 0;

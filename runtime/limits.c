@@ -33,10 +33,19 @@ static uint64_t tile_floor(uint64_t untiled_bound)
     return pow2_floor(f > 4096 ? f : 4096);
 }
 
-uint64_t rt_tile_first(uint64_t budget, uint64_t untiled_bound)
+uint64_t rt_tile_first(uint64_t budget, uint64_t untiled_bound, uint64_t largest)
 {
     uint64_t top = budget && budget / 2 < untiled_bound ? budget / 2 : untiled_bound;
     uint64_t first = pow2_floor(top ? top : 1), f = tile_floor(untiled_bound);
+    /* A budget with no limit above the floor (one byte: the first probe of plan
+     * --smallest and info's smallest budget) starts just below the largest
+     * step, and goes finer while that makes the largest step smaller: every
+     * step split at the floor at once made frcnn-irv2 7 million steps (4 GB of
+     * host memory, 5 s) and a largest step 3.4x the coarser limits' (a node
+     * whose weights take more slices than a step may have), so the budget the
+     * refusal named was far off. */
+    if (first <= f && largest)
+        first = pow2_floor(largest < untiled_bound ? largest : untiled_bound);
     return first > f ? first : f;
 }
 

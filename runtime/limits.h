@@ -13,14 +13,17 @@ uint64_t rt_plan_limits(const glk_ctx *gpu, uint64_t opt_max_buffer, glk_limits 
 
 /* Part sizes tiling tries, largest first: powers of two from the largest at
  * most budget/2 (no budget: at most the largest step) down to a floor that
- * depends on the model only (its largest step untiled / 1024, at least 4 KiB),
- * which is tried even where budget/2 is below it. The ladder of a larger
+ * depends on the model only (its largest step untiled / 1024, at least 4 KiB).
+ * Where budget/2 is at or below that floor (no budget could work so low), from
+ * the largest at most `largest` (the largest step of the attempt before, as
+ * split for the device's limits) down, so that the ladder can stop where
+ * finer parts stop helping (below) before reaching the floor. The ladder of a larger
  * budget holds the ladder of a smaller one, so a larger budget is not
  * refused where a smaller one is accepted (but that runtime/budget.c stops
  * going down where a limit left the largest step past the budget and no
  * smaller than the limit before it: a larger budget's ladder may stop higher
  * than the smaller's first limit). rt_tile_next returns 0 past the end. */
-uint64_t rt_tile_first(uint64_t budget, uint64_t untiled_bound);
+uint64_t rt_tile_first(uint64_t budget, uint64_t untiled_bound, uint64_t largest);
 uint64_t rt_tile_next(uint64_t limit, uint64_t untiled_bound);
 
 /* Bytes of the largest tensor (storage root) a step of p binds. */

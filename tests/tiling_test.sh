@@ -103,6 +103,28 @@ if [ -n "${RESERVE_REFUSED_AT:-}" ]; then
              "$(grep -o "the smallest budget that could work is [^(]*([0-9]* bytes)" "$T/err")"
     fi
 fi
+# plan --smallest --within 2 with the share: each refusal names a budget a few
+# KiB above the one before near the floor, so the search goes no nearer than the
+# least budget whose acceptance ends it (the build before crawled up them: 11
+# plans for effdet-d0, 11 and 84 s for frcnn-irv2 on the 2-core machine, now 3)
+if [ -n "${SMALLEST_PLANS_MAX:-}" ]; then
+    if SI_DRIVER_RESERVE=1 "$SI" plan --smallest --within 2 --no-plan-cache "$M" >"$T/sm" 2>"$T/err"; then
+        w=$(sed -n 's/^bytes \([0-9]*\)$/\1/p' "$T/sm")
+        r=$(sed -n 's/.*(refused at \([0-9]*\) bytes, within 2%.*/\1/p' "$T/sm")
+        n=$(sed -n 's/.*within 2%; \([0-9]*\) plans made.*/\1/p' "$T/sm")
+        SI_DRIVER_RESERVE=1 "$SI" plan --vram "${r:-0}" --no-plan-cache "$M" >/dev/null 2>&1
+        rr=$?
+        if [ -n "$n" ] && [ "$n" -le "$SMALLEST_PLANS_MAX" ] && [ $(((w - r) * 100)) -le $((w * 2)) ] && [ "$rr" -eq 4 ] &&
+            SI_DRIVER_RESERVE=1 "$SI" plan --vram "$w" --no-plan-cache "$M" >/dev/null 2>&1; then
+            echo "  ok   $(basename "$M") plan --smallest --within 2 with the driver's share: $w accepted, $r refused, $n plans"
+        else
+            echo "  FAIL plan --smallest --within 2 with the driver's share: $(cat "$T/sm") (at most $SMALLEST_PLANS_MAX plans;" \
+                 "--vram $r exit $rr)"; fails=$((fails + 1))
+        fi
+    else
+        echo "  FAIL plan --smallest --within 2 with the driver's share: $(cat "$T/err")"; fails=$((fails + 1))
+    fi
+fi
 # below what any split can reach (the model's input alone, bound whole, is more):
 # refused, naming the smallest budget that could work
 low=$(($(numfmt --from=iec "$b") / 16))
