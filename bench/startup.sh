@@ -79,8 +79,15 @@ smallest() { # CLI ARGS... (the model last)
     "$cli" plan --vram 1 "$@" >/dev/null 2>"$T/err1"
     lo=$(sed -n 's/.*the smallest budget that could work is [^(]*(\([0-9]*\) bytes).*/\1/p' "$T/err1" | head -1)
     [ -n "$lo" ] || { echo "-"; return; }
-    lo=$((lo - 1)) # refused
-    hi=$((lo + 1))
+    hi=$lo
+    lo=$((lo - 1))
+    # the named budget is the search's start, not a floor: where the budget below
+    # it is accepted too, down by halves until one is refused
+    n=0
+    while [ "$lo" -gt 1 ] && timeout "$PT" "$cli" plan --vram "$lo" "$@" >/dev/null 2>&1; do
+        hi=$lo; lo=$((lo / 2)); n=$((n + 1))
+        [ $n -lt 12 ] || { echo "-"; return; }
+    done
     n=0
     until timeout "$PT" "$cli" plan --vram "$hi" "$@" >/dev/null 2>&1; do
         lo=$hi; hi=$((hi * 2)); n=$((n + 1))

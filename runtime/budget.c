@@ -480,6 +480,9 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
     }
     m->reserve_hint = m->share_missed = 0;
     uint64_t tiled_ws = 0; /* the largest step at the last limit tried */
+    int tiled_node = -1;   /* and its node */
+    /* a budget no limit above the ladder's floor could meet (rt_tile_first) */
+    int below_floor = budget && rt_tile_below_floor(budget, m->untiled_bound);
     hinted_list retry = {0}; /* attempts refused as planned with a share seen before */
     uint64_t *nl = NULL;   /* the limits per node of a mixed attempt (NULL: limit for all) */
     int mixed = 0;         /* nl leaves some node coarser than limit */
@@ -542,14 +545,19 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
          * finer limits below split more steps (millions: frcnn-irv2 at f16
          * near 2.2M, 1.3M to 7.2M steps a limit, 50 s of tiling) around the
          * step that binds, and so leave it bound. */
-        if (budget && limit && over < 0 && ws > budget && tiled_ws && ws >= tiled_ws) {
+        /* Below the floor (a budget of 1 byte: the budget the refusal names is
+         * what is wanted), a largest step as large as before but of another node
+         * goes on (rvm: two nodes of 2,654,208 bytes at 4 and 2 MiB, 2,380,800 at
+         * the floor) */
+        int stuck = below_floor ? ws > tiled_ws || (ws == tiled_ws && node == tiled_node) : ws >= tiled_ws;
+        if (budget && limit && over < 0 && ws > budget && tiled_ws && stuck) {
             if (m->opt.plan_debug)
                 fprintf(stderr, "plan: finer parts left the largest step at %llu bytes (%llu before): "
                         "no finer limit tried\n", (unsigned long long)ws, (unsigned long long)tiled_ws);
             break;
         }
         if (limit && over < 0)
-            tiled_ws = ws;
+            tiled_ws = ws, tiled_node = node;
         if (mixed && over < 0 && budget > m->reserve && ws <= budget - m->reserve) {
             /* every step fit, their placement did not: the others finer, towards limit
              * for every node (and from there on as before) */

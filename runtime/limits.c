@@ -44,9 +44,15 @@ uint64_t rt_tile_first(uint64_t budget, uint64_t untiled_bound, uint64_t largest
      * host memory, 5 s) and a largest step 3.4x the coarser limits' (a node
      * whose weights take more slices than a step may have), so the budget the
      * refusal named was far off. */
-    if (first <= f && largest)
+    if (rt_tile_below_floor(budget, untiled_bound) && largest)
         first = pow2_floor(largest < untiled_bound ? largest : untiled_bound);
     return first > f ? first : f;
+}
+
+int rt_tile_below_floor(uint64_t budget, uint64_t untiled_bound)
+{
+    uint64_t top = budget && budget / 2 < untiled_bound ? budget / 2 : untiled_bound;
+    return budget && pow2_floor(top ? top : 1) <= tile_floor(untiled_bound);
 }
 
 uint64_t rt_tile_next(uint64_t limit, uint64_t untiled_bound)

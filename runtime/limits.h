@@ -25,6 +25,9 @@ uint64_t rt_plan_limits(const glk_ctx *gpu, uint64_t opt_max_buffer, glk_limits 
  * than the smaller's first limit). rt_tile_next returns 0 past the end. */
 uint64_t rt_tile_first(uint64_t budget, uint64_t untiled_bound, uint64_t largest);
 uint64_t rt_tile_next(uint64_t limit, uint64_t untiled_bound);
+/* Whether budget/2 is at or below the ladder's floor (rt_tile_first starts from
+ * the top then). */
+int rt_tile_below_floor(uint64_t budget, uint64_t untiled_bound);
 
 /* Bytes of the largest tensor (storage root) a step of p binds. */
 uint64_t rt_largest_tensor(const core_program *p);

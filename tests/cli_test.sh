@@ -129,6 +129,22 @@ for name in emotion gender iris; do
         bad "plan --smallest --within 5 $name: $(cat "$T/sw") (exact: $n)"
     fi
 done
+# rvm at 288x512: two nodes of one size bind the ladder's 4 and 2 MiB parts in turn,
+# and a finer limit's 2,380,800-byte step is accepted: the budget the refusal at
+# 1 byte names (N) stays within 5% of an accepted budget W that --within 2 finds
+# (the ladder that stopped where the largest step kept its size named 11.5% above)
+R=$CACHE/refs/rvm@src=1,288,512,3@r1i=@r2i=@r3i=@r4i=@downsample_ratio=
+if [ -f "$R/input_src.npy" ]; then
+    set -- --input "src=$R/input_src.npy" --input "r1i=$R/input_r1i.npy" --input "r2i=$R/input_r2i.npy" \
+        --input "r3i=$R/input_r3i.npy" --input "r4i=$R/input_r4i.npy" \
+        --input "downsample_ratio=$R/input_downsample_ratio.npy" "$M/rvm.json"
+    "$SI" plan --vram 1 --no-plan-cache "$@" >/dev/null 2>"$T/err1"
+    one=$(sed -n 's/.*the smallest budget that could work is [^(]*(\([0-9]*\) bytes).*/\1/p' "$T/err1")
+    "$SI" plan --smallest --within 2 --no-plan-cache "$@" >"$T/sw" 2>"$T/err"
+    w=$(sed -n 's/^bytes \([0-9][0-9]*\)$/\1/p' "$T/sw")
+    [ -n "$one" ] && [ -n "$w" ] && [ $((one * 20)) -le $((w * 21)) ] && ok "plan --vram 1 rvm@288x512 names $one bytes ($w accepted)" ||
+        bad "plan --vram 1 rvm@288x512 names ${one:-none} bytes, over 5% above an accepted ${w:-none}: $(cat "$T/err")"
+fi
 # --within where the budget a refusal names is the answer (gender's exact one above): one
 # plan just as far below it as a refusal ends the search, so three plans in all (1 byte,
 # the named budget, the one below), where bisecting from 1 byte took eight
