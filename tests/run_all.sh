@@ -201,9 +201,10 @@ if [ -f "$BIG/effdet-d0/model.json" ] || node "$HERE/../bench/gen/gen.js" effdet
     took "(generate effdet-d0)" "$g0"
     # 3158016: its smallest budget, where only the nodes that bind are split finely
     # (limits per node, runtime/budget.c refine_tight)
-    # with the driver's share: at 3600000 attempts planned with the share one before
-    # missed, at 8M a plan made again from the capacities the one before ended with,
-    # at 3500000 refused after those attempts were made again with the least share
+    # with the driver's share: at f16 and 1820000 attempts planned with the share one
+    # before missed, at 8M a plan made again from the capacities the one before ended
+    # with, at 3500000 refused with no placement search (the share's floor leaves the
+    # largest step no room), and plan --smallest --within 2 in at most 5 plans
     check "effdet-d0 split into parts at its smallest budget, 40M and 24M: bitwise the no-limit answer" \
         env RESERVE_F16_AT=1820000 RESERVE_WARM_AT=8M RESERVE_REFUSED_AT=3500000 SMALLEST_PLANS_MAX=5 "$HERE/tiling_test.sh" "$B/streaminfer" "$BIG/effdet-d0" 3158016 40M 24M
     check "effdet-d0's conv2d variants: tiled bitwise plain, split bitwise the same in parts at 24M" \
