@@ -14,7 +14,8 @@ uint64_t rt_plan_limits(const glk_ctx *gpu, uint64_t opt_max_buffer, glk_limits 
 /* Part sizes tiling tries, largest first: powers of two from the largest at
  * most budget/2 (no budget: at most the largest step) down to a floor that
  * depends on the model only (its largest step untiled / 1024, at least 4 KiB).
- * Where budget/2 is at or below that floor (no budget could work so low), from
+ * Where no limit above the floor is at most budget/2 (a budget under 4x the
+ * floor: no model here is accepted so low), from
  * the largest at most `largest` (the largest step of the attempt before, as
  * split for the device's limits) down, so that the ladder can stop where
  * finer parts stop helping (below) before reaching the floor. The ladder of a larger
@@ -25,7 +26,8 @@ uint64_t rt_plan_limits(const glk_ctx *gpu, uint64_t opt_max_buffer, glk_limits 
  * than the smaller's first limit). rt_tile_next returns 0 past the end. */
 uint64_t rt_tile_first(uint64_t budget, uint64_t untiled_bound, uint64_t largest);
 uint64_t rt_tile_next(uint64_t limit, uint64_t untiled_bound);
-/* Whether budget/2 is at or below the ladder's floor (rt_tile_first starts from
+/* Whether no limit of the ladder above its floor is at most budget/2 (a budget
+ * under 4x the floor; rt_tile_first starts from
  * the top then). */
 int rt_tile_below_floor(uint64_t budget, uint64_t untiled_bound);
 
