@@ -137,6 +137,13 @@ static si_result probe(smallest_search *q, uint64_t b, uint64_t *named, si_error
     return st;
 }
 
+/* With --within (0 < PCT < 100, cli/main.c), the least budget whose acceptance
+ * ends a search that refused lo. */
+static uint64_t ends_if_accepted(const smallest_search *q, uint64_t lo)
+{
+    return (uint64_t)((double)lo / (1 - q->a->within / 100));
+}
+
 /* The least budget at least lo that the probes accept, taking acceptance as
  * monotone between them: lo first; where refused, the budget the refusal
  * names (or double; with --within, at least as far above as an acceptance
@@ -165,10 +172,8 @@ static int least_accepted(smallest_search *q, uint64_t lo, uint64_t *out)
         /* --within: no nearer than the least budget whose acceptance ends the
          * search (refusals near the floor name budgets a few KiB apart: frcnn-irv2
          * crawled up five of them, each a search) */
-        if (at_named && q->a->within > 0 && q->a->within < 100) {
-            uint64_t end = (uint64_t)((double)lo / (1 - q->a->within / 100));
-            hi = end > hi ? end : hi;
-        }
+        if (at_named && q->a->within > 0 && ends_if_accepted(q, lo) > hi)
+            hi = ends_if_accepted(q, lo);
         st = probe(q, hi, &named, &err);
         cli_progress_search(q->plans, q->runs, lo, st == SI_OK ? hi : 0);
     }
@@ -193,7 +198,7 @@ static int least_accepted(smallest_search *q, uint64_t lo, uint64_t *out)
          * to 3 in a row: the budget a refusal names is often within a few
          * shares of the answer, where bisection from 1 byte takes 6 probes). */
         uint64_t mid = lo + (hi - lo) / 2, share = (uint64_t)((double)hi * q->a->within / 100);
-        uint64_t end = exact ? 0 : (uint64_t)((double)lo / (1 - q->a->within / 100));
+        uint64_t end = exact ? 0 : ends_if_accepted(q, lo);
         int at_guess = 0, at_down = 0;
         if (first && exact)
             mid = hi - 1;
@@ -202,7 +207,7 @@ static int least_accepted(smallest_search *q, uint64_t lo, uint64_t *out)
                 mid = hi - share, at_down = 1;
         } else if (guess > mid && guess < hi)
             mid = guess, at_guess = 1;
-        else if (named_lo && q->a->within < 100 && end > mid && end < hi)
+        else if (named_lo && end > mid && end < hi)
             mid = end;
         st = probe(q, mid, &named, &err);
         guess = 0;

@@ -33,10 +33,17 @@ static uint64_t tile_floor(uint64_t untiled_bound)
     return pow2_floor(f > 4096 ? f : 4096);
 }
 
-uint64_t rt_tile_first(uint64_t budget, uint64_t untiled_bound, uint64_t largest)
+/* The largest limit of the ladder at most budget/2 (no budget: at most the
+ * untiled bound), floor aside */
+static uint64_t budget_first(uint64_t budget, uint64_t untiled_bound)
 {
     uint64_t top = budget && budget / 2 < untiled_bound ? budget / 2 : untiled_bound;
-    uint64_t first = pow2_floor(top ? top : 1), f = tile_floor(untiled_bound);
+    return pow2_floor(top ? top : 1);
+}
+
+uint64_t rt_tile_first(uint64_t budget, uint64_t untiled_bound, uint64_t largest)
+{
+    uint64_t first = budget_first(budget, untiled_bound), f = tile_floor(untiled_bound);
     /* A budget with no limit above the floor (one byte: the first probe of plan
      * --smallest and info's smallest budget) starts just below the largest
      * step, and goes finer while that makes the largest step smaller: every
@@ -51,8 +58,7 @@ uint64_t rt_tile_first(uint64_t budget, uint64_t untiled_bound, uint64_t largest
 
 int rt_tile_below_floor(uint64_t budget, uint64_t untiled_bound)
 {
-    uint64_t top = budget && budget / 2 < untiled_bound ? budget / 2 : untiled_bound;
-    return budget && pow2_floor(top ? top : 1) <= tile_floor(untiled_bound);
+    return budget && budget_first(budget, untiled_bound) <= tile_floor(untiled_bound);
 }
 
 uint64_t rt_tile_next(uint64_t limit, uint64_t untiled_bound)
