@@ -1380,10 +1380,6 @@ static void test_image_fit(void **state)
     }
 }
 
-/* io_floats_to_halves (F16C where the CPU has it: a model's inputs at f16, every
- * run) bit for bit io_float_to_half, apart and in place, on random bit patterns
- * (NaNs, infinities, subnormals, ties), lengths that leave a tail; and
- * io_float_to_half against the compiler's _Float16 where there is one. */
 /* base_digest (the plan cache's keys: a model's bytes): the same bytes give
  * the same digest; a bit flipped anywhere (the four-lane body or the tail), two
  * lanes' words swapped throughout, or zeros of another length give another. */
@@ -1434,6 +1430,10 @@ static void test_digest(void **state)
     free(buf);
 }
 
+/* io_floats_to_halves (F16C where the CPU has it: a model's inputs at f16, every
+ * run) bit for bit io_float_to_half, apart and in place, on random bit patterns
+ * (NaNs, infinities, subnormals, ties), lengths that leave a tail; and
+ * io_float_to_half against the compiler's _Float16 where there is one. */
 static void test_floats_to_halves(void **state)
 {
     (void)state;
