@@ -126,9 +126,9 @@ $(B)/bench/overlap_steps: bench/overlap_steps.c bench/gl_probe.h
 	$(CC) $(CFLAGS) $< -lepoxy -o $@
 
 # issue 17: what a run's input upload and output download cost, by path (bench/results/speed-h200.md)
-$(B)/bench/transfer_io: bench/transfer_io.c bench/gl_probe.h
+$(B)/bench/transfer_io: bench/transfer_io.c bench/gl_probe.h $(B)/libstreaminfer.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $< -lepoxy -o $@
+	$(CC) $(CFLAGS) $< $(B)/libstreaminfer.a $(LIBS) -o $@
 
 $(B)/bench/kiosk_pipeline: bench/kiosk_pipeline.c $(B)/libstreaminfer.a
 	@mkdir -p $(dir $@)

@@ -14,19 +14,25 @@
  *        pool+kernel memcpy into the pool, a copy kernel into the device buffer
  *        in place    memcpy into the pool, the kernel reads it there
  *        wpool+copy  memcpy into a pool mapped write-only, then the copy
+ *        mt pool+copy  today's path with the memcpy split over threads
+ *                    (base_copy)
+ *        mt nt pool+copy  the same with stores past the CPU's caches
  *        device      none (the input already on the GPU): the floor
  *   out: rb 1MiB     glCopyBufferSubData into a 1 MiB mapped staging buffer, a
- *                    fence waited for, memcpy out; a chunk at a time (today's)
+ *                    fence waited for, memcpy out; a chunk at a time (before
+ *                    session 34)
+ *        rb 1MiB mt  the same, each chunk's memcpy split over threads (base_copy)
  *        rb whole    one copy into a staging buffer as big as the output
  *        kernel->host the kernel writes the output into mapped host memory
  *        none        no download: the floor
  * and the GPU time of the input's copy (GL_EXT_disjoint_timer_query) where
  * there is one.
- *   cc -O2 bench/transfer_io.c -lepoxy -o transfer_io
+ *   make bench (it links libstreaminfer.a for base_copy)
  *   ./transfer_io [runs] [in bytes,...] [out bytes]
  * Needs a GPU's EGL (a device platform) or Mesa's surfaceless one. */
 #include <string.h>
 #include "gl_probe.h"
+#include "../base/base.h"
 
 /* the model: reads the input, writes the output (w[i] = 2 v[i mod n_in]) */
 static const char *WORK = "#version 310 es\nlayout(local_size_x=256) in;\n"
@@ -40,11 +46,11 @@ static const char *KCOPY = "#version 310 es\nlayout(local_size_x=64) in;\n"
                            "void main(){ uint g=gl_GlobalInvocationID.x, st=gl_NumWorkGroups.x*64u;\n"
                            " for(uint i=g;i<n4;i+=st) w[i]=v[i]; }\n";
 
-enum { IN_POOL, IN_STALE, IN_SUBDATA, IN_KERNEL, IN_INPLACE, IN_WPOOL, IN_DEVICE, N_IN };
-enum { OUT_RB1, OUT_RBALL, OUT_HOST, OUT_NONE, N_OUT };
+enum { IN_POOL, IN_STALE, IN_SUBDATA, IN_KERNEL, IN_INPLACE, IN_WPOOL, IN_POOLMT, IN_POOLNT, IN_DEVICE, N_IN };
+enum { OUT_RB1, OUT_RB1MT, OUT_RBALL, OUT_HOST, OUT_NONE, N_OUT };
 static const char *in_name[N_IN] = {"pool+copy", "pool+copy,stale", "subdata", "pool+kernel",
-                                    "in place", "wpool+copy", "device"};
-static const char *out_name[N_OUT] = {"rb 1MiB", "rb whole", "kernel->host", "none"};
+                                    "in place", "wpool+copy", "mt pool+copy", "mt nt pool+copy", "device"};
+static const char *out_name[N_OUT] = {"rb 1MiB", "rb 1MiB mt", "rb whole", "kernel->host", "none"};
 
 static GLuint pwork, pcopy, pool, wpool, din, dout, rb1, rball, hout;
 static void *pool_p, *wpool_p, *rb1_p, *rball_p, *hout_p;
@@ -91,9 +97,11 @@ static void run(int in, int out, int timed_copy)
         memcpy(pool_p, user_in, S_in);
     if (in == IN_WPOOL)
         memcpy(wpool_p, user_in, S_in);
+    if (in == IN_POOLMT || in == IN_POOLNT)
+        base_copy(pool_p, user_in, S_in, in == IN_POOLNT);
     if (timed_copy && have_tq)
         glQueryCounterEXT(q[0], GL_TIMESTAMP_EXT);
-    if (in == IN_POOL || in == IN_STALE)
+    if (in == IN_POOL || in == IN_STALE || in == IN_POOLMT || in == IN_POOLNT)
         copy(pool, 0, din, 0, S_in);
     else if (in == IN_WPOOL)
         copy(wpool, 0, din, 0, S_in);
@@ -118,12 +126,15 @@ static void run(int in, int out, int timed_copy)
     glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 2, out == OUT_HOST ? hout : dout);
     glDispatchCompute(528, 1, 1);
     glMemoryBarrier(GL_ALL_BARRIER_BITS);
-    if (out == OUT_RB1) {
+    if (out == OUT_RB1 || out == OUT_RB1MT) {
         for (size_t at = 0; at < S_out; at += 1u << 20) {
             size_t n = S_out - at < (1u << 20) ? S_out - at : 1u << 20;
             copy(dout, at, rb1, 0, n);
             wait_gpu();
-            memcpy((char *)user_out + at, rb1_p, n);
+            if (out == OUT_RB1MT)
+                base_copy((char *)user_out + at, rb1_p, n, 0);
+            else
+                memcpy((char *)user_out + at, rb1_p, n);
         }
     } else if (out == OUT_RBALL) {
         copy(dout, 0, rball, 0, S_out);

@@ -227,7 +227,9 @@ si_result rt_run_plan(si_model *m, si_error *err)
         if (t->half) /* si_options.precision f16: the halves nearest its floats */
             rt_store_halves(m->home + m->home_off[b], m->in_dev[t->input], core_shape_count(&t->shape));
         else
-            memcpy(m->home + m->home_off[b], m->in_dev[t->input], t->bytes);
+            /* by several threads, past the CPU's caches: the GPU reads it next
+             * (bench/results/speed-h200.md, session 34) */
+            base_copy(m->home + m->home_off[b], m->in_dev[t->input], t->bytes, 1);
     }
     if (!m->weights_read) {
         if ((st = read_weights(m, err)) != SI_OK)

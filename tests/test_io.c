@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <ftw.h>
+#include <pthread.h>
 
 #include <stb/stb_image_write.h>
 
@@ -1380,6 +1381,71 @@ static void test_image_fit(void **state)
     }
 }
 
+/* base_copy (a run's input into the mapped pool, read backs out of the staging
+ * buffer): every byte where memcpy puts it, none outside, for sizes around its
+ * split points and odd offsets; and from several threads at once (one gets the
+ * workers, the others copy alone). */
+typedef struct {
+    unsigned seed;
+    int fails;
+} copy_job;
+
+static int copy_check(unsigned *seed, size_t n, size_t off, int nt)
+{
+    unsigned char *src = calloc(n + off + 64, 1), *dst = malloc(n + off + 64);
+    if (!src || !dst) {
+        free(src);
+        free(dst);
+        return 1;
+    }
+    for (size_t i = 0; i < n + off + 64; i++) {
+        src[i] = (unsigned char)rand_r(seed);
+        dst[i] = 0xA5;
+    }
+    base_copy(dst + off, src + off, n, nt);
+    int bad = memcmp(dst + off, src + off, n) != 0;
+    for (size_t i = 0; i < off; i++)
+        bad |= dst[i] != 0xA5;
+    for (size_t i = n + off; i < n + off + 64; i++)
+        bad |= dst[i] != 0xA5;
+    free(src);
+    free(dst);
+    return bad;
+}
+
+static void *copy_thread(void *arg)
+{
+    copy_job *j = arg;
+    for (int t = 0; t < 12; t++)
+        j->fails += copy_check(&j->seed, (size_t)(rand_r(&j->seed) % (3 << 20)), (size_t)(rand_r(&j->seed) % 61), t & 1);
+    return NULL;
+}
+
+static void test_base_copy(void **state)
+{
+    (void)state;
+    unsigned seed = 11;
+    const size_t sizes[] = {0, 1, 63, 4096, (512 << 10) - 1, 512 << 10, (512 << 10) + 1, (1 << 20) + 7,
+                            (2 << 20) + 4095, (8 << 20) + 3};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        for (size_t off = 0; off < 3; off++)
+            for (int nt = 0; nt < 2; nt++)
+                assert_int_equal(copy_check(&seed, sizes[i], off * 29, nt), 0);
+    for (int t = 0; t < 40; t++)
+        assert_int_equal(copy_check(&seed, (size_t)(rand_r(&seed) % (5 << 20)), (size_t)(rand_r(&seed) % 100), t & 1), 0);
+    enum { T = 4 };
+    pthread_t th[T];
+    copy_job jobs[T];
+    for (int i = 0; i < T; i++) {
+        jobs[i] = (copy_job){(unsigned)(100 + i), 0};
+        assert_int_equal(pthread_create(&th[i], NULL, copy_thread, &jobs[i]), 0);
+    }
+    for (int i = 0; i < T; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(jobs[i].fails, 0);
+    }
+}
+
 /* base_digest (the plan cache's keys: a model's bytes): the same bytes give
  * the same digest; a bit flipped anywhere (the four-lane body or the tail), two
  * lanes' words swapped throughout, or zeros of another length give another. */
@@ -1485,6 +1551,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_floats_to_halves),
         cmocka_unit_test(test_digest),
+        cmocka_unit_test(test_base_copy),
         cmocka_unit_test(test_attrs),
         cmocka_unit_test(test_weights),
         cmocka_unit_test(test_bad_input),

@@ -1,6 +1,7 @@
 #!/bin/sh
-# Session 34: the device call prepared for bench/results/input-copy-compile.patch and not run
-# (no device start succeeded). From the checkout root, with .gpubuild/s34 holding: bm (main's
+# Session 34: the device call for base_copy (the input by threads) and the programs compiled
+# together (bench/results/parallel-compile.patch): bn was built with both and an SI_XP_IN switch.
+# Only its stream and cold-start parts ran (cut down, see speed-h200.md). From the checkout root, with .gpubuild/s34 holding: bm (main's
 # streaminfer), bn (the patched build), transfer_io (the patched bench), peers/ (a copy of
 # ../shared/peers), models/ and refs/ of the six models below; carry [".gl", ".gpubuild/s34"].
 S=.gpubuild/s34
