@@ -105,12 +105,32 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* A fork in the parent waits until no worker holds pool.mu (one woken late by
+ * the last copy's broadcast may take it after that copy has returned), so the
+ * child's copy of it is never locked by a thread the child does not have. The
+ * child's condition variables are made anew: the copies it inherits still
+ * count the parent's sleeping workers as waiters, and a signal handed to one
+ * of those would never wake the child's own (test_io's fork case hung so). */
+static void fork_prepare(void) { pthread_mutex_lock(&pool.mu); }
+static void fork_parent(void) { pthread_mutex_unlock(&pool.mu); }
+static void fork_child(void)
+{
+    pthread_mutex_unlock(&pool.mu);
+    pool.go = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+    pool.idle = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+    pool.workers = 0; /* none of the parent's threads came along */
+    pool.busy = 0;
+}
+
 /* With pool.use held: the workers, made once per process. */
 static int ensure_workers(void)
 {
+    static int at_fork;
     pid_t pid = getpid();
     if (pool.workers != 0 && pool.pid == pid)
         return pool.workers;
+    if (!at_fork) /* inherited by a child: registered once per program */
+        at_fork = !pthread_atfork(fork_prepare, fork_parent, fork_child);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int want = cpus < 2 ? 0 : cpus - 1 > MAX_WORKERS ? MAX_WORKERS : (int)cpus - 1;
     pthread_attr_t at;

@@ -12,6 +12,10 @@
 #include <unistd.h>
 #include <ftw.h>
 #include <pthread.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 
 #include <stb/stb_image_write.h>
 
@@ -1381,10 +1385,9 @@ static void test_image_fit(void **state)
     }
 }
 
-/* base_copy (a run's input into the mapped pool, read backs out of the staging
- * buffer): every byte where memcpy puts it, none outside, for sizes around its
- * split points and odd offsets; and from several threads at once (one gets the
- * workers, the others copy alone). */
+/* base_copy (a run's input into the mapped pool): every byte where memcpy puts
+ * it, none outside, for sizes around its split points and odd offsets; and from
+ * several threads at once (one gets the workers, the others copy alone). */
 typedef struct {
     unsigned seed;
     int fails;
@@ -1421,6 +1424,8 @@ static void *copy_thread(void *arg)
     return NULL;
 }
 
+static void *copy_thread_none(void *arg) { return arg; }
+
 static void test_base_copy(void **state)
 {
     (void)state;
@@ -1444,6 +1449,80 @@ static void test_base_copy(void **state)
         pthread_join(th[i], NULL);
         assert_int_equal(jobs[i].fails, 0);
     }
+}
+
+/* The threads in this process (/proc/self/task), or -1. */
+static int task_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* In a child: 0 when a large copy is right and made `made` threads (-1: any
+ * number above none); what went wrong otherwise. */
+static int child_copy(int made)
+{
+    unsigned seed = 5;
+    int before = task_count();
+    if (copy_check(&seed, (3 << 20) + 11, 7, 1) || copy_check(&seed, (1 << 20) + 1, 0, 0))
+        return 2;
+    int after = task_count();
+    if (before < 0 || after < 0)
+        return 3;
+    if (made < 0 ? after <= before : after != before + made)
+        return 4;
+    return 0;
+}
+
+static int wait_child(pid_t pid)
+{
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+/* base_copy where no thread can be made copies alone, and right; and a fork's
+ * child, which has none of its parent's workers, makes its own (the pid
+ * check) instead of handing chunks to threads that are not there, which would
+ * hang it. */
+static void test_base_copy_threads(void **state)
+{
+    (void)state;
+    /* the parent's workers exist before the forks */
+    unsigned seed = 3;
+    assert_int_equal(copy_check(&seed, 2 << 20, 0, 1), 0);
+
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* no thread can be made: root's processes ignore RLIMIT_NPROC, so
+         * the child first becomes nobody */
+        if (geteuid() == 0 && setuid(65534))
+            _exit(10);
+        struct rlimit rl = {1, 1};
+        if (setrlimit(RLIMIT_NPROC, &rl))
+            _exit(11);
+        pthread_t t;
+        if (pthread_create(&t, NULL, copy_thread_none, NULL) == 0)
+            _exit(12); /* the limit did not hold: the test would prove nothing */
+        _exit(child_copy(0));
+    }
+    assert_int_equal(wait_child(pid), 0);
+
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    pid = fork();
+    if (pid == 0) {
+        alarm(60); /* a child waiting on workers it does not have would hang */
+        _exit(child_copy(cpus >= 2 ? -1 : 0));
+    }
+    assert_int_equal(wait_child(pid), 0);
 }
 
 /* base_digest (the plan cache's keys: a model's bytes): the same bytes give
@@ -1552,6 +1631,7 @@ int main(void)
         cmocka_unit_test(test_floats_to_halves),
         cmocka_unit_test(test_digest),
         cmocka_unit_test(test_base_copy),
+        cmocka_unit_test(test_base_copy_threads),
         cmocka_unit_test(test_attrs),
         cmocka_unit_test(test_weights),
         cmocka_unit_test(test_bad_input),
