@@ -87,6 +87,20 @@ typedef struct {
     int n, cap;
 } runs;
 
+/* The first of u's runs that ends at or after x (u->n if none). */
+static int runs_ending_from(const runs *u, uint64_t x)
+{
+    int lo = 0, hi = u->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (u->r[mid].b < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static int runs_add(runs *u, uint64_t a, uint64_t b)
 {
     if (u->n == u->cap) {
@@ -97,15 +111,7 @@ static int runs_add(runs *u, uint64_t a, uint64_t b)
         u->r = r;
         u->cap = cap;
     }
-    int lo = 0, hi = u->n; /* the first run that ends at or after a */
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (u->r[mid].b < a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    int k = lo; /* runs k..j-1 meet or touch [a, b): they join it */
+    int k = runs_ending_from(u, a); /* runs k..j-1 meet or touch [a, b): they join it */
     int j = k;
     while (j < u->n && u->r[j].a <= b) {
         if (u->r[j].a < a)
@@ -147,11 +153,14 @@ typedef struct {
     int n_touched, cap_touched;
 } ttree;
 
-static int tree_add(ttree *t, int node, int lo, int hi, int q0, int q1, uint64_t a, uint64_t b)
+/* [a, b) into node's sub (not the root's: the root's sub is the longest list
+ * and never read, as no stay reaches both slot 0 and the last; a last stay
+ * starts at slot 1 or later). */
+static int sub_add(ttree *t, int node, uint64_t a, uint64_t b)
 {
-    if (q1 < lo || hi < q0)
+    if (node == 1)
         return 0;
-    if (node > 1 && !t->sub[node].n) { /* the root is emptied always */
+    if (!t->sub[node].n) { /* the nodes to empty for the next order */
         if (t->n_touched == t->cap_touched) {
             int cap = t->cap_touched ? t->cap_touched * 2 : 1024;
             int *x = realloc(t->touched, (size_t)cap * sizeof *x);
@@ -162,15 +171,55 @@ static int tree_add(ttree *t, int node, int lo, int hi, int q0, int q1, uint64_t
         }
         t->touched[t->n_touched++] = node;
     }
-    /* the root's sub is the longest list and never read: no stay reaches
-     * both slot 0 and the last (a last stay starts at slot 1 or later) */
-    if (node > 1 && runs_add(&t->sub[node], a, b))
-        return -1;
-    if (q0 <= lo && hi <= q1)
-        return runs_add(&t->own[node], a, b);
-    int mid = lo + (hi - lo) / 2;
-    return tree_add(t, 2 * node, lo, mid, q0, q1, a, b) ||
-           tree_add(t, 2 * node + 1, mid + 1, hi, q0, q1, a, b);
+    return runs_add(&t->sub[node], a, b);
+}
+
+/* Whether one of u's runs holds [a, b) whole. */
+static int runs_hold(const runs *u, uint64_t a, uint64_t b)
+{
+    int k = runs_ending_from(u, b);
+    return k < u->n && u->r[k].a <= a;
+}
+
+/* The stay [q0, q1] at offsets [a, b): into `own` and `sub` of the nodes that
+ * cover it exactly, and into `sub` of every node above them (those that hold
+ * q0 or q1 without lying inside [q0, q1]). Walked up from the two end leaves:
+ * a sub that already holds [a, b) whole is left, and so are those above it,
+ * which hold what it holds (frcnn-irv2 at its floor: most of a short stay's 18
+ * levels). The lists come out as adding at every node makes them. */
+static int tree_add(ttree *t, int q0, int q1, uint64_t a, uint64_t b)
+{
+    int L = t->leaves;
+    for (int l = q0 + L, r = q1 + L + 1; l < r; l >>= 1, r >>= 1) {
+        if (l & 1) {
+            if (runs_add(&t->own[l], a, b) || sub_add(t, l, a, b))
+                return -1;
+            l++;
+        }
+        if (r & 1) {
+            r--;
+            if (runs_add(&t->own[r], a, b) || sub_add(t, r, a, b))
+                return -1;
+        }
+    }
+    for (int end = 0; end < 2; end++) {
+        int node = (end ? q1 : q0) + L, lo = node - L, hi = lo, size = 1;
+        while (node > 1) {
+            if (node & 1)
+                lo -= size;
+            else
+                hi += size;
+            size *= 2;
+            node >>= 1;
+            if (q0 <= lo && hi <= q1)
+                continue; /* inside the stay: a covering node's, or itself one */
+            if (node > 1 && runs_hold(&t->sub[node], a, b))
+                break;
+            if (sub_add(t, node, a, b))
+                return -1;
+        }
+    }
+    return 0;
 }
 
 static int gather(ttree *t, const runs *u)
@@ -321,7 +370,7 @@ static int place_with(ttree *t, const ivec *iv, interval **order, uint64_t *off_
             *arena = at + it->size;
         for (int k = 0; k < 2; k++)
             if (part_slots(it, k, last, &q0, &q1) &&
-                tree_add(t, 1, 0, t->leaves - 1, q0, q1, at, at + it->size))
+                tree_add(t, q0, q1, at, at + it->size))
                 return -1;
     }
     return 0;
