@@ -1514,7 +1514,13 @@ static void test_base_copy_threads(void **state)
             _exit(12); /* the limit did not hold: the test would prove nothing */
         _exit(child_copy(0));
     }
-    assert_int_equal(wait_child(pid), 0);
+    int rc = wait_child(pid);
+    /* 10-12: this machine cannot forbid threads (no user to become, or the
+     * limit is not enforced); the fork case below still runs */
+    if (rc >= 10 && rc <= 12)
+        fprintf(stderr, "test_base_copy_threads: no thread could be forbidden here (%d): the copy alone not tried\n", rc);
+    else
+        assert_int_equal(rc, 0);
 
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     pid = fork();
