@@ -273,6 +273,10 @@ si_result glk_open(glk_ctx **out, si_error *err)
     glk_conv_setup(g);
     glk_set_ahead(g, -1);
     glk_set_quad(g, -1);
+    /* the driver may build programs on as many threads as it likes (gpu_prepare
+     * hands them over together) */
+    if (epoxy_has_gl_extension("GL_KHR_parallel_shader_compile"))
+        glMaxShaderCompilerThreadsKHR(0xffffffffu);
     g->has_timer = epoxy_has_gl_extension("GL_EXT_disjoint_timer_query");
     g->has_storage = g->storage_ext = epoxy_has_gl_extension("GL_EXT_buffer_storage");
     readback_buffer(g); /* made with the context, so its memory is the empty context's */

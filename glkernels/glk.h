@@ -181,6 +181,12 @@ si_result glk_run_step(glk_ctx *g, const ck_step *s, const glk_range *ins,
  * model's shaders are compiled when it is opened, not in its first run. */
 si_result glk_prepare_step(glk_ctx *g, const ck_step *s, const si_dtype *in_dtypes,
                            si_dtype out_dtype, si_error *err);
+/* Between these two, programs glk_prepare_step compiles are handed to the
+ * driver without waiting for each (GL_KHR_parallel_shader_compile: it may
+ * build them on several threads); glk_finish_compiles waits for them all and
+ * returns the first failure. A program is always finished before it runs. */
+void glk_begin_compiles(glk_ctx *g);
+si_result glk_finish_compiles(glk_ctx *g, si_error *err);
 /* Called after each command submitted in a run (bytes: what a copy moves, 0
  * for a dispatch): once a batch holds GLK_BATCH commands or GLK_BATCH_BYTES
  * of copies, waits until the batch before it has finished, so that no more

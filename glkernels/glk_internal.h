@@ -22,6 +22,12 @@ typedef struct {
     GLuint prog;
     GLint loc_p, loc_nt;
     int pair; /* two elements an invocation (PAIR): half the invocations dispatched */
+    /* a compile not yet waited for (glk_begin_compiles): its shader, the
+     * shader's name and its binary store key; failed: it did not build */
+    GLuint pending_sh;
+    const char *shader;
+    uint64_t bin_key[2];
+    int failed;
     /* the uniforms last set (set_uniforms): a program keeps its own */
     GLint last_p[CK_MAX_P];
     GLuint last_nt;
@@ -54,6 +60,7 @@ struct glk_ctx {
     GLuint ovf_buf;
     uint32_t *ovf_ptr;
     uint64_t n_loaded, n_compiled;
+    int defer_compiles; /* glk_begin_compiles .. glk_finish_compiles */
     /* glk_download's staging: GLK_READBACK bytes of mapped host memory the
      * GPU copies into (0: not made yet, or no GL_EXT_buffer_storage) */
     GLuint rb;

@@ -390,6 +390,43 @@ static void store_binary(glk_ctx *g, GLuint prog, const uint64_t key[2])
     glk_clear_errors(g);
 }
 
+/* Waits for p's build (compile's), checks it and keeps its binary. A program
+ * that did not build is kept as failed, its GL objects deleted. */
+static si_result finish_compile(glk_ctx *g, glk_program *p, si_error *err)
+{
+    GLuint sh = p->pending_sh;
+    if (!sh)
+        return SI_OK;
+    p->pending_sh = 0;
+    GLint ok = 0;
+    char log[1024] = "";
+    si_result st = SI_OK;
+    glGetShaderiv(sh, GL_COMPILE_STATUS, &ok);
+    if (!ok) {
+        glGetShaderInfoLog(sh, sizeof log, NULL, log);
+        st = base_fail(err, SI_ERR_GPU, "shader %s failed to compile: %.400s", p->shader, log);
+    } else {
+        glGetProgramiv(p->prog, GL_LINK_STATUS, &ok);
+        if (!ok) {
+            glGetProgramInfoLog(p->prog, sizeof log, NULL, log);
+            st = base_fail(err, SI_ERR_GPU, "shader %s failed to link: %.400s", p->shader, log);
+        }
+    }
+    glDetachShader(p->prog, sh);
+    glDeleteShader(sh);
+    if (st != SI_OK) {
+        glDeleteProgram(p->prog);
+        p->prog = 0;
+        p->failed = 1;
+        return st;
+    }
+    g->n_compiled++;
+    store_binary(g, p->prog, p->bin_key);
+    p->loc_p = glGetUniformLocation(p->prog, "P");
+    p->loc_nt = glGetUniformLocation(p->prog, "NT");
+    return SI_OK;
+}
+
 static si_result compile(glk_ctx *g, const char *shader, const char *defines, glk_program *out,
                          si_error *err)
 {
@@ -507,7 +544,7 @@ static si_result compile(glk_ctx *g, const char *shader, const char *defines, gl
     GLuint prog = g->bins.load ? load_binary(g, key) : 0;
     if (prog) {
         g->n_loaded++;
-        out->prog = prog;
+        *out = (glk_program){.prog = prog, .shader = shader};
         out->loc_p = glGetUniformLocation(prog, "P");
         out->loc_nt = glGetUniformLocation(prog, "NT");
         return SI_OK;
@@ -528,33 +565,15 @@ static si_result compile(glk_ctx *g, const char *shader, const char *defines, gl
     GLuint sh = glCreateShader(GL_COMPUTE_SHADER);
     glShaderSource(sh, 5, srcs, NULL);
     glCompileShader(sh);
-    GLint ok = 0;
-    glGetShaderiv(sh, GL_COMPILE_STATUS, &ok);
-    if (!ok) {
-        char log[1024] = "";
-        glGetShaderInfoLog(sh, sizeof log, NULL, log);
-        glDeleteShader(sh);
-        return base_fail(err, SI_ERR_GPU, "shader %s failed to compile: %.400s", shader, log);
-    }
     prog = glCreateProgram();
     glAttachShader(prog, sh);
     if (g->bins.store)
         glProgramParameteri(prog, GL_PROGRAM_BINARY_RETRIEVABLE_HINT, GL_TRUE);
     glLinkProgram(prog);
-    glDeleteShader(sh);
-    glGetProgramiv(prog, GL_LINK_STATUS, &ok);
-    if (!ok) {
-        char log[1024] = "";
-        glGetProgramInfoLog(prog, sizeof log, NULL, log);
-        glDeleteProgram(prog);
-        return base_fail(err, SI_ERR_GPU, "shader %s failed to link: %.400s", shader, log);
-    }
-    g->n_compiled++;
-    store_binary(g, prog, key);
-    out->prog = prog;
-    out->loc_p = glGetUniformLocation(prog, "P");
-    out->loc_nt = glGetUniformLocation(prog, "NT");
-    return SI_OK;
+    *out = (glk_program){.prog = prog, .pending_sh = sh, .shader = shader, .bin_key = {key[0], key[1]}};
+    /* the status is asked for at once unless compiles are deferred: asking
+     * waits for the build */
+    return g->defer_compiles ? SI_OK : finish_compile(g, out, err);
 }
 
 /* ---- invocations of one dispatch: the invocations column of CK_KINDS.
@@ -695,6 +714,38 @@ static glk_program *find_program(glk_ctx *g, const char *key)
     return g->slot[i] ? &g->programs[g->slot[i] - 1] : NULL;
 }
 
+/* A program found under its key, ready to run: its build waited for if it
+ * was deferred; one that did not build is refused again. */
+static si_result ready_program(glk_ctx *g, glk_program *p, si_error *err)
+{
+    if (p->pending_sh && !g->defer_compiles)
+        return finish_compile(g, p, err);
+    if (p->failed)
+        return base_fail(err, SI_ERR_GPU, "shader %s failed to build (an earlier error said how)", p->shader);
+    return SI_OK;
+}
+
+void glk_begin_compiles(glk_ctx *g)
+{
+    g->defer_compiles = 1;
+}
+
+si_result glk_finish_compiles(glk_ctx *g, si_error *err)
+{
+    g->defer_compiles = 0;
+    si_result first = SI_OK;
+    for (int i = 0; i < g->n_programs; i++) {
+        si_error e = {0};
+        si_result st = finish_compile(g, &g->programs[i], &e);
+        if (st != SI_OK && first == SI_OK) {
+            first = st;
+            if (err)
+                *err = e;
+        }
+    }
+    return first;
+}
+
 /* Compiles shader with the op enums and defines, and keeps it under key. */
 static si_result add_program(glk_ctx *g, const char *key, const char *shader, const char *defines,
                              glk_program **out, si_error *err)
@@ -791,7 +842,7 @@ si_result glk_get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, s
     key[n++] = g->ahead ? 'a' : 's';
     key[n] = 0;
     if ((*out = find_program(g, key)))
-        return SI_OK;
+        return ready_program(g, *out, err);
     char defs[2048];
     int m = snprintf(defs, sizeof defs, "#define OPC %d\n#define AHEAD %d\n", opc, g->ahead);
     if (s->kind == CK_CONV2D) {
@@ -826,6 +877,6 @@ si_result glk_get_named_program(glk_ctx *g, const char *key, const char *shader,
                                 glk_program **out, si_error *err)
 {
     if ((*out = find_program(g, key)))
-        return SI_OK;
+        return ready_program(g, *out, err);
     return add_program(g, key, shader, defines, out, err);
 }

@@ -336,18 +336,27 @@ static si_result gpu_run_step(si_model *m, int s, si_error *err)
 static si_result gpu_prepare(si_model *m, si_error *err)
 {
     const core_program *p = m->prog;
-    for (int s = 0; s < p->n_steps; s++) {
+    si_result rc = SI_OK;
+    /* handed to the driver all at once, waited for together: it may build
+     * them in parallel (glk_begin_compiles) */
+    glk_begin_compiles(m->gpu);
+    for (int s = 0; s < p->n_steps && rc == SI_OK; s++) {
         const ck_step *st = &p->steps[s];
         if (on_host(m, st))
             continue;
         si_dtype dts[CK_MAX_IN];
         for (int i = 0; i < st->n_in; i++)
             dts[i] = st->in[i] >= 0 ? p->tensors[st->in[i]].dtype : SI_FLOAT32;
-        si_result rc = glk_prepare_step(m->gpu, st, dts, p->tensors[st->out].dtype, err);
-        if (rc != SI_OK)
-            return rc;
+        rc = glk_prepare_step(m->gpu, st, dts, p->tensors[st->out].dtype, err);
     }
-    return SI_OK;
+    si_error ferr = {0};
+    si_result frc = glk_finish_compiles(m->gpu, &ferr);
+    if (rc == SI_OK && frc != SI_OK) {
+        rc = frc;
+        if (err)
+            *err = ferr;
+    }
+    return rc;
 }
 
 /* si_options.check_steps (SI_CHECK_STEPS) = tolerance: after each GPU step,

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 #include "kernel_util.h"
 #include "tile_internal.h"
+#include "glk_internal.h" /* glk_get_named_program: a program that does not compile */
 
 static void test_names(void **state)
 {
@@ -259,6 +260,60 @@ static void test_shaders_compile(void **state)
     glk_buffer_destroy(kt_gpu, buf);
 }
 
+/* Programs handed to the driver together (glk_begin_compiles, as a model's
+ * open does): each kind's program, built deferred, then runs; a program that
+ * does not compile is reported by glk_finish_compiles, not run, and refused
+ * again when asked for; outside the deferral a failure is reported at once. */
+static void test_deferred_compiles(void **state)
+{
+    (void)state;
+    si_error err = {0};
+    glk_ctx *g = NULL;
+    assert_int_equal(glk_open(&g, &err), SI_OK);
+    si_dtype dts[CK_MAX_IN];
+    for (int i = 0; i < CK_MAX_IN; i++)
+        dts[i] = SI_FLOAT32;
+    dts[1] = SI_INT32;
+    glk_begin_compiles(g);
+    for (int k = 0; k < CK__COUNT; k++) {
+        ck_step s = {.kind = (ck_kind)k, .n_in = k == CK_CROP_RESIZE ? 2 : 1, .in = {0, 0}, .out = 1};
+        s.u.copy.rank = 1;
+        if (!ck_runs_on_host((ck_kind)k))
+            assert_int_equal(glk_prepare_step(g, &s, dts, SI_FLOAT32, &err), SI_OK);
+    }
+    glk_program *bad = NULL;
+    assert_int_equal(glk_get_named_program(g, "bad", "xfer", "#error not a program\n", &bad, &err), SI_OK);
+    uint64_t loaded = 0, compiled = 0;
+    glk_program_counts(g, &loaded, &compiled);
+    err = (si_error){0};
+    assert_int_equal(glk_finish_compiles(g, &err), SI_ERR_GPU);
+    assert_non_null(strstr(err.message, "failed to compile"));
+    uint64_t compiled2 = 0;
+    glk_program_counts(g, &loaded, &compiled2);
+    assert_true(compiled2 > compiled); /* the good ones were finished */
+    assert_int_equal(glk_get_named_program(g, "bad", "xfer", "#error not a program\n", &bad, &err), SI_ERR_GPU);
+    assert_int_equal(glk_get_named_program(g, "bad2", "xfer", "#error not a program\n", &bad, &err), SI_ERR_GPU);
+    assert_non_null(strstr(err.message, "failed to compile"));
+    /* every program built deferred runs (on nothing, as test_shaders_compile) */
+    uint32_t buf = 0;
+    assert_int_equal(glk_buffer_create(g, 4, &buf, &err), SI_OK);
+    glk_range r[CK_MAX_IN], out = {buf, 0, 0};
+    for (int i = 0; i < CK_MAX_IN; i++)
+        r[i] = out;
+    for (int k = 0; k < CK__COUNT; k++) {
+        ck_step s = {.kind = (ck_kind)k, .n_in = k == CK_CROP_RESIZE ? 2 : 1, .in = {0, 0}, .out = 1};
+        s.u.copy.rank = 1;
+        if (!ck_runs_on_host((ck_kind)k))
+            assert_int_equal(glk_run_step(g, &s, r, dts, &out, SI_FLOAT32, &err), SI_OK);
+    }
+    assert_int_equal(glk_finish(g, &err), SI_OK);
+    uint64_t compiled3 = 0;
+    glk_program_counts(g, &loaded, &compiled3);
+    assert_true(compiled3 == compiled2); /* nothing built again */
+    glk_buffer_destroy(g, buf);
+    glk_close(g);
+}
+
 static int setup(void **state) { (void)state; return kt_gpu_open(); }
 static int teardown(void **state) { (void)state; kt_gpu_close(); return 0; }
 
@@ -269,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_host_dispatch),   cmocka_unit_test(test_loop_iterations),
         cmocka_unit_test(test_tile_rules),      cmocka_unit_test(test_shaders_compile),
         cmocka_unit_test(test_scan),            cmocka_unit_test(test_lrn),
+        cmocka_unit_test(test_deferred_compiles),
     };
     return cmocka_run_group_tests_name("kernels_kinds", tests, setup, teardown);
 }

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Session 35's device call: package models' cold start (issue 18) on a fresh machine, then
 # the six models side by side with cuDNN (issue 17). From the checkout root, with
-# .gpubuild/s35 holding: bm (main's streaminfer), bn (main with
-# bench/results/parallel-compile.patch), peers/ (../shared/peers), models/ and refs/ of the
+# .gpubuild/s35 holding: bm (main's streaminfer, e8adf64), bn (e8adf64 with the programs
+# compiled together: the patch then kept as bench/results/parallel-compile.patch, landed after
+# this call), peers/ (../shared/peers), models/ and refs/ of the
 # six, bq (main with 42ed328, for part 5), and zero-models.tgz (bench/zero_floats.py's copy of the package's 41 models, which the
 # carry limit allows where the real ones do not); carry [".gl", ".gpubuild/s35"].
 S=.gpubuild/s35
@@ -27,9 +28,11 @@ grep -c "| none |" $OUT/cold.txt
 # 4. the six against cuDNN, side by side
 timeout 200 sh bench/speed_h200.sh $S/peers $S/models $S/refs $OUT/sp bm=$S/bm -- efficientpose centernet posenet faceres-deep handlandmark-full selfie > $OUT/sp.log 2>&1
 grep -A9 '^| model | streaminfer' $OUT/sp.log | head -10
-cd $OUT && tar czf sp.tgz sp 2>/dev/null; rm -rf sp
 # 5. frcnn-irv2@600 at its floor (5,553,604 bytes): main (bm) against the placement that
 # stops walking up where a node's list already holds a stay (bq: 42ed328); cold start, then plan
 which node > $OUT/node.txt 2>&1 && timeout 90 sh bench/gpu_gen.sh /tmp/big $OUT/gen frcnn-irv2 > /dev/null 2>&1
 for b in bm bq bm bq; do echo "== $b frcnn floor"; BIG=/tmp/big timeout 40 sh bench/coldstart.sh $S/$b frcnn-irv2@600 -- 5553604 | tail -1; done > $OUT/frcnn.txt 2>&1
 cat $OUT/frcnn.txt | cut -c1-200
+# (as run in session 35, the tar below came before part 5, whose `cd $OUT` broke it; and the
+# GPU machine had no node for bench/gen: part 5 measured nothing)
+cd $OUT && tar czf sp.tgz sp 2>/dev/null; rm -rf sp
