@@ -94,7 +94,9 @@ static const char usage[] =
     "                       stores the plan it prints, so an image can carry its plans;\n"
     "                       the GPU programs a run compiles are kept there too (the\n"
     "                       driver's binaries, by source and driver: a start takes them\n"
-    "                       instead of compiling; a cut or edited one is compiled again)\n"
+    "                       instead of compiling; a cut or edited one is compiled again),\n"
+    "                       and a run points the NVIDIA driver's own shader cache at\n"
+    "                       DIR/gl unless __GL_SHADER_DISK_CACHE(_PATH) is set\n"
     "  --no-plan-cache      plan and compile every time, store nothing\n"
     "  --max-buffer SIZE    lower the GPU's limit on the bytes of one buffer a step binds\n"
     "                       (its storage block size, 128M on llvmpipe) to SIZE, as on a\n"
@@ -506,6 +508,27 @@ static int check_paths(const cli_args *a)
     return 0;
 }
 
+/* A run's GPU programs kept by the NVIDIA driver's own shader disk cache too,
+ * in the plan cache's folder (DIR/gl): the programs streaminfer stores there
+ * save the compile but not the driver's finishing of each one at its first
+ * dispatch, which its disk cache does save (bench/results/startup.md, session
+ * 35: package models start in 78 ms instead of 393). The driver reads these
+ * variables when the context is made; it keeps no cache for root unless a
+ * folder is named, and does not make a named folder. Not where the user set
+ * either variable, and never with --no-plan-cache (nothing stored). Other
+ * drivers ignore the variables. */
+static void keep_driver_programs(const cli_args *a)
+{
+    char dir[4096];
+    const char *pc = a->opt.plan_cache_dir;
+    if (a->cmd != CMD_RUN || !pc || !pc[0] || getenv("__GL_SHADER_DISK_CACHE_PATH") ||
+        getenv("__GL_SHADER_DISK_CACHE") || snprintf(dir, sizeof dir, "%s/gl", pc) >= (int)sizeof dir ||
+        make_dirs(dir))
+        return; /* a folder that cannot be made: the driver's default, as before */
+    setenv("__GL_SHADER_DISK_CACHE_PATH", dir, 0);
+    setenv("__GL_SHADER_DISK_CACHE", "1", 0);
+}
+
 int main(int argc, char **argv)
 {
     cli_args a;
@@ -517,6 +540,7 @@ int main(int argc, char **argv)
          * GPU a run would use, or for the host reference where none opens. */
         if (a.cmd != CMD_RUN && !a.backend_set)
             a.opt.backend = SI_BACKEND_AUTO;
+        keep_driver_programs(&a);
         rc = cli_command_run(&a);
         cli_progress_done();
     }
