@@ -66,8 +66,8 @@ static struct {
     atomic_size_t next; /* the job's next chunk to take */
     unsigned gen;       /* bumped for each job handed out */
     int busy;           /* workers holding a copy of the job */
-    int workers;        /* threads running: 0 until the first copy, -1 if none could be made */
-    pid_t pid;          /* the process that made them (a fork's child has none) */
+    int workers;        /* threads running: 0 until the first copy (and in a fork's
+                           child, by fork_child), -1 if none could be made */
 } pool = {.use = PTHREAD_MUTEX_INITIALIZER,
           .mu = PTHREAD_MUTEX_INITIALIZER,
           .go = PTHREAD_COND_INITIALIZER,
@@ -122,15 +122,19 @@ static void fork_child(void)
     pool.busy = 0;
 }
 
-/* With pool.use held: the workers, made once per process. */
+/* With pool.use held: the workers, made once per process. fork_child is what
+ * tells a fork's child it has none; where it cannot be registered, no workers
+ * are made at all (a child would wait on the parent's condition variables), and
+ * every copy is the caller's alone. */
 static int ensure_workers(void)
 {
-    static int at_fork;
-    pid_t pid = getpid();
-    if (pool.workers != 0 && pool.pid == pid)
+    static int at_fork; /* registered (1) or refused (-1); a child inherits both */
+    if (pool.workers != 0)
         return pool.workers;
-    if (!at_fork) /* inherited by a child: registered once per program */
-        at_fork = !pthread_atfork(fork_prepare, fork_parent, fork_child);
+    if (!at_fork)
+        at_fork = pthread_atfork(fork_prepare, fork_parent, fork_child) ? -1 : 1;
+    if (at_fork < 0)
+        return pool.workers = -1;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int want = cpus < 2 ? 0 : cpus - 1 > MAX_WORKERS ? MAX_WORKERS : (int)cpus - 1;
     pthread_attr_t at;
@@ -148,7 +152,6 @@ static int ensure_workers(void)
     }
     pthread_attr_destroy(&at);
     pool.workers = made ? made : -1;
-    pool.pid = pid;
     return pool.workers;
 }
 

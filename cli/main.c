@@ -515,13 +515,13 @@ static int check_paths(const cli_args *a)
  * 35: package models start in 78 ms instead of 393). The driver reads these
  * variables when the context is made; it keeps no cache for root unless a
  * folder is named, and does not make a named folder. Not where the user set
- * either variable, and never with --no-plan-cache (nothing stored). Other
- * drivers ignore the variables. */
+ * either variable, never with --no-plan-cache (nothing stored), and not for
+ * --backend host (no GL context opens). Other drivers ignore the variables. */
 static void keep_driver_programs(const cli_args *a)
 {
     char dir[4096];
     const char *pc = a->opt.plan_cache_dir;
-    if (a->cmd != CMD_RUN || !pc || !pc[0] || getenv("__GL_SHADER_DISK_CACHE_PATH") ||
+    if (a->cmd != CMD_RUN || a->opt.backend == SI_BACKEND_HOST || !pc || !pc[0] || getenv("__GL_SHADER_DISK_CACHE_PATH") ||
         getenv("__GL_SHADER_DISK_CACHE") || snprintf(dir, sizeof dir, "%s/gl", pc) >= (int)sizeof dir ||
         make_dirs(dir))
         return; /* a folder that cannot be made: the driver's default, as before */

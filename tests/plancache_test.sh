@@ -122,8 +122,8 @@ run p5 --no-plan-cache && [ "$(stat p5 programs_from_cache)" = 0 ] && [ "$(stat 
 # The NVIDIA driver's own shader cache pointed at DIR/gl by a run (cli/main.c
 # keep_driver_programs; llvmpipe ignores the variables, so what is checked here
 # is the folder made for it, and when it is not): a run makes it; `plan`, a
-# set __GL_SHADER_DISK_CACHE_PATH or __GL_SHADER_DISK_CACHE, and
-# --no-plan-cache do not; and a file where DIR/gl would be costs nothing but it.
+# set __GL_SHADER_DISK_CACHE_PATH or __GL_SHADER_DISK_CACHE, --backend host
+# and --no-plan-cache do not; and a file where DIR/gl would be costs nothing but it.
 run g1 --plan-cache "$T/gl1" && [ -d "$T/gl1/gl" ] && ok "a run makes DIR/gl for the driver's shader cache" ||
     bad "a run with --plan-cache made no DIR/gl"
 "$SI" plan -q --vram 600K --plan-cache "$T/gl2" "$M" >/dev/null && [ ! -e "$T/gl2/gl" ] &&
@@ -131,6 +131,8 @@ run g1 --plan-cache "$T/gl1" && [ -d "$T/gl1/gl" ] && ok "a run makes DIR/gl for
 __GL_SHADER_DISK_CACHE_PATH=$T run g3 --plan-cache "$T/gl3" && [ ! -e "$T/gl3/gl" ] &&
     __GL_SHADER_DISK_CACHE=0 run g4 --plan-cache "$T/gl4" && [ ! -e "$T/gl4/gl" ] &&
     ok "the user's __GL_SHADER_DISK_CACHE(_PATH) is left to the driver" || bad "DIR/gl made where the user set the driver's variables"
+run g6 --backend host --plan-cache "$T/gl6" && [ ! -e "$T/gl6/gl" ] &&
+    ok "--backend host makes no DIR/gl (no GL context opens)" || bad "--backend host made DIR/gl, or failed"
 mkdir -p "$T/gl5" && : >"$T/gl5/gl" && run g5 --plan-cache "$T/gl5" && [ -f "$T/gl5/gl" ] && same g5 &&
     ok "a file where DIR/gl would be: the run goes on, bitwise the same" || bad "a file at DIR/gl broke the run"
 echo "plancache_test: $pass passed, $fail failed"
