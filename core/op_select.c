@@ -303,17 +303,19 @@ int ck_topk_levels(int64_t outer, int64_t n, int64_t k, int x_float, ck_topkb_p 
         if (L == 0) {
             int64_t items = n < CK_TOPK_SORT ? n : CK_TOPK_SORT;
             *p = (ck_topkb_p){.items = (int32_t)items, .nb = (int32_t)((n + items - 1) / items)};
-        } else {
-            int64_t group = CK_TOPK_SORT / kb < nb ? CK_TOPK_SORT / kb : nb;
+        } else { /* the runs of the level below, each in a power of two's slots */
+            int64_t run = pow2_at_least(kb), group = CK_TOPK_SORT / run < nb ? CK_TOPK_SORT / run : nb;
             *p = (ck_topkb_p){.from_cand = 1, .pnb = (int32_t)nb, .pkb = (int32_t)kb,
                               .group = (int32_t)group, .items = (int32_t)(group * kb),
-                              .nb = (int32_t)((nb + group - 1) / group)};
+                              .nb = (int32_t)((nb + group - 1) / group),
+                              .sort = pow2_at_least(group) * (int32_t)run};
         }
         p->outer = (int32_t)outer;
         p->n = (int32_t)n;
         p->x_float = x_float;
         p->kb = (int32_t)(k < p->items ? k : p->items);
-        p->sort = pow2_at_least(p->items);
+        if (!p->from_cand)
+            p->sort = pow2_at_least(p->items);
         nb = p->nb;
         kb = p->kb;
         L++;

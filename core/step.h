@@ -357,8 +357,10 @@ typedef struct {
  * index), best first, -1 past its items; slot kb is a flag: a NaN or an
  * infinity among its elements (or flagged blocks below). The order is a total
  * one, so the last level's k are the row's k whatever the blocks. Output
- * int32 [outer, nb, kb + 1]; one workgroup a block sorts `sort` (a power of
- * two >= items, <= CK_TOPK_SORT) keys in shared memory. */
+ * int32 [outer, nb, kb + 1]; one workgroup a block keeps `sort` (<= CK_TOPK_SORT)
+ * keys in shared memory: a power of two >= items at the first level; at the
+ * next ones, a power of two >= group runs of R slots each (R: the power of two
+ * >= pkb, which is why group is CK_TOPK_SORT / R at most). */
 #define CK_TOPK_SORT 1024
 typedef struct {
     int32_t outer, n, nb, kb, items, sort;
