@@ -22,7 +22,7 @@ shared uint kh[1024 + 64];
 shared uint kl[1024 + 64];
 shared uint bad;
 bool key_less(uint ah, uint al, uint bh, uint bl) { return ah < bh || (ah == bh && al < bl); }
-// Exchanges slots i and i + j when their order is not `desc`'s (larger first) or its opposite.
+// Slots i and i + j put in order: the larger key first where desc, last where not.
 void cx(int i, int j, bool desc) {
     int l = i + j;
     uint ah = kh[SI(i)], al = kl[SI(i)], bh = kh[SI(l)], bl = kl[SI(l)];
