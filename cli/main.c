@@ -521,9 +521,9 @@ static void keep_driver_programs(const cli_args *a)
 {
     char dir[4096];
     const char *pc = a->opt.plan_cache_dir;
-    if (a->cmd != CMD_RUN || a->opt.backend == SI_BACKEND_HOST || !pc || !pc[0] || getenv("__GL_SHADER_DISK_CACHE_PATH") ||
-        getenv("__GL_SHADER_DISK_CACHE") || snprintf(dir, sizeof dir, "%s/gl", pc) >= (int)sizeof dir ||
-        make_dirs(dir))
+    if (a->cmd != CMD_RUN || a->opt.backend == SI_BACKEND_HOST || !pc || !pc[0] ||
+        getenv("__GL_SHADER_DISK_CACHE_PATH") || getenv("__GL_SHADER_DISK_CACHE") ||
+        snprintf(dir, sizeof dir, "%s/gl", pc) >= (int)sizeof dir || make_dirs(dir))
         return; /* a folder that cannot be made: the driver's default, as before */
     setenv("__GL_SHADER_DISK_CACHE_PATH", dir, 0);
     setenv("__GL_SHADER_DISK_CACHE", "1", 0);

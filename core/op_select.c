@@ -302,7 +302,8 @@ int ck_topk_levels(int64_t outer, int64_t n, int64_t k, int x_float, ck_topkb_p 
         ck_topkb_p *p = &lv[L];
         if (L == 0) {
             int64_t items = n < CK_TOPK_SORT ? n : CK_TOPK_SORT;
-            *p = (ck_topkb_p){.items = (int32_t)items, .nb = (int32_t)((n + items - 1) / items)};
+            *p = (ck_topkb_p){.items = (int32_t)items, .nb = (int32_t)((n + items - 1) / items),
+                              .sort = pow2_at_least(items)};
         } else { /* the runs of the level below, each in a power of two's slots */
             int64_t run = pow2_at_least(kb), group = CK_TOPK_SORT / run < nb ? CK_TOPK_SORT / run : nb;
             *p = (ck_topkb_p){.from_cand = 1, .pnb = (int32_t)nb, .pkb = (int32_t)kb,
@@ -314,8 +315,6 @@ int ck_topk_levels(int64_t outer, int64_t n, int64_t k, int x_float, ck_topkb_p 
         p->n = (int32_t)n;
         p->x_float = x_float;
         p->kb = (int32_t)(k < p->items ? k : p->items);
-        if (!p->from_cand)
-            p->sort = pow2_at_least(p->items);
         nb = p->nb;
         kb = p->kb;
         L++;
