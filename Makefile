@@ -118,10 +118,15 @@ $(B)/bench/digest_speed: bench/digest_speed.c $(B)/libstreaminfer.a
 	$(CC) $(CFLAGS) $< $(B)/libstreaminfer.a $(LIBS) -o $@
 
 bench: all $(B)/bench/hold_context $(B)/bench/kiosk $(B)/bench/kiosk_pipeline $(B)/bench/half_convert \
-       $(B)/bench/digest_speed $(B)/bench/overlap_steps $(B)/bench/transfer_io
+       $(B)/bench/digest_speed $(B)/bench/overlap_steps $(B)/bench/transfer_io $(B)/bench/dispatch_cost
 
 # issue 19: does a transfer kernel run beside the step dispatched after it (bench/results/stream-h200.md)
 $(B)/bench/overlap_steps: bench/overlap_steps.c bench/gl_probe.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< -lepoxy -o $@
+
+# issue 17: what each part of a step costs the GPU (bench/results/speed-h200.md)
+$(B)/bench/dispatch_cost: bench/dispatch_cost.c bench/gl_probe.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< -lepoxy -o $@
 

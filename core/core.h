@@ -68,6 +68,10 @@ int ck_host_skips_input(const ck_step *s, int i, const core_buf *const *ins);
  * their parameters in lv[0..L), the last with one block a row; L, or -1 past max. */
 #define CK_TOPK_LEVELS 16
 int ck_topk_levels(int64_t outer, int64_t n, int64_t k, int x_float, ck_topkb_p *lv, int max);
+/* The part length m of a float Sum or Mean over [outer, n, inner] lowered as
+ * two steps (part sums as pairs, then the pairs; core/op_pool_reduce.c), or 0
+ * where it runs as one. */
+int32_t core_reduce_split(int64_t outer, int64_t n, int64_t inner);
 
 /* Per-kind host references ck_host_<name> (one file per family, core/op_*.c),
  * one for each row of CK_KINDS; called by ck_host_run. */

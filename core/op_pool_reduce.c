@@ -104,13 +104,13 @@ void ck_host_reduce(const ck_step *s, const core_buf *const *ins, core_buf *out)
                     double acc = !init ? (is_sum ? 0.0 : 1.0)
                                  : (p->carry & 1) ? carry_get(ins[1], oi * cw) : initf[oi];
                     for (int32_t j = 0; j < p->n; j++) {
-                        double v = in_f ? xf[AT(j)] : (float)xi[AT(j)];
+                        double v = p->pairs ? carry_get(x, AT(j)) : in_f ? xf[AT(j)] : (float)xi[AT(j)];
                         acc = is_sum ? acc + v : acc * v;
                     }
                     if (p->carry & 2)
                         carry_put(out, oi * cw, acc);
                     else
-                        ((float *)out->data)[oi] = (float)acc;
+                        ((float *)out->data)[oi] = (float)(p->post_div ? acc / p->post_div : acc);
                 } else {
                     /* int32 results wrap, as storing tfjs's exact sum in an Int32Array does */
                     uint32_t acc = init ? (uint32_t)initi[oi] : is_sum ? 0u : 1u;
@@ -344,6 +344,62 @@ static si_result emit_as_output(lower_ctx *c, ck_step *s, si_dtype dt, const cor
     return SI_OK;
 }
 
+/* A float Sum or Mean with few outputs and a long n, or a global average
+ * pool, runs as two steps: parts of m consecutive elements each summed by one
+ * invocation into a wide pair ([outer * n / m, inner] pairs, the carry
+ * output of ck_reduce_p), then each output's n / m pairs summed in order (in
+ * lanes where there are many), rounded once or divided by post_div. With one
+ * invocation (or workgroup) an output, few outputs left most of a GPU idle
+ * while each waited through a long row: selfie's 128x128x16 global pool took
+ * 63-71 us on the H100 as 16 workgroups (37 us split, traced). Here the part sums
+ * read adjacent elements in adjacent invocations. A second dispatch costs as much
+ * as the lanes' form of a row of 4,096 lost (selfie's 64x64 pools: 30 us traced
+ * either way; its 32x32 ones 18 us in one step, 28 in two), so only rows of 8,192
+ * and more are split. The order hangs on the shape alone (m is chosen from n), so
+ * every budget and tiling gives the same bits. */
+#define SPLIT_MIN_N 8192     /* shorter rows gain less than the second dispatch costs */
+#define SPLIT_MAX_OUT 32768  /* more outputs already keep a GPU busy */
+#define SPLIT_PART_MAX 32
+#define SPLIT_PART_MIN 8
+#define SPLIT_LANES_FROM 32  /* the pairs summed in lanes from this many an output */
+
+int32_t core_reduce_split(int64_t outer, int64_t n, int64_t inner)
+{
+    if (n < SPLIT_MIN_N || outer * inner >= SPLIT_MAX_OUT)
+        return 0;
+    for (int64_t m = SPLIT_PART_MAX; m >= SPLIT_PART_MIN; m--)
+        if (n % m == 0)
+            return (int32_t)m;
+    return 0;
+}
+
+/* Emits the two steps of a split float reduction of x ([outer, n, inner]) into
+ * out (float32 [outer, inner]): op CK_R_SUM or CK_R_MEAN, m from
+ * core_reduce_split, post_div as ck_reduce_p's (an average pool's count). */
+static si_result emit_split_reduce(lower_ctx *c, si_error *err, int op, int x, int64_t outer,
+                                   int64_t n, int64_t inner, int32_t m, int32_t post_div, int out)
+{
+    int64_t g = n / m;
+    ck_step a = {.kind = CK_REDUCE, .n_in = 1, .in = {x}};
+    a.u.reduce = (ck_reduce_p){.op = op, .outer = (int32_t)(outer * g), .n = m,
+                               .inner = (int32_t)inner, .dtype = SI_FLOAT32,
+                               .divisor = (int32_t)n, .carry = 2};
+    core_shape ps = {.rank = 3, .d = {outer, g, 2 * inner}};
+    if (!fits_i32(core_shape_count(&ps)))
+        return lc_fail(c, err, SI_ERR_UNSUPPORTED, "tensor too large for one step");
+    a.out = lc_new_tensor(c, SI_FLOAT32, &ps);
+    if (a.out < 0)
+        return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+    lc_emit(c, &a);
+    ck_step b = {.kind = CK_REDUCE, .n_in = 1, .in = {a.out}, .out = out};
+    b.u.reduce = (ck_reduce_p){.op = CK_R_SUM, .outer = (int32_t)outer, .n = (int32_t)g,
+                               .inner = (int32_t)inner, .dtype = SI_FLOAT32, .pairs = 1,
+                               .post_div = post_div,
+                               .lanes = g >= SPLIT_LANES_FROM ? CK_REDUCE_LANES : 0};
+    lc_emit(c, &b);
+    return SI_OK;
+}
+
 static si_result lower_pool(lower_ctx *c, si_error *err)
 {
     int is_max = !strcmp(lc_node(c)->op, "MaxPool");
@@ -394,6 +450,20 @@ static si_result lower_pool(lower_ctx *c, si_error *err)
     if (ks[1] == 1 && ks[2] == 1 && core_shape_eq(&os, &x->shape)) {
         lc_set_output(c, 0, lc_new_alias(c, lc_in(c, 0), &os));
         return SI_OK;
+    }
+    /* a global average pool of floats: a split reduction over [n, h * w, c] */
+    int64_t hw = x->shape.d[1] * x->shape.d[2];
+    int32_t m = core_reduce_split(x->shape.d[0], hw, x->shape.d[3]);
+    if (!is_max && x->dtype == SI_FLOAT32 && oh == 1 && ow == 1 && pt == 0 && pl == 0 &&
+        ks[1] == x->shape.d[1] && ks[2] == x->shape.d[2] && m) {
+        int out = lc_new_tensor(c, SI_FLOAT32, &os);
+        if (out < 0)
+            return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+        si_result st = emit_split_reduce(c, err, CK_R_SUM, lc_in(c, 0), x->shape.d[0], hw,
+                                         x->shape.d[3], m, (int32_t)hw, out);
+        if (st == SI_OK)
+            lc_set_output(c, 0, out);
+        return st;
     }
     ck_step s = {.kind = CK_POOL, .n_in = 1};
     s.in[0] = lc_in(c, 0);
@@ -561,6 +631,15 @@ static si_result reduce_tensor(lower_ctx *c, si_error *err, int op, int xt, cons
         st = transpose_for_reduce(c, err, xt, &xs, is_red, axes, na, &outer, &src);
         if (st != SI_OK)
             return st;
+    }
+    int32_t m = op == CK_R_MEAN || (op == CK_R_SUM && in_dt == SI_FLOAT32)
+                    ? core_reduce_split(outer, n, inner) : 0;
+    if (m && in_dt == SI_FLOAT32) {
+        int out = lc_new_tensor(c, out_dt, &os);
+        if (out < 0)
+            return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");
+        *out_t = out;
+        return emit_split_reduce(c, err, op, src, outer, n, inner, m, 0, out);
     }
     ck_step s = {.kind = CK_REDUCE, .n_in = 1};
     s.in[0] = src;

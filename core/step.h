@@ -282,6 +282,11 @@ typedef struct {
      * host reference sums in order in a double, as tfjs does; its carry sits in
      * lane 0's words. */
     int32_t lanes, j0;
+    /* pairs: input 0's elements are wide pairs (another reduction's carry
+     * output), each added whole; a float Sum only. post_div: the rounded
+     * result is the wide sum divided by this, as an average pool divides
+     * (0: none). Both come from a split reduction (core_reduce_split). */
+    int32_t pairs, post_div;
 } ck_reduce_p;
 
 #define CK_REDUCE_LANES 64

@@ -409,11 +409,21 @@ static void outer_part(int64_t r0, int64_t r1, int64_t n, int64_t inner, int32_t
     b[0] = r1 * n * inner;
 }
 
+/* words an element of a reduction's input (a pair where it sums pairs) and of
+ * its output (pairs, one a lane, where the output is its carry) */
+static int64_t reduce_in_words(const ck_reduce_p *r) { return r->pairs ? 2 : 1; }
+static int64_t reduce_out_words(const ck_reduce_p *r)
+{
+    return r->carry & 2 ? 2 * (r->lanes ? r->lanes : 1) : 1;
+}
+
 static int reduce_rows(const ck_step *s, rowplan *rp)
 {
-    if (s->u.reduce.outer <= 1 || s->u.reduce.has_init)
+    const ck_reduce_p *r = &s->u.reduce;
+    if (r->outer <= 1 || r->has_init)
         return -1;
-    outer_rows(rp, s->u.reduce.outer, s->u.reduce.n, s->u.reduce.inner);
+    outer_rows(rp, r->outer, r->n, r->inner * reduce_in_words(r));
+    rp->row_elems = r->inner * reduce_out_words(r);
     return 0;
 }
 
@@ -421,7 +431,8 @@ static void reduce_part(const ck_step *s, int64_t r0, int64_t r1, int whole0, ck
                         int64_t *a, int64_t *b)
 {
     (void)whole0;
-    outer_part(r0, r1, s->u.reduce.n, s->u.reduce.inner, &ts->u.reduce.outer, a, b);
+    const ck_reduce_p *r = &s->u.reduce;
+    outer_part(r0, r1, r->n, r->inner * reduce_in_words(r), &ts->u.reduce.outer, a, b);
 }
 
 /* A reduction over rows of a banded input ([1, n, inner]): parts along n, in
@@ -433,7 +444,7 @@ static int reduce_carry(tiler *T, const ck_step *s)
     if (r->outer != 1 || r->has_init || r->n < 2)
         return -1;
     int in = s->in[0], root = core_storage(p, in);
-    int64_t inner = r->inner, n = r->n;
+    int64_t inner = r->inner * reduce_in_words(r), n = r->n; /* inner: words of a row of n */
     int64_t *cut = malloc(((size_t)n + 1) * sizeof *cut);
     if (!cut)
         return -1;
@@ -466,7 +477,7 @@ static int reduce_carry(tiler *T, const ck_step *s)
         ck_step ts = *s;
         ts.u.reduce.n = (int32_t)(cut[q + 1] - cut[q]);
         ts.u.reduce.divisor = r->divisor ? r->divisor : r->n;
-        ts.u.reduce.carry = 0;
+        ts.u.reduce.carry = q == k - 1 ? r->carry & 2 : 0; /* the last part's output is the whole's */
         ts.u.reduce.j0 = r->j0 + (int32_t)cut[q];
         ts.in[0] = tile_get_range(T, in, cut[q] * inner, cut[q + 1] * inner);
         if (q > 0) {
@@ -479,7 +490,7 @@ static int reduce_carry(tiler *T, const ck_step *s)
             ts.u.reduce.carry |= wide << 1;
         ts.out = q == k - 1 ? s->out
                             : tile_new_tensor(T, out_root,
-                                              wide ? 2 * inner * (r->lanes ? r->lanes : 1) : inner,
+                                              wide ? 2 * r->inner * (r->lanes ? r->lanes : 1) : r->inner,
                                               "<%lld/%lld>", q + 1, k);
         if (ts.in[0] < 0 || ts.out < 0)
             break;

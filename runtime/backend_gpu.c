@@ -241,6 +241,51 @@ static size_t host_bytes(const si_model *m, int t, int b)
  * by free_inputs, also after a failure); insp[i] NULL where there is none.
  * From the last: one the step does without, given those after it, stays
  * unread (ck_host_skips_input: CK_TOPK's x when the GPU's answer holds). */
+/* A reduction's wide running sums (ck_reduce_p's carries, and the pairs a
+ * split reduction's second step sums) are float-float pairs on the GPU (lane
+ * l's pair of element e at floats 2 (cw e + l)) and a double on the host (at
+ * double cw e). Pairs an element of step st's input i (i == CK_MAX_IN: its
+ * output) in that form, or 0 where it is plain. */
+static int64_t carry_lanes(const ck_step *st, int i)
+{
+    if (st->kind != CK_REDUCE)
+        return 0;
+    const ck_reduce_p *r = &st->u.reduce;
+    int64_t cw = r->lanes ? r->lanes : 1;
+    if (i == 0)
+        return r->pairs ? 1 : 0;
+    if (i == 1)
+        return r->has_init && (r->carry & 1) ? cw : 0;
+    return i == CK_MAX_IN && (r->carry & 2) ? cw : 0;
+}
+
+/* The GPU's pairs of buf (floats, elems of them) as the host's doubles, in place */
+static void pairs_to_host(void *buf, int64_t floats, int64_t cw)
+{
+    float *f = buf;
+    for (int64_t e = 0; e < floats / (2 * cw); e++) {
+        double d = 0;
+        for (int64_t l = 0; l < cw; l++)
+            d += (double)f[2 * (e * cw + l)] + (double)f[2 * (e * cw + l) + 1];
+        memcpy(f + 2 * e * cw, &d, sizeof d);
+    }
+}
+
+/* ... and back: each double as its nearest pair in lane 0, the other lanes 0 */
+static void pairs_to_gpu(void *buf, int64_t floats, int64_t cw)
+{
+    float *f = buf;
+    for (int64_t e = 0; e < floats / (2 * cw); e++) {
+        double d;
+        memcpy(&d, f + 2 * e * cw, sizeof d);
+        float hi = (float)d;
+        f[2 * e * cw] = hi;
+        f[2 * e * cw + 1] = isinf(hi) || isnan(hi) ? 0.f : (float)(d - hi);
+        for (int64_t w = 2; w < 2 * cw; w++)
+            f[2 * e * cw + w] = 0.f;
+    }
+}
+
 static si_result read_inputs(si_model *m, const ck_step *st, core_buf *ins,
                              const core_buf **insp, si_error *err)
 {
@@ -257,6 +302,8 @@ static si_result read_inputs(si_model *m, const ck_step *st, core_buf *ins,
                          : base_fail(err, SI_ERR_NOMEM, "out of memory");
         if (rc == SI_OK && p->tensors[core_storage(p, st->in[i])].half)
             widen_halves(ins[i].data, core_shape_count(&t->shape));
+        if (rc == SI_OK && carry_lanes(st, i))
+            pairs_to_host(ins[i].data, core_shape_count(&t->shape), carry_lanes(st, i));
         m->st.bytes_downloaded += m->pb.buffers[b].bytes;
     }
     return rc;
@@ -283,6 +330,8 @@ static si_result run_host_step_on_gpu_data(si_model *m, const ck_step *st, si_er
     si_result rc = read_inputs(m, st, ins, insp, err);
     if (rc == SI_OK)
         rc = ck_host_run(st, insp, &out, err);
+    if (rc == SI_OK && carry_lanes(st, CK_MAX_IN))
+        pairs_to_gpu(out.data, core_shape_count(&o->shape), carry_lanes(st, CK_MAX_IN));
     if (rc == SI_OK) {
         rc = glk_upload(m->gpu, m->arena, m->arena_base + m->off[ob], out.data, m->pb.buffers[ob].bytes, err);
         m->st.bytes_uploaded += m->pb.buffers[ob].bytes;
@@ -392,19 +441,24 @@ static void gpu_check_step(si_model *m, int s)
     memcpy(host.data, gpu.data, bytes); /* accumulating copies keep earlier writes */
     ck_host_run(st, insp, &host, &err);
     double worst = 0, scale = 1;
-    int64_t n = core_shape_count(&o->shape), at = 0;
+    int64_t n = core_shape_count(&o->shape), at = 0, cw = carry_lanes(st, CK_MAX_IN);
+    if (cw) { /* running sums: compared as the host's doubles */
+        pairs_to_host(gpu.data, n, cw);
+        n /= 2 * cw;
+    }
+#define CHECK_AT(b, i) (cw ? ((const double *)(b))[(i) * cw] : (double)((const float *)(b))[i])
     for (int64_t i = 0; i < n; i++)
-        if (o->dtype == SI_FLOAT32 && fabs(((float *)host.data)[i]) > scale)
-            scale = fabs(((float *)host.data)[i]);
+        if (o->dtype == SI_FLOAT32 && fabs(CHECK_AT(host.data, i)) > scale)
+            scale = fabs(CHECK_AT(host.data, i));
     for (int64_t i = 0; i < n; i++) {
-        double d = o->dtype == SI_FLOAT32
-                       ? fabs((double)((float *)host.data)[i] - ((float *)gpu.data)[i])
-                       : (((int32_t *)host.data)[i] != ((int32_t *)gpu.data)[i]);
+        double d = o->dtype == SI_FLOAT32 ? fabs(CHECK_AT(host.data, i) - CHECK_AT(gpu.data, i))
+                                          : (((int32_t *)host.data)[i] != ((int32_t *)gpu.data)[i]);
         if (!(d <= worst)) {
             worst = d;
             at = i;
         }
     }
+#undef CHECK_AT
     if (worst / scale > tol)
         fprintf(stderr, "check: step %d %s node '%s': max|gpu-host| %g (scale %g) at %lld\n", s,
                 ck_kind_name(st->kind), m->io->nodes[st->node].name, worst, scale, (long long)at);

@@ -157,6 +157,109 @@ static void test_reduce_lanes(void **state)
     }
 }
 
+/* max |a - b| / max(1, |b|) over n floats (NaN where both are) */
+static double rel_err(const float *a, const float *b, int64_t n)
+{
+    double worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (isnan(a[i]) && isnan(b[i]))
+            continue;
+        double e = fabs((double)a[i] - (double)b[i]) / fmax(1.0, fabs((double)b[i]));
+        worst = e <= worst ? worst : isnan(e) ? 1e30 : e;
+    }
+    return worst;
+}
+
+/* A split reduction (core_reduce_split, core/op_pool_reduce.c): part sums as
+ * pairs (ck_reduce_p's carry output), then each output's pairs summed in order,
+ * in lanes or not, rounded once or divided as an average pool divides. On the
+ * GPU and the host against the host reference of the reduction as one step
+ * (tfjs's ordered double sum) and of the global average pool; each step with
+ * its loads ahead or not, the same bits. */
+static void test_reduce_split(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 16; t++) {
+        int pool = t % 3 == 2, op = pool ? CK_R_SUM : t % 3 ? CK_R_MEAN : CK_R_SUM;
+        int outer = kt_randint(1, 3), inner = kt_randint(1, 9), lanes = t % 4 < 2;
+        /* the steps as core_reduce_split makes them, on any part length and count */
+        int m = kt_randint(8, 32), g = lanes ? kt_randint(20, 400) : kt_randint(2, 40), n = m * g;
+        int64_t ln = (int64_t)kt_randint(8, 32) * kt_randint(1024, 4000); /* a row it splits */
+        int32_t lm = core_reduce_split(outer, ln, inner);
+        assert_true(lm >= 8 && lm <= 32 && ln % lm == 0);
+        assert_int_equal(core_reduce_split(outer, 4096, inner), 0);  /* shorter rows: one step */
+        assert_int_equal(core_reduce_split(32768, ln, 1), 0);        /* many outputs: one step */
+        int64_t d[] = {outer, n, inner}, pd[] = {(int64_t)outer * g, 2 * inner}, od[] = {outer, inner};
+        core_buf x = kt_random(SI_FLOAT32, 3, d, -50.f, 50.f);
+        /* magnitudes 2^-40..2^40: the pairs round, so a wrong order or a lost
+         * low word shows */
+        for (int64_t i = 0; t % 2 && i < (int64_t)outer * n * inner; i++)
+            ((float *)x.data)[i] = ldexpf(((float *)x.data)[i], kt_randint(-40, 40));
+        /* or (the even Sums) integers over 2^0..2^12: every partial sum exact in a
+         * pair and in a double, so the pairs must match the host's doubles */
+        int exact = t % 2 == 0 && op == CK_R_SUM;
+        for (int64_t i = 0; exact && i < (int64_t)outer * n * inner; i++)
+            ((float *)x.data)[i] = ldexpf((float)kt_randint(-(1 << 20), 1 << 20), -kt_randint(0, 12));
+        ck_step a = {.kind = CK_REDUCE, .n_in = 1, .in = {0}, .out = 1};
+        a.u.reduce = (ck_reduce_p){.op = op, .outer = outer * g, .n = m, .inner = inner,
+                                   .dtype = SI_FLOAT32, .divisor = n, .carry = 2};
+        ck_step b = {.kind = CK_REDUCE, .n_in = 1, .in = {0}, .out = 1};
+        b.u.reduce = (ck_reduce_p){.op = CK_R_SUM, .outer = outer, .n = g, .inner = inner,
+                                   .dtype = SI_FLOAT32, .pairs = 1, .post_div = pool ? n : 0,
+                                   .lanes = lanes ? CK_REDUCE_LANES : 0};
+        /* the reference: one step (or the pool over a window of n x 1) */
+        ck_step u = {.kind = CK_REDUCE, .n_in = 1, .in = {0}, .out = 1};
+        u.u.reduce = (ck_reduce_p){.op = op, .outer = outer, .n = n, .inner = inner, .dtype = SI_FLOAT32};
+        if (pool) {
+            u.kind = CK_POOL;
+            u.u.pool = (ck_pool_p){.n = outer, .in_h = n, .in_w = 1, .c = inner, .out_h = 1,
+                                   .out_w = 1, .k_h = n, .k_w = 1, .stride_h = 1, .stride_w = 1};
+        }
+        core_buf ref = kt_buf(SI_FLOAT32, 2, od), yh = kt_buf(SI_FLOAT32, 2, od),
+                 yg = kt_buf(SI_FLOAT32, 2, od), ph = kt_buf(SI_FLOAT32, 2, pd),
+                 pg = kt_buf(SI_FLOAT32, 2, pd);
+        const core_buf *ins[] = {&x};
+        assert_int_equal(ck_host_run(&u, ins, &ref, NULL), SI_OK);
+        assert_int_equal(ck_host_run(&a, ins, &ph, NULL), SI_OK);
+        assert_int_equal(kt_run_gpu(&a, ins, &pg), 0);
+        core_shape ps = {.rank = 2, .d = {pd[0], pd[1]}}, os = {.rank = 2, .d = {outer, inner}};
+        assert_int_equal(kt_same_ahead(&a, ins, SI_FLOAT32, &ps), 0);
+        const core_buf *hins[] = {&ph}, *gins[] = {&pg};
+        assert_int_equal(ck_host_run(&b, hins, &yh, NULL), SI_OK);
+        assert_int_equal(kt_run_gpu(&b, gins, &yg), 0);
+        assert_int_equal(kt_same_ahead(&b, gins, SI_FLOAT32, &os), 0);
+        check("split reduce (host)", t, rel_err(yh.data, ref.data, (int64_t)outer * inner), 1e-6);
+        if (exact) {
+            /* the part sums, and the pairs' sums left as pairs (a lane's each) */
+            for (int64_t i = 0; i < pd[0] * inner; i++)
+                assert_true((double)((float *)pg.data)[2 * i] + ((float *)pg.data)[2 * i + 1] ==
+                            ((double *)ph.data)[i]);
+            int cw = lanes ? CK_REDUCE_LANES : 1;
+            int64_t cd[] = {outer, (int64_t)inner * 2 * cw};
+            core_buf ch = kt_buf(SI_FLOAT32, 2, cd), cg = kt_buf(SI_FLOAT32, 2, cd);
+            ck_step bc = b;
+            bc.u.reduce.carry = 2;
+            assert_int_equal(ck_host_run(&bc, hins, &ch, NULL), SI_OK);
+            assert_int_equal(kt_run_gpu(&bc, gins, &cg), 0);
+            for (int64_t e = 0; e < (int64_t)outer * inner; e++) {
+                double sum = 0;
+                for (int l = 0; l < cw; l++)
+                    sum += (double)((float *)cg.data)[2 * (e * cw + l)] + ((float *)cg.data)[2 * (e * cw + l) + 1];
+                assert_true(sum == ((double *)ch.data)[e * cw]);
+            }
+            kt_free(&ch);
+            kt_free(&cg);
+        }
+        check("split reduce (gpu)", t, rel_err(yg.data, ref.data, (int64_t)outer * inner), TOL);
+        kt_free(&x);
+        kt_free(&ref);
+        kt_free(&yh);
+        kt_free(&yg);
+        kt_free(&ph);
+        kt_free(&pg);
+    }
+}
+
 /* Averages over windows of 256 elements or more run one workgroup an output
  * (pool.comp's OPC 1, a fixed tree of 64 lanes): against the host reference on
  * global pools, strided windows and windows clipped by SAME padding; and a band
@@ -528,6 +631,25 @@ static void test_reduce_lowering(void **state)
     assert_true(core_shape_eq(&p->tensors[p->outputs[0]].shape, &ys2));
     core_program_free(p);
 
+    /* A long Mean with few outputs (a global pool of 128x128x16): part sums of 32
+     * as pairs, then the 512 pairs of each output in lanes. */
+    core_shape xs3 = {.rank = 4, .d = {1, 128, 128, 16}};
+    p = lower_reduce_model("Mean", "1,2", 1, &xs3);
+    assert_non_null(p);
+    assert_int_equal(p->n_steps, 2);
+    /* {op, outer, n, inner, divisor, carry, lanes, pairs, post_div} of each step */
+    const int32_t want[2][9] = {{CK_R_MEAN, 512, 32, 16, 16384, 2, 0, 0, 0},
+                                {CK_R_SUM, 1, 512, 16, 0, 0, CK_REDUCE_LANES, 1, 0}};
+    for (int k = 0; k < 2; k++) {
+        const ck_reduce_p *r = &p->steps[k].u.reduce;
+        const int32_t got[9] = {r->op, r->outer, r->n, r->inner, r->divisor, r->carry, r->lanes,
+                                r->pairs, r->post_div};
+        assert_memory_equal(got, want[k], sizeof got);
+    }
+    assert_int_equal(p->steps[1].in[0], p->steps[0].out);
+    assert_int_equal(p->steps[1].out, p->outputs[0]);
+    core_program_free(p);
+
     /* No axes: the output aliases the input. */
     p = lower_reduce_model("Max", "", 1, &xs2);
     assert_non_null(p);
@@ -542,7 +664,7 @@ static int teardown(void **state) { (void)state; kt_gpu_close(); return 0; }
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pool),    cmocka_unit_test(test_pool_wide), cmocka_unit_test(test_reduce), cmocka_unit_test(test_reduce_lanes),
+        cmocka_unit_test(test_pool),    cmocka_unit_test(test_pool_wide), cmocka_unit_test(test_reduce), cmocka_unit_test(test_reduce_lanes), cmocka_unit_test(test_reduce_split),
         cmocka_unit_test(test_softmax), cmocka_unit_test(test_argmax),
         cmocka_unit_test(test_resize),  cmocka_unit_test(test_resize_known),
         cmocka_unit_test(test_reduce_lowering),

@@ -625,6 +625,41 @@ static void test_reduce_carry(void **state)
     }
 }
 
+/* A split reduction (core_reduce_split): the part sums cut into rows, and the
+ * pairs' sum (in lanes or not, rounded or divided as an average pool divides)
+ * into rows or into parts along its n carried from one to the next. */
+static void test_reduce_split(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 8; rep++) {
+        int op = rep % 2 ? CK_R_MEAN : CK_R_SUM, lanes = rep % 4 >= 2, outer = rep < 4 ? 1 : 2;
+        int pool = rep == 4 || rep == 6, inner = kt_randint(2, 9);
+        if (pool)
+            op = CK_R_SUM;
+        /* rows of n carried whole parts: past the 64 lanes' carries (1 KiB an
+         * element in and out) where it sums in lanes */
+        int g = lanes ? kt_randint(300, 500) : kt_randint(20, 60), m = kt_randint(8, 32), n = m * g;
+        core_program *p = prog_new();
+        int64_t xd[3] = {outer, n, inner}, pd[3] = {outer, g, 2 * inner}, od[2] = {outer, inner};
+        int xt = prog_random(p, 3, xd, -3.f, 3.f);
+        ck_step a = {.kind = CK_REDUCE, .n_in = 1, .in = {xt}};
+        a.u.reduce = (ck_reduce_p){.op = op, .outer = outer * g, .n = m, .inner = inner,
+                                   .dtype = SI_FLOAT32, .divisor = n, .carry = 2};
+        a.out = prog_tensor(p, SI_FLOAT32, 3, pd, NULL);
+        prog_step(p, &a);
+        ck_step b = {.kind = CK_REDUCE, .n_in = 1, .in = {a.out}};
+        b.u.reduce = (ck_reduce_p){.op = CK_R_SUM, .outer = outer, .n = g, .inner = inner,
+                                   .dtype = SI_FLOAT32, .pairs = 1, .post_div = pool ? n : 0,
+                                   .lanes = lanes ? CK_REDUCE_LANES : 0};
+        b.out = prog_tensor(p, SI_FLOAT32, 2, od, NULL);
+        prog_step(p, &b);
+        p->outputs[p->n_outputs++] = b.out;
+        uint64_t bws = core_step_working_set(p, 1);
+        check_tiled(p, bws * 2 / 3, "split reduce");
+        core_program_free(p);
+    }
+}
+
 /* An MBConv-like chain, so that bands flow from step to step: conv, swish
  * (sigmoid, mul), depthwise, squeeze-excite (mean over rows carried part to
  * part, 1x1 convs, broadcast mul), a residual add, a max pool, and a concat
@@ -1122,7 +1157,7 @@ int main(void)
         cmocka_unit_test(test_pool),     cmocka_unit_test(test_resize),
         cmocka_unit_test(test_matmul),   cmocka_unit_test(test_conv_channels),
         cmocka_unit_test(test_matmul_thin_columns), cmocka_unit_test(test_rows_channels),
-        cmocka_unit_test(test_reduce_carry), cmocka_unit_test(test_chain), cmocka_unit_test(test_fuse_residual), cmocka_unit_test(test_fuse_hsigmoid),
+        cmocka_unit_test(test_reduce_carry), cmocka_unit_test(test_reduce_split), cmocka_unit_test(test_chain), cmocka_unit_test(test_fuse_residual), cmocka_unit_test(test_fuse_hsigmoid),
         cmocka_unit_test(test_pad),      cmocka_unit_test(test_concat_bands),
         cmocka_unit_test(test_rows_misc), cmocka_unit_test(test_rows_scan_lrn),
         cmocka_unit_test(test_batch_windows), cmocka_unit_test(test_crop_boxes),

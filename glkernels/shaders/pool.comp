@@ -8,15 +8,6 @@
 // ... (row-major in the window) in its pair, and the 64 pairs are added in a fixed tree. The
 // order depends on the window alone, never on how the output is split, so every budget gives
 // the same bits; it differs from tfjs's one running sum only in the pair's last bits.
-// (hi, lo) / d, rounded to float: the first quotient corrected by the remainder
-float dd_div(vec2 a, float d) {
-    if (wild(a.x)) return a.x / d;
-    float q1 = a.x / d, p, e;
-    two_prod(q1, d, p, e);
-    precise float r = ((a.x - p) - e) + a.y;
-    precise float q = q1 + r / d;
-    return q;
-}
 #if OPC == 1
 shared vec2 part[64];
 void main() {

@@ -1,10 +1,13 @@
-// CK_REDUCE: P = {op, outer, n, inner, dtype, divisor, has_init, carry, lanes, j0}; OPC = op. Input
+// CK_REDUCE: P = {op, outer, n, inner, dtype, divisor, has_init, carry, lanes, j0, pairs,
+// post_div}; OPC = op. Input
 // [outer, n, inner], output [outer, inner], one invocation per output element, reducing
 // j = 0..n-1 in order like the host reference. has_init: start from in1[i] (the result
 // of the parts before, in a tiled reduction) instead of the identity. TO int: wrapping int32 arithmetic (tfjs stores its
 // exact sum into an Int32Array). Float Sum, Mean and Prod accumulate in a float-float
 // pair (tfjs: a JS number), rounded to float32 once; carry bit 0: in1 holds the running
-// pairs, bit 1: so does the output (2 floats an element).
+// pairs, bit 1: so does the output (2 floats an element). pairs (a float Sum): each
+// element of in0 is such a pair (the part sums of a split reduction), added whole;
+// post_div: the result is the pair divided by it (an average pool's count), rounded once.
 bool nan_(float v) { return isnan(v); }
 bool nan_(int v) { return false; }
 // a double-like product (dd_add, wild: the prelude, glkernels/glk.c)
@@ -25,9 +28,12 @@ void carry_out(vec2 acc) {
         outv[2u * i] = TO(acc.x);
         outv[2u * i + 1u] = TO(acc.y);
     } else {
-        outv[i] = TO(dd_round(acc));
+        outv[i] = TO(P[11] != 0 ? dd_div(acc, float(P[11])) : dd_round(acc));
     }
 }
+// element e of in0 as a pair (pairs: two words an element)
+vec2 pair_at(int e) { return vec2(float(in0[2 * e]), float(in0[2 * e + 1])); }
+vec2 dd_add2(vec2 a, vec2 b) { return dd_add(dd_add(a, b.x), b.y); }
 // P[8] lanes (CK_REDUCE_LANES, a float Sum or Mean): one workgroup of 64 an output
 // element t; lane l sums, in its pair, the elements j of the whole n with j % 64 == l
 // (P[9] = j0: this part's first j), from its own carried pair; then the output is
@@ -47,6 +53,12 @@ void main_lanes(uint gi) {
     float fn = float(P[5] != 0 ? P[5] : n);
 #endif
     int j = (int(lane) - P[9] % 64 + 64) % 64;
+#if OPC == R_SUM
+    if (P[10] != 0) { /* the part sums of a split reduction, few a lane */
+        for (; j < n; j += 64) acc = dd_add2(acc, pair_at(base + j * inner));
+        j = n;
+    }
+#endif
     // (AHEAD, on GPUs) 32, then eight loads a round issued before their sums: the
     // same sums in the same order (a global mean has few workgroups, and each lane
     // waited on its loads, inner floats apart, one by one)
@@ -98,7 +110,7 @@ void main_lanes(uint gi) {
         memoryBarrierShared();
         barrier();
     }
-    if (lane == 0u) outv[t] = TO(dd_round(lane_acc[0]));
+    if (lane == 0u) outv[t] = TO(P[11] != 0 ? dd_div(lane_acc[0], float(P[11])) : dd_round(lane_acc[0]));
 }
 #endif
 void main() {
@@ -138,6 +150,16 @@ void main() {
     if (P[4] == 0) { // float32: wide
         vec2 acc = carry_in(OPC == R_SUM ? 0.0 : 1.0);
         int j = 0;
+#if OPC == R_SUM
+        if (P[10] != 0) {
+            for (; AHEAD != 0 && j + 3 < n; j += 4) {
+                vec2 v[4];
+                for (int u = 0; u < 4; u++) v[u] = pair_at(base + (j + u) * inner);
+                for (int u = 0; u < 4; u++) acc = dd_add2(acc, v[u]);
+            }
+            for (; j < n; j++) acc = dd_add2(acc, pair_at(base + j * inner));
+        }
+#endif
         for (; AHEAD != 0 && j + 7 < n; j += 8) {
             float v[8];
             for (int u = 0; u < 8; u++) v[u] = float(in0[base + (j + u) * inner]);
