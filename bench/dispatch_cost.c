@@ -18,6 +18,9 @@
  *   ubo      as base, but P read from a uniform buffer holding every step's
  *            (made once), a range of it bound each step instead of glUniform
  *   ubo1     as ubo, the same range every step (no binding change)
+ *   nobar    bind9 with no barrier (the steps then race: a cost, not a schedule)
+ *   bar_ssbo bind9 with GL_SHADER_STORAGE_BARRIER_BIT alone
+ *   bar_region bind9 with glMemoryBarrierByRegion(GL_SHADER_STORAGE_BARRIER_BIT)
  * Each line also gives the CPU's time to issue the steps (before the last
  * glFinish): where it is near the whole, the CPU, not the GPU, set the pace.
  *   make bench (build/bench/dispatch_cost), or cc -O2 bench/dispatch_cost.c -lepoxy;
@@ -49,15 +52,20 @@ static void step(int v, int k, GLuint *q)
         if (v == 1)
             glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
         glUseProgram(k % 2 ? pb : pa);
-    } else if (v <= 5) { /* bind9, unif, stamps, err */
-        glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
+    } else if (v <= 5 || v >= 9) { /* bind9, unif, stamps, err; nobar, bar_ssbo, bar_region */
+        if (v == 10)
+            glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+        else if (v == 11)
+            glMemoryBarrierByRegion(GL_SHADER_STORAGE_BARRIER_BIT);
+        else if (v != 9)
+            glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
         for (int i = 0; i < NB; i++) {
             /* input 0: the last step's output; the others somewhere else each step */
             uint64_t off = i == 0 ? (uint64_t)(k % 2) * half : i == NB - 1 ? (uint64_t)((k + 1) % 2) * half
                                                                        : ((uint64_t)(k * NB + i) % 64 + 2) * (1u << 20);
             glBindBufferRange(GL_SHADER_STORAGE_BUFFER, (GLuint)i, arena, (GLintptr)off, (GLsizeiptr)n * 4);
         }
-        if (v >= 3) {
+        if (v >= 3 && v < 9) {
             GLint P[64];
             for (int i = 0; i < 64; i++)
                 P[i] = k + i;
@@ -82,7 +90,7 @@ static void step(int v, int k, GLuint *q)
     glDispatchCompute((GLuint)groups, 1, 1);
     if (v == 4)
         glQueryCounterEXT(q[1], GL_TIMESTAMP_EXT);
-    if (v >= 4) /* stamps, err, base, ubo */
+    if (v >= 4 && v < 9) /* stamps, err, base, ubo */
         (void)glGetError();
 }
 
@@ -143,21 +151,23 @@ int main(int argc, char **argv)
     glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 8, arena, 64u << 20, 1 << 20);
     GLuint q[2];
     glGenQueriesEXT(2, q);
-    static const char *names[] = {"alt", "bar", "bind9", "unif", "stamps", "err", "base", "ubo", "ubo1"};
-    /* v: 0 alt, 1 bar, 2 bind9, 3 unif, 5 err (on 3), 4 stamps (on 5), 6 base, 7 ubo, 8 ubo1 */
-    static const int order[] = {0, 1, 2, 3, 5, 4, 6, 7, 8};
+    static const char *names[] = {"alt", "bar", "bind9", "unif", "stamps", "err", "base", "ubo", "ubo1",
+                                  "nobar", "bar_ssbo", "bar_region"};
+    /* v: 0 alt, 1 bar, 2 bind9, 3 unif, 5 err (on 3), 4 stamps (on 5), 6 base, 7 ubo, 8 ubo1,
+     * 9 nobar, 10 bar_ssbo, 11 bar_region (9-11: bind9's with another barrier, or none) */
+    static const int order[] = {0, 1, 2, 3, 5, 4, 6, 7, 8, 9, 10, 11};
     for (int r = 0; r < 2; r++) /* twice: the first warms the driver */
-        for (int oi = 0; oi < 9; oi++) {
+        for (int oi = 0; oi < 12; oi++) {
             int v = order[oi];
             double best = 1e9, issue = 0;
             for (int run = 0; run < runs; run++) {
-                if (v >= 7) {
+                if (v == 7 || v == 8) {
                     glUseProgram(pu);
                     glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, arena);
                 } else if (v == 6) {
                     glUseProgram(pw);
                     glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, arena);
-                } else if (v >= 2) {
+                } else if (v >= 2) { /* bind9 .. err, nobar .. bar_region */
                     glUseProgram(pr);
                 } else {
                     glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 0, arena, 0, 1 << 20);
