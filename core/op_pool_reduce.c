@@ -632,9 +632,9 @@ static si_result reduce_tensor(lower_ctx *c, si_error *err, int op, int xt, cons
         if (st != SI_OK)
             return st;
     }
-    int32_t m = op == CK_R_MEAN || (op == CK_R_SUM && in_dt == SI_FLOAT32)
+    int32_t m = (op == CK_R_MEAN || op == CK_R_SUM) && in_dt == SI_FLOAT32
                     ? core_reduce_split(outer, n, inner) : 0;
-    if (m && in_dt == SI_FLOAT32) {
+    if (m) {
         int out = lc_new_tensor(c, out_dt, &os);
         if (out < 0)
             return lc_fail(c, err, SI_ERR_NOMEM, "out of memory");

@@ -237,10 +237,6 @@ static size_t host_bytes(const si_model *m, int t, int b)
     return (size_t)(n > s ? n : s) + 4;
 }
 
-/* The inputs of step st read back from the arena into host buffers (freed
- * by free_inputs, also after a failure); insp[i] NULL where there is none.
- * From the last: one the step does without, given those after it, stays
- * unread (ck_host_skips_input: CK_TOPK's x when the GPU's answer holds). */
 /* A reduction's wide running sums (ck_reduce_p's carries, and the pairs a
  * split reduction's second step sums) are float-float pairs on the GPU (lane
  * l's pair of element e at floats 2 (cw e + l)) and a double on the host (at
@@ -259,7 +255,7 @@ static int64_t carry_lanes(const ck_step *st, int i)
     return i == CK_MAX_IN && (r->carry & 2) ? cw : 0;
 }
 
-/* The GPU's pairs of buf (floats, elems of them) as the host's doubles, in place */
+/* The GPU's pairs in buf (of that many floats) as the host's doubles, in place */
 static void pairs_to_host(void *buf, int64_t floats, int64_t cw)
 {
     float *f = buf;
@@ -286,6 +282,10 @@ static void pairs_to_gpu(void *buf, int64_t floats, int64_t cw)
     }
 }
 
+/* The inputs of step st read back from the arena into host buffers (freed
+ * by free_inputs, also after a failure); insp[i] NULL where there is none.
+ * From the last: one the step does without, given those after it, stays
+ * unread (ck_host_skips_input: CK_TOPK's x when the GPU's answer holds). */
 static si_result read_inputs(si_model *m, const ck_step *st, core_buf *ins,
                              const core_buf **insp, si_error *err)
 {
