@@ -68,6 +68,13 @@ int core_step_half_ok(const ck_step *s, int i)
         return out || i == 1 || i == 2;
     case CK_DEQUANT: /* its input is the stored words */
         return out;
+    case CK_REDUCE: {
+        /* a split reduction's part sums (core_reduce_split) read x as the pool or
+         * mean they replace read it; their pairs, and every other reduction, float32 */
+        const ck_reduce_p *r = &s->u.reduce;
+        return i == 0 && r->carry == 2 && !r->has_init && !r->lanes && !r->pairs &&
+               (r->op == CK_R_SUM || r->op == CK_R_MEAN) && r->dtype == SI_FLOAT32;
+    }
     default:
         return 0;
     }

@@ -224,6 +224,21 @@ static void test_reduce_split(void **state)
         assert_int_equal(kt_run_gpu(&a, ins, &pg), 0);
         core_shape ps = {.rank = 2, .d = {pd[0], pd[1]}}, os = {.rank = 2, .d = {outer, inner}};
         assert_int_equal(kt_same_ahead(&a, ins, SI_FLOAT32, &ps), 0);
+        if (t % 4 == 2) { /* x stored as halves (f16 precision): values a half holds, the same pairs */
+            core_buf xh = kt_buf(SI_FLOAT32, 3, d), p16 = kt_buf(SI_FLOAT32, 2, pd), p32 = kt_buf(SI_FLOAT32, 2, pd);
+            for (int64_t i = 0; i < (int64_t)outer * n * inner; i++)
+                ((float *)xh.data)[i] = io_half_to_float(io_float_to_half(((float *)x.data)[i] / 1e3f));
+            const core_buf *hx[] = {&xh};
+            ck_step ah = a;
+            ah.half = 1; /* binding 0 */
+            assert_true(core_step_half_ok(&ah, 0) && !core_step_half_ok(&b, 0));
+            assert_int_equal(kt_run_gpu(&a, hx, &p32), 0);
+            assert_int_equal(kt_run_gpu(&ah, hx, &p16), 0);
+            assert_memory_equal(p16.data, p32.data, (size_t)(pd[0] * pd[1]) * sizeof(float));
+            kt_free(&xh);
+            kt_free(&p16);
+            kt_free(&p32);
+        }
         const core_buf *hins[] = {&ph}, *gins[] = {&pg};
         assert_int_equal(ck_host_run(&b, hins, &yh, NULL), SI_OK);
         assert_int_equal(kt_run_gpu(&b, gins, &yg), 0);

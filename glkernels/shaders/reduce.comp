@@ -8,6 +8,7 @@
 // pairs, bit 1: so does the output (2 floats an element). pairs (a float Sum): each
 // element of in0 is such a pair (the part sums of a split reduction), added whole;
 // post_div: the result is the pair divided by it (an average pool's count), rounded once.
+// A split reduction's part sums may read x as halves (core_step_half_ok): LD0 there.
 bool nan_(float v) { return isnan(v); }
 bool nan_(int v) { return false; }
 // a double-like product (dd_add, wild: the prelude, glkernels/glk.c)
@@ -135,14 +136,14 @@ void main() {
     int j = 0;
     for (; AHEAD != 0 && j + 7 < n; j += 8) {
         float v[8];
-        for (int u = 0; u < 8; u++) v[u] = float(in0[base + (j + u) * inner]);
+        for (int u = 0; u < 8; u++) v[u] = float(LD0(base + (j + u) * inner));
         for (int u = 0; u < 8; u++) {
             precise float q = v[u] / fn;
             acc = dd_add(acc, q);
         }
     }
     for (; j < n; j++) {
-        precise float q = float(in0[base + j * inner]) / fn;
+        precise float q = float(LD0(base + j * inner)) / fn;
         acc = dd_add(acc, q);
     }
     carry_out(acc);
@@ -162,7 +163,7 @@ void main() {
 #endif
         for (; AHEAD != 0 && j + 7 < n; j += 8) {
             float v[8];
-            for (int u = 0; u < 8; u++) v[u] = float(in0[base + (j + u) * inner]);
+            for (int u = 0; u < 8; u++) v[u] = float(LD0(base + (j + u) * inner));
             for (int u = 0; u < 8; u++)
 #if OPC == R_SUM
                 acc = dd_add(acc, v[u]);
@@ -171,7 +172,7 @@ void main() {
 #endif
         }
         for (; j < n; j++) {
-            float v = float(in0[base + j * inner]);
+            float v = float(LD0(base + j * inner));
 #if OPC == R_SUM
             acc = dd_add(acc, v);
 #else
