@@ -68,6 +68,7 @@ static si_result count_gate(glk_ctx *g, const char *what, si_error *err)
     if (g->lost)
         return lost_fail(err, what);
     g->n_cmds++;
+    g->side_dirty = 1;
     if (g->faults.lost && g->n_cmds == g->faults.lost) {
         g->lost = 1;
         return lost_fail(err, "injected: fail_gpu_lost");
@@ -292,6 +293,8 @@ void glk_close(glk_ctx *g)
     si_error ignored;
     int bound = g->ctx != EGL_NO_CONTEXT && glk_bind(g, &saved, &ignored) == SI_OK;
     g->n_xb = 0; /* transfers still queued are for a run that will not come */
+    if (bound)
+        glk_side_close(g);
     if (bound) {
         for (int i = 0; i < g->n_programs; i++)
             glDeleteProgram(g->programs[i].prog);
@@ -372,6 +375,8 @@ si_result glk_buffer_create(glk_ctx *g, uint64_t bytes, uint32_t *name, si_error
 
 void glk_buffer_destroy(glk_ctx *g, uint32_t name)
 {
+    si_error ignored;
+    glk_side_quiesce(g, &ignored); /* no copy still to be issued names it */
     xfer_flush(g);
     forget_bindings(g);
     GLuint b = name;
@@ -577,6 +582,8 @@ si_result glk_host_pool_create(glk_ctx *g, uint64_t bytes, uint32_t *name, void 
 
 void glk_host_pool_destroy(glk_ctx *g, uint32_t name)
 {
+    si_error ignored;
+    glk_side_quiesce(g, &ignored); /* no copy still to be issued names it */
     xfer_flush(g);
     forget_bindings(g);
     GLuint b = name;
@@ -713,6 +720,8 @@ static void xfer_flush(glk_ctx *g)
     if (n && !g->lost)
         xfer_dispatch(g, g->xb_src, g->xb_dst, g->xb, n, g->xb_tag);
 }
+
+void glk_flush_queued(glk_ctx *g) { xfer_flush(g); }
 
 static int spans_meet(uint64_t a, uint64_t an, uint64_t b, uint64_t bn) { return a < b + bn && b < a + an; }
 
@@ -880,6 +889,9 @@ si_result glk_finish(glk_ctx *g, si_error *err)
 {
     if (g->lost)
         return lost_fail(err, "finish");
+    si_result st = glk_side_quiesce(g, err); /* the copies on the second context too */
+    if (st != SI_OK)
+        return st;
     xfer_flush(g);
     glFinish();
     return gl_check(g, err, "finish");
