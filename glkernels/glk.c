@@ -447,19 +447,27 @@ int glk_stamps(glk_ctx *g, glk_stamp **out, int *n, int *disjoint)
     *out = NULL;
     *n = 0;
     *disjoint = 0;
-    int m = g->n_timed;
+    int m = g->n_timed, ns = 0;
     g->n_timed = 0;
-    if (!m)
+    glk_stamp *side = NULL;
+    glk_side_stamps(g, &side, &ns);
+    if (!m && !ns)
         return 0;
-    glk_stamp *v = malloc((size_t)m * sizeof *v);
-    if (!v)
+    glk_stamp *v = malloc((size_t)(m + ns) * sizeof *v);
+    if (!v) {
+        free(side);
         return -1;
+    }
     for (int k = 0; k < m; k++) {
         GLuint64 a = 0, b = 0;
         glGetQueryObjectui64vEXT(g->queries[2 * k], GL_QUERY_RESULT_EXT, &a);
         glGetQueryObjectui64vEXT(g->queries[2 * k + 1], GL_QUERY_RESULT_EXT, &b);
         v[k] = (glk_stamp){g->timed[k].copy, g->timed[k].tag, g->timed[k].ranges, g->timed[k].bytes, a, b};
     }
+    if (ns)
+        memcpy(v + m, side, (size_t)ns * sizeof *v);
+    free(side);
+    m += ns;
     GLint d = 0;
     glGetIntegerv(GL_GPU_DISJOINT_EXT, &d);
     *disjoint = d != 0;

@@ -241,7 +241,8 @@ si_result glk_finish(glk_ctx *g, si_error *err);
  * (then forgotten), *disjoint set where the GPU's clock jumped meanwhile (the
  * times are then not to be trusted); -1 out of memory. */
 typedef struct {
-    int copy;   /* 0 a step's dispatch, 1 a copy (transfer kernel, copy, upload, read back) */
+    int copy;   /* 0 a step's dispatch, 1 a copy (transfer kernel, copy, upload, read back),
+                 * 2 a copy by the second context (glk_side_copy; after the others) */
     int tag;    /* glk_set_tag's when it was sent */
     int ranges; /* a transfer kernel's ranges (1 for other copies, 0 for a dispatch) */
     uint64_t bytes;  /* a copy's bytes (0 for a dispatch) */

@@ -155,6 +155,9 @@ void *glk_egl_share(glk_ctx *g);
  * buffer they may touch goes, or a finish); and the thread ended (glk_close) */
 si_result glk_side_quiesce(glk_ctx *g, si_error *err);
 void glk_side_close(glk_ctx *g);
+/* The second context's copies timed since the last call (glk_stamps' copy 2),
+ * into *out (malloc'd; NULL, 0: none) */
+int glk_side_stamps(glk_ctx *g, glk_stamp **out, int *n);
 /* glk.c: the transfers queued as one dispatch (before another command) */
 void glk_flush_queued(glk_ctx *g);
 

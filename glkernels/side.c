@@ -31,6 +31,7 @@
 struct side_copy {
     uint32_t src, dst;
     uint64_t src_off, dst_off, bytes;
+    int tag, timed; /* glk_set_tag's when it was queued, and whether g was timing then */
 };
 
 struct side_job {
@@ -38,6 +39,13 @@ struct side_job {
     GLsync fc; /* the thread's, after the copies (set once done reaches it) */
     int n, cap;
     struct side_copy *v;
+};
+
+/* A copy timed in the thread's context (queries are not shared): its two
+ * queries are q[2k] and q[2k + 1]. */
+struct side_stamp {
+    int tag;
+    uint64_t bytes;
 };
 
 struct glk_side {
@@ -50,11 +58,21 @@ struct glk_side {
     struct side_job ring[SIDE_RING];
     _Atomic uint64_t sent, done; /* batches sent to the thread; issued by it */
     uint64_t taken;              /* batches whose fc g has taken: waited for, or one after them */
-    _Atomic int quit, failed;    /* failed: a GL error in the thread's context */
+    _Atomic int failed;          /* a GL error in the thread's context */
+    _Atomic int flags;           /* SIDE_QUIT, SIDE_COLLECT: asked of the thread */
     int started;                 /* the thread: 1 its context current, -1 it could not */
     char msg[160];
     uint64_t n_copies, n_batches, n_fences;
+    /* the thread's: copies timed since the last collection, and its queries */
+    struct side_stamp *st;
+    GLuint *q;
+    int n_st, cap_st;
+    /* a collection's result (SIDE_COLLECT), for glk_side_stamps */
+    glk_stamp *out;
+    int n_out;
 };
+
+enum { SIDE_QUIT = 1, SIDE_COLLECT = 2 };
 
 static uint64_t now_ns(void)
 {
@@ -63,7 +81,8 @@ static uint64_t now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-/* Spins while *v < want for at most SIDE_SPIN_NS; whether it got there. */
+/* Spins while *v < want (and *stop is 0) for at most SIDE_SPIN_NS; whether
+ * it got there. */
 static int spin_until(_Atomic uint64_t *v, uint64_t want, _Atomic int *stop)
 {
     uint64_t t0 = 0;
@@ -90,6 +109,41 @@ static void side_fail(struct glk_side *s, const char *what, GLenum e)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* The thread's: the next copy's two timestamps (-1: none, out of memory). */
+static int stamp_slot(struct glk_side *s, const struct side_copy *c)
+{
+    if (s->n_st == s->cap_st) {
+        int cap = s->cap_st ? 2 * s->cap_st : 256;
+        struct side_stamp *st = realloc(s->st, (size_t)cap * sizeof *st);
+        if (st)
+            s->st = st;
+        GLuint *q = st ? realloc(s->q, 2 * (size_t)cap * sizeof *q) : NULL;
+        if (!q)
+            return -1;
+        s->q = q;
+        glGenQueriesEXT(2 * (cap - s->cap_st), q + 2 * s->cap_st);
+        s->cap_st = cap;
+    }
+    s->st[s->n_st] = (struct side_stamp){c->tag, c->bytes};
+    return s->n_st++;
+}
+
+/* The thread's: the timed copies' times into s->out (g has finished: every
+ * query has its result), then forgotten. */
+static void collect(struct glk_side *s)
+{
+    free(s->out);
+    s->out = s->n_st ? malloc((size_t)s->n_st * sizeof *s->out) : NULL;
+    s->n_out = s->out ? s->n_st : 0;
+    for (int k = 0; k < s->n_out; k++) {
+        GLuint64 a = 0, b = 0;
+        glGetQueryObjectui64vEXT(s->q[2 * k], GL_QUERY_RESULT_EXT, &a);
+        glGetQueryObjectui64vEXT(s->q[2 * k + 1], GL_QUERY_RESULT_EXT, &b);
+        s->out[k] = (glk_stamp){2, s->st[k].tag, 1, s->st[k].bytes, a, b};
+    }
+    s->n_st = 0;
+}
+
 static void *side_main(void *arg)
 {
     struct glk_side *s = arg;
@@ -100,12 +154,20 @@ static void *side_main(void *arg)
     pthread_mutex_unlock(&s->mu);
     if (!ok)
         return NULL;
-    for (uint64_t k = 1;; k++) {
-        if (!spin_until(&s->sent, k, &s->quit)) {
+    for (uint64_t k = 1;;) {
+        if (!spin_until(&s->sent, k, &s->flags)) {
             pthread_mutex_lock(&s->mu);
-            while (atomic_load(&s->sent) < k && !atomic_load(&s->quit))
+            while (atomic_load(&s->sent) < k && !atomic_load(&s->flags))
                 pthread_cond_wait(&s->cv_job, &s->mu);
             pthread_mutex_unlock(&s->mu);
+        }
+        if (atomic_load(&s->flags) & SIDE_COLLECT) {
+            collect(s);
+            pthread_mutex_lock(&s->mu);
+            atomic_fetch_and(&s->flags, ~SIDE_COLLECT);
+            pthread_cond_broadcast(&s->cv_done);
+            pthread_mutex_unlock(&s->mu);
+            continue;
         }
         if (atomic_load(&s->sent) < k) /* quit, every batch sent issued */
             break;
@@ -117,10 +179,15 @@ static void *side_main(void *arg)
         }
         for (int i = 0; i < j->n; i++) {
             const struct side_copy *c = &j->v[i];
+            int t = c->timed ? stamp_slot(s, c) : -1; /* between two timestamps */
             glBindBuffer(GL_COPY_READ_BUFFER, c->src);
             glBindBuffer(GL_COPY_WRITE_BUFFER, c->dst);
+            if (t >= 0)
+                glQueryCounterEXT(s->q[2 * t], GL_TIMESTAMP_EXT);
             glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, (GLintptr)c->src_off,
                                 (GLintptr)c->dst_off, (GLsizeiptr)c->bytes);
+            if (t >= 0)
+                glQueryCounterEXT(s->q[2 * t + 1], GL_TIMESTAMP_EXT);
         }
         /* bound, a buffer g deletes would keep its memory in this context */
         glBindBuffer(GL_COPY_READ_BUFFER, 0);
@@ -137,7 +204,10 @@ static void *side_main(void *arg)
         atomic_store(&s->done, k);
         pthread_cond_broadcast(&s->cv_done);
         pthread_mutex_unlock(&s->mu);
+        k++;
     }
+    if (s->cap_st)
+        glDeleteQueriesEXT(2 * s->cap_st, s->q);
     glFinish();
     eglMakeCurrent(s->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
     return NULL;
@@ -243,7 +313,7 @@ si_result glk_side_copy(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst
         j->v = v;
         j->cap = cap;
     }
-    j->v[j->n++] = (struct side_copy){src, dst, src_off, dst_off, bytes};
+    j->v[j->n++] = (struct side_copy){src, dst, src_off, dst_off, bytes, g->tag, g->timing};
     *ticket = k;
     return SI_OK;
 }
@@ -316,6 +386,29 @@ void glk_side_counts(const glk_ctx *g, uint64_t *copies, uint64_t *batches, uint
         pthread_mutex_unlock((pthread_mutex_t *)&s->mu);
 }
 
+int glk_side_stamps(glk_ctx *g, glk_stamp **out, int *n)
+{
+    struct glk_side *s = g->side;
+    *out = NULL;
+    *n = 0;
+    if (!s)
+        return 0;
+    si_error ignored;
+    glk_side_quiesce(g, &ignored);
+    glFinish(); /* every timestamp of the thread's has its result */
+    pthread_mutex_lock(&s->mu);
+    atomic_fetch_or(&s->flags, SIDE_COLLECT);
+    pthread_cond_signal(&s->cv_job);
+    while (atomic_load(&s->flags) & SIDE_COLLECT)
+        pthread_cond_wait(&s->cv_done, &s->mu);
+    *out = s->out;
+    *n = s->n_out;
+    s->out = NULL;
+    s->n_out = 0;
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
 void glk_side_close(glk_ctx *g)
 {
     struct glk_side *s = g->side;
@@ -324,7 +417,7 @@ void glk_side_close(glk_ctx *g)
     si_error ignored;
     glk_side_quiesce(g, &ignored);
     pthread_mutex_lock(&s->mu);
-    atomic_store(&s->quit, 1);
+    atomic_fetch_or(&s->flags, SIDE_QUIT);
     pthread_cond_signal(&s->cv_job);
     pthread_mutex_unlock(&s->mu);
     pthread_join(s->th, NULL);
@@ -335,6 +428,9 @@ void glk_side_close(glk_ctx *g)
             glDeleteSync(s->ring[i].fc);
         free(s->ring[i].v);
     }
+    free(s->st);
+    free(s->q);
+    free(s->out);
     eglDestroyContext(s->dpy, s->ctx);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv_job);

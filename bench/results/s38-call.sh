@@ -4,7 +4,8 @@
 # without loads planned up to 8 steps ahead; the card's memory with the second
 # context; the glkernels test of the side copies on the GPU. .gpubuild/s38: b/ (the
 # build: streaminfer, bench/hold_context, tests/test_kernels_shape), models.tgz,
-# refs.tgz and zero-models.tgz as session 37's; carry [".gl", ".gpubuild/s38"].
+# refs.tgz (faceres-deep, posenet, efficientpose, handlandmark-full and their references, movenet-thunder's)
+# and zero-models.tgz as session 37's; carry [".gl", ".gpubuild/s38"].
 S=.gpubuild/s38
 mkdir -p /tmp/s38 && tar xzf $S/models.tgz -C /tmp/s38 && tar xzf $S/refs.tgz -C /tmp/s38
 for f in .gl/*.deb; do dpkg -x $f / >/dev/null 2>&1; done; ldconfig
@@ -23,4 +24,10 @@ cat $OUT/st/stream.md
 (sh bench/gpu_memory.sh $S/b /tmp/m8 50 faceres-deep:6M faceres-deep:none
  SI_COPY_KERNELS=2 SI_PLAN_PREFETCH=8 sh bench/gpu_memory.sh $S/b /tmp/m8 50 faceres-deep:6M faceres-deep:none) > $OUT/mem.txt 2>&1
 cat $OUT/mem.txt
-(cd $OUT && tar czf all.tgz st 2>/dev/null; rm -rf st)
+# GPU time: the second context's copies on their own track, how much of them hid beside kernels
+for c in "@SI_COPY_KERNELS=2@SI_PLAN_PREFETCH=8:side8" "@SI_PLAN_PREFETCH=8:cur8"; do
+  timeout 60 python3 bench/gpu_trace.py --models-dir /tmp/m8 --refs /tmp/s38/refs --out $OUT/gt-${c##*:} \
+    --models faceres-deep,posenet --runs 20 --factors 1.25,1.0 --top 3 "$B${c%:*}" > $OUT/gt-${c##*:}.log 2>&1
+  grep -i "^#\|span\|second\|^## " $OUT/gt-${c##*:}/gpu_trace.md
+done
+(cd $OUT && tar czf all.tgz st gt-* 2>/dev/null; rm -rf st gt-side8 gt-cur8)
