@@ -15,9 +15,7 @@ waiting for nothing), prints per run:
 - the copies: bytes, time, bytes / time, and how much of their time fell while a
   kernel ran (a timestamp waits for the commands before it, so a copy timed
   between two stamps does not overlap anything; this says whether the driver
-  still ran them side by side); and the second context's copies (--copy-kernels
-  side), timed in their own context: bytes, time in flight, bytes / that time,
-  and the share of it while a kernel ran (hidden);
+  still ran them side by side);
 - GPU time by kernel kind, and the --top kernels that multiply (conv2d,
   dwconv2d, matmul) by GPU time with their achieved TFLOP/s and its share of
   --peak TFLOP/s (65: the H200's fp32 FMA loop through GLES compute).
@@ -73,10 +71,7 @@ def summarize(path, top, peak, out):
     if not k and not c:
         out.append('no GPU events\n')
         return
-    # the second context's copies (--copy-kernels side): timed in their own
-    # context, so beside the kernels where the GPU ran them so
-    sd = [e for e in ev if e.get('ph') == 'X' and e['tid'] == tid.get('GPU copies, second context')]
-    allx = k + c + sd
+    allx = k + c
     span = max(e['ts'] + e['dur'] for e in allx) - min(e['ts'] for e in allx)
     kiv = [(e['ts'], e['ts'] + e['dur']) for e in k]
     civ = [(e['ts'], e['ts'] + e['dur']) for e in c]
@@ -87,14 +82,6 @@ def summarize(path, top, peak, out):
                'while a kernel ran %.3f ms\n' % (
                    span / 1e3, kt / 1e3, len(k), ct / 1e3, len(c), cb / 1e6,
                    '%.1f GB/s' % (cb / ct / 1e3) if ct > 0 else '-', hidden / 1e3))
-    if sd:
-        siv = [(e['ts'], e['ts'] + e['dur']) for e in sd]
-        st, sb = union(siv), sum(e['args'].get('bytes', 0) for e in sd)
-        sh = overlap(siv, kiv)
-        out.append('second context: copies %.3f ms in flight (%d, %.2f MB, %s), of it while a kernel ran '
-                   '%.3f ms (%.0f%% hidden)\n' % (
-                       st / 1e3, len(sd), sb / 1e6, '%.1f GB/s' % (sb / st / 1e3) if st > 0 else '-',
-                       sh / 1e3, 100 * sh / st if st > 0 else 0))
     by = collections.defaultdict(lambda: [0, 0.0, 0.0])
     for e in k:
         by[e['name']][0] += 1

@@ -174,9 +174,7 @@ static const char usage[] =
     "                       each probe: its budget, what it found, how long)\n"
     "  --copy-kernels MODE  how loads reach the GPU: auto (default: transfer kernels,\n"
     "                       which the next step runs beside, on a GPU; glCopyBufferSubData\n"
-    "                       on a CPU device like llvmpipe), on, off, or side (weights by\n"
-    "                       the GPU's copy engine from a second context and thread,\n"
-    "                       the rest as on); the same bytes arrive\n"
+    "                       on a CPU device like llvmpipe), on or off; the same bytes arrive\n"
     "  --loop-nodes MODE    where the host interpreter's nodes that move big tensors run:\n"
     "                       off (default: the host) or on (the GPU, with no --vram only;\n"
     "                       measured no faster on the H200); the same bits either way\n"
@@ -363,10 +361,8 @@ static int parse_one(int c, const char *v, const char *arg, cli_args *a)
             a->opt.copy_kernels = 1;
         else if (!strcmp(v, "off"))
             a->opt.copy_kernels = -1;
-        else if (!strcmp(v, "side"))
-            a->opt.copy_kernels = 2;
         else
-            return cli_fail(EXIT_USAGE, "--copy-kernels: '%s' is not auto, on, off or side", v);
+            return cli_fail(EXIT_USAGE, "--copy-kernels: '%s' is not auto, on or off", v);
         return 0;
     case O_LOOP_NODES:
         if (!strcmp(v, "on"))

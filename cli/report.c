@@ -204,7 +204,6 @@ static cJSON *stats_json(si_model *m, const cli_args *a, const cli_timing *t, ch
         {"max_index_elements", st.max_index_elements}, {"largest_buffer_bytes", st.largest_buffer_bytes},
         {"bytes_uploaded", st.bytes_uploaded}, {"bytes_downloaded", st.bytes_downloaded},
         {"bytes_spilled", st.bytes_spilled}, {"bytes_reloaded", st.bytes_reloaded},
-        {"bytes_side_copied", st.bytes_side_copied},
         {"evictions", st.evictions}, {"segments", st.segments}, {"gpu_steps", st.gpu_steps},
         {"gpu_host_nodes", st.gpu_host_nodes},
         {"dynamic_part", st.dynamic_part},

@@ -80,13 +80,9 @@ si_result glk_egl_open(glk_ctx *g, si_error *err)
      * round once per term, as TensorFlow.js's float32 arrays do. */
     const EGLint ctx32[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 2, EGL_NONE};
     const EGLint ctx31[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 1, EGL_NONE};
-    g->cfg = cfg;
     g->ctx = eglCreateContext(g->dpy, cfg, EGL_NO_CONTEXT, ctx32);
-    g->minor = 2;
-    if (g->ctx == EGL_NO_CONTEXT) {
+    if (g->ctx == EGL_NO_CONTEXT)
         g->ctx = eglCreateContext(g->dpy, cfg, EGL_NO_CONTEXT, ctx31);
-        g->minor = 1;
-    }
     if (g->ctx == EGL_NO_CONTEXT)
         return base_fail(err, SI_ERR_GPU, "EGL: cannot create an OpenGL ES 3.1 context (0x%x)",
                         (unsigned)eglGetError());
@@ -97,15 +93,6 @@ si_result glk_egl_open(glk_ctx *g, si_error *err)
         return base_fail(err, SI_ERR_GPU, "OpenGL ES %d.%d found, 3.1 needed for compute shaders",
                         epoxy_gl_version() / 10, epoxy_gl_version() % 10);
     return SI_OK;
-}
-
-/* A second context sharing g's objects (buffers, syncs), of g's version:
- * made in the calling thread, to be made current in another (glk_side). */
-void *glk_egl_share(glk_ctx *g)
-{
-    const EGLint attr[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, g->minor, EGL_NONE};
-    EGLContext c = eglCreateContext(g->dpy, g->cfg, g->ctx, attr);
-    return c == EGL_NO_CONTEXT ? NULL : c;
 }
 
 void glk_egl_close(glk_ctx *g)

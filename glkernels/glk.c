@@ -68,7 +68,6 @@ static si_result count_gate(glk_ctx *g, const char *what, si_error *err)
     if (g->lost)
         return lost_fail(err, what);
     g->n_cmds++;
-    g->side_dirty = 1;
     if (g->faults.lost && g->n_cmds == g->faults.lost) {
         g->lost = 1;
         return lost_fail(err, "injected: fail_gpu_lost");
@@ -293,8 +292,6 @@ void glk_close(glk_ctx *g)
     si_error ignored;
     int bound = g->ctx != EGL_NO_CONTEXT && glk_bind(g, &saved, &ignored) == SI_OK;
     g->n_xb = 0; /* transfers still queued are for a run that will not come */
-    if (bound)
-        glk_side_close(g);
     if (bound) {
         for (int i = 0; i < g->n_programs; i++)
             glDeleteProgram(g->programs[i].prog);
@@ -375,8 +372,6 @@ si_result glk_buffer_create(glk_ctx *g, uint64_t bytes, uint32_t *name, si_error
 
 void glk_buffer_destroy(glk_ctx *g, uint32_t name)
 {
-    si_error ignored;
-    glk_side_quiesce(g, &ignored); /* no copy still to be issued names it */
     xfer_flush(g);
     forget_bindings(g);
     GLuint b = name;
@@ -447,27 +442,19 @@ int glk_stamps(glk_ctx *g, glk_stamp **out, int *n, int *disjoint)
     *out = NULL;
     *n = 0;
     *disjoint = 0;
-    int m = g->n_timed, ns = 0;
+    int m = g->n_timed;
     g->n_timed = 0;
-    glk_stamp *side = NULL;
-    glk_side_stamps(g, &side, &ns);
-    if (!m && !ns)
+    if (!m)
         return 0;
-    glk_stamp *v = malloc((size_t)(m + ns) * sizeof *v);
-    if (!v) {
-        free(side);
+    glk_stamp *v = malloc((size_t)m * sizeof *v);
+    if (!v)
         return -1;
-    }
     for (int k = 0; k < m; k++) {
         GLuint64 a = 0, b = 0;
         glGetQueryObjectui64vEXT(g->queries[2 * k], GL_QUERY_RESULT_EXT, &a);
         glGetQueryObjectui64vEXT(g->queries[2 * k + 1], GL_QUERY_RESULT_EXT, &b);
         v[k] = (glk_stamp){g->timed[k].copy, g->timed[k].tag, g->timed[k].ranges, g->timed[k].bytes, a, b};
     }
-    if (ns)
-        memcpy(v + m, side, (size_t)ns * sizeof *v);
-    free(side);
-    m += ns;
     GLint d = 0;
     glGetIntegerv(GL_GPU_DISJOINT_EXT, &d);
     *disjoint = d != 0;
@@ -590,8 +577,6 @@ si_result glk_host_pool_create(glk_ctx *g, uint64_t bytes, uint32_t *name, void 
 
 void glk_host_pool_destroy(glk_ctx *g, uint32_t name)
 {
-    si_error ignored;
-    glk_side_quiesce(g, &ignored); /* no copy still to be issued names it */
     xfer_flush(g);
     forget_bindings(g);
     GLuint b = name;
@@ -728,8 +713,6 @@ static void xfer_flush(glk_ctx *g)
     if (n && !g->lost)
         xfer_dispatch(g, g->xb_src, g->xb_dst, g->xb, n, g->xb_tag);
 }
-
-void glk_flush_queued(glk_ctx *g) { xfer_flush(g); }
 
 static int spans_meet(uint64_t a, uint64_t an, uint64_t b, uint64_t bn) { return a < b + bn && b < a + an; }
 
@@ -897,9 +880,6 @@ si_result glk_finish(glk_ctx *g, si_error *err)
 {
     if (g->lost)
         return lost_fail(err, "finish");
-    si_result st = glk_side_quiesce(g, err); /* the copies on the second context too */
-    if (st != SI_OK)
-        return st;
     xfer_flush(g);
     glFinish();
     return gl_check(g, err, "finish");

@@ -161,27 +161,6 @@ si_result glk_copy_words(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t ds
  * glk_copy_words' transfers, as one of them. */
 si_result glk_dequant_words(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uint64_t dst_off,
                             int64_t count, int quant, float scale, float min, int half, si_error *err);
-/* Copies by a second context (issue 19): a GL context sharing g's buffers,
- * current in a thread of its own, whose glCopyBufferSubData the GPU runs on
- * its copy engine beside g's dispatches (a context's own copies wait for its
- * kernels: bench/results/stream-h200.md). glk_side_copy queues a copy of
- * bytes from src into dst in the open batch and gives its number (*ticket);
- * glk_side_send sends the open batch (none queued: nothing): its copies start
- * once every command given to g before the call is done, so they never touch
- * bytes an earlier command still reads or writes; glk_side_wait makes every
- * command given to g after it wait for batch `ticket` and those before it
- * (sending it first if it is the open one). Both waits are the GPU's
- * (glWaitSync): the CPU goes on. The first copy makes the context and the
- * thread; a failure there, or a GL error in the thread, fails the calls
- * after it with SI_ERR_GPU. */
-si_result glk_side_copy(glk_ctx *g, uint32_t src, uint64_t src_off, uint32_t dst, uint64_t dst_off,
-                        uint64_t bytes, uint64_t *ticket, si_error *err);
-si_result glk_side_send(glk_ctx *g, si_error *err);
-si_result glk_side_wait(glk_ctx *g, uint64_t ticket, si_error *err);
-/* Copies the second context has made so far, its batches, and the fences of
- * g they waited for (a batch sent with no command given to g since the last
- * one needs none) (tests). */
-void glk_side_counts(const glk_ctx *g, uint64_t *copies, uint64_t *batches, uint64_t *fences);
 /* Dispatches of the transfer kernel so far (tests: batching). */
 uint64_t glk_xfer_dispatches(const glk_ctx *g);
 /* Issues the barrier a dispatch reading ins[0..n_in) (buf 0: none) and
@@ -241,8 +220,7 @@ si_result glk_finish(glk_ctx *g, si_error *err);
  * (then forgotten), *disjoint set where the GPU's clock jumped meanwhile (the
  * times are then not to be trusted); -1 out of memory. */
 typedef struct {
-    int copy;   /* 0 a step's dispatch, 1 a copy (transfer kernel, copy, upload, read back),
-                 * 2 a copy by the second context (glk_side_copy; after the others) */
+    int copy;   /* 0 a step's dispatch, 1 a copy (transfer kernel, copy, upload, read back) */
     int tag;    /* glk_set_tag's when it was sent */
     int ranges; /* a transfer kernel's ranges (1 for other copies, 0 for a dispatch) */
     uint64_t bytes;  /* a copy's bytes (0 for a dispatch) */

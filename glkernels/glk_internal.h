@@ -34,18 +34,9 @@ typedef struct {
     int p_set, nt_set;
 } glk_program;
 
-struct glk_side;
-
 struct glk_ctx {
     EGLDisplay dpy;
     EGLContext ctx;
-    EGLConfig cfg;           /* the context's config and ES minor version (glk_egl_share) */
-    int minor;
-    /* glk_side_copy's second context and thread (NULL until its first copy);
-     * side_dirty: a command went to this context since glk_side_send last
-     * fenced it */
-    struct glk_side *side;
-    int side_dirty;
     char renderer[256];
     uint32_t offset_align;
     uint64_t max_binding;
@@ -150,16 +141,6 @@ struct glk_ctx {
 
 si_result glk_egl_open(glk_ctx *g, si_error *err);
 void glk_egl_close(glk_ctx *g);
-void *glk_egl_share(glk_ctx *g);
-/* side.c: every side copy sent and issued, g's queue behind them (before a
- * buffer they may touch goes, or a finish); and the thread ended (glk_close) */
-si_result glk_side_quiesce(glk_ctx *g, si_error *err);
-void glk_side_close(glk_ctx *g);
-/* The second context's copies timed since the last call (glk_stamps' copy 2),
- * into *out (malloc'd; NULL, 0: none) */
-int glk_side_stamps(glk_ctx *g, glk_stamp **out, int *n);
-/* glk.c: the transfers queued as one dispatch (before another command) */
-void glk_flush_queued(glk_ctx *g);
 
 /* Embedded shader sources (generated from the .comp files at build time). */
 const char *glk_shader_source(const char *name);

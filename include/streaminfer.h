@@ -156,11 +156,8 @@ typedef struct {
      * kernels, which a following step runs beside, on a GPU, and as
      * glCopyBufferSubData (which never overlaps a kernel) on a CPU device
      * (llvmpipe, softpipe, SwiftShader); 1: transfer kernels everywhere; -1:
-     * glCopyBufferSubData everywhere; 2: weights and constants (not quantized)
-     * by glCopyBufferSubData on a second GL context in a thread of its own,
-     * which the GPU runs on its copy engine beside the dispatches, the rest
-     * as 1. The same bytes arrive either way.
-     * SI_COPY_KERNELS (2, 1 or -1) overrides it. For measuring and tests. */
+     * glCopyBufferSubData everywhere. The same bytes arrive either way.
+     * SI_COPY_KERNELS (1 or -1) overrides it. For measuring and tests. */
     int copy_kernels;
     /* Where the host interpreter's ordinary nodes over big tensors that only
      * move data (a detector's loop body transposing and splitting its
@@ -263,8 +260,6 @@ typedef struct {
     uint64_t bytes_downloaded;
     uint64_t bytes_spilled;
     uint64_t bytes_reloaded;
-    /* of bytes_uploaded: copied by the second context (si_options.copy_kernels 2) */
-    uint64_t bytes_side_copied;
     uint64_t evictions;
     uint64_t segments;
     uint64_t gpu_steps;          /* kernel dispatches per run */

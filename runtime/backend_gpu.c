@@ -113,13 +113,8 @@ static glk_range buf_range(const si_model *m, int b)
 }
 
 /* Buffer b's bytes read back, from wherever buf_range says it is. */
-static si_result side_ready(si_model *m, int b, si_error *err);
-
 static si_result read_buf(si_model *m, int b, void *dst, si_error *err)
 {
-    si_result st = side_ready(m, b, err);
-    if (st != SI_OK)
-        return st;
     glk_range r = buf_range(m, b);
     return glk_download(m->gpu, r.buf, r.offset, dst, r.bytes, err);
 }
@@ -160,27 +155,6 @@ static si_result gpu_dequant_load(si_model *m, int b, uint64_t from, si_error *e
 
 static int quantized(const si_model *m, int b) { return m->prog->tensors[m->pb.buffers[b].tensor].quant != 0; }
 
-/* Weights and constants loaded by the second context (si_options.copy_kernels
- * 2): copies on the GPU's copy engine, beside the dispatches (glk_side_copy).
- * Only buffers whose home nothing writes during a run: an activation's home
- * is shared in time with others' (pg_home_layout), and the CPU writes an
- * input's; a quantized weight is dequantized by a transfer kernel. */
-static int side_load(const si_model *m, int b)
-{
-    const core_tensor *t = &m->prog->tensors[m->pb.buffers[b].tensor];
-    return m->opt.copy_kernels == 2 && m->home_buf && m->side_ticket && !t->quant &&
-           (t->kind == PT_WEIGHT || t->kind == PT_CONST);
-}
-
-/* Before any command that reads or writes buffer b's place: the second
- * context's load into it, if one is pending, done first. */
-static si_result side_ready(si_model *m, int b, si_error *err)
-{
-    if (!m->side_ticket || !m->side_ticket[b])
-        return SI_OK;
-    return glk_side_wait(m->gpu, m->side_ticket[b], err);
-}
-
 /* Moves a buffer between its home and its place in the arena: a GPU-side copy
  * from the mapped pool, else an upload or a download. */
 static si_result gpu_transfer(si_model *m, int b, int to_arena, si_error *err)
@@ -188,15 +162,8 @@ static si_result gpu_transfer(si_model *m, int b, int to_arena, si_error *err)
     uint64_t bytes = m->pb.buffers[b].bytes, home = m->home_off[b], off = m->arena_base + m->off[b];
     if (home == UINT64_MAX)
         return base_fail(err, SI_ERR_ARG, "internal: buffer %d has no host copy", b);
-    si_result st = side_ready(m, b, err);
-    if (st != SI_OK)
-        return st;
     if (to_arena && quantized(m, b))
         return gpu_dequant_load(m, b, home, err);
-    if (to_arena && side_load(m, b)) {
-        m->st.bytes_side_copied += bytes;
-        return glk_side_copy(m->gpu, m->home_buf, home, m->arena, off, bytes, &m->side_ticket[b], err);
-    }
     /* an input the CPU has just written goes by the copy engine: a kernel
      * reading it took 0.1-0.8 ms more a run on the H200 (the lines still in
      * the CPU's cache, it seems) */
@@ -218,9 +185,6 @@ static si_result gpu_transfer_ptr(si_model *m, int b, uint64_t at, uint64_t byte
                                   si_error *err)
 {
     uint64_t off = m->arena_base + m->off[b] + at;
-    si_result st = side_ready(m, b, err);
-    if (st != SI_OK)
-        return st;
     return to_arena ? glk_upload(m->gpu, m->arena, off, p, bytes, err)
                     : glk_download(m->gpu, m->arena, off, p, bytes, err);
 }
@@ -229,9 +193,7 @@ static si_result gpu_transfer_pool(si_model *m, int b, uint64_t at, uint64_t byt
                                    int to_arena, void **fence, si_error *err)
 {
     uint64_t off = m->arena_base + m->off[b] + at;
-    si_result st = side_ready(m, b, err);
-    if (st != SI_OK)
-        return st;
+    si_result st;
     if (to_arena && quantized(m, b)) /* a weight's stored bytes in its staging slot */
         st = gpu_dequant_load(m, b, pool_off, err);
     else if (!m->home_buf) /* plain memory: copied at the call */
@@ -399,11 +361,6 @@ static void step_ranges(const si_model *m, int s, glk_range *r, si_dtype *dts, g
 
 static void gpu_sync_step(si_model *m, int s)
 {
-    /* step s's own loads by the second context as a batch of their own, so
-     * that it waits for them alone, not for the loads of later steps that
-     * come next (exec.c held_back); an error shows at its wait */
-    si_error ignored;
-    glk_side_send(m->gpu, &ignored);
     if (on_host(m, &m->prog->steps[s]))
         return; /* its read backs wait for everything before them */
     glk_range r[CK_MAX_IN], ro;
@@ -416,16 +373,6 @@ static si_result gpu_run_step(si_model *m, int s, si_error *err)
 {
     const core_program *p = m->prog;
     const ck_step *st = &p->steps[s];
-    if (m->side_ticket) { /* the second context's loads this step reads, then those for later steps go */
-        uint64_t t = 0;
-        for (int k = m->pb.step_start[s]; k < m->pb.step_start[s + 1]; k++)
-            t = m->side_ticket[m->pb.step_bufs[k]] > t ? m->side_ticket[m->pb.step_bufs[k]] : t;
-        si_result rc = t ? glk_side_wait(m->gpu, t, err) : SI_OK;
-        if (rc == SI_OK)
-            rc = glk_side_send(m->gpu, err);
-        if (rc != SI_OK)
-            return rc;
-    }
     if (on_host(m, st))
         return run_host_step_on_gpu_data(m, st, err);
     glk_range r[CK_MAX_IN], ro;

@@ -675,8 +675,7 @@ static si_result rt_build_timed(si_model *m, const core_shape *shapes, void *con
     if ((st = rt_host_tiers(m, &pool, err)) != SI_OK)
         goto fail;
     m->off = calloc((size_t)m->pb.n_buffers + 1, sizeof *m->off);
-    m->side_ticket = calloc((size_t)m->pb.n_buffers + 1, sizeof *m->side_ticket);
-    if (!m->off || !m->side_ticket || (st = rt_make_homes(m, pool, err)) != SI_OK) {
+    if (!m->off || (st = rt_make_homes(m, pool, err)) != SI_OK) {
         if (st == SI_OK)
             st = base_fail(err, SI_ERR_NOMEM, "out of memory");
         goto fail;

@@ -178,8 +178,7 @@ static void trace_gpu(si_model *m, int64_t gpu0)
                 detail = p->tensors[m->pb.buffers[ac->buf].tensor].name;
             }
         }
-        int track = v[i].copy == 2 ? TRACE_GPU_SIDE : v[i].copy ? TRACE_GPU_COPIES : TRACE_GPU_KERNELS;
-        trace_add_gpu(&m->trace, track, name, detail,
+        trace_add_gpu(&m->trace, v[i].copy ? TRACE_GPU_COPIES : TRACE_GPU_KERNELS, name, detail,
                       (double)((int64_t)v[i].t0 - gpu0) / 1e3, (double)((int64_t)v[i].t1 - gpu0) / 1e3,
                       flops, v[i].copy ? v[i].ranges : 0, v[i].bytes);
     }

@@ -33,7 +33,7 @@ void rt_effective_options(const si_options *opt, si_options *eff)
     if (getenv("SI_NO_FUSE"))
         eff->no_fuse = 1;
     if ((e = getenv("SI_COPY_KERNELS")))
-        eff->copy_kernels = atoi(e) > 1 ? 2 : atoi(e) > 0 ? 1 : atoi(e) < 0 ? -1 : 0;
+        eff->copy_kernels = atoi(e) > 0 ? 1 : atoi(e) < 0 ? -1 : 0;
     if ((e = getenv("SI_LOOP_NODES")))
         eff->loop_nodes = atoi(e) > 0 ? 1 : atoi(e) < 0 ? -1 : 0;
     if ((e = getenv("SI_CONV")))

@@ -31,8 +31,6 @@ void rt_drop_program(si_model *m)
     m->weights_read = 0;
     free(m->off);
     m->off = NULL;
-    free(m->side_ticket);
-    m->side_ticket = NULL;
     pg_plan_free(m->plan);
     m->plan = NULL;
     free(m->pb.buffers);

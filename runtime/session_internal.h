@@ -67,8 +67,6 @@ struct si_model {
                               * to what is left beside it (0: not cut), for its refusal */
     uint8_t *host_arena;     /* host backend: the same arena in host memory */
     uint64_t *off;           /* per buffer: its offset while allocated */
-    uint64_t *side_ticket;   /* per buffer: the batch of its last load by the second context
-                              * (glk_side_copy; 0: none) */
     /* The host pool: each buffer's home in host memory (a weight's stored bytes,
      * a constant, the input, an activation's spilled or downloaded copy). With
      * GL_EXT_buffer_storage it is one persistently mapped GL buffer in client

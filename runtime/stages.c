@@ -133,7 +133,6 @@ static si_result run_stage(si_model *m, core_valmap *vm, int node_prog, int *fai
     m->st.bytes_downloaded += s->st.bytes_downloaded;
     m->st.bytes_spilled += s->st.bytes_spilled;
     m->st.bytes_reloaded += s->st.bytes_reloaded;
-    m->st.bytes_side_copied += s->st.bytes_side_copied;
     m->st.file_bytes_read += s->st.file_bytes_read;
     m->st.bytes_spilled_to_file += s->st.bytes_spilled_to_file;
     m->st.file_ms += s->st.file_ms;

@@ -1,8 +1,7 @@
 /* Chrome trace-event JSON (Perfetto, chrome://tracing): one track for compute,
  * one for uploads and reads, one for spills and downloads (as the host issued
  * them), a counter of GPU bytes in use and, where the GPU has timer queries,
- * its kernels and its copies on two tracks of GPU time (and a third for the copies of
- * the second context, --copy-kernels side, which run beside the kernels). Each event is made and printed by cJSON, one a line, so a long
+ * its kernels and its copies on two tracks of GPU time. Each event is made and printed by cJSON, one a line, so a long
  * trace never needs a tree of all its events in memory. */
 #include <math.h>
 #include <stdio.h>
@@ -81,16 +80,13 @@ int trace_write(const si_trace *t, const char *path)
     if (!f)
         return -1;
     static const char *tracks[] = {"compute", "uploads and reads", "spills and downloads",
-                                   "GPU kernels", "GPU copies", "GPU copies, second context"};
-    int n_tracks = 3; /* the GPU's two tracks where it has events, the second context's where it has */
-    for (int i = 0; i < t->n; i++)
-        if (t->ev[i].track == TRACE_GPU_SIDE)
-            n_tracks = 6;
-        else if (t->ev[i].track >= TRACE_GPU_KERNELS && n_tracks < 5)
-            n_tracks = 5;
+                                   "GPU kernels", "GPU copies"};
+    int gpu = 0;
+    for (int i = 0; i < t->n && !gpu; i++)
+        gpu = t->ev[i].track >= TRACE_GPU_KERNELS;
     fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
     int bad = emit(f, metadata("process_name", 0, "streaminfer"), 1);
-    for (int i = 0; i < n_tracks; i++)
+    for (int i = 0; i < (gpu ? 5 : 3); i++)
         bad |= emit(f, metadata("thread_name", i + 1, tracks[i]), 0);
     for (int i = 0; i < t->n; i++) {
         const si_trace_event *ev = &t->ev[i];

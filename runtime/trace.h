@@ -5,7 +5,7 @@
 
 /* Tracks: 0 the counter only, 1 compute, 2 uploads, 3 spills (as the host
  * issued them), 4 GPU kernels, 5 GPU copies (GPU timestamps: glk_timing). */
-enum { TRACE_GPU_KERNELS = 4, TRACE_GPU_COPIES = 5, TRACE_GPU_SIDE = 6 };
+enum { TRACE_GPU_KERNELS = 4, TRACE_GPU_COPIES = 5 };
 
 typedef struct {
     int track;

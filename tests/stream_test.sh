@@ -4,8 +4,7 @@
 # glCopyBufferSubData), with and without loads planned a step early
 # (SI_PLAN_PREFETCH=1, held back in the run so they are queued beside the step
 # before the one that reads them) or up to 6 steps early (SI_PLAN_PREFETCH=6,
-# as each step's estimated time allows), and at 6 with weights copied by a
-# second context (SI_COPY_KERNELS=2, glk_side_copy): at the lower bound and 1.25x it, outputs
+# as each step's estimated time allows): at the lower bound and 1.25x it, outputs
 # bitwise those of the run with no budget and glCopyBufferSubData; and the
 # budget runs did load bytes, and some spilled (spills of what the host never
 # reads are transfer kernels too). And quantized weights dequantized by their
@@ -15,29 +14,22 @@ set -u
 SI=$1
 M=$2/human-models/models
 . "$(dirname "$0")/lib.sh"
-spilled=0 side=0
+spilled=0
 for m in faceres-deep handlandmark-full selfie; do
     SI_COPY_KERNELS=-1 "$SI" -q --no-plan-cache --output "$T/$m" --stats "$T/$m.json" "$M/$m.json" >/dev/null ||
         { bad "$m: the run with no budget failed"; continue; }
     lb=$(key lower_bound_bytes "$T/$m.json")
     for f in 4 5; do
         b=$((lb * f / 4))
-        for pf in "" 1 6 s6; do
+        for pf in "" 1 6; do
             d="$T/$m-$f-$pf"
-            ck=1
-            case $pf in s*) ck=2 pf=${pf#s} ;; esac
-            if ! env SI_COPY_KERNELS=$ck ${pf:+SI_PLAN_PREFETCH=$pf} "$SI" -q --no-plan-cache --runs 2 \
+            if ! env SI_COPY_KERNELS=1 ${pf:+SI_PLAN_PREFETCH=$pf} "$SI" -q --no-plan-cache --runs 2 \
                 --vram "$b" --output "$d" --stats "$d.json" "$M/$m.json" >/dev/null 2>"$d.err"; then
                 bad "$m at $b bytes${pf:+, prefetch $pf}: $(tail -n 1 "$d.err")"
                 continue
             fi
             up=$(key bytes_uploaded "$d.json") sp=$(key bytes_spilled "$d.json")
             spilled=$((spilled + ${sp:-0}))
-            if [ $ck = 2 ]; then # weights by the second context (glk_side_copy)
-                sc=$(key bytes_side_copied "$d.json")
-                side=$((side + ${sc:-0}))
-                pf="$pf, weights by the second context ($sc bytes)"
-            fi
             if same "$T/$m" "$d" && [ "${up:-0}" -gt 0 ]; then
                 ok "$m at $b bytes${pf:+, prefetch $pf}: $up bytes loaded, $sp spilled a run by transfer kernels, outputs bitwise"
             else
@@ -46,8 +38,6 @@ for m in faceres-deep handlandmark-full selfie; do
         done
     done
 done
-[ "$side" -gt 0 ] && ok "$side bytes of weights copied by the second context in all" ||
-    bad "no weight was copied by the second context (SI_COPY_KERNELS=2)"
 [ "$spilled" -gt 0 ] && ok "spills were made ($spilled bytes in all)" || bad "no run spilled: the spill kernels were not tried"
 # Quantized weights (handlandmark-full's are float16 in the shards) are
 # dequantized by their load: read again from the shards into a staging slot

@@ -974,92 +974,6 @@ static void test_xfer_batch(void **state)
     glk_host_pool_destroy(kt_gpu, pool);
 }
 
-/* glk_side_copy (issue 19): copies by a second context and thread. A copy
- * into bytes a step has just written comes after the step (its batch waits
- * for the commands given before it was sent), a step reading a copied range
- * after glk_side_wait sees the copy, waiting for a batch covers those before
- * it, and more batches than the ring holds go through; random ranges, checked
- * against the host's memcpy. */
-static void test_side_copies(void **state)
-{
-    (void)state;
-    si_error err = {0};
-    enum { POOL = 1 << 18, DEV = 1 << 18, SLOT = DEV / 64 };
-    uint32_t pool, dev, dev2;
-    uint32_t *host;
-    if (glk_host_pool_create(kt_gpu, POOL, &pool, (void **)&host, &err) == SI_ERR_UNSUPPORTED)
-        skip();
-    assert_int_equal(glk_buffer_create(kt_gpu, DEV, &dev, &err), SI_OK);
-    assert_int_equal(glk_buffer_create(kt_gpu, DEV, &dev2, &err), SI_OK);
-    uint32_t *want = malloc(DEV), *got = malloc(DEV), *want2 = malloc(DEV);
-    assert_non_null(want);
-    assert_non_null(got);
-    assert_non_null(want2);
-    for (int i = 0; i < POOL / 4; i++)
-        host[i] = kt_rand();
-    for (int i = 0; i < DEV / 4; i++)
-        want2[i] = kt_rand();
-    memset(want, 0, DEV);
-    assert_int_equal(glk_upload(kt_gpu, dev, 0, want, DEV, &err), SI_OK);
-    assert_int_equal(glk_upload(kt_gpu, dev2, 0, want2, DEV, &err), SI_OK);
-    uint64_t c0, b0, f0, c1, b1, f1, t = 0, copies = 0;
-    glk_side_counts(kt_gpu, &c0, &b0, &f0);
-    int64_t dim[1] = {SLOT / 4}, one[1] = {1};
-    ck_step s = copy_step(1, dim, one, one);
-    si_dtype dt[CK_MAX_IN] = {SI_INT32};
-    /* 150 batches (past the ring of 64), a step writing slot i (from dev2)
-     * before each, a copy into part of the same slot after it */
-    for (int i = 0; i < 150; i++) {
-        int slot = i % 64;
-        glk_range r_in = {dev2, (uint64_t)slot * SLOT, SLOT}, r_out = {dev, (uint64_t)slot * SLOT, SLOT};
-        assert_int_equal(glk_run_step(kt_gpu, &s, &r_in, dt, &r_out, SI_INT32, &err), SI_OK);
-        memcpy(want + slot * (SLOT / 4), want2 + slot * (SLOT / 4), SLOT);
-        int n = kt_randint(1, 3);
-        for (int k = 0; k < n; k++) {
-            uint64_t words = (uint64_t)kt_randint(1, SLOT / 4 / 3), so = (uint64_t)kt_randint(0, POOL / 4 - (int)words);
-            uint64_t dofs = (uint64_t)slot * (SLOT / 4) + (uint64_t)k * (SLOT / 12) +
-                            (uint64_t)kt_randint(0, (int)(SLOT / 12 - words > 0 ? SLOT / 12 - words : 0));
-            uint64_t tk = 0;
-            assert_int_equal(glk_side_copy(kt_gpu, pool, so * 4, dev, dofs * 4, words * 4, &tk, &err), SI_OK);
-            assert_true(tk > t || (tk == t && k));
-            t = tk;
-            memcpy(want + dofs, host + so, words * 4);
-            copies++;
-        }
-        assert_int_equal(glk_side_send(kt_gpu, &err), SI_OK);
-        glk_side_counts(kt_gpu, &c1, &b1, &f1);
-        assert_int_equal(f1 - f0, i + 1); /* each after a step: a fence of g each */
-    }
-    /* one more, left open: waiting for it sends it; then a step reads its slot */
-    uint64_t tk = 0;
-    assert_int_equal(glk_side_copy(kt_gpu, pool, 0, dev, 5 * SLOT, SLOT, &tk, &err), SI_OK);
-    memcpy(want + 5 * (SLOT / 4), host, SLOT);
-    copies++;
-    assert_int_equal(glk_side_wait(kt_gpu, tk, &err), SI_OK);
-    glk_range r_in = {dev, 5 * SLOT, SLOT}, r_out = {dev2, 0, SLOT};
-    assert_int_equal(glk_run_step(kt_gpu, &s, &r_in, dt, &r_out, SI_INT32, &err), SI_OK);
-    memcpy(want2, want + 5 * (SLOT / 4), SLOT);
-    assert_int_equal(glk_download(kt_gpu, dev, 0, got, DEV, &err), SI_OK);
-    assert_memory_equal(got, want, DEV);
-    assert_int_equal(glk_download(kt_gpu, dev2, 0, got, SLOT, &err), SI_OK);
-    assert_memory_equal(got, want2, SLOT);
-    glk_side_counts(kt_gpu, &c1, &b1, &f1);
-    assert_int_equal(c1 - c0, copies);
-    assert_int_equal(b1 - b0, 151);
-    assert_int_equal(f1 - f0, 150); /* the last batch: nothing given to g since the one before */
-    /* nothing open: sending and waiting for a batch long done change nothing */
-    assert_int_equal(glk_side_send(kt_gpu, &err), SI_OK);
-    assert_int_equal(glk_side_wait(kt_gpu, 1, &err), SI_OK);
-    glk_side_counts(kt_gpu, &c1, &b1, &f1);
-    assert_int_equal(b1 - b0, 151);
-    free(want);
-    free(want2);
-    free(got);
-    glk_buffer_destroy(kt_gpu, dev);
-    glk_buffer_destroy(kt_gpu, dev2);
-    glk_host_pool_destroy(kt_gpu, pool);
-}
-
 /* glk_dequant_words (issues 19, 20: a quantized weight crosses the bus as
  * stored and is dequantized as it loads): uint8, uint16 and float16 weights of
  * random counts (odd and even) at random word offsets of the mapped pool,
@@ -1351,7 +1265,7 @@ int main(void)
         cmocka_unit_test(test_lower_depth_space), cmocka_unit_test(test_lower_space_batch),
         cmocka_unit_test(test_copy_words),      cmocka_unit_test(test_barriers_where_needed),
         cmocka_unit_test(test_xfer_batch),      cmocka_unit_test(test_dequant_words),      cmocka_unit_test(test_state_skips),
-        cmocka_unit_test(test_gpu_stamps),         cmocka_unit_test(test_side_copies),
+        cmocka_unit_test(test_gpu_stamps),
     };
     return cmocka_run_group_tests_name("kernels_shape", tests, setup, teardown);
 }
