@@ -18,6 +18,8 @@ SI_IO=uring "$B/tests/test_models" "$C" emotion selfie >> "$OUT/models.txt" 2>&1
     posenet:none posenet:26M posenet:16M posenet:13M \
     efficientpose:none efficientpose:60M efficientpose:30M \
     handlandmark-full:none handlandmark-full:16M handlandmark-full:8M \
-    blazepose-lite:none blazepose-lite:12M blazepose-lite:8M > "$OUT/memory.txt" 2>&1
+    blazepose-lite:none blazepose-lite:12M blazepose-lite:8M \
+    faceres-deep:none faceres-deep:6M selfie:none selfie:4M centernet:none > "$OUT/memory.txt" 2>&1
 tail -n 3 "$OUT"/kernels.txt "$OUT"/models.txt "$OUT"/budgets.txt
 cat "$OUT/memory.txt"
+grep -q "OVER\|over the" "$OUT/memory.txt" && echo "gpu_check: the card's memory went past the budget or the pager's count (memory.txt)"

@@ -31,22 +31,22 @@ void main() {
     // same sums in the same order (a global pool has few workgroups, and each lane
     // waited on its loads, c floats apart, one by one; eight a round still left
     // selfie's 128x128 pool at 63 us on the H100)
+    // (the loads in named vec4s, not an array: AHEAD_LOADS in the prelude)
+#define AL(u) float(LD0(((b * in_h + ylo + (e + 64 * (u)) / w) * in_w + xlo + (e + 64 * (u)) % w) * c + ch))
+#define AS(x) s = dd_add(s, (x));
     for (; AHEAD != 0 && e + 31 * 64 < cnt; e += 32 * 64) {
-        float v[32];
-        for (int u = 0; u < 32; u++) {
-            int f = e + 64 * u, y = ylo + f / w, x = xlo + f % w;
-            v[u] = float(LD0(((b * in_h + y) * in_w + x) * c + ch));
-        }
-        for (int u = 0; u < 32; u++) s = dd_add(s, v[u]);
+        vec4 a0 = vec4(AL(0), AL(1), AL(2), AL(3)), a1 = vec4(AL(4), AL(5), AL(6), AL(7)),
+             a2 = vec4(AL(8), AL(9), AL(10), AL(11)), a3 = vec4(AL(12), AL(13), AL(14), AL(15)),
+             a4 = vec4(AL(16), AL(17), AL(18), AL(19)), a5 = vec4(AL(20), AL(21), AL(22), AL(23)),
+             a6 = vec4(AL(24), AL(25), AL(26), AL(27)), a7 = vec4(AL(28), AL(29), AL(30), AL(31));
+        EACH4(AS, a0) EACH4(AS, a1) EACH4(AS, a2) EACH4(AS, a3) EACH4(AS, a4) EACH4(AS, a5) EACH4(AS, a6) EACH4(AS, a7)
     }
     for (; AHEAD != 0 && e + 7 * 64 < cnt; e += 8 * 64) {
-        float v[8];
-        for (int u = 0; u < 8; u++) {
-            int f = e + 64 * u, y = ylo + f / w, x = xlo + f % w;
-            v[u] = float(LD0(((b * in_h + y) * in_w + x) * c + ch));
-        }
-        for (int u = 0; u < 8; u++) s = dd_add(s, v[u]);
+        vec4 a0 = vec4(AL(0), AL(1), AL(2), AL(3)), a1 = vec4(AL(4), AL(5), AL(6), AL(7));
+        EACH4(AS, a0) EACH4(AS, a1)
     }
+#undef AL
+#undef AS
     for (; e < cnt; e += 64) {
         int y = ylo + e / w, x = xlo + e % w;
         s = dd_add(s, float(LD0(((b * in_h + y) * in_w + x) * c + ch)));

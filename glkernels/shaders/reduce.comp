@@ -63,30 +63,26 @@ void main_lanes(uint gi) {
     // (AHEAD, on GPUs) 32, then eight loads a round issued before their sums: the
     // same sums in the same order (a global mean has few workgroups, and each lane
     // waited on its loads, inner floats apart, one by one)
-    for (; AHEAD != 0 && j + 31 * 64 < n; j += 32 * 64) {
-        float v[32];
-        for (int u = 0; u < 32; u++) v[u] = float(in0[base + (j + 64 * u) * inner]);
-        for (int u = 0; u < 32; u++) {
+    // (the loads in named vec4s, not an array: AHEAD_LOADS in the prelude)
+#define AL(u) float(in0[base + (j + 64 * (u)) * inner])
 #if OPC == R_MEAN
-            precise float q = v[u] / fn;
-            acc = dd_add(acc, q);
+#define AS(x) { precise float q = (x) / fn; acc = dd_add(acc, q); }
 #else
-            acc = dd_add(acc, v[u]);
+#define AS(x) acc = dd_add(acc, (x));
 #endif
-        }
+    for (; AHEAD != 0 && j + 31 * 64 < n; j += 32 * 64) {
+        vec4 a0 = vec4(AL(0), AL(1), AL(2), AL(3)), a1 = vec4(AL(4), AL(5), AL(6), AL(7)),
+             a2 = vec4(AL(8), AL(9), AL(10), AL(11)), a3 = vec4(AL(12), AL(13), AL(14), AL(15)),
+             a4 = vec4(AL(16), AL(17), AL(18), AL(19)), a5 = vec4(AL(20), AL(21), AL(22), AL(23)),
+             a6 = vec4(AL(24), AL(25), AL(26), AL(27)), a7 = vec4(AL(28), AL(29), AL(30), AL(31));
+        EACH4(AS, a0) EACH4(AS, a1) EACH4(AS, a2) EACH4(AS, a3) EACH4(AS, a4) EACH4(AS, a5) EACH4(AS, a6) EACH4(AS, a7)
     }
     for (; AHEAD != 0 && j + 7 * 64 < n; j += 8 * 64) {
-        float v[8];
-        for (int u = 0; u < 8; u++) v[u] = float(in0[base + (j + 64 * u) * inner]);
-        for (int u = 0; u < 8; u++) {
-#if OPC == R_MEAN
-            precise float q = v[u] / fn;
-            acc = dd_add(acc, q);
-#else
-            acc = dd_add(acc, v[u]);
-#endif
-        }
+        vec4 a0 = vec4(AL(0), AL(1), AL(2), AL(3)), a1 = vec4(AL(4), AL(5), AL(6), AL(7));
+        EACH4(AS, a0) EACH4(AS, a1)
     }
+#undef AL
+#undef AS
     for (; j < n; j += 64) {
 #if OPC == R_MEAN
         precise float q = float(in0[base + j * inner]) / fn;
@@ -134,14 +130,14 @@ void main() {
     float fn = float(P[5] != 0 ? P[5] : n);
     vec2 acc = carry_in(0.0);
     int j = 0;
+#define AL(u) float(LD0(base + (j + (u)) * inner))
+#define AS(x) { precise float q = (x) / fn; acc = dd_add(acc, q); }
     for (; AHEAD != 0 && j + 7 < n; j += 8) {
-        float v[8];
-        for (int u = 0; u < 8; u++) v[u] = float(LD0(base + (j + u) * inner));
-        for (int u = 0; u < 8; u++) {
-            precise float q = v[u] / fn;
-            acc = dd_add(acc, q);
-        }
+        vec4 a0 = vec4(AL(0), AL(1), AL(2), AL(3)), a1 = vec4(AL(4), AL(5), AL(6), AL(7));
+        EACH4(AS, a0) EACH4(AS, a1)
     }
+#undef AL
+#undef AS
     for (; j < n; j++) {
         precise float q = float(LD0(base + j * inner)) / fn;
         acc = dd_add(acc, q);
@@ -154,23 +150,28 @@ void main() {
 #if OPC == R_SUM
         if (P[10] != 0) {
             for (; AHEAD != 0 && j + 3 < n; j += 4) {
-                vec2 v[4];
-                for (int u = 0; u < 4; u++) v[u] = pair_at(base + (j + u) * inner);
-                for (int u = 0; u < 4; u++) acc = dd_add2(acc, v[u]);
+                vec2 v0 = pair_at(base + j * inner), v1 = pair_at(base + (j + 1) * inner),
+                     v2 = pair_at(base + (j + 2) * inner), v3 = pair_at(base + (j + 3) * inner);
+                acc = dd_add2(acc, v0);
+                acc = dd_add2(acc, v1);
+                acc = dd_add2(acc, v2);
+                acc = dd_add2(acc, v3);
             }
             for (; j < n; j++) acc = dd_add2(acc, pair_at(base + j * inner));
         }
 #endif
-        for (; AHEAD != 0 && j + 7 < n; j += 8) {
-            float v[8];
-            for (int u = 0; u < 8; u++) v[u] = float(LD0(base + (j + u) * inner));
-            for (int u = 0; u < 8; u++)
+#define AL(u) float(LD0(base + (j + (u)) * inner))
 #if OPC == R_SUM
-                acc = dd_add(acc, v[u]);
+#define AS(x) acc = dd_add(acc, (x));
 #else
-                acc = dd_mul(acc, v[u]);
+#define AS(x) acc = dd_mul(acc, (x));
 #endif
+        for (; AHEAD != 0 && j + 7 < n; j += 8) {
+            vec4 a0 = vec4(AL(0), AL(1), AL(2), AL(3)), a1 = vec4(AL(4), AL(5), AL(6), AL(7));
+            EACH4(AS, a0) EACH4(AS, a1)
         }
+#undef AL
+#undef AS
         for (; j < n; j++) {
             float v = float(LD0(base + j * inner));
 #if OPC == R_SUM

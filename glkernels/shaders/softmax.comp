@@ -11,23 +11,27 @@ void main() {
     int base = int(r) * n;
     float m = float(in0[base]);
     int j = 0;
+    // (the loads in named vec4s, not an array: AHEAD_LOADS in the prelude)
+#define AL(u) float(in0[base + j + (u)])
+#define AS(x) if (isnan(x) || (x) > m) m = (x);
     for (; AHEAD != 0 && j + 7 < n; j += 8) {
-        float v[8];
-        for (int u = 0; u < 8; u++) v[u] = float(in0[base + j + u]);
-        for (int u = 0; u < 8; u++)
-            if (isnan(v[u]) || v[u] > m) m = v[u];
+        vec4 a0 = vec4(AL(0), AL(1), AL(2), AL(3)), a1 = vec4(AL(4), AL(5), AL(6), AL(7));
+        EACH4(AS, a0) EACH4(AS, a1)
     }
+#undef AS
     for (; j < n; j++) {
         float v = float(in0[base + j]);
         if (isnan(v) || v > m) m = v;
     }
     vec2 acc = vec2(0.0);
     j = 0;
+#define AS(x) acc = dd_add(acc, exp((x) - m));
     for (; AHEAD != 0 && j + 7 < n; j += 8) {
-        float v[8];
-        for (int u = 0; u < 8; u++) v[u] = float(in0[base + j + u]);
-        for (int u = 0; u < 8; u++) acc = dd_add(acc, exp(v[u] - m));
+        vec4 a0 = vec4(AL(0), AL(1), AL(2), AL(3)), a1 = vec4(AL(4), AL(5), AL(6), AL(7));
+        EACH4(AS, a0) EACH4(AS, a1)
     }
+#undef AL
+#undef AS
     for (; j < n; j++) acc = dd_add(acc, exp(float(in0[base + j]) - m));
     float s = dd_round(acc);
     if (P[2] != 0) {
