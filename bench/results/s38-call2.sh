@@ -1,7 +1,7 @@
 #!/bin/sh
 # Session 38's second device call: where the card's memory beyond the pager's count
 # goes (faceres-deep at 6M measured 56 MiB over an empty context, counted 5.75, in
-# s38-call.sh). The build is main at 2513fbd with .gpubuild/s38d/diag.patch (SI_XP_AHEAD
+# s38-call.sh). The build is main at 2513fbd with bench/results/ahead-switch.patch (SI_XP_AHEAD
 # and SI_XP_QUAD set glk_set_ahead / glk_set_quad at glk_open); carry [".gl", ".gpubuild/s38d"].
 S=.gpubuild/s38d
 mkdir -p /tmp/s38 && tar xzf $S/models.tgz -C /tmp/s38
