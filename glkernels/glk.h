@@ -77,6 +77,13 @@ void glk_set_ahead(glk_ctx *g, int on);
  * sums in the same order, so the same bits): 1 on, 0 off, -1 the default (on, on
  * every device: llvmpipe gains too). */
 void glk_set_quad(glk_ctx *g, int on);
+/* Whether conv2d's, depthwise conv2d's and matmul's programs are compiled for
+ * their step's epilogue (bias, activation, clips, scale, residual as constants,
+ * a program for each such set; else read from P as the step runs): the same
+ * operations in the same order, so the same bits. 1 on, 0 off, -1 the device's
+ * default (on but for software rasterizers, where each program is megabytes of
+ * JIT code). */
+void glk_set_epi(glk_ctx *g, int on);
 int glk_lost(const glk_ctx *g);
 
 /* Injected failures, so that what a GPU failure leaves behind can be tested on

@@ -11,14 +11,19 @@
 #endif
 
 #define GLK_LOCAL 64
-#define GLK_MAX_PROGRAMS 256
+/* programs a context keeps: with conv2d's, depthwise conv2d's and matmul's compiled
+ * for their epilogues (glk_set_epi) a model takes more, and a context may hold
+ * several models; past three quarters of it those take the programs that read
+ * their epilogue from P (glk_program.c epi_values) */
+#define GLK_MAX_PROGRAMS 1024
+#define GLK_PROGRAM_KEY 160 /* a program's key: variant, bindings' types, epilogue */
 #define GLK_PROGRAM_SLOTS (2 * GLK_MAX_PROGRAMS) /* find_program's table */
 #define GLK_PENDING 64
 /* transfers one dispatch of xfer.comp may carry: P holds 1 + 3 a range of 64 */
 #define GLK_XFER_BATCH 21
 
 typedef struct {
-    char key[96];
+    char key[GLK_PROGRAM_KEY];
     GLuint prog;
     GLint loc_p, loc_nt;
     int pair; /* two elements an invocation (PAIR): half the invocations dispatched */
@@ -94,6 +99,8 @@ struct glk_ctx {
      * channels in fours, float32 bindings 16-byte aligned; the same sums in the same
      * order): on by default (glk_set_quad, glk_program.c quad_variant) */
     int quad;
+    /* conv2d, depthwise conv2d and matmul compiled for their epilogue (glk_set_epi) */
+    int epi;
     int conv_tile[2][5], conv_split[3];
     /* glk_copy_words' batch: transfers from one buffer into another queued
      * and not yet dispatched; xfer_flush dispatches them as one kernel before

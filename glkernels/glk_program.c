@@ -68,6 +68,32 @@ static int quads_ok(const ck_step *s, const si_dtype *in_dt, si_dtype out_dt, un
 }
 
 void glk_set_quad(glk_ctx *g, int on) { g->quad = on != 0; } /* -1: on, on every device */
+void glk_set_epi(glk_ctx *g, int on) { g->epi = on < 0 ? !glk_software(g) : on != 0; }
+
+/* The epilogue fields a conv2d, depthwise conv2d or matmul program is compiled
+ * for (glk_set_epi): their P indices and the shaders' names for them (E_BIAS
+ * ...; each shader reads P[i] where its program is not compiled for them) */
+static const struct { const char *name; int conv, matmul; } epi_fields[] = {
+    {"E_BIAS", 16, 8}, {"E_ACT", 17, 9}, {"E_ALPHAT", 18, 10}, {"E_NCLIP", 20, 12},
+    {"E_OP0", 21, 13}, {"E_OP1", 22, 14}, {"E_HS", 23, 15}, {"E_SCALE", 24, 16}, {"E_RES", 26, -1},
+};
+#define N_EPI ((int)(sizeof epi_fields / sizeof epi_fields[0]))
+
+/* Step s's epilogue values (v[N_EPI], 0 for a field its kind has not); 0 where
+ * its program is not compiled for them: off, another kind, or the program table
+ * three quarters full (then the program that reads them from P, the same bits,
+ * so that contexts holding many models never run out of programs) */
+static int epi_values(const glk_ctx *g, const ck_step *s, int *v)
+{
+    if (!g->epi || (s->kind != CK_CONV2D && s->kind != CK_DWCONV2D && s->kind != CK_MATMUL) ||
+        g->n_programs >= GLK_MAX_PROGRAMS / 4 * 3)
+        return 0;
+    for (int i = 0; i < N_EPI; i++) {
+        int at = s->kind == CK_MATMUL ? epi_fields[i].matmul : epi_fields[i].conv;
+        v[i] = at < 0 ? 0 : s->u.p[at];
+    }
+    return 1;
+}
 
 /* dwconv2d.comp's and deconv2d.comp's variant: 1 (four output channels an invocation,
  * each summed as OPC 0 sums it) where the output channels come in fours, each its input
@@ -828,7 +854,7 @@ si_result glk_get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, s
     if ((unsigned)s->kind >= CK__COUNT || !glk_kernels[s->kind].shader)
         return base_fail(err, SI_ERR_UNSUPPORTED, "no GPU kernel for %s", ck_kind_name(s->kind));
     const glk_kernel *k = &glk_kernels[s->kind];
-    char key[96];
+    char key[GLK_PROGRAM_KEY];
     int opc = glk_variant(s, k->op_slot);
     glk_conv_pick cv = {opc, g->conv_tile[0], 1};
     int n = snprintf(key, sizeof key, "%s:%d:", k->shader, opc);
@@ -856,6 +882,9 @@ si_result glk_get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, s
     key[n++] = pair ? 'p' : '1';
     key[n++] = g->ahead ? 'a' : 's';
     key[n] = 0;
+    int ev[N_EPI], epi = epi_values(g, s, ev);
+    for (int i = 0; epi && i < N_EPI && n < (int)sizeof key - 12; i++)
+        n += snprintf(key + n, sizeof key - (size_t)n, "%c%d", i ? '.' : 'e', ev[i]);
     if ((*out = find_program(g, key)))
         return ready_program(g, *out, err);
     char defs[2048];
@@ -877,6 +906,8 @@ si_result glk_get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, s
     }
     int ho = s->half >> CK_MAX_IN & 1;
     int qo = !ho && vec4_binding(s, opc, CK_MAX_IN);
+    for (int i = 0; epi && i < N_EPI; i++)
+        m += snprintf(defs + m, sizeof defs - (size_t)m, "#define %s %d\n", epi_fields[i].name, ev[i]);
     snprintf(defs + m, sizeof defs - (size_t)m,
              "#define TO %s\n#define VO %s\n#define HO %d\n#define HC %d\n#define PAIR %d\n#define QO %d\n",
              ho ? "uint" : qo ? "vec4" : dtype_glsl(out_dt), ho ? "float" : dtype_glsl(out_dt), ho,

@@ -186,6 +186,13 @@ static inline int kt_same_quad(const ck_step *s, const core_buf *const *ins, si_
     return kt_same_both_ways(glk_set_quad, s, ins, out_dt, os);
 }
 
+/* ... with its program compiled for its epilogue and not (glk_set_epi) */
+static inline int kt_same_epi(const ck_step *s, const core_buf *const *ins, si_dtype out_dt,
+                              const core_shape *os)
+{
+    return kt_same_both_ways(glk_set_epi, s, ins, out_dt, os);
+}
+
 /* Host and GPU on the same inputs; returns max |gpu-host| / max(1,|host|) over
  * the output (ints compared exactly: any difference returns 1e30). -1 on failure.
  * init (may be NULL) gives the output's initial contents. */

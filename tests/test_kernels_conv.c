@@ -237,6 +237,8 @@ static void conv_cases(ck_kind kind, int reps)
               kt_compare(&s, ins, SI_FLOAT32, &os, NULL));
         if (kind == CK_DWCONV2D) /* its taps' loads ahead of its sums or not: the same bits */
             assert_int_equal(kt_same_ahead(&s, ins, SI_FLOAT32, &os), 0);
+        /* compiled for its epilogue or reading it from P: the same bits */
+        assert_int_equal(kt_same_epi(&s, ins, SI_FLOAT32, &os), 0);
         kt_free(&x);
         kt_free(&f);
         epi_free(&e);
@@ -359,6 +361,8 @@ static void test_conv2d_variants(void **state)
             int64_t od[] = {p->n, p->out_h, p->out_w, p->out_c};
             outs[m][rep] = kt_buf(SI_FLOAT32, 4, od);
             assert_int_equal(kt_run_gpu(&steps[rep], ins, &outs[m][rep]), 0);
+            /* each variant compiled for its epilogue or reading it from P: the same bits */
+            assert_int_equal(kt_same_epi(&steps[rep], ins, SI_FLOAT32, &outs[m][rep].shape), 0);
             if (!strncmp(modes[m], "split", 5) || !strcmp(modes[m], "plain")) {
                 char what[64];
                 snprintf(what, sizeof what, "conv2d %s", modes[m]);
@@ -569,6 +573,7 @@ static void test_matmul(void **state)
         core_shape os = {.rank = 3, .d = {p.batch, p.m, p.n}};
         check("matmul", rep, kt_compare(&s, ins, SI_FLOAT32, &os, NULL));
         assert_int_equal(kt_same_ahead(&s, ins, SI_FLOAT32, &os), 0); /* loads ahead or not: the same bits */
+        assert_int_equal(kt_same_epi(&s, ins, SI_FLOAT32, &os), 0);  /* compiled for its epilogue or not */
         kt_free(&a);
         kt_free(&b);
         epi_free(&e);

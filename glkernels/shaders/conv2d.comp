@@ -4,13 +4,26 @@
 // 25 whole_out, 26 has_res}. in0 x NHWC, in1 filter HWIO, in2 bias, in3 alpha, in4 and in5 the clips' (or hard
 // swish's) scalars (clips(), the prelude), in6 the scale (scaled()), in7 a residual added after the bias.
 // One invocation per output element; sums taps (ky, kx, ic) in the host's order.
+// The epilogue's fields: constants where the program is compiled for them
+// (glk_program.c epi_fields), else P's.
+#ifndef E_ACT
+#define E_BIAS P[16]
+#define E_ACT P[17]
+#define E_ALPHAT P[18]
+#define E_NCLIP P[20]
+#define E_OP0 P[21]
+#define E_OP1 P[22]
+#define E_HS P[23]
+#define E_SCALE P[24]
+#define E_RES P[26]
+#endif
 float tanh_safe(float x) { float e = exp(-2.0 * abs(clamp(x, -20.0, 20.0))); return sign(x) * (1.0 - e) / (1.0 + e); }
-// Bias add, a fused residual's add (P[26]: output element gi of in7, one float32
+// Bias add, a fused residual's add (E_RES: output element gi of in7, one float32
 // add as the Add step's), then activation, as ck_apply_act on the host. PReLU
 // alphas come one per output channel, or one for all.
 float epilogue(float v, int oc, int gi, int has_bias, int act, int has_alpha, float alpha) {
     if (has_bias != 0) v += float(LD2(oc));
-    if (P[26] != 0) {
+    if (E_RES != 0) {
         precise float r = v + float(LD7(gi));
         v = r;
     }
@@ -42,8 +55,8 @@ void out_pos(int i, out int oc, out int b, out int y0, out int x0) {
 // output element gi's sum's way out: the scale, the bias, the residual, the activation,
 // the clips, the store's type
 VO finish(float acc, int oc, int gi) {
-    return VO(clips(epilogue(scaled(acc, oc, P[24]), oc, gi, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22],
-                    P[23]));
+    return VO(clips(epilogue(scaled(acc, oc, E_SCALE), oc, gi, E_BIAS, E_ACT, E_ALPHAT, PF(19)), E_NCLIP, E_OP0,
+                    E_OP1, E_HS));
 }
 #if OPC == 1
 // The tiled variant (glk.c conv_variant): a workgroup makes a CT_BM x CT_BN tile of the

@@ -1,5 +1,17 @@
 // CK_DWCONV2D: P = ck_conv_p (see conv2d.comp). in1 filter [k_h, k_w, in_c, ch_mult];
 // output channel oc reads input channel oc / ch_mult and filter column oc.
+// The epilogue's fields: constants where the program is compiled for them
+// (glk_program.c epi_fields), else P's.
+#ifndef E_ACT
+#define E_BIAS P[16]
+#define E_ACT P[17]
+#define E_ALPHAT P[18]
+#define E_NCLIP P[20]
+#define E_OP0 P[21]
+#define E_OP1 P[22]
+#define E_HS P[23]
+#define E_SCALE P[24]
+#endif
 float tanh_safe(float x) { float e = exp(-2.0 * abs(clamp(x, -20.0, 20.0))); return sign(x) * (1.0 - e) / (1.0 + e); }
 // Bias add then activation, as ck_apply_act on the host. PReLU alphas come one
 // per output channel, or one for all.
@@ -20,7 +32,8 @@ float epilogue(float v, int oc, int has_bias, int act, int has_alpha, float alph
 }
 // an output's sum's way out: the scale, the bias, the activation, the clips
 float finish(float acc, int oc) {
-    return clips(epilogue(scaled(acc, oc, P[24]), oc, P[16], P[17], P[18], PF(19)), P[20], P[21], P[22], P[23]);
+    return clips(epilogue(scaled(acc, oc, E_SCALE), oc, E_BIAS, E_ACT, E_ALPHAT, PF(19)), E_NCLIP, E_OP0, E_OP1,
+                 E_HS);
 }
 #if OPC == 1
 // (glk_program.c dw_variant) Four output channels an invocation, each its input

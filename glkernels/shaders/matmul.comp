@@ -2,6 +2,18 @@
 // 7 b_batch_stride, 8 has_bias, 9 act, 10 has_alpha_tensor, 11 alpha, 12 n_clip, 13 clip_op0,
 // 14 clip_op1, 15 hswish, 16 has_scale}. One invocation per
 // output element out[b, i, j] (OPC 1, wide: a workgroup); the epilogue's channel is j.
+// The epilogue's fields: constants where the program is compiled for them
+// (glk_program.c epi_fields), else P's.
+#ifndef E_ACT
+#define E_BIAS P[8]
+#define E_ACT P[9]
+#define E_ALPHAT P[10]
+#define E_NCLIP P[12]
+#define E_OP0 P[13]
+#define E_OP1 P[14]
+#define E_HS P[15]
+#define E_SCALE P[16]
+#endif
 float tanh_safe(float x) { float e = exp(-2.0 * abs(clamp(x, -20.0, 20.0))); return sign(x) * (1.0 - e) / (1.0 + e); }
 // Bias add then activation, as ck_apply_act on the host. PReLU alphas come one
 // per output channel, or one for all.
@@ -95,5 +107,6 @@ void main() {
         bj += (k1 - k0) * b_step;
     }
 #endif
-    ST(gi, VO(clips(epilogue(scaled(acc, j, P[16]), j, P[8], P[9], P[10], PF(11)), P[12], P[13], P[14], P[15])));
+    ST(gi, VO(clips(epilogue(scaled(acc, j, E_SCALE), j, E_BIAS, E_ACT, E_ALPHAT, PF(11)), E_NCLIP, E_OP0, E_OP1,
+                    E_HS)));
 }
