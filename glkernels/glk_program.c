@@ -882,9 +882,19 @@ si_result glk_get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, s
     key[n++] = pair ? 'p' : '1';
     key[n++] = g->ahead ? 'a' : 's';
     key[n] = 0;
-    int ev[N_EPI], epi = epi_values(g, s, ev);
-    for (int i = 0; epi && i < N_EPI && n < (int)sizeof key - 12; i++)
-        n += snprintf(key + n, sizeof key - (size_t)n, "%c%d", i ? '.' : 'e', ev[i]);
+    /* the epilogue the program is compiled for is part of its key, whole: where it
+     * would not fit, the program that reads it from P (never a shorter key that
+     * another epilogue's program could answer to) */
+    int ev[N_EPI], epi = epi_values(g, s, ev), ne = 0;
+    char ekey[16 * N_EPI];
+    for (int i = 0; epi && i < N_EPI; i++)
+        ne += snprintf(ekey + ne, sizeof ekey - (size_t)ne, "%c%d", i ? '.' : 'e', ev[i]);
+    if (epi && n + ne < (int)sizeof key) {
+        memcpy(key + n, ekey, (size_t)ne + 1);
+        n += ne;
+    } else {
+        epi = 0;
+    }
     if ((*out = find_program(g, key)))
         return ready_program(g, *out, err);
     char defs[2048];
