@@ -16,7 +16,7 @@
  * several models; past three quarters of it those take the programs that read
  * their epilogue from P (glk_program.c epi_values) */
 #define GLK_MAX_PROGRAMS 1024
-#define GLK_PROGRAM_KEY 160 /* a program's key: variant, bindings' types, epilogue */
+#define GLK_PROGRAM_KEY 96 /* a program's key: variant, bindings' types, epilogue */
 #define GLK_PROGRAM_SLOTS (2 * GLK_MAX_PROGRAMS) /* find_program's table */
 #define GLK_PENDING 64
 /* transfers one dispatch of xfer.comp may carry: P holds 1 + 3 a range of 64 */

@@ -79,10 +79,14 @@ static const struct { const char *name; int conv, matmul; } epi_fields[] = {
 };
 #define N_EPI ((int)(sizeof epi_fields / sizeof epi_fields[0]))
 
+/* one character a field value in a program's key (epi_values) */
+static const char epi_digits[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
 /* Step s's epilogue values (v[N_EPI], 0 for a field its kind has not); 0 where
- * its program is not compiled for them: off, another kind, or the program table
- * three quarters full (then the program that reads them from P, the same bits,
- * so that contexts holding many models never run out of programs) */
+ * its program is not compiled for them: off, another kind, a value with no
+ * character in epi_digits, or the program table three quarters full (then the
+ * program that reads them from P, the same bits, so that contexts holding many
+ * models never run out of programs). Runs at every dispatch: no formatting. */
 static int epi_values(const glk_ctx *g, const ck_step *s, int *v)
 {
     if (!g->epi || (s->kind != CK_CONV2D && s->kind != CK_DWCONV2D && s->kind != CK_MATMUL) ||
@@ -91,6 +95,8 @@ static int epi_values(const glk_ctx *g, const ck_step *s, int *v)
     for (int i = 0; i < N_EPI; i++) {
         int at = s->kind == CK_MATMUL ? epi_fields[i].matmul : epi_fields[i].conv;
         v[i] = at < 0 ? 0 : s->u.p[at];
+        if (v[i] < 0 || v[i] >= (int)sizeof epi_digits - 1)
+            return 0;
     }
     return 1;
 }
@@ -322,6 +328,16 @@ static const char *prelude =
     " * sizes for every thread the GPU can hold: float v[32] made faceres-deep use 50 MiB\n"
     " * of the card past the pager's count (bench/results/gpu-h200.md, session 38) */\n"
     "#define EACH4(F, a) F(a.x) F(a.y) F(a.z) F(a.w)\n"
+    "/* a round of 8 (or 32) loads L(0) ... L(7) into a0, a1 (... a7), then S of each in order */\n"
+    "#define AHEAD8(L, S) { vec4 a0 = vec4(L(0), L(1), L(2), L(3)), a1 = vec4(L(4), L(5), L(6), L(7)); \\\n"
+    "    EACH4(S, a0) EACH4(S, a1) }\n"
+    "#define AHEAD32(L, S) { \\\n"
+    "    vec4 a0 = vec4(L(0), L(1), L(2), L(3)), a1 = vec4(L(4), L(5), L(6), L(7)), \\\n"
+    "         a2 = vec4(L(8), L(9), L(10), L(11)), a3 = vec4(L(12), L(13), L(14), L(15)), \\\n"
+    "         a4 = vec4(L(16), L(17), L(18), L(19)), a5 = vec4(L(20), L(21), L(22), L(23)), \\\n"
+    "         a6 = vec4(L(24), L(25), L(26), L(27)), a7 = vec4(L(28), L(29), L(30), L(31)); \\\n"
+    "    EACH4(S, a0) EACH4(S, a1) EACH4(S, a2) EACH4(S, a3) EACH4(S, a4) EACH4(S, a5) EACH4(S, a6) \\\n"
+    "    EACH4(S, a7) }\n"
     "/* a conv's or matmul's clips after its epilogue (core/fuse.c): n of them, each a\n"
     " * Minimum or Maximum of the value and the scalar in4[0] (then in5[0]), binary.comp's\n"
     " * formula with the value as a */\n"
@@ -882,18 +898,14 @@ si_result glk_get_program(glk_ctx *g, const ck_step *s, const si_dtype *in_dt, s
     key[n++] = pair ? 'p' : '1';
     key[n++] = g->ahead ? 'a' : 's';
     key[n] = 0;
-    /* the epilogue the program is compiled for is part of its key, whole: where it
-     * would not fit, the program that reads it from P (never a shorter key that
-     * another epilogue's program could answer to) */
-    int ev[N_EPI], epi = epi_values(g, s, ev), ne = 0;
-    char ekey[16 * N_EPI];
-    for (int i = 0; epi && i < N_EPI; i++)
-        ne += snprintf(ekey + ne, sizeof ekey - (size_t)ne, "%c%d", i ? '.' : 'e', ev[i]);
-    if (epi && n + ne < (int)sizeof key) {
-        memcpy(key + n, ekey, (size_t)ne + 1);
-        n += ne;
-    } else {
-        epi = 0;
+    /* the epilogue the program is compiled for ends its key, a character a field;
+     * where the key has no room for them all, the program that reads P */
+    int ev[N_EPI], epi = epi_values(g, s, ev) && n + 1 + N_EPI < (int)sizeof key;
+    if (epi) {
+        key[n++] = 'e';
+        for (int i = 0; i < N_EPI; i++)
+            key[n++] = epi_digits[ev[i]];
+        key[n] = 0;
     }
     if ((*out = find_program(g, key)))
         return ready_program(g, *out, err);

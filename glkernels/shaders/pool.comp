@@ -35,15 +35,10 @@ void main() {
 #define AL(u) float(LD0(((b * in_h + ylo + (e + 64 * (u)) / w) * in_w + xlo + (e + 64 * (u)) % w) * c + ch))
 #define AS(x) s = dd_add(s, (x));
     for (; AHEAD != 0 && e + 31 * 64 < cnt; e += 32 * 64) {
-        vec4 a0 = vec4(AL(0), AL(1), AL(2), AL(3)), a1 = vec4(AL(4), AL(5), AL(6), AL(7)),
-             a2 = vec4(AL(8), AL(9), AL(10), AL(11)), a3 = vec4(AL(12), AL(13), AL(14), AL(15)),
-             a4 = vec4(AL(16), AL(17), AL(18), AL(19)), a5 = vec4(AL(20), AL(21), AL(22), AL(23)),
-             a6 = vec4(AL(24), AL(25), AL(26), AL(27)), a7 = vec4(AL(28), AL(29), AL(30), AL(31));
-        EACH4(AS, a0) EACH4(AS, a1) EACH4(AS, a2) EACH4(AS, a3) EACH4(AS, a4) EACH4(AS, a5) EACH4(AS, a6) EACH4(AS, a7)
+        AHEAD32(AL, AS)
     }
     for (; AHEAD != 0 && e + 7 * 64 < cnt; e += 8 * 64) {
-        vec4 a0 = vec4(AL(0), AL(1), AL(2), AL(3)), a1 = vec4(AL(4), AL(5), AL(6), AL(7));
-        EACH4(AS, a0) EACH4(AS, a1)
+        AHEAD8(AL, AS)
     }
 #undef AL
 #undef AS

@@ -71,15 +71,10 @@ void main_lanes(uint gi) {
 #define AS(x) acc = dd_add(acc, (x));
 #endif
     for (; AHEAD != 0 && j + 31 * 64 < n; j += 32 * 64) {
-        vec4 a0 = vec4(AL(0), AL(1), AL(2), AL(3)), a1 = vec4(AL(4), AL(5), AL(6), AL(7)),
-             a2 = vec4(AL(8), AL(9), AL(10), AL(11)), a3 = vec4(AL(12), AL(13), AL(14), AL(15)),
-             a4 = vec4(AL(16), AL(17), AL(18), AL(19)), a5 = vec4(AL(20), AL(21), AL(22), AL(23)),
-             a6 = vec4(AL(24), AL(25), AL(26), AL(27)), a7 = vec4(AL(28), AL(29), AL(30), AL(31));
-        EACH4(AS, a0) EACH4(AS, a1) EACH4(AS, a2) EACH4(AS, a3) EACH4(AS, a4) EACH4(AS, a5) EACH4(AS, a6) EACH4(AS, a7)
+        AHEAD32(AL, AS)
     }
     for (; AHEAD != 0 && j + 7 * 64 < n; j += 8 * 64) {
-        vec4 a0 = vec4(AL(0), AL(1), AL(2), AL(3)), a1 = vec4(AL(4), AL(5), AL(6), AL(7));
-        EACH4(AS, a0) EACH4(AS, a1)
+        AHEAD8(AL, AS)
     }
 #undef AL
 #undef AS
@@ -133,8 +128,7 @@ void main() {
 #define AL(u) float(LD0(base + (j + (u)) * inner))
 #define AS(x) { precise float q = (x) / fn; acc = dd_add(acc, q); }
     for (; AHEAD != 0 && j + 7 < n; j += 8) {
-        vec4 a0 = vec4(AL(0), AL(1), AL(2), AL(3)), a1 = vec4(AL(4), AL(5), AL(6), AL(7));
-        EACH4(AS, a0) EACH4(AS, a1)
+        AHEAD8(AL, AS)
     }
 #undef AL
 #undef AS
@@ -167,8 +161,7 @@ void main() {
 #define AS(x) acc = dd_mul(acc, (x));
 #endif
         for (; AHEAD != 0 && j + 7 < n; j += 8) {
-            vec4 a0 = vec4(AL(0), AL(1), AL(2), AL(3)), a1 = vec4(AL(4), AL(5), AL(6), AL(7));
-            EACH4(AS, a0) EACH4(AS, a1)
+            AHEAD8(AL, AS)
         }
 #undef AL
 #undef AS

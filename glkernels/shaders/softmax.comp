@@ -15,8 +15,7 @@ void main() {
 #define AL(u) float(in0[base + j + (u)])
 #define AS(x) if (isnan(x) || (x) > m) m = (x);
     for (; AHEAD != 0 && j + 7 < n; j += 8) {
-        vec4 a0 = vec4(AL(0), AL(1), AL(2), AL(3)), a1 = vec4(AL(4), AL(5), AL(6), AL(7));
-        EACH4(AS, a0) EACH4(AS, a1)
+        AHEAD8(AL, AS)
     }
 #undef AS
     for (; j < n; j++) {
@@ -27,8 +26,7 @@ void main() {
     j = 0;
 #define AS(x) acc = dd_add(acc, exp((x) - m));
     for (; AHEAD != 0 && j + 7 < n; j += 8) {
-        vec4 a0 = vec4(AL(0), AL(1), AL(2), AL(3)), a1 = vec4(AL(4), AL(5), AL(6), AL(7));
-        EACH4(AS, a0) EACH4(AS, a1)
+        AHEAD8(AL, AS)
     }
 #undef AL
 #undef AS
