@@ -274,6 +274,7 @@ si_result glk_open(glk_ctx **out, si_error *err)
     glk_set_ahead(g, -1);
     glk_set_quad(g, -1);
     glk_set_epi(g, -1);
+    glk_set_epi_room(g, -1);
     /* the driver may build programs on as many threads as it likes (gpu_prepare
      * hands them over together) */
     if (epoxy_has_gl_extension("GL_KHR_parallel_shader_compile"))

@@ -84,6 +84,11 @@ void glk_set_quad(glk_ctx *g, int on);
  * default (on but for software rasterizers, where each program is megabytes of
  * JIT code). */
 void glk_set_epi(glk_ctx *g, int on);
+/* The programs a context may hold before the steps glk_set_epi compiles for their
+ * epilogue take the programs that read it from P instead (the same bits), so that a
+ * context holding many models never runs out: n, or (n < 0) three quarters of all it
+ * keeps, the default. */
+void glk_set_epi_room(glk_ctx *g, int n);
 int glk_lost(const glk_ctx *g);
 
 /* Injected failures, so that what a GPU failure leaves behind can be tested on

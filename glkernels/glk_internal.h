@@ -99,8 +99,9 @@ struct glk_ctx {
      * channels in fours, float32 bindings 16-byte aligned; the same sums in the same
      * order): on by default (glk_set_quad, glk_program.c quad_variant) */
     int quad;
-    /* conv2d, depthwise conv2d and matmul compiled for their epilogue (glk_set_epi) */
-    int epi;
+    /* conv2d, depthwise conv2d and matmul compiled for their epilogue (glk_set_epi)
+     * while the context holds fewer than epi_room programs (glk_set_epi_room) */
+    int epi, epi_room;
     int conv_tile[2][5], conv_split[3];
     /* glk_copy_words' batch: transfers from one buffer into another queued
      * and not yet dispatched; xfer_flush dispatches them as one kernel before

@@ -69,6 +69,7 @@ static int quads_ok(const ck_step *s, const si_dtype *in_dt, si_dtype out_dt, un
 
 void glk_set_quad(glk_ctx *g, int on) { g->quad = on != 0; } /* -1: on, on every device */
 void glk_set_epi(glk_ctx *g, int on) { g->epi = on < 0 ? !glk_software(g) : on != 0; }
+void glk_set_epi_room(glk_ctx *g, int n) { g->epi_room = n < 0 || n > GLK_MAX_PROGRAMS ? GLK_MAX_PROGRAMS / 4 * 3 : n; }
 
 /* The epilogue fields a conv2d, depthwise conv2d or matmul program is compiled
  * for (glk_set_epi): their P indices and the shaders' names for them (E_BIAS
@@ -84,13 +85,14 @@ static const char epi_digits[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ
 
 /* Step s's epilogue values (v[N_EPI], 0 for a field its kind has not); 0 where
  * its program is not compiled for them: off, another kind, a value with no
- * character in epi_digits, or the program table three quarters full (then the
- * program that reads them from P, the same bits, so that contexts holding many
+ * character in epi_digits, or the context holding epi_room programs (three
+ * quarters of its table by default, glk_set_epi_room; then the program that
+ * reads them from P, the same bits, so that contexts holding many
  * models never run out of programs). Runs at every dispatch: no formatting. */
 static int epi_values(const glk_ctx *g, const ck_step *s, int *v)
 {
     if (!g->epi || (s->kind != CK_CONV2D && s->kind != CK_DWCONV2D && s->kind != CK_MATMUL) ||
-        g->n_programs >= GLK_MAX_PROGRAMS / 4 * 3)
+        g->n_programs >= g->epi_room)
         return 0;
     for (int i = 0; i < N_EPI; i++) {
         int at = s->kind == CK_MATMUL ? epi_fields[i].matmul : epi_fields[i].conv;

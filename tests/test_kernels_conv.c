@@ -245,6 +245,50 @@ static void conv_cases(ck_kind kind, int reps)
     }
 }
 
+/* A context holding as many programs as glk_set_epi_room allows: new epilogues take
+ * the program that reads P (one program, not one each), with the same bits as those
+ * compiled for them; with room, each epilogue its own program (so that this test
+ * fails where the room is not kept). Runs first, before any conv2d program
+ * compiled for an epilogue. */
+static void test_epi_room(void **state)
+{
+    (void)state;
+    enum { N = 4 };
+    ck_conv_p p = {0};
+    random_geometry(&p, 1, 9, 3, 2);
+    p.in_c = kt_randint(1, 6);
+    p.out_c = kt_randint(2, 6);
+    p.ch_mult = 1;
+    int64_t xd[] = {p.n, p.in_h, p.in_w, p.in_c}, fd[] = {p.k_h, p.k_w, p.in_c, p.out_c};
+    core_buf x = kt_random(SI_FLOAT32, 4, xd, -1.f, 1.f), f = kt_random(SI_FLOAT32, 4, fd, -1.f, 1.f);
+    core_shape os = {.rank = 4, .d = {p.n, p.out_h, p.out_w, p.out_c}};
+    for (int full = 1; full >= 0; full--) {
+        uint64_t loaded, compiled;
+        glk_program_counts(kt_gpu, &loaded, &compiled);
+        uint64_t before = loaded + compiled;
+        glk_set_epi_room(kt_gpu, full ? (int)before : -1);
+        for (int k = 0; k < N; k++) {
+            epi_case e;
+            epi_make(&e, k, p.out_c); /* N different activations */
+            ck_step s = {.kind = CK_CONV2D};
+            s.u.conv = p;
+            epi_params(&e, &s.u.conv);
+            const core_buf *ins[8] = {&x, &f, NULL, NULL, NULL, NULL, NULL, NULL};
+            epi_wire(&e, &s, ins);
+            assert_int_equal(kt_same_epi(&s, ins, SI_FLOAT32, &os), 0);
+            epi_free(&e);
+        }
+        glk_program_counts(kt_gpu, &loaded, &compiled);
+        if (full)
+            assert_true(loaded + compiled <= before + 1);
+        else
+            assert_true(loaded + compiled >= before + N);
+    }
+    glk_set_epi_room(kt_gpu, -1);
+    kt_free(&x);
+    kt_free(&f);
+}
+
 static void test_conv2d(void **state)
 {
     (void)state;
@@ -716,6 +760,8 @@ static int teardown(void **state) { (void)state; kt_gpu_close(); return 0; }
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        /* first: no conv2d program compiled for an epilogue yet */
+        cmocka_unit_test(test_epi_room),
         cmocka_unit_test(test_conv2d_known),  cmocka_unit_test(test_conv2d),
         cmocka_unit_test(test_conv2d_variants),
         cmocka_unit_test(test_dwconv2d),      cmocka_unit_test(test_dwconv2d_vec),      cmocka_unit_test(test_deconv2d),
