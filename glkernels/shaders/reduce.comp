@@ -57,8 +57,7 @@ void main_lanes(uint gi) {
 #if OPC == R_SUM
     if (P[10] != 0) { /* the part sums of a split reduction, few a lane */
         for (; j < n; j += 64) acc = dd_add2(acc, pair_at(base + j * inner));
-        j = n;
-    }
+    } /* (j >= n now: the loops below add nothing more) */
 #endif
     // (AHEAD, on GPUs) 32, then eight loads a round issued before their sums: the
     // same sums in the same order (a global mean has few workgroups, and each lane
