@@ -20,7 +20,7 @@ export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $OUT/card.txt; cat $OUT/card.txt
 M=/tmp/s40/models R=/tmp/s40/refs
 MODELS="selfie faceres-deep centernet posenet handlandmark-full"
-timeout 220 python3 bench/stream_h200.py --models-dir $M --refs $R --out $OUT/st --runs 200 --rounds 2 --factors '' \
+timeout 170 python3 bench/stream_h200.py --models-dir $M --refs $R --out $OUT/st --runs 200 --rounds 2 --factors '' \
     --models $(echo $MODELS | tr ' ' ,) main=$S/main/streaminfer geo=$S/geo/streaminfer shp=$S/shp/streaminfer \
     px2=$S/shp/streaminfer@SI_CONV=px:2,0 px4=$S/shp/streaminfer@SI_CONV=px:4,0 > $OUT/st.log 2>&1
 cat $OUT/st/stream.md
@@ -35,11 +35,11 @@ done | tee $OUT/same-bits.txt
 mkdir -p /tmp/s40/t && for f in $S/tests/*.xz; do xz -dc $f > /tmp/s40/t/$(basename $f .xz); done; chmod +x /tmp/s40/t/*
 for t in /tmp/s40/t/*; do
     s=$(date +%s.%N)
-    timeout 60 $t > $OUT/$(basename $t).log 2>&1; rc=$?
+    timeout 40 $t > $OUT/$(basename $t).log 2>&1; rc=$?
     e=$(date +%s.%N)
     echo "$(basename $t): rc=$rc $(awk -v a=$s -v b=$e "BEGIN{printf \"%.1f\", b-a}") s; $(grep -c '^\[       OK' $OUT/$(basename $t).log) OK, $(grep -c '^\[  FAILED  \] test' $OUT/$(basename $t).log) failed"
 done | tee $OUT/kernels.txt
 export __GL_SHADER_DISK_CACHE=0
 for b in main noepi shp; do
-    echo "== $b"; BIG=$M timeout 20 sh bench/coldstart.sh $S/$b/streaminfer $(for m in $MODELS; do printf '%s.json ' $m; done) -- none
+    echo "== $b"; BIG=$M timeout 15 sh bench/coldstart.sh $S/$b/streaminfer $(for m in $MODELS; do printf '%s.json ' $m; done) -- none
 done | tee $OUT/cold.md
