@@ -210,7 +210,7 @@ static cJSON *stats_json(si_model *m, const cli_args *a, const cli_timing *t, ch
         {"plan_from_cache", st.plan_from_cache}, {"programs_from_cache", st.programs_from_cache},
         {"programs_compiled", st.programs_compiled}, {"derived_bytes", st.derived_bytes},
         {"f16_tensors", st.f16_tensors}, {"f32_tensors", st.f32_tensors},
-        {"f16_overflows", st.f16_overflows}};
+        {"f16_overflows", st.f16_overflows}, {"bytes_out_in_place", st.bytes_out_in_place}};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
         char num[24]; /* exact past 2^53, where a double is not */
         snprintf(num, sizeof num, "%llu", (unsigned long long)counts[i].v);

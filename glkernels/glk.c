@@ -883,9 +883,14 @@ si_result glk_finish(glk_ctx *g, si_error *err)
     if (g->lost)
         return lost_fail(err, "finish");
     xfer_flush(g);
+    if (g->client_writes) /* shader writes the CPU reads through its mapping */
+        glMemoryBarrier(GL_CLIENT_MAPPED_BUFFER_BARRIER_BIT_EXT);
+    g->client_writes = 0;
     glFinish();
     return gl_check(g, err, "finish");
 }
+
+void glk_client_writes(glk_ctx *g) { g->client_writes = 1; }
 
 uint64_t glk_half_overflows(glk_ctx *g)
 {

@@ -219,6 +219,10 @@ si_result glk_fence(glk_ctx *g, void **fence, si_error *err);
 si_result glk_fence_wait(glk_ctx *g, void **fence, si_error *err);
 /* Waits for all submitted work (timing, tests). */
 si_result glk_finish(glk_ctx *g, si_error *err);
+/* A kernel queued since the last glk_finish wrote a persistently mapped host
+ * buffer (an output written in place into the host pool) that the CPU reads
+ * next: glk_finish puts GL_CLIENT_MAPPED_BUFFER_BARRIER_BIT before its wait. */
+void glk_client_writes(glk_ctx *g);
 
 /* GPU timestamps (GL_EXT_disjoint_timer_query; --trace). With timing on, every
  * command sent (a step's dispatch, a transfer kernel, a buffer copy, an upload,

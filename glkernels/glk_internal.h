@@ -56,6 +56,7 @@ struct glk_ctx {
     glk_faults faults;       /* injected failures (glk_set_faults) */
     int n_allocs, n_cmds;    /* counted since glk_set_faults */
     int lost;                /* the context was lost: every later call fails */
+    int client_writes;       /* glk_client_writes since the last glk_finish */
     glk_binaries bins;       /* glk_set_binaries */
     glk_source_fn on_source; /* glk_set_source_hook */
     void *source_user;

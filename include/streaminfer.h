@@ -156,7 +156,11 @@ typedef struct {
      * kernels, which a following step runs beside, on a GPU, and as
      * glCopyBufferSubData (which never overlaps a kernel) on a CPU device
      * (llvmpipe, softpipe, SwiftShader); 1: transfer kernels everywhere; -1:
-     * glCopyBufferSubData everywhere. The same bytes arrive either way.
+     * glCopyBufferSubData everywhere. The same bytes arrive either way. With 1,
+     * also a model output that one step writes whole and no step reads after
+     * is written by that step's kernel straight into its place in the mapped
+     * host pool, not copied there after the step (si_stats.bytes_out_in_place;
+     * not the default on a GPU until measured there).
      * SI_COPY_KERNELS (1 or -1) overrides it. For measuring and tests. */
     int copy_kernels;
     /* Where the host interpreter's ordinary nodes over big tensors that only
@@ -314,6 +318,11 @@ typedef struct {
      * without the waits that bound the queue. Where it is near run_ms a run is
      * bound by the CPU issuing its dispatches, not by the GPU running them. */
     double issue_ms;
+    /* per run: output bytes the kernel that made them wrote straight into
+     * the mapped host pool, instead of its GPU memory and a copy after the
+     * step (si_options.copy_kernels 1; an output that one step writes whole
+     * and none reads after it). They count in bytes_downloaded too. */
+    uint64_t bytes_out_in_place;
 } si_stats;
 
 typedef struct si_model si_model;

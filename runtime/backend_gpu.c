@@ -162,6 +162,8 @@ static si_result gpu_transfer(si_model *m, int b, int to_arena, si_error *err)
     uint64_t bytes = m->pb.buffers[b].bytes, home = m->home_off[b], off = m->arena_base + m->off[b];
     if (home == UINT64_MAX)
         return base_fail(err, SI_ERR_ARG, "internal: buffer %d has no host copy", b);
+    if (!to_arena && m->in_place_buf && m->in_place_buf[b])
+        return SI_OK; /* its kernel wrote its home */
     if (to_arena && quantized(m, b))
         return gpu_dequant_load(m, b, home, err);
     /* an input the CPU has just written goes by the copy engine: a kernel
@@ -218,6 +220,71 @@ static si_result gpu_fence_wait(si_model *m, void **fence, si_error *err)
 static int on_host(const si_model *m, const ck_step *st)
 {
     return ck_runs_on_host(st->kind) || ck_loop_iterations(st) > glk_max_loop_iterations(m->gpu);
+}
+
+/* Outputs written in place: where one GPU step writes a model output whole
+ * and no step reads it after, and the output has its home in the mapped pool
+ * (at the device's binding alignment), the step's kernel writes that home
+ * instead of the output's slot in the arena, and the copy home after it
+ * (the plan's spill or download of the buffer) is left out: the bytes cross
+ * to the host as the kernel makes them, beside its work, not in a copy after
+ * it (efficientpose's 8.7 MB of outputs took 0.18 ms of GPU copies a run on
+ * the H100, after the last step). The same kernel, the same values: the same
+ * bits. Only where si_options.copy_kernels asks for transfer kernels (1, not
+ * the default's choice: not measured on a GPU yet, bench/results/s41-call6.sh
+ * is the call that would), for an output a host budget keeps in the pool
+ * (not in the spill file), and with no step checks (they read the output
+ * back from the arena). Worked out once a plan (rt_forget_in_place). */
+static si_result in_place_ready(si_model *m, si_error *err)
+{
+    if (m->in_place)
+        return SI_OK;
+    const core_program *p = m->prog;
+    int ns = p->n_steps, nb = m->pb.n_buffers;
+    m->in_place = malloc(((size_t)ns + 1) * sizeof *m->in_place);
+    m->in_place_buf = calloc((size_t)nb + 1, 1);
+    int *writer = malloc(((size_t)nb + 1) * sizeof *writer); /* the one step writing b, -2: several */
+    uint8_t *read_after = calloc((size_t)nb + 1, 1);
+    if (!m->in_place || !m->in_place_buf || !writer || !read_after) {
+        free(writer);
+        free(read_after);
+        rt_forget_in_place(m);
+        return base_fail(err, SI_ERR_NOMEM, "out of memory");
+    }
+    for (int s = 0; s < ns; s++)
+        m->in_place[s] = -1;
+    int on = m->home_buf && m->opt.check_steps <= 0 && m->opt.copy_kernels > 0;
+    for (int b = 0; b < nb; b++)
+        writer[b] = -1;
+    for (int s = 0; on && s < ns; s++) {
+        const ck_step *st = &p->steps[s];
+        for (int i = 0; i < st->n_in; i++) /* read by a step after its writer (or before it) */
+            if (st->in[i] >= 0 && m->buf_of[core_storage(p, st->in[i])] >= 0)
+                read_after[m->buf_of[core_storage(p, st->in[i])]] = 1;
+        int b = m->buf_of[core_storage(p, st->out)];
+        if (b >= 0)
+            writer[b] = writer[b] == -1 && !st->accumulate ? s : -2;
+    }
+    uint64_t align = gpu_offset_align(m);
+    for (int o = 0; on && o < p->n_outputs; o++) {
+        int t = p->outputs[o];
+        if (t < 0)
+            continue;
+        int r = core_storage(p, t), b = m->buf_of[r], s = b >= 0 ? writer[b] : -1;
+        const core_tensor *rt = &p->tensors[r];
+        int banded = 0;
+        for (int i = 0; i < p->n_out_bands; i++)
+            banded |= p->out_bands[i].root == r || p->out_bands[i].tensor == r;
+        if (s < 0 || banded || read_after[b] || rt->kind != PT_ACT || rt->half || rt->dtype == SI_BOOL ||
+            p->tensors[t].dtype == SI_BOOL || on_host(m, &p->steps[s]) || (p->steps[s].half >> CK_MAX_IN & 1) ||
+            (m->tier && m->tier[b] != PG_TIER_POOL) || m->home_off[b] == UINT64_MAX || (align && m->home_off[b] % align))
+            continue;
+        m->in_place[s] = b;
+        m->in_place_buf[b] = 1;
+    }
+    free(writer);
+    free(read_after);
+    return SI_OK;
 }
 
 /* A half tensor's n elements, read back two a word, widened in place to
@@ -354,7 +421,10 @@ static void step_ranges(const si_model *m, int s, glk_range *r, si_dtype *dts, g
         r[i] = buf_range(m, m->buf_of[core_storage(p, st->in[i])]);
         dts[i] = p->tensors[st->in[i]].dtype;
     }
-    *ro = buf_range(m, m->buf_of[core_storage(p, st->out)]);
+    int ob = m->buf_of[core_storage(p, st->out)];
+    *ro = buf_range(m, ob);
+    if (m->in_place && m->in_place[s] == ob) /* written in place into its home */
+        *ro = (glk_range){m->home_buf, m->home_off[ob], m->pb.buffers[ob].bytes};
     if (p->tensors[core_storage(p, st->out)].half) /* the kernel counts its outputs by it */
         ro->bytes = (uint64_t)core_shape_count(&p->tensors[st->out].shape) * 2;
 }
@@ -363,6 +433,9 @@ static void gpu_sync_step(si_model *m, int s)
 {
     if (on_host(m, &m->prog->steps[s]))
         return; /* its read backs wait for everything before them */
+    si_error ignored;
+    if (in_place_ready(m, &ignored) != SI_OK)
+        return; /* out of memory: the step's run says so */
     glk_range r[CK_MAX_IN], ro;
     si_dtype dts[CK_MAX_IN];
     step_ranges(m, s, r, dts, &ro);
@@ -375,9 +448,16 @@ static si_result gpu_run_step(si_model *m, int s, si_error *err)
     const ck_step *st = &p->steps[s];
     if (on_host(m, st))
         return run_host_step_on_gpu_data(m, st, err);
+    si_result rc = in_place_ready(m, err);
+    if (rc != SI_OK)
+        return rc;
     glk_range r[CK_MAX_IN], ro;
     si_dtype dts[CK_MAX_IN];
     step_ranges(m, s, r, dts, &ro);
+    if (m->in_place[s] >= 0) {
+        glk_client_writes(m->gpu);
+        m->st.bytes_out_in_place += m->pb.buffers[m->in_place[s]].bytes;
+    }
     return glk_run_step(m->gpu, st, r, dts, &ro, p->tensors[st->out].dtype, err);
 }
 

@@ -128,6 +128,7 @@ static uint64_t largest_step(const core_program *p, int *node)
 static si_result plan_within(si_model *m, uint64_t budget, uint32_t align, uint64_t *pool,
                              si_error *err)
 {
+    rt_forget_in_place(m);
     free(m->home_off);
     if (!(m->home_off = malloc(((size_t)m->pb.n_buffers + 1) * sizeof *m->home_off)))
         return base_fail(err, SI_ERR_NOMEM, "out of memory");

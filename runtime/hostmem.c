@@ -55,6 +55,7 @@ static uint64_t given_bytes(const si_model *root)
 si_result rt_host_tiers(si_model *m, uint64_t *homes, si_error *err)
 {
     int nb = m->pb.n_buffers;
+    rt_forget_in_place(m);
     free(m->home_off);
     free(m->file_off);
     free(m->tier);

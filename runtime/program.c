@@ -5,8 +5,17 @@
 #include <string.h>
 #include "session_internal.h"
 
+void rt_forget_in_place(si_model *m)
+{
+    free(m->in_place);
+    free(m->in_place_buf);
+    m->in_place = NULL;
+    m->in_place_buf = NULL;
+}
+
 void rt_drop_program(si_model *m)
 {
+    rt_forget_in_place(m);
     /* later stages were built for this program's binding */
     for (int i = 0; i < m->n_stages; i++)
         rt_stage_free(m->stages[i]);

@@ -81,6 +81,12 @@ struct si_model {
     uint64_t share_missed;   /* plan_within: the share of the last plan whose arena fit
                               * and the arena plus its share did not (0: none) */
     uint64_t *home_off;      /* per buffer; UINT64_MAX: none */
+    /* Outputs written in place (backend_gpu.c): per step, the buffer whose home in
+     * the mapped pool its kernel writes instead of its arena slot, -1 none; per
+     * buffer, set where so (its copy home after the run is then left out).
+     * NULL: not worked out for this plan yet (rt_forget_in_place). */
+    int *in_place;
+    uint8_t *in_place_buf;
     int weights_read;        /* weights are in their homes */
     /* Under a host-memory budget (runtime/hostmem.c, pg_host_tiers): each
      * buffer's tier; what has no home comes through staging slots at the end
@@ -235,6 +241,8 @@ void rt_free_run(si_model *m);
 
 /* program.c */
 void rt_drop_program(si_model *m);
+/* The outputs written in place, to be worked out again (a new plan or new homes). */
+void rt_forget_in_place(si_model *m);
 si_result rt_make_problem(si_model *m, si_error *err);
 si_result rt_make_homes(si_model *m, uint64_t total, si_error *err);
 int rt_same_binding(const si_model *m, const core_shape *shapes, void *const *vals);

@@ -7,8 +7,12 @@
 # as each step's estimated time allows): at the lower bound and 1.25x it, outputs
 # bitwise those of the run with no budget and glCopyBufferSubData; and the
 # budget runs did load bytes, and some spilled (spills of what the host never
-# reads are transfer kernels too). And quantized weights dequantized by their
-# load from a host budget's staging slot (below).
+# reads are transfer kernels too). With SI_COPY_KERNELS=1, an output that one
+# step writes whole and none reads after is written by that step's kernel
+# straight into its home in the mapped pool (--stats bytes_out_in_place), with
+# no budget too: bitwise the copied outputs', and more than nothing written so. And
+# quantized weights dequantized by their load from a host budget's staging
+# slot (below).
 #   tests/stream_test.sh STREAMINFER CACHE_DIR
 set -u
 SI=$1
@@ -19,6 +23,18 @@ for m in faceres-deep handlandmark-full selfie; do
     SI_COPY_KERNELS=-1 "$SI" -q --no-plan-cache --output "$T/$m" --stats "$T/$m.json" "$M/$m.json" >/dev/null ||
         { bad "$m: the run with no budget failed"; continue; }
     lb=$(key lower_bound_bytes "$T/$m.json")
+    ip=$(key bytes_out_in_place "$T/$m.json")
+    if SI_COPY_KERNELS=1 "$SI" -q --no-plan-cache --runs 2 --output "$T/$m-ip" --stats "$T/$m-ip.json" \
+        "$M/$m.json" >/dev/null 2>"$T/$m-ip.err"; then
+        ipk=$(key bytes_out_in_place "$T/$m-ip.json")
+        if same "$T/$m" "$T/$m-ip" && [ "${ipk:-0}" -gt 0 ] && [ "${ip:-1}" -eq 0 ]; then
+            ok "$m, no budget: $ipk bytes of outputs written in place by their kernels (0 with glCopyBufferSubData), outputs bitwise"
+        else
+            bad "$m, no budget, outputs written in place: outputs differ from the copied ones', or none written so ($ipk; $ip with glCopyBufferSubData)"
+        fi
+    else
+        bad "$m with transfer kernels, no budget: $(tail -n 1 "$T/$m-ip.err")"
+    fi
     for f in 4 5; do
         b=$((lb * f / 4))
         for pf in "" 1 6; do
