@@ -8,7 +8,11 @@ torchref's CUDA-graph medians (../shared/peers/torchref/bench.py --out JSON), sa
 import json, math, sys
 
 st = json.load(open(sys.argv[1]))
-tr = {r['model']: r for r in json.load(open(sys.argv[2]))['results']}
+try:
+    tr = {r['model']: r for r in json.load(open(sys.argv[2]))['results']}
+except (OSError, ValueError, KeyError) as ex:  # no torchref figures: the medians alone
+    print('(no torchref figures: %s)' % ex)
+    tr = {}
 configs = []
 for key in st:
     c = key.split('|', 1)[1]

@@ -4,10 +4,9 @@
 # .gpubuild/s41/a) and PART b (efficientpose, movenet-thunder, blazepose-heavy;
 # .gpubuild/s41/b), each m.tgz (models/, refs/) and main/streaminfer.xz (5dce42d's build:
 # HEAD's GPU code, the program table's room and reduce.comp's dead store aside).
-# bench/stream_h200.py, no budget, the median of 200 runs a process, the same build twice
+# bench/speed_medians.sh: no budget, the median of 200 runs a process, the same build twice
 # under two labels (main, again: what the command's spread is), interleaved, the least of 2
-# rounds; then torchref's CUDA-graph medians of 200 in the same call
-# (../shared/peers/torchref/bench.py); bench/ratio_table.py the ratios.
+# rounds; then torchref's CUDA-graph medians of 200 in the same call; the ratios.
 #   run with: sh bench/results/s41-call5.sh a|b; carry [".gl", ".peers", ".gpubuild/s41/PART"]
 P=$1
 S=.gpubuild/s41/$P
@@ -22,8 +21,4 @@ for f in .gl/*.deb; do dpkg -x $f / >/dev/null 2>&1; done; ldconfig
 export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $OUT/card.txt; cat $OUT/card.txt
 M=/tmp/s41/models R=/tmp/s41/refs
-L=$(echo $MODELS | tr ' ' ,)
-timeout 330 python3 bench/stream_h200.py --models-dir $M --refs $R --out $OUT/st --runs 200 --rounds 2 --factors '' \
-    --models $L main=/tmp/s41/streaminfer again=/tmp/s41/streaminfer@SI_UNUSED=1 > $OUT/st.log 2>&1
-timeout 200 python3 .peers/torchref/bench.py --models $L --model-dirs $M --refs $R --runs 200 --out $OUT/torchref.json > $OUT/torchref.log 2>&1
-python3 bench/ratio_table.py $OUT/st/stream.json $OUT/torchref.json | tee $OUT/ratios.md
+timeout 540 sh bench/speed_medians.sh .peers $M $R $OUT main=/tmp/s41/streaminfer again=/tmp/s41/streaminfer@SI_UNUSED=1 -- $MODELS

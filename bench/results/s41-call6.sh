@@ -18,9 +18,6 @@ export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $OUT/card.txt; cat $OUT/card.txt
 M=/tmp/s41/models R=/tmp/s41/refs
 MODELS="efficientpose movenet-thunder blazepose-heavy"
-L=$(echo $MODELS | tr ' ' ,)
-timeout 300 python3 bench/stream_h200.py --models-dir $M --refs $R --out $OUT/st --runs 200 --rounds 2 --factors '' \
-    --models $L main=/tmp/s41/main ip=/tmp/s41/main@SI_COPY_KERNELS=1 > $OUT/st.log 2>&1
 for m in $MODELS; do
     ins=$(python3 -c "import json,os; d='$R/$m'; j=json.load(open(d+'/manifest.json')); print(' '.join('--input %s=%s' % (i['name'], os.path.join(d, i['file'])) for i in j['inputs']))")
     for c in main ip; do
@@ -30,5 +27,4 @@ for m in $MODELS; do
     diff -r /tmp/s41/o-main-$m /tmp/s41/o-ip-$m >/dev/null && echo "$m: ip bitwise main" || echo "$m: ip DIFFERS from main"
     grep -o '"bytes_out_in_place":[[:space:]]*[0-9]*' $OUT/stats-ip-$m.json
 done | tee $OUT/same-bits.txt
-timeout 150 python3 .peers/torchref/bench.py --models $L --model-dirs $M --refs $R --runs 200 --out $OUT/torchref.json > $OUT/torchref.log 2>&1
-python3 bench/ratio_table.py $OUT/st/stream.json $OUT/torchref.json | tee $OUT/ratios.md
+timeout 450 sh bench/speed_medians.sh .peers $M $R $OUT main=/tmp/s41/main ip=/tmp/s41/main@SI_COPY_KERNELS=1 -- $MODELS
