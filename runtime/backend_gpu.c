@@ -244,10 +244,10 @@ static si_result in_place_ready(si_model *m, si_error *err)
     m->in_place = malloc(((size_t)ns + 1) * sizeof *m->in_place);
     m->in_place_buf = calloc((size_t)nb + 1, 1);
     int *writer = malloc(((size_t)nb + 1) * sizeof *writer); /* the one step writing b, -2: several */
-    uint8_t *read_after = calloc((size_t)nb + 1, 1);
-    if (!m->in_place || !m->in_place_buf || !writer || !read_after) {
+    uint8_t *read = calloc((size_t)nb + 1, 1); /* read by some step: b is then no output alone */
+    if (!m->in_place || !m->in_place_buf || !writer || !read) {
         free(writer);
-        free(read_after);
+        free(read);
         rt_forget_in_place(m);
         return base_fail(err, SI_ERR_NOMEM, "out of memory");
     }
@@ -258,9 +258,9 @@ static si_result in_place_ready(si_model *m, si_error *err)
         writer[b] = -1;
     for (int s = 0; on && s < ns; s++) {
         const ck_step *st = &p->steps[s];
-        for (int i = 0; i < st->n_in; i++) /* read by a step after its writer (or before it) */
+        for (int i = 0; i < st->n_in; i++)
             if (st->in[i] >= 0 && m->buf_of[core_storage(p, st->in[i])] >= 0)
-                read_after[m->buf_of[core_storage(p, st->in[i])]] = 1;
+                read[m->buf_of[core_storage(p, st->in[i])]] = 1;
         int b = m->buf_of[core_storage(p, st->out)];
         if (b >= 0)
             writer[b] = writer[b] == -1 && !st->accumulate ? s : -2;
@@ -275,7 +275,7 @@ static si_result in_place_ready(si_model *m, si_error *err)
         int banded = 0;
         for (int i = 0; i < p->n_out_bands; i++)
             banded |= p->out_bands[i].root == r || p->out_bands[i].tensor == r;
-        if (s < 0 || banded || read_after[b] || rt->kind != PT_ACT || rt->half || rt->dtype == SI_BOOL ||
+        if (s < 0 || banded || read[b] || rt->kind != PT_ACT || rt->half || rt->dtype == SI_BOOL ||
             p->tensors[t].dtype == SI_BOOL || on_host(m, &p->steps[s]) || (p->steps[s].half >> CK_MAX_IN & 1) ||
             (m->tier && m->tier[b] != PG_TIER_POOL) || m->home_off[b] == UINT64_MAX || (align && m->home_off[b] % align))
             continue;
@@ -283,7 +283,7 @@ static si_result in_place_ready(si_model *m, si_error *err)
         m->in_place_buf[b] = 1;
     }
     free(writer);
-    free(read_after);
+    free(read);
     return SI_OK;
 }
 
