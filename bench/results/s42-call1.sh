@@ -1,0 +1,35 @@
+#!/bin/sh
+# Session 42: issue 17's big-model target (effdet-d4 at 1024 and frcnn-irv2 at 600, no
+# budget: time, and the achieved TFLOP/s of the largest convolutions from timer queries).
+# The models are made on the machine by bench/gpu_gen.sh (bench/gen, checked byte for byte
+# against bench/gen/SHA256SUMS); the machine has no node, so this machine's /usr/bin/node
+# travels xz-compressed. frcnn-irv2's input: bench/lib.sh's seeded uniform [0,1) 600x600.
+# bench/gpu_trace.py: run_ms of an untraced process (--runs 5), then a traced one (the last
+# of 3 runs) summed by kernel kind, and the 16 multiplying kernels with the most GPU time
+# with their TFLOP/s and share of 65 TFLOP/s.
+# Payload .gpubuild/s42/b: node.xz, streaminfer.xz (main's build, 17e7409's code);
+# carry [".gl", ".gpubuild/s42/b"].
+S=.gpubuild/s42/b
+mkdir -p /tmp/nb && xz -dc $S/node.xz > /tmp/nb/node && chmod +x /tmp/nb/node && export PATH=/tmp/nb:$PATH
+xz -dc $S/streaminfer.xz > /tmp/si && chmod +x /tmp/si
+for f in .gl/*.deb; do dpkg -x $f / >/dev/null 2>&1; done; ldconfig
+export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $OUT/card.txt; cat $OUT/card.txt
+start=$(date +%s)
+NODE=node sh bench/gpu_gen.sh /tmp/big $OUT/gen effdet-d4 frcnn-irv2 || exit 1
+echo "models made in $(( $(date +%s) - start )) s"
+mkdir -p /tmp/refs/frcnn-irv2
+python3 - /tmp/refs/frcnn-irv2 <<'PY'
+import array, json, random, sys
+d = sys.argv[1]; s = 600; random.seed(1)
+a = array.array('f', (random.random() for _ in range(s * s * 3)))
+hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, %d, %d, 3), }" % (s, s)
+hdr += ' ' * (63 - (10 + len(hdr)) % 64) + '\n'
+with open(d + '/in600.npy', 'wb') as f:
+    f.write(b'\x93NUMPY\x01\x00' + len(hdr).to_bytes(2, 'little') + hdr.encode()); a.tofile(f)
+json.dump({'inputs': [{'name': 'input_tensor', 'file': 'in600.npy'}]}, open(d + '/manifest.json', 'w'))
+PY
+timeout 400 python3 bench/gpu_trace.py --models-dir /tmp/big --refs /tmp/refs --out $OUT/trace \
+    --models effdet-d4,frcnn-irv2 --runs 5 --factors '' --top 16 /tmp/si > /dev/null 2> $OUT/trace.err
+echo "rc=$? $(( $(date +%s) - start )) s"
+cat $OUT/trace/gpu_trace.md; tail -5 $OUT/trace.err
