@@ -19,7 +19,10 @@
  * its own after the bias (each of its four float ops rounded as its step's);
  * and a Mul by a channel vector before the bias (a batch norm left as Mul then
  * Add), where the device rounds the product before the sum (GLSL ES 3.2's
- * `precise`; on 3.1 a compiler may fuse them, and the Mul stays a step); and
+ * `precise`; on 3.1 a compiler may fuse them, and the Mul stays a step), or
+ * on such a device a Mul and then an Add of channel vectors after a conv's bias
+ * (a batch norm after a conv with a bias: TF's Inception-ResNet, 4,000 of them in
+ * frcnn-irv2's 17,636 steps) as its scale and shift after the bias; and
  * after a Conv2D's bias, an Add of a tensor of the output's shape made before
  * it (a residual: ResNet's and MobileNetV2's skip connections), before the
  * activation that may follow it.
@@ -337,14 +340,27 @@ static int fuse_hsigmoid(fuser *f, int k)
     return 0;
 }
 
+/* Whether step c's inputs past 2 (the bias) are absent but for a scale (input 6). */
+static int only_bias_scale(const ck_step *c)
+{
+    for (int i = 3; i < c->n_in; i++)
+        if (i != 6 && c->in[i] >= 0)
+            return 0;
+    return 1;
+}
+
 /* Step k, an Add (or, as scale, a Mul) of step j's output and a channel
  * vector b, into j's bias (scale: into its scale before the bias, where the
- * device keeps a product and a sum apart, exact_mul_add). */
+ * device keeps a product and a sum apart, exact_mul_add). Where a conv has its
+ * bias already (a batch norm's Mul and Add after a conv with a bias, as TF's
+ * Inception-ResNet exports have them), a Mul becomes its scale after the bias
+ * (has_scale 2) and an Add after that its shift (has_scale 3, input 3), on
+ * such a device too; either may be a scalar there. */
 static int fuse_channel(fuser *f, int k, int scale)
 {
     core_program *p = f->p;
     ck_step *s = &p->steps[k];
-    if (f->dead[k] || !float_binary(s, scale ? CK_B_MUL : CK_B_ADD) || (scale && !f->exact_mul_add))
+    if (f->dead[k] || !float_binary(s, scale ? CK_B_MUL : CK_B_ADD))
         return 0;
     for (int side = 0; side < 2; side++) {
         int a = s->in[side], b = s->in[1 - side], j;
@@ -353,15 +369,24 @@ static int fuse_channel(fuser *f, int k, int scale)
         epi_fields e;
         ck_step *c = &p->steps[j];
         /* nothing after it in the epilogue yet, inputs 2.. free but a scale's */
-        if (!epilogue_of(c, &e) || *e.has_bias || *e.act != CK_ACT_NONE || *e.has_alpha ||
-            *e.n_clip || *e.hswish || (scale && *e.has_scale) || c->n_in > (*e.has_scale ? 7 : 2) ||
+        if (!epilogue_of(c, &e) || *e.act != CK_ACT_NONE || *e.has_alpha || *e.n_clip || *e.hswish ||
             (c->kind == CK_CONV2D && c->u.conv.has_res))
+            continue;
+        /* after the bias: 1 a scale, 2 a shift after the scale */
+        int post = !*e.has_bias ? 0 : scale ? (*e.has_scale == 0 ? 1 : -1) : (*e.has_scale == 2 ? 2 : -1);
+        if (post < 0 || (post && ((c->kind != CK_CONV2D && c->kind != CK_DWCONV2D) || !f->exact_mul_add ||
+                                  !only_bias_scale(c))))
+            continue;
+        if (!post && ((scale && (*e.has_scale || !f->exact_mul_add)) || c->n_in > (*e.has_scale ? 7 : 2)))
             continue;
         const core_tensor *ta = &p->tensors[a], *tb = &p->tensors[b];
         int64_t n = ta->shape.rank ? ta->shape.d[ta->shape.rank - 1] : 0;
+        /* a channel vector; after the bias a scalar too (Inception-ResNet's residual
+         * branches scaled by one value: the kernels read element 0 of one) */
+        int one = post && core_shape_count(&tb->shape) == 1;
         if (ta->dtype != SI_FLOAT32 || tb->dtype != SI_FLOAT32 || n <= 0 ||
-            core_shape_count(&tb->shape) != n ||
-            (tb->shape.rank > 0 && tb->shape.d[tb->shape.rank - 1] != n) ||
+            (!one && (core_shape_count(&tb->shape) != n ||
+                      (tb->shape.rank > 0 && tb->shape.d[tb->shape.rank - 1] != n))) ||
             tb->shape.rank > ta->shape.rank || !same_shape(&p->tensors[s->out].shape, &ta->shape))
             continue;
         if (!ready_before(f, b, &j))
@@ -370,7 +395,11 @@ static int fuse_channel(fuser *f, int k, int scale)
         epilogue_of(c, &e);
         for (int i = c->n_in; i < 7; i++)
             c->in[i] = -1;
-        if (scale) {
+        if (post) {
+            c->in[post == 1 ? 6 : 3] = b;
+            c->n_in = 7;
+            *e.has_scale = post + 1;
+        } else if (scale) {
             c->in[6] = b;
             c->n_in = 7;
             *e.has_scale = 1;

@@ -25,10 +25,15 @@ static inline float acc_f32(float acc, float x, float w)
 static float epilogue(float v, int64_t oc, int has_scale, int has_bias, const float *res, int act,
                       int has_alpha, float alpha, const core_buf *const *ins)
 {
-    if (has_scale) /* a per-channel Mul before the bias, fused (input 6) */
+    if (has_scale == 1) /* a per-channel Mul before the bias, fused (input 6) */
         v *= ((const float *)ins[6]->data)[oc];
     if (has_bias)
         v += ((const float *)ins[2]->data)[oc];
+    /* or after it, then (3) a per-channel Add (input 3); either one value for all */
+    if (has_scale >= 2)
+        v *= ((const float *)ins[6]->data)[core_shape_count(&ins[6]->shape) == 1 ? 0 : oc];
+    if (has_scale == 3)
+        v += ((const float *)ins[3]->data)[core_shape_count(&ins[3]->shape) == 1 ? 0 : oc];
     if (res)
         v += *res;
     if (act == CK_ACT_PRELU && has_alpha) {

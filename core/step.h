@@ -227,8 +227,12 @@ typedef struct {
      * Mul, Add, Relu6, Mul steps it replaces; or (hswish 2) a hard sigmoid,
      * relu6(v + c2) * c1, as the Add, Relu6, Mul steps it replaces */
     int32_t n_clip, clip_op[2], hswish;
-    /* before the bias: the value times input 6's element of the output
-     * channel, rounded (a batch norm's Mul left unfolded; core/fuse.c) */
+    /* 1: before the bias, the value times input 6's element of the output
+     * channel, rounded (a batch norm's Mul left unfolded; core/fuse.c); 2 (CK_CONV2D,
+     * CK_DWCONV2D): that product after the bias instead, and 3: after it, plus input
+     * 3's element of the channel (a batch norm's Mul and Add after a conv with a
+     * bias, as TF's Inception-ResNet exports have them; input 3 is then no PReLU
+     * alpha), each op rounded as its step's */
     int32_t has_scale;
     /* the whole op's output elements (INT32_MAX at most), as lowered: the same
      * in every tile a budget splits it into (a GPU's conv2d variant hangs on it,

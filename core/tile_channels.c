@@ -98,9 +98,12 @@ tile_chslices *tile_channel_slices(tiler *T, const ck_step *s, const tile_rule *
     int has[4] = {1, s->n_in > 2 && s->in[2] >= 0, s->n_in > 3 && s->in[3] >= 0,
                   s->n_in > 6 && s->in[6] >= 0}; /* in 6: a fused per-channel Mul (core/fuse.c) */
     const int at[4] = {1, 2, 3, 6};
-    /* alpha of one value (a scalar) is read whole by every slice */
+    /* alpha (or a shift) of one value (a scalar) is read whole by every slice, and
+     * so is a scale of one (after the bias: ck_conv_p.has_scale) */
     if (has[2] && tile_count(p, s->in[3]) <= 1)
         has[2] = 0;
+    if (has[3] && tile_count(p, s->in[6]) <= 1)
+        has[3] = 0;
     int ok = cs != NULL;
     for (int i = 0; i < 4 && ok; i++)
         ok = !has[i] || (v[i] = host_value(T, s->in[at[i]], err)) != NULL;

@@ -23,8 +23,9 @@ typedef struct {
     core_buf clip[2];
     int hswish; /* or a hard swish: (clip[0] * v) * relu6(v + clip[1]); 2: a hard sigmoid,
                  * relu6(v + clip[1]) * clip[0] */
-    int has_scale; /* a per-channel scale before the bias */
-    core_buf scale;
+    int has_scale; /* 1: a per-channel scale before the bias; 2 (forward convs): after it, 3: then
+                    * plus shift (input 3), each of those two one value a channel or one for all */
+    core_buf scale, shift;
     int has_res; /* Conv2D: a residual of the output's shape added after the bias (res_wire) */
     core_buf res;
 } epi_case;
@@ -68,6 +69,7 @@ static void epi_free(epi_case *e)
     kt_free(&e->clip[0]);
     kt_free(&e->clip[1]);
     kt_free(&e->scale);
+    kt_free(&e->shift);
     kt_free(&e->res);
 }
 
@@ -221,6 +223,14 @@ static void conv_cases(ck_kind kind, int reps)
         p.ch_mult = mult;
         epi_case e;
         epi_make(&e, rep, out_c);
+        if (e.has_bias && !e.has_alpha && rep % 3 != 0) { /* core/fuse.c's scale after the bias */
+            int64_t c1 = kt_rand() % 3 ? out_c : 1, c2 = kt_rand() % 3 ? out_c : 1;
+            kt_free(&e.scale);
+            e.scale = kt_random(SI_FLOAT32, 1, &c1, -2.f, 2.f);
+            e.has_scale = 2 + kt_rand() % 2;
+            if (e.has_scale == 3)
+                e.shift = kt_random(SI_FLOAT32, 1, &c2, -1.f, 1.f);
+        }
         epi_params(&e, &p);
 
         int64_t xd[] = {p.n, p.in_h, p.in_w, in_c};
@@ -231,6 +241,10 @@ static void conv_cases(ck_kind kind, int reps)
         s.u.conv = p;
         const core_buf *ins[8] = {&x, &f, NULL, NULL, NULL, NULL, NULL, NULL};
         epi_wire(&e, &s, ins);
+        if (e.has_scale == 3) { /* the shift in alpha's place */
+            s.in[3] = 3;
+            ins[3] = &e.shift;
+        }
         res_wire(&e, &s, ins, rep);
         core_shape os = {.rank = 4, .d = {p.n, p.out_h, p.out_w, out_c}};
         check(kind == CK_CONV2D ? "conv2d" : "dwconv2d", rep,

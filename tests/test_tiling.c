@@ -587,6 +587,37 @@ static void test_conv_channels(void **state)
     }
 }
 
+/* test_conv_channels with core/fuse.c's scale after the bias (has_scale 2) and then a
+ * shift (3, input 3): channel vectors sliced with the channels, or a scalar scale or
+ * shift read whole by every slice; a residual on some. */
+static void test_conv_channels_post(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 6; rep++) {
+        core_program *p = prog_new();
+        int h = kt_randint(1, 4), w = kt_randint(1, 4), c = kt_randint(100, 300), oc = kt_randint(64, 200);
+        int64_t xd[4] = {1, h, w, c}, fd[4] = {1, 1, c, oc}, bd[1] = {oc}, od[4] = {1, h, w, oc}, one[1] = {1};
+        ck_step s = {.kind = CK_CONV2D, .n_in = 7};
+        s.in[0] = prog_random(p, 4, xd, -1.f, 1.f);
+        s.in[1] = prog_random(p, 4, fd, -1.f, 1.f);
+        s.in[2] = prog_random(p, 1, bd, -1.f, 1.f);
+        s.in[4] = s.in[5] = -1;
+        s.in[6] = prog_random(p, 1, rep / 2 == 1 ? one : bd, -2.f, 2.f);
+        s.in[3] = rep % 2 ? prog_random(p, 1, rep / 2 == 2 ? one : bd, -1.f, 1.f) : -1;
+        s.u.conv = (ck_conv_p){.n = 1, .in_h = h, .in_w = w, .in_c = c, .out_h = h, .out_w = w,
+                               .out_c = oc, .k_h = 1, .k_w = 1, .stride_h = 1, .stride_w = 1,
+                               .dil_h = 1, .dil_w = 1, .has_bias = 1, .act = CK_ACT_RELU_OP,
+                               .has_scale = rep % 2 ? 3 : 2};
+        if (rep >= 4)
+            add_residual(p, &s, od);
+        s.out = prog_tensor(p, SI_FLOAT32, 4, od, NULL);
+        prog_step(p, &s);
+        p->outputs[p->n_outputs++] = s.out;
+        check_tiled(p, (uint64_t)c * oc * 4 / 2, "conv2d (channels), scale and shift after the bias");
+        core_program_free(p);
+    }
+}
+
 /* Reductions over rows, split into parts carried from one to the next: every
  * op, float and int inputs. */
 static void test_reduce_carry(void **state)
@@ -794,14 +825,15 @@ static int same_binary(core_program *p, int op, int a, int b, const int64_t *d)
 }
 
 /* p's epilogues fused into a copy, q (returned), and every output of p
- * bitwise the same from both on the GPU and the host; *conv: q's Conv2D step. */
-static core_program *fused_bitwise(const core_program *p, int *conv)
+ * bitwise the same from both on the GPU and the host; *conv: q's step of kind
+ * (its last). */
+static core_program *fused_bitwise_of(const core_program *p, ck_kind kind, int *conv)
 {
     core_program *q = prog_copy(p);
     core_fuse_epilogues(q, 1);
     *conv = -1;
     for (int i = 0; i < q->n_steps; i++)
-        if (q->steps[i].kind == CK_CONV2D)
+        if (q->steps[i].kind == kind)
             *conv = i;
     assert_true(*conv >= 0);
     for (int o = 0; o < p->n_outputs; o++)
@@ -812,6 +844,11 @@ static core_program *fused_bitwise(const core_program *p, int *conv)
             free(b);
         }
     return q;
+}
+
+static core_program *fused_bitwise(const core_program *p, int *conv)
+{
+    return fused_bitwise_of(p, CK_CONV2D, conv);
 }
 
 /* core/fuse.c's residual: a Conv2D, its bias's Add, an Add of a tensor made
@@ -890,26 +927,108 @@ static void test_fuse_residual(void **state)
     }
 }
 
-/* A scalar binary step of op: t (shape d, rank 4) and a float scalar c, the
- * scalar on side `side` (0: first). */
-static int scalar_binary_step(core_program *p, int op, int t, int c, int side, const int64_t *d)
+/* A binary step of op: t (shape d, rank 4) and v (shape vd, rank 1: one value for
+ * all or one a channel, broadcast along the last dim), v on side `side` (0: first). */
+static int bcast_binary(core_program *p, int op, int t, int v, const int64_t *vd, int side, const int64_t *d)
 {
     ck_step m = {.kind = CK_BINARY, .n_in = 2};
-    m.in[side] = c;
+    m.in[side] = v;
     m.in[1 - side] = t;
     int32_t n = (int32_t)(d[0] * d[1] * d[2] * d[3]);
     m.u.binary = (ck_binary_p){.op = op, .rank = 4, .count = n};
     int32_t st[4] = {(int32_t)(d[1] * d[2] * d[3]), (int32_t)(d[2] * d[3]), (int32_t)d[3], 1};
     for (int i = 0; i < 4; i++) {
         m.u.binary.out_dim[i] = (int32_t)d[i];
-        if (side == 0)
-            m.u.binary.b_stride[i] = st[i];
-        else
-            m.u.binary.a_stride[i] = st[i];
+        int32_t *ts = side ? m.u.binary.a_stride : m.u.binary.b_stride;
+        int32_t *vs = side ? m.u.binary.b_stride : m.u.binary.a_stride;
+        ts[i] = st[i];
+        vs[i] = i == 3 && vd[0] > 1 ? 1 : 0;
     }
     m.out = prog_tensor(p, SI_FLOAT32, 4, d, NULL);
     prog_step(p, &m);
     return m.out;
+}
+
+/* core/fuse.c's scale and shift after a conv's bias: a Conv2D or depthwise conv with
+ * its bias, then Mul(v1), Add(v2) (each a channel vector or a scalar, either side),
+ * for a Conv2D an Add of a residual made before it, and a Relu, become one step
+ * (has_scale 3, v1 input 6, v2 input 3), bitwise the steps on the GPU and the host;
+ * case 1: the Mul alone after the bias (has_scale 2); case 2: the Mul's input read
+ * twice, nothing fused but the bias's own step; case 3: the conv without a bias,
+ * the Mul its scale before a bias (has_scale 1) as before, the Add its bias. */
+static void test_fuse_post(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 16; rep++) {
+        int kind = rep % 4, dw = rep / 4 % 2, side = rep / 8, res = !dw && kind == 0;
+        core_program *p = prog_new();
+        int h = kt_randint(8, 20), w = kt_randint(2, 9), c = kt_randint(1, 12), k = kt_randint(1, 3);
+        int oc = dw ? c : kt_randint(1, 12);
+        int64_t xd[4] = {1, h, w, c}, fd[4] = {k, k, c, dw ? 1 : oc}, bd[1] = {oc}, od[4] = {1, h, w, oc};
+        int64_t v1d[1] = {kt_rand() % 2 ? oc : 1}, v2d[1] = {kt_rand() % 2 ? oc : 1};
+        int r = res ? prog_random(p, 4, od, -2.f, 2.f) : -1;
+        ck_step s = {.kind = dw ? CK_DWCONV2D : CK_CONV2D, .n_in = kind == 3 ? 2 : 3};
+        s.in[0] = prog_random(p, 4, xd, -1.f, 1.f);
+        s.in[1] = prog_random(p, 4, fd, -1.f, 1.f);
+        if (kind != 3)
+            s.in[2] = prog_random(p, 1, bd, -1.f, 1.f);
+        s.u.conv = (ck_conv_p){.n = 1, .in_h = h, .in_w = w, .in_c = c, .out_h = h, .out_w = w,
+                               .out_c = oc, .k_h = k, .k_w = k, .stride_h = 1, .stride_w = 1,
+                               .dil_h = 1, .dil_w = 1, .pad_top = k / 2, .pad_left = k / 2,
+                               .ch_mult = dw, .has_bias = kind != 3};
+        int y = s.out = prog_tensor(p, SI_FLOAT32, 4, od, NULL);
+        prog_step(p, &s);
+        if (kind == 3) /* a scale before a bias: channel vectors only */
+            v1d[0] = v2d[0] = oc;
+        int v1 = prog_random(p, 1, v1d, -2.f, 2.f), v2 = prog_random(p, 1, v2d, -1.f, 1.f);
+        int m = bcast_binary(p, CK_B_MUL, y, v1, v1d, side, od), out = m;
+        if (kind != 1) {
+            out = bcast_binary(p, CK_B_ADD, m, v2, v2d, 1 - side, od);
+            if (res)
+                out = same_binary(p, CK_B_ADD, out, r, od);
+            ck_step u = {.kind = CK_UNARY, .n_in = 1};
+            u.in[0] = out;
+            u.u.unary = (ck_unary_p){.op = CK_U_RELU, .count = h * w * oc};
+            out = u.out = prog_tensor(p, SI_FLOAT32, 4, od, NULL);
+            prog_step(p, &u);
+        }
+        p->outputs[p->n_outputs++] = out;
+        if (kind == 2)
+            p->outputs[p->n_outputs++] = y;
+        int conv;
+        core_program *q = fused_bitwise_of(p, s.kind, &conv);
+        const ck_step *f = &q->steps[conv];
+        if (kind == 0) {
+            assert_int_equal(q->n_steps, 1);
+            assert_int_equal(f->u.conv.has_scale, 3);
+            assert_int_equal(f->in[6], v1);
+            assert_int_equal(f->in[3], v2);
+            assert_int_equal(f->u.conv.has_res, res);
+            assert_int_equal(f->u.conv.act, CK_ACT_RELU_OP);
+        } else if (kind == 1) {
+            assert_int_equal(q->n_steps, 1);
+            assert_int_equal(f->u.conv.has_scale, 2);
+        } else if (kind == 2) {
+            assert_int_equal(f->u.conv.has_scale, 0);
+            assert_true(q->n_steps >= 3);
+        } else {
+            assert_int_equal(q->n_steps, 1);
+            assert_int_equal(f->u.conv.has_scale, 1);
+            assert_int_equal(f->u.conv.has_bias, 1);
+        }
+        if (kind == 0) /* and split into rows and channel parts: the same bits again */
+            check_tiled(q, max_ws(q) / 2, dw ? "dwconv2d, scale and shift" : "conv2d, scale and shift");
+        core_program_free(q);
+        core_program_free(p);
+    }
+}
+
+/* A scalar binary step of op: t (shape d, rank 4) and a float scalar c, the
+ * scalar on side `side` (0: first). */
+static int scalar_binary_step(core_program *p, int op, int t, int c, int side, const int64_t *d)
+{
+    const int64_t one[1] = {1};
+    return bcast_binary(p, op, t, c, one, side, d);
 }
 
 /* core/fuse.c's hard sigmoid: a Conv2D (its bias fused), then Add(x, c2),
@@ -1161,6 +1280,8 @@ int main(void)
         cmocka_unit_test(test_pad),      cmocka_unit_test(test_concat_bands),
         cmocka_unit_test(test_rows_misc), cmocka_unit_test(test_rows_scan_lrn),
         cmocka_unit_test(test_batch_windows), cmocka_unit_test(test_crop_boxes),
+        /* last: the random cases of those above stay as they were */
+        cmocka_unit_test(test_fuse_post), cmocka_unit_test(test_conv_channels_post),
     };
     return cmocka_run_group_tests(tests, kt_group_setup, kt_group_teardown);
 }

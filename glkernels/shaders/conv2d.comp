@@ -1,8 +1,9 @@
 // CK_CONV2D: P = ck_conv_p {0 n, 1 in_h, 2 in_w, 3 in_c, 4 out_h, 5 out_w, 6 out_c, 7 k_h, 8 k_w,
 // 9 stride_h, 10 stride_w, 11 dil_h, 12 dil_w, 13 pad_top, 14 pad_left, 15 ch_mult, 16 has_bias,
 // 17 act, 18 has_alpha_tensor, 19 alpha, 20 n_clip, 21 clip_op0, 22 clip_op1, 23 hswish, 24 has_scale,
-// 25 whole_out, 26 has_res}. in0 x NHWC, in1 filter HWIO, in2 bias, in3 alpha, in4 and in5 the clips' (or hard
-// swish's) scalars (clips(), the prelude), in6 the scale (scaled()), in7 a residual added after the bias.
+// 25 whole_out, 26 has_res}. in0 x NHWC, in1 filter HWIO, in2 bias, in3 alpha (has_scale 3: the shift), in4
+// and in5 the clips' (or hard swish's) scalars (clips(), the prelude), in6 the scale (has_scale 1: scaled(),
+// before the bias; 2 and 3: epilogue(), after it), in7 a residual added after the bias (and any scale).
 // One invocation per output element; sums taps (ky, kx, ic) in the host's order.
 // The epilogue's fields: constants where the program is compiled for them
 // (glk_program.c epi_fields), else P's.
@@ -23,6 +24,15 @@ float tanh_safe(float x) { float e = exp(-2.0 * abs(clamp(x, -20.0, 20.0))); ret
 // alphas come one per output channel, or one for all.
 float epilogue(float v, int oc, int gi, int has_bias, int act, int has_alpha, float alpha) {
     if (has_bias != 0) v += float(LD2(oc));
+    if (E_SCALE >= 2) { // a scale after the bias, then (3) a shift: each op rounded as its step's,
+        // each one value a channel or one for all
+        precise float m = v * float(in6[in6.length() == 1 ? 0 : oc]);
+        v = m;
+        if (E_SCALE == 3) {
+            precise float a = v + float(LD3(in3.length() == 1 ? 0 : oc));
+            v = a;
+        }
+    }
     if (E_RES != 0) {
         precise float r = v + float(LD7(gi));
         v = r;

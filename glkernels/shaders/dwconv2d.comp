@@ -17,6 +17,15 @@ float tanh_safe(float x) { float e = exp(-2.0 * abs(clamp(x, -20.0, 20.0))); ret
 // per output channel, or one for all.
 float epilogue(float v, int oc, int has_bias, int act, int has_alpha, float alpha) {
     if (has_bias != 0) v += float(LD2(oc));
+    if (E_SCALE >= 2) { // a scale after the bias, then (3) a shift: each op rounded as its step's,
+        // each one value a channel or one for all
+        precise float m = v * float(in6[in6.length() == 1 ? 0 : oc]);
+        v = m;
+        if (E_SCALE == 3) {
+            precise float a = v + float(LD3(in3.length() == 1 ? 0 : oc));
+            v = a;
+        }
+    }
     if (act == ACT_RELU) return v > 0.0 ? v : 0.0;
     if (act == ACT_RELU_OP) return v < 0.0 ? 0.0 : v;
     if (act == ACT_RELU6) return v < 0.0 ? 0.0 : (v > 6.0 ? 6.0 : v);
