@@ -7,7 +7,8 @@
 # bench/gpu_trace.py: run_ms of an untraced process (--runs 5), then a traced one (the last
 # of 3 runs) summed by kernel kind, and the 16 multiplying kernels with the most GPU time
 # with their TFLOP/s and share of 65 TFLOP/s.
-# Payload .gpubuild/s42/b: node.xz, streaminfer.xz (main's build, 17e7409's code);
+# Payload .gpubuild/s42/b: node.xz (xz -c /usr/bin/node), streaminfer.xz (xz -c of main's
+# build/streaminfer at c74c4bf, the batch norms after a conv's bias fused, or later);
 # carry [".gl", ".gpubuild/s42/b"].
 S=.gpubuild/s42/b
 mkdir -p /tmp/nb && xz -dc $S/node.xz > /tmp/nb/node && chmod +x /tmp/nb/node && export PATH=/tmp/nb:$PATH

@@ -2,8 +2,9 @@
 # Session 42: issue 17's eight models by medians, outputs written in place, and where each
 # side's GPU time goes, in two calls (the models do not fit one carry): PART a (centernet,
 # posenet, faceres-deep, handlandmark-full, selfie; payload .gpubuild/s41/a) and PART b
-# (efficientpose, movenet-thunder, blazepose-heavy; .gpubuild/s41/b), each m.tgz (models/,
-# refs/) and main/streaminfer.xz (main's build; its GPU code is 17e7409's). Per call:
+# (efficientpose, movenet-thunder, blazepose-heavy; .gpubuild/s41/b), each m.tgz (models/: the
+# package's NAME.json and NAME.bin; refs/: tests/make_refs.sh's NAME/) and main/streaminfer.xz
+# (xz -c of main's build/streaminfer at c74c4bf or later). Per call:
 #  1. outputs written in place (session 41, opt-in): each model run with SI_COPY_KERNELS=1
 #     against the default, outputs compared file by file, bytes_out_in_place from --stats;
 #  2. bench/speed_medians.sh, TORCH_PROFILE=1: no budget, the median of 200 runs a process,
