@@ -97,6 +97,8 @@ typedef struct {
     pt_kind kind;
     int weight;         /* io weight index for PT_WEIGHT, else -1 */
     int input;          /* model input index for PT_INPUT, else -1 */
+    int64_t input_off;  /* PT_INPUT: its first element's index in that input (a
+                         * window of it the tiler made), else 0 */
     void *host;         /* PT_CONST data (4 bytes an element) */
     int alias_of;       /* -1, or the tensor whose storage this one shares (reshape) */
     /* 1: a float32 activation, weight or constant stored on the GPU (and in the

@@ -225,11 +225,11 @@ si_result rt_run_plan(si_model *m, si_error *err)
         if (t->kind != PT_INPUT || m->home_off[b] == UINT64_MAX)
             continue;
         if (t->half) /* si_options.precision f16: the halves nearest its floats */
-            rt_store_halves(m->home + m->home_off[b], m->in_dev[t->input], core_shape_count(&t->shape));
+            rt_store_halves(m->home + m->home_off[b], rt_input_data(m, t), core_shape_count(&t->shape));
         else
             /* by several threads, past the CPU's caches: the GPU reads it next
              * (bench/results/speed-h200.md, session 34) */
-            base_copy(m->home + m->home_off[b], m->in_dev[t->input], t->bytes, 1);
+            base_copy(m->home + m->home_off[b], rt_input_data(m, t), t->bytes, 1);
     }
     if (!m->weights_read) {
         if ((st = read_weights(m, err)) != SI_OK)
@@ -342,7 +342,7 @@ si_result rt_tensor_value(si_model *m, int t, int32_t *words, si_error *err)
     } else if (rt->kind == PT_CONST || (rt->kind == PT_ACT && rt->host)) {
         memcpy(words, rt->host, bytes);
     } else if (rt->kind == PT_INPUT) {
-        memcpy(words, m->in_dev[rt->input], bytes);
+        memcpy(words, rt_input_data(m, rt), bytes);
     } else if (rt->kind == PT_WEIGHT) {
         return rt_load_weight(m, rt->weight, words, err);
     } else {

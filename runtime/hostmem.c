@@ -299,7 +299,7 @@ si_result rt_host_move(si_model *m, const pg_action *ac, int a, si_error *err)
         uint64_t bytes = m->pb.buffers[b].bytes;
         if (!to_arena)
             break;
-        const void *src = t->kind == PT_CONST ? t->host : t->kind == PT_INPUT ? m->in_dev[t->input] : NULL;
+        const void *src = t->kind == PT_CONST ? t->host : t->kind == PT_INPUT ? rt_input_data(m, t) : NULL;
         if (src && t->half) { /* its float32 values, as halves, a piece at a time:
                                * no copy of its size outside the host budget */
             enum { PIECE = 4096 }; /* elements: 8 KiB of halves */
@@ -316,7 +316,8 @@ si_result rt_host_move(si_model *m, const pg_action *ac, int a, si_error *err)
         if (t->kind == PT_CONST)
             return m->be->transfer_ptr(m, b, 0, bytes, t->host, 1, err);
         if (t->kind == PT_INPUT)
-            return m->be->transfer_ptr(m, b, 0, bytes, m->in_dev[t->input], 1, err);
+            /* to the arena: the caller's data is only read */
+            return m->be->transfer_ptr(m, b, 0, bytes, (void *)(uintptr_t)rt_input_data(m, t), 1, err);
         return weight_load(m, b, a, err);
     }
     case PG_TIER_FILE:

@@ -210,6 +210,12 @@ static inline double rt_now_ms(void) { return base_now_ms(); }
 /* program.c: n floats as the halves nearest them (core_tensor.half), into
  * n x 2 bytes rounded up to 4; dst may be src (in place) */
 void rt_store_halves(void *dst, const void *src, int64_t n);
+/* The caller's data of model-input tensor t (PT_INPUT) during a run: its
+ * input's, from the window's first element (core_tensor.input_off). */
+static inline const void *rt_input_data(const si_model *m, const core_tensor *t)
+{
+    return (const char *)m->in_dev[t->input] + t->input_off * 4;
+}
 /* a conv's, depthwise conv's or matmul's multiplies and adds; 0 for other kinds */
 double rt_step_flops(const ck_step *s);
 /* Buffer b's quantized weight (core_tensor.quant) from its stored bytes into

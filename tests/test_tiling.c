@@ -99,6 +99,17 @@ static uint64_t max_ws(const core_program *p) { return max_ws_of(p, 0); }
 
 /* ---- running a program: every storage root its own buffer ---- */
 
+/* Model input i's values: its tensor's host data here (the runtime's caller's
+ * data), which the windows the tiler cuts from it read at their offsets. */
+static const void *input_values(const core_program *p, int i)
+{
+    for (int t = 0; t < p->n_tensors; t++)
+        if (p->tensors[t].kind == PT_INPUT && p->tensors[t].input == i && p->tensors[t].host)
+            return p->tensors[t].host;
+    fail_msg("model input %d has no values", i);
+    return NULL;
+}
+
 /* Output o's values (malloc'ed) on the GPU (gpu=1) or the host. */
 static float *prog_run(const core_program *p, int o, int gpu)
 {
@@ -113,6 +124,8 @@ static float *prog_run(const core_program *p, int o, int gpu)
         hb[t] = (core_buf){ct->dtype, ct->shape, calloc(1, ct->bytes + 4)};
         if (ct->host)
             memcpy(hb[t].data, ct->host, ct->bytes);
+        else if (ct->kind == PT_INPUT) /* a window of a model input: its values at its offset */
+            memcpy(hb[t].data, (const float *)input_values(p, ct->input) + ct->input_off, ct->bytes);
         if (gpu) {
             assert_int_equal(glk_buffer_create(kt_gpu, ct->bytes + 4, &buf[t], &err), SI_OK);
             assert_int_equal(glk_upload(kt_gpu, buf[t], 0, hb[t].data, ct->bytes + 4, &err), SI_OK);
@@ -1269,6 +1282,79 @@ static void test_rows_scan_lrn(void **state)
     }
 }
 
+/* A model input (PT_INPUT) read by a conv, or by an elementwise step before
+ * a conv (frcnn-irv2's preprocessing), split into parts: each part reads its
+ * window of the input as an input of its own (core_tensor.input_off) that the
+ * run fills from the caller's data. No step binds the whole input and no copy
+ * cuts a window from it (before: each part's copy bound it whole, the model's
+ * smallest budget); bitwise the untiled program on the GPU and the host. */
+static void test_input_windows(void **state)
+{
+    (void)state;
+    for (int rep = 0; rep < 8; rep++) {
+        core_program *p = prog_new();
+        int h = kt_randint(24, 60), w = kt_randint(8, 24), c = kt_randint(2, 6), oc = kt_randint(4, 12);
+        int64_t xd[4] = {1, h, w, c};
+        int x = prog_random(p, 4, xd, -1.f, 1.f);
+        p->tensors[x].kind = PT_INPUT;
+        p->tensors[x].input = 0;
+        int src = x;
+        if (rep % 2) { /* x * k, k one value */
+            int64_t one[1] = {1};
+            ck_step m = {.kind = CK_BINARY, .n_in = 2};
+            m.in[0] = x;
+            m.in[1] = prog_random(p, 1, one, 0.5f, 2.f);
+            m.u.binary = (ck_binary_p){.op = CK_B_MUL, .rank = 4, .count = h * w * c};
+            int32_t st[4] = {h * w * c, w * c, c, 1};
+            for (int i = 0; i < 4; i++) {
+                m.u.binary.out_dim[i] = (int32_t)xd[i];
+                m.u.binary.a_stride[i] = st[i];
+                m.u.binary.b_stride[i] = 0;
+            }
+            src = m.out = prog_tensor(p, SI_FLOAT32, 4, xd, NULL);
+            prog_step(p, &m);
+        }
+        int sh = 1 + rep % 3 / 2, pt, pl;
+        int oh = rnd_pad(h, 3, sh, 1, 1, &pt), ow = rnd_pad(w, 3, sh, 1, 1, &pl);
+        int64_t fd[4] = {3, 3, c, oc}, bd[1] = {oc}, od[4] = {1, oh, ow, oc};
+        ck_step s = {.kind = CK_CONV2D, .n_in = 3};
+        s.in[0] = src;
+        s.in[1] = prog_random(p, 4, fd, -1.f, 1.f);
+        s.in[2] = prog_random(p, 1, bd, -1.f, 1.f);
+        s.u.conv = (ck_conv_p){.n = 1, .in_h = h, .in_w = w, .in_c = c, .out_h = oh, .out_w = ow,
+                               .out_c = oc, .k_h = 3, .k_w = 3, .stride_h = sh, .stride_w = sh,
+                               .dil_h = 1, .dil_w = 1, .pad_top = pt, .pad_left = pl, .ch_mult = 1,
+                               .has_bias = 1, .act = CK_ACT_RELU};
+        s.out = prog_tensor(p, SI_FLOAT32, 4, od, NULL);
+        prog_step(p, &s);
+        p->outputs[p->n_outputs++] = s.out;
+        uint64_t in_bytes = p->tensors[x].bytes, limit = max_ws(p) / 3;
+        check_tiled(p, limit, rep % 2 ? "input * k, conv" : "conv of an input");
+        /* the same tiling again, looked into */
+        core_program *q = prog_copy(p);
+        si_error err = {0};
+        int n_split = 0, windows = 0;
+        assert_int_equal(core_program_tile(q, limit, NULL, 0, 0, NULL, NULL, &n_split, &err), SI_OK);
+        for (int k = 0; k < q->n_steps; k++)
+            for (int i = 0; i < q->steps[k].n_in; i++) {
+                int t = q->steps[k].in[i];
+                if (t < 0 || q->tensors[core_storage(q, t)].kind != PT_INPUT)
+                    continue;
+                const core_tensor *wt = &q->tensors[core_storage(q, t)];
+                assert_int_equal(wt->input, 0);
+                assert_true(wt->bytes < in_bytes);
+                assert_true(wt->input_off >= 0 &&
+                            wt->input_off + core_shape_count(&wt->shape) <= h * w * c);
+                assert_true(q->steps[k].kind != CK_COPY);
+                assert_true(core_step_working_set(q, k) <= limit);
+                windows++;
+            }
+        assert_true(windows > 1);
+        core_program_free(q);
+        core_program_free(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1282,6 +1368,7 @@ int main(void)
         cmocka_unit_test(test_batch_windows), cmocka_unit_test(test_crop_boxes),
         /* last: the random cases of those above stay as they were */
         cmocka_unit_test(test_fuse_post), cmocka_unit_test(test_conv_channels_post),
+        cmocka_unit_test(test_input_windows),
     };
     return cmocka_run_group_tests(tests, kt_group_setup, kt_group_teardown);
 }
