@@ -102,17 +102,17 @@ si_result rt_device_refusal(const si_model *m, const core_program *p, int tensor
                 step = k;
     if (err) {
         err->status = SI_ERR_GPU;
+        /* the names last: they can be long, and the message is cut at its size */
         snprintf(err->message, sizeof err->message,
-                 "tensor '%s' (%llu bytes, bound by a %s step, node '%s') exceeds the %llu-byte limit for one "
-                 "buffer a step binds, and no split made it smaller (the limit that bound it: "
-                 "max_buffer_bytes, the least of the GPU's storage block size %llu, 4 x %llu "
-                 "invocations of one dispatch, 4 x %llu elements of 32-bit indexing and "
-                 "--max-buffer); no budget can work on this device",
-                 p->tensors[tensor].name, (unsigned long long)bytes,
-                 step >= 0 ? ck_kind_name(p->steps[step].kind) : "no",
-                 step >= 0 ? si_model_node_name(m, p->steps[step].node) : "?",
+                 "no budget can work on this device: max_buffer_bytes, the %llu-byte limit on one "
+                 "buffer a step binds (least of: storage block %llu, 4 x %llu invocations a dispatch, "
+                 "4 x %llu elements by 32-bit indices, --max-buffer), is below a tensor no split "
+                 "made smaller: %llu bytes, tensor '%s', bound by a %s step, node '%s'",
                  (unsigned long long)max_tensor, (unsigned long long)lim->storage_block_bytes,
-                 (unsigned long long)lim->dispatch_elements, (unsigned long long)lim->index_elements);
+                 (unsigned long long)lim->dispatch_elements, (unsigned long long)lim->index_elements,
+                 (unsigned long long)bytes, p->tensors[tensor].name,
+                 step >= 0 ? ck_kind_name(p->steps[step].kind) : "no",
+                 step >= 0 ? si_model_node_name(m, p->steps[step].node) : "?");
     }
     return SI_ERR_GPU;
 }

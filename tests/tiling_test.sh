@@ -3,8 +3,8 @@
 # must be split into parts: every output bitwise identical to the no-limit run,
 # the pager's peak within the budget, steps actually split, the host pool
 # sharing space between spills; at the last budget once more with the GPU
-# driver's share left free; and at a sixteenth of it a refusal that names the
-# smallest budget that could work.
+# driver's share left free; and at half the first (the model's smallest) a refusal
+# that names the smallest budget that could work.
 #   tests/tiling_test.sh STREAMINFER MODEL_DIR BUDGET...
 set -u
 SI=$1 M=$2
@@ -40,10 +40,11 @@ done
 # the same at the last budget with the share a real GPU's driver takes left free
 # (SI_DRIVER_RESERVE=1 applies the rule on llvmpipe): the arena and the share
 # (1/256 of the host pool it ends with, and page rounding) fit the budget together.
-# RESERVE_F16_AT=B: at B with --precision f16 too, a budget where an attempt's
-# arena fits and the share of its pool does not: the attempts after it are
-# planned with that share first (--plan-debug says so), and the rule holds as
-# well (outputs bitwise the no-limit f16 run's). RESERVE_WARM_AT=B: at B,
+# RESERVE_HINT_AT=B: at B with --precision RESERVE_HINT_PRECISION (f16 where
+# unset) too, a budget where an attempt's arena fits and the share of its pool
+# does not: the attempts after it are planned with that share first
+# (--plan-debug says so), and the rule holds as well (outputs bitwise the
+# no-limit run's at that precision). RESERVE_WARM_AT=B: at B,
 # where a plan's share is more than it was planned with, the plan made again
 # within less starts from the capacities the first ended with
 with_share() { # BUDGET [WHAT --plan-debug must say [PRECISION]]
@@ -83,7 +84,8 @@ with_share() { # BUDGET [WHAT --plan-debug must say [PRECISION]]
     fi
 }
 with_share "$b"
-[ -z "${RESERVE_F16_AT:-}" ] || with_share "$RESERVE_F16_AT" "planned with the driver's share an attempt before missed" f16
+[ -z "${RESERVE_HINT_AT:-}" ] ||
+    with_share "$RESERVE_HINT_AT" "planned with the driver's share an attempt before missed" "${RESERVE_HINT_PRECISION:-f16}"
 [ -z "${RESERVE_WARM_AT:-}" ] || with_share "$RESERVE_WARM_AT" "from the capacities the last plan ended with"
 # RESERVE_REFUSED_AT=B: a budget refused with the share, where the share that
 # any plan's pool would have (its homes and the activations an arena within the
@@ -125,9 +127,11 @@ if [ -n "${SMALLEST_PLANS_MAX:-}" ]; then
         echo "  FAIL plan --smallest --within 2 with the driver's share: $(cat "$T/err")"; fails=$((fails + 1))
     fi
 fi
-# below what any split can reach (the model's input alone, bound whole, is more):
-# refused, naming the smallest budget that could work
-low=$(($(numfmt --from=iec "$b") / 16))
+# below what any split can reach (half the first budget, its smallest: the largest
+# step no split cuts, with what it binds, is more): refused, naming the smallest
+# budget that could work (a sixteenth of the last until 27f3a64, where the model's
+# input, bound whole, was more; its windows are inputs of their own since)
+low=$(($(numfmt --from=iec "$1") / 2))
 if "$SI" plan --vram "$low" "$M" >/dev/null 2>"$T/err"; then
     echo "  FAIL at $low bytes: a plan was made"; fails=$((fails + 1))
 else

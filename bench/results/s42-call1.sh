@@ -11,7 +11,9 @@
 # --within 1` for its floor with this card's share, then bench/coldstart.sh (open and first
 # run, no plan cache, the driver's disk cache off) at none, 256M, 64M and that floor.
 # Payload .gpubuild/s42/b: node.xz (xz -c /usr/bin/node), streaminfer.xz (xz -c of main's
-# build/streaminfer at c74c4bf, the batch norms after a conv's bias fused, or later);
+# build/streaminfer at c74c4bf, the batch norms after a conv's bias fused, or later; since
+# session 43 27f3a64, whose windows of the model input are inputs of their own: the floor
+# is lower, 3,943,591 bytes with the H100's share on llvmpipe against 5,532,820);
 # carry [".gl", ".gpubuild/s42/b"].
 S=.gpubuild/s42/b
 mkdir -p /tmp/nb && xz -dc $S/node.xz > /tmp/nb/node && chmod +x /tmp/nb/node && export PATH=/tmp/nb:$PATH
@@ -33,7 +35,7 @@ with open(d + '/in600.npy', 'wb') as f:
     f.write(b'\x93NUMPY\x01\x00' + len(hdr).to_bytes(2, 'little') + hdr.encode()); a.tofile(f)
 json.dump({'inputs': [{'name': 'input_tensor', 'file': 'in600.npy'}]}, open(d + '/manifest.json', 'w'))
 PY
-timeout 240 python3 bench/gpu_trace.py --models-dir /tmp/big --refs /tmp/refs --out $OUT/trace \
+timeout 200 python3 bench/gpu_trace.py --models-dir /tmp/big --refs /tmp/refs --out $OUT/trace \
     --models effdet-d4,frcnn-irv2 --runs 5 --factors '' --top 16 /tmp/si > /dev/null 2> $OUT/trace.err
 echo "rc=$? $(( $(date +%s) - start )) s"
 cat $OUT/trace/gpu_trace.md; tail -5 $OUT/trace.err
@@ -42,6 +44,6 @@ timeout 120 /tmp/si plan --smallest --within 1 --no-plan-cache --input /tmp/refs
     /tmp/big/frcnn-irv2 > $OUT/smallest.txt 2>&1
 F=$(sed -n 's/^bytes \([0-9]*\)$/\1/p' $OUT/smallest.txt)
 echo "smallest: $(head -1 $OUT/smallest.txt) ($(( $(date +%s) - S0 )) s)"
-__GL_SHADER_DISK_CACHE=0 BIG=/tmp/big timeout 150 sh bench/coldstart.sh /tmp/si frcnn-irv2@600 -- none 256M 64M $F \
+__GL_SHADER_DISK_CACHE=0 BIG=/tmp/big timeout 170 sh bench/coldstart.sh /tmp/si frcnn-irv2@600 -- none 256M 64M $F \
     > $OUT/cold.md 2>&1
 cat $OUT/cold.md
