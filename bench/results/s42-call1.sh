@@ -12,8 +12,8 @@
 # run, no plan cache, the driver's disk cache off) at none, 256M, 64M and that floor.
 # Payload .gpubuild/s42/b: node.xz (xz -c /usr/bin/node), streaminfer.xz (xz -c of main's
 # build/streaminfer at c74c4bf, the batch norms after a conv's bias fused, or later; since
-# session 43 27f3a64, whose windows of the model input are inputs of their own: the floor
-# is lower, 3,943,591 bytes with the H100's share on llvmpipe against 5,532,820);
+# session 43 75e6665, whose windows of the model input are inputs of their own: the floor
+# is lower, 3,963,365 bytes with the H100's share on llvmpipe against 5,532,820);
 # carry [".gl", ".gpubuild/s42/b"].
 S=.gpubuild/s42/b
 mkdir -p /tmp/nb && xz -dc $S/node.xz > /tmp/nb/node && chmod +x /tmp/nb/node && export PATH=/tmp/nb:$PATH
