@@ -601,23 +601,17 @@ static si_result tile_schedule(si_model *m, const core_shape *shapes, const core
 static si_result explain_refusal(si_model *m, si_result st, const refusals *rf, si_error *err)
 {
     uint64_t budget = m->opt.vram_budget;
-    /* the driver's share, right after the budget it adds to, and the node's
-     * name last: names can be long, and the message is cut at sizeof
-     * err->message (plan --smallest reads the share from it: effdet-d0's
-     * refusal at 1 byte lost it behind a 74-character name, and the search
-     * bisected) */
-    char share[192] = "", rs[BASE_SIZE_CHARS];
-    int share_told = 0;
-    if (st == SI_ERR_BUDGET && m->reserve)
-        snprintf(share, sizeof share, " (figures for the arena: on this GPU %s of the budget are left to "
-                 "the driver, for the host pool's page tables and page rounding; add them)",
-                 base_size(m->reserve, rs));
+    int share_told = 0; /* the driver's share is in the message already */
     if (st == SI_ERR_BUDGET && !rf->best_ws && rf->over_bytes) { /* only the device's limit bound it */
         st = rf->over_err.status;
         if (err)
             *err = rf->over_err;
     } else if (err && st == SI_ERR_BUDGET && rf->best_limit) {
-        /* a node's name can be long, and the message is cut at sizeof err->message */
+        /* the driver's share right after the budget it adds to, the node's name
+         * last: names can be long, and the message is cut at sizeof
+         * err->message (plan --smallest reads the share from it: behind
+         * effdet-d0's 74-character node name it was lost, and the search
+         * bisected) */
         char b[BASE_SIZE_CHARS], need[BASE_SIZE_CHARS], max[BASE_SIZE_CHARS], part[BASE_SIZE_CHARS],
             untiled[BASE_SIZE_CHARS];
         /* a later stage planned within less than the budget (rt_stage_budget):
@@ -631,8 +625,9 @@ static si_result explain_refusal(si_model *m, si_result st, const refusals *rf, 
                      base_size(m->made_before, (char[BASE_SIZE_CHARS]){0}));
         }
         char add[BASE_SIZE_CHARS + 64] = "";
-        if (*share)
-            snprintf(add, sizeof add, " (on this GPU %s more: the driver's share)", rs);
+        if (m->reserve)
+            snprintf(add, sizeof add, " (on this GPU %s more: the driver's share)",
+                     base_size(m->reserve, (char[BASE_SIZE_CHARS]){0}));
         base_fail(err, st, "no plan fits in a budget of %s%s; the smallest budget that could work is "
              "%s%s (the limit that bound it: the budget, every tensor within the device's "
              "max_buffer_bytes of %s; untiled, the largest step needs %s; even in parts of %s, "
@@ -642,9 +637,12 @@ static si_result explain_refusal(si_model *m, si_result st, const refusals *rf, 
              base_size(rf->best_limit, part), si_model_node_name(m, rf->best_node));
         share_told = 1;
     }
-    if (err && *share && !share_told) {
+    if (err && st == SI_ERR_BUDGET && m->reserve && !share_told) {
         size_t k = strlen(err->message);
-        snprintf(err->message + k, sizeof err->message - k, "%s", share);
+        snprintf(err->message + k, sizeof err->message - k,
+                 " (figures for the arena: on this GPU %s of the budget are left to the "
+                 "driver, for the host pool's page tables and page rounding; add them)",
+                 base_size(m->reserve, (char[BASE_SIZE_CHARS]){0}));
     }
     return st;
 }

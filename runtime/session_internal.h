@@ -214,7 +214,7 @@ void rt_store_halves(void *dst, const void *src, int64_t n);
  * input's, from the window's first element (core_tensor.input_off). */
 static inline const void *rt_input_data(const si_model *m, const core_tensor *t)
 {
-    return (const char *)m->in_dev[t->input] + t->input_off * 4;
+    return (const char *)m->in_dev[t->input] + t->input_off * CORE_ELEM; /* in_dev: 4 bytes an element */
 }
 /* a conv's, depthwise conv's or matmul's multiplies and adds; 0 for other kinds */
 double rt_step_flops(const ck_step *s);
